@@ -1,0 +1,23 @@
+// swift-tools-version:6.0
+// Waymark: no package dependencies, by design (see ../shared/BRIEF.md).
+import PackageDescription
+
+let package = Package(
+    name: "Waymark",
+    products: [
+        .library(name: "RouteEngine", targets: ["RouteEngine"]),
+        .executable(name: "waymark", targets: ["waymark"]),
+    ],
+    targets: [
+        // Pure: Foundation at most, no I/O, so an iOS app can embed it.
+        .target(name: "RouteEngine"),
+        .target(name: "WaymarkCLI", dependencies: ["RouteEngine"]),
+        .executableTarget(name: "waymark", dependencies: ["WaymarkCLI"]),
+        .executableTarget(name: "RouteEngineBench", dependencies: ["RouteEngine"]),
+
+        .target(name: "TestSupport", dependencies: ["RouteEngine"], path: "Tests/TestSupport"),
+        .testTarget(name: "RouteEngineTests", dependencies: ["RouteEngine", "TestSupport"]),
+        .testTarget(name: "WaymarkCLITests", dependencies: ["WaymarkCLI", "TestSupport"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

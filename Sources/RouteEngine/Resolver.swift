@@ -1,0 +1,162 @@
+import Foundation
+
+/// The frozen route table of one app build: resolves untrusted links and typed in-app
+/// requests to a `Resolution`. Immutable and `Sendable`; matching never fails, it returns
+/// a value.
+public struct Resolver: Sendable {
+    public let schema: Schema
+    let parser: LinkParser
+    let trie: RouteTrie
+    let routes: [CompiledRoute]
+    /// Per trie payload: the route it belongs to and the bindings of that pattern.
+    let patterns: [(route: Int, bindings: [Binding])]
+
+    /// Ids of the routes this build resolves, in document order.
+    public var routeIDs: [String] { routes.map(\.id) }
+
+    /// Builds the table for `schema` from the routes that are free of structural errors
+    /// and that this build can resolve; the others are left out (the validator reports them).
+    /// - Complexity: O(total pattern segments + params).
+    public init(schema: Schema, analysis: RouteAnalysis) {
+        self.schema = schema
+        let compiler = RouteCompiler(schema: schema)
+        parser = compiler.parser
+        var trie = RouteTrie()
+        var routes: [CompiledRoute] = []
+        var patterns: [(route: Int, bindings: [Binding])] = []
+        for (position, spec) in analysis.document.routes.enumerated() where !analysis.excluded.contains(position) {
+            let patternList = analysis.patterns[position]
+            let compiled = compiler.compile(spec, patterns: patternList)
+            guard let bindings = compiled.bindings else { continue }
+            routes.append(compiled.route)
+            for (pattern, patternBindings) in zip(patternList.compactMap { $0 }, bindings) {
+                trie.insert(pattern, payload: patterns.count)
+                patterns.append((routes.count - 1, patternBindings))
+            }
+        }
+        self.trie = trie
+        self.routes = routes
+        self.patterns = patterns
+    }
+
+    /// Convenience: analyse and build in one step.
+    public init(schema: Schema, routes document: RoutesDocument) {
+        self.init(schema: schema, analysis: RouteAnalysis(document: document, now: Date()))
+    }
+
+    // MARK: Resolving
+
+    /// Resolves an untrusted link: match, extract params, validate them, then evaluate preconditions.
+    /// - Complexity: O(link length + segments) for typical tables (see `RouteTrie.match`).
+    public func resolve(url: String, context: ResolutionContext) -> Resolution {
+        var link = url
+        return link.withUTF8 { resolve(link: $0, original: url, context: context) }
+    }
+
+    /// Resolves a typed in-app request through the same param checks and precondition evaluation.
+    public func resolve(request: DestinationRequest, context: ResolutionContext) -> Resolution {
+        guard let destination = schema.destinations[request.destination] else {
+            return .notFound(NotFound(.unknownRoute, detail: "The app has no destination \"\(request.destination)\"."))
+        }
+        var params: [String: ParamValue] = [:]
+        for name in request.params.keys where destination.params[name] == nil {
+            return .notFound(NotFound(.validationFailed, detail: "\(request.destination) has no param \"\(name)\"."))
+        }
+        for (name, spec) in destination.params {
+            guard let given = request.params[name] else {
+                if spec.isOptional { continue }
+                return .notFound(NotFound(.validationFailed, detail: "\(name) \(ParamFailure.missing)."))
+            }
+            switch spec.value(from: given) {
+            case .success(let value): params[name] = value
+            case .failure(let failure):
+                return .notFound(NotFound(.validationFailed, detail: "\(name) \"\(given)\" \(failure)."))
+            }
+        }
+        return decide(routeID: nil, destinationName: request.destination, destination: destination, params: params,
+                      resume: .destination(request), context: context)
+    }
+
+    /// Resolves a gate's `resume` request again, through whichever door it came in by.
+    public func resolve(_ request: ResolutionRequest, context: ResolutionContext) -> Resolution {
+        switch request {
+        case .url(let url): resolve(url: url, context: context)
+        case .destination(let destination): resolve(request: destination, context: context)
+        }
+    }
+
+    private func resolve(link: UnsafeBufferPointer<UInt8>, original: String, context: ResolutionContext) -> Resolution {
+        guard link.count <= LinkParser.maximumLength else {
+            return .notFound(NotFound(.malformed, detail: LinkDefect.tooLong.description))
+        }
+        let capacity = max(link.count, 1)
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: capacity) { decoded in
+            withUnsafeTemporaryAllocation(of: Range<Int>.self, capacity: capacity) { ranges in
+                let parsed: LinkParser.Parsed
+                do throws(LinkDefect) {
+                    parsed = try parser.parse(link, decoded: decoded, ranges: ranges)
+                } catch {
+                    return .notFound(NotFound(.malformed, detail: error.description))
+                }
+                let segments = UnsafeBufferPointer(rebasing: ranges[0..<parsed.segmentCount])
+                let found = trie.match(segments: segments, bytes: decoded) { terminal in
+                    trie.terminals[terminal].contains { routes[patterns[$0].route].admittedOrigins[parsed.origin] }
+                }
+                guard let terminal = found else { return .notFound(NotFound(.unknownRoute)) }
+                // Among routes sharing this shape, the first live one that answers this origin wins.
+                let candidates = trie.terminals[terminal].filter { routes[patterns[$0].route].admittedOrigins[parsed.origin] }
+                guard let chosen = candidates.first(where: { routes[patterns[$0].route].window.contains(context.now) }) else {
+                    let first = routes[patterns[candidates[0]].route]
+                    if let end = first.window.end, end <= context.now {
+                        return .notFound(NotFound(.expired, routeID: first.id, detail: "Ended \(Timestamp.format(end))."))
+                    }
+                    return .notFound(NotFound(.unknownRoute, routeID: first.id, detail: "Not live yet."))
+                }
+                let route = routes[patterns[chosen].route]
+                var params: [String: ParamValue] = [:]
+                for binding in patterns[chosen].bindings {
+                    let text: String?
+                    switch binding.source {
+                    case .constant(let value):
+                        params[binding.name] = value
+                        continue
+                    case .segment(let position):
+                        text = String(decoding: UnsafeBufferPointer(rebasing: decoded[segments[position]]), as: UTF8.self)
+                    case .rest(let position):
+                        let joined = segments[position].lowerBound..<segments[segments.count - 1].upperBound
+                        text = segments[position...].count == 1
+                            ? String(decoding: UnsafeBufferPointer(rebasing: decoded[joined]), as: UTF8.self)
+                            : segments[position...].map { String(decoding: UnsafeBufferPointer(rebasing: decoded[$0]), as: UTF8.self) }
+                                .joined(separator: "/")
+                    case .query(let name):
+                        text = LinkParser.queryValue(link, parsed.query, named: name)
+                    }
+                    guard let text else {
+                        if binding.spec.isOptional { continue }
+                        return .notFound(NotFound(.validationFailed, routeID: route.id, detail: "\(binding.name) \(ParamFailure.missing)."))
+                    }
+                    switch binding.spec.value(fromText: text) {
+                    case .success(let value): params[binding.name] = value
+                    case .failure(let failure):
+                        return .notFound(NotFound(.validationFailed, routeID: route.id, detail: "\(binding.name) \"\(text)\" \(failure)."))
+                    }
+                }
+                return decide(routeID: route.id, destinationName: route.destinationName, destination: route.destination,
+                              params: params, resume: .url(original), context: context)
+            }
+        }
+    }
+
+    /// The one precondition evaluation both doors share: the first unsatisfied
+    /// precondition along the destination's path gates.
+    private func decide(
+        routeID: String?, destinationName: String, destination: DestinationSpec, params: [String: ParamValue],
+        resume: ResolutionRequest, context: ResolutionContext
+    ) -> Resolution {
+        for precondition in destination.effectivePreconditions where !context.satisfied.contains(precondition) {
+            return .gated(Gate(precondition: precondition, routeID: routeID, destination: destinationName, resume: resume))
+        }
+        return .proceed(Proceed(routeID: routeID, destination: destinationName, params: params, path: destination.path,
+                                tab: destination.effectiveTab, presentation: destination.presentation))
+    }
+}

@@ -1,0 +1,150 @@
+/// The frozen matching structure: a trie over path segments whose literal edges live in
+/// one open-addressing table keyed by (parent node, lowercased segment bytes), so a step
+/// costs one hash and one comparison whatever the number of routes.
+struct RouteTrie: Sendable {
+    struct Node: Sendable {
+        var parameterChild: Int32 = -1
+        /// Index into `terminals` of the patterns ending here, or -1.
+        var terminal: Int32 = -1
+        /// Index into `terminals` of the `*rest` patterns starting below this node, or -1.
+        var restTerminal: Int32 = -1
+    }
+
+    private(set) var nodes: [Node] = [Node()]
+    /// Per terminal, the payloads (pattern indices) in insertion order.
+    private(set) var terminals: [[Int]] = []
+    private var edges = LiteralEdgeTable()
+
+    /// Adds a pattern; returns the terminal it ends in. Patterns of the same shape share a terminal.
+    /// - Complexity: O(segments).
+    @discardableResult
+    mutating func insert(_ pattern: URLPattern, payload: Int) -> Int {
+        var node: Int32 = 0
+        for segment in pattern.segments {
+            switch segment {
+            case .literal(let text):
+                let bytes = Array(text.utf8)
+                if let child = edges.child(of: node, bytes[...]) {
+                    node = child
+                } else {
+                    let child = appendNode()
+                    edges.insert(parent: node, bytes, child: child)
+                    node = child
+                }
+            case .parameter:
+                if nodes[Int(node)].parameterChild < 0 { nodes[Int(node)].parameterChild = appendNode() }
+                node = nodes[Int(node)].parameterChild
+            case .rest:
+                if nodes[Int(node)].restTerminal < 0 { nodes[Int(node)].restTerminal = appendTerminal() }
+                return appendPayload(payload, to: nodes[Int(node)].restTerminal)
+            }
+        }
+        if nodes[Int(node)].terminal < 0 { nodes[Int(node)].terminal = appendTerminal() }
+        return appendPayload(payload, to: nodes[Int(node)].terminal)
+    }
+
+    private mutating func appendNode() -> Int32 {
+        nodes.append(Node())
+        return Int32(nodes.count - 1)
+    }
+
+    private mutating func appendTerminal() -> Int32 {
+        terminals.append([])
+        return Int32(terminals.count - 1)
+    }
+
+    private mutating func appendPayload(_ payload: Int, to terminal: Int32) -> Int {
+        terminals[Int(terminal)].append(payload)
+        return Int(terminal)
+    }
+
+    /// Finds the terminal for the given segments by precedence per segment, left to right:
+    /// literal, then `:param`, then `*rest`; backtracks when a branch dead-ends. `accepts`
+    /// lets the caller skip terminals none of whose patterns admit the link.
+    /// - Complexity: O(segments) for typical tables; at worst each trie node is visited
+    ///   once (a node sits at one depth), never exponential.
+    func match(
+        segments: UnsafeBufferPointer<Range<Int>>, bytes: UnsafeMutableBufferPointer<UInt8>,
+        accepts: (Int) -> Bool
+    ) -> Int? {
+        func walk(_ node: Int32, _ depth: Int) -> Int? {
+            let current = nodes[Int(node)]
+            if depth == segments.count {
+                return current.terminal >= 0 && accepts(Int(current.terminal)) ? Int(current.terminal) : nil
+            }
+            let range = segments[depth]
+            if let child = edges.child(of: node, UnsafeBufferPointer(rebasing: bytes[range])), let found = walk(child, depth + 1) {
+                return found
+            }
+            if current.parameterChild >= 0, let found = walk(current.parameterChild, depth + 1) { return found }
+            if current.restTerminal >= 0, accepts(Int(current.restTerminal)) { return Int(current.restTerminal) }
+            return nil
+        }
+        return walk(0, 0)
+    }
+}
+
+/// Open addressing with linear probing over (parent, ASCII-lowercased literal).
+struct LiteralEdgeTable: Sendable {
+    private struct Slot: Sendable {
+        var hash: UInt64 = 0
+        var parent: Int32 = -1
+        var child: Int32 = -1
+        var start: Int32 = 0
+        var length: Int32 = 0
+    }
+
+    private var slots: [Slot] = Array(repeating: Slot(), count: 16)
+    private var pool: [UInt8] = []
+    private var count = 0
+
+    /// FNV-1a over the lowercased bytes, seeded with the parent node.
+    @inline(__always)
+    private static func hash(parent: Int32, _ bytes: some Sequence<UInt8>) -> UInt64 {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325 ^ (UInt64(UInt32(bitPattern: parent)) &* 0x9E37_79B9_7F4A_7C15)
+        for byte in bytes {
+            hash = (hash ^ UInt64(lowercaseASCII(byte))) &* 0x100_0000_01b3
+        }
+        return hash ^ (hash >> 29)
+    }
+
+    func child(of parent: Int32, _ bytes: some Collection<UInt8>) -> Int32? {
+        let hash = Self.hash(parent: parent, bytes)
+        let mask = slots.count - 1
+        var index = Int(truncatingIfNeeded: hash) & mask
+        return pool.withUnsafeBufferPointer { pool in
+            while true {
+                let slot = slots[index]
+                if slot.parent < 0 { return nil }
+                if slot.hash == hash, slot.parent == parent, Int(slot.length) == bytes.count,
+                   zip(pool[Int(slot.start)..<Int(slot.start + slot.length)], bytes).allSatisfy({ $0 == lowercaseASCII($1) })
+                {
+                    return slot.child
+                }
+                index = (index + 1) & mask
+            }
+        }
+    }
+
+    mutating func insert(parent: Int32, _ lowercased: [UInt8], child: Int32) {
+        if (count + 1) * 2 > slots.count { grow() }
+        let start = Int32(pool.count)
+        pool.append(contentsOf: lowercased)
+        place(Slot(hash: Self.hash(parent: parent, lowercased), parent: parent, child: child, start: start,
+                   length: Int32(lowercased.count)))
+        count += 1
+    }
+
+    private mutating func place(_ slot: Slot) {
+        let mask = slots.count - 1
+        var index = Int(truncatingIfNeeded: slot.hash) & mask
+        while slots[index].parent >= 0 { index = (index + 1) & mask }
+        slots[index] = slot
+    }
+
+    private mutating func grow() {
+        let old = slots
+        slots = Array(repeating: Slot(), count: old.count * 2)
+        for slot in old where slot.parent >= 0 { place(slot) }
+    }
+}

@@ -1,0 +1,98 @@
+import Foundation
+
+extension RoutesDocument {
+    /// Decodes a routes document, reporting every format problem with its path. Routes
+    /// that are not well-formed are left out of the result (and reported); nil only when
+    /// the document as a whole is unusable.
+    public static func decode(_ json: JSONValue) -> (document: RoutesDocument?, problems: [ValidationProblem]) {
+        var reader = FieldReader()
+        let root = JSONPath.root
+        guard let object = reader.object(json, at: root) else { return (nil, reader.problems) }
+        let hasFormat = reader.checkFormat(object, expected: format)
+        reader.warnUnknownKeys(object, known: ["format", "app", "routes"], at: root)
+        let app = reader.requiredString(object, "app", at: root)
+        guard let routesValue = object["routes"] else {
+            reader.missing("routes", at: root)
+            return (nil, reader.problems)
+        }
+        guard case .array(let entries) = routesValue else {
+            reader.report(.invalidFormat, at: root + "routes", "routes must be a list, but it is \(routesValue.typeName).")
+            return (nil, reader.problems)
+        }
+        var routes: [RouteSpec] = []
+        for (index, entry) in entries.enumerated() {
+            if let route = decodeRoute(entry, index: index, reader: &reader) { routes.append(route) }
+        }
+        guard hasFormat, let app else { return (nil, reader.problems) }
+        return (RoutesDocument(app: app, routes: routes, declaredRouteCount: entries.count), reader.problems)
+    }
+
+    private static let routeFields: Set<String> = [
+        "id", "patterns", "destination", "params", "hosts", "schemes", "validFrom", "validUntil", "fallbackURL", "owner", "notes",
+    ]
+
+    private static func decodeRoute(_ value: JSONValue, index: Int, reader: inout FieldReader) -> RouteSpec? {
+        let path = JSONPath.root + "routes" + index
+        guard let object = reader.object(value, at: path) else { return nil }
+        let before = reader.problems.count
+        reader.warnUnknownKeys(object, known: routeFields, at: path)
+        let id = reader.requiredString(object, "id", at: path)
+        let destination = reader.requiredString(object, "destination", at: path)
+        var patterns: [String]?
+        if object["patterns"] == nil {
+            reader.missing("patterns", at: path)
+        } else if let list = reader.strings(object, "patterns", at: path) {
+            if list.isEmpty {
+                reader.report(.invalidFormat, at: path + "patterns", "A route needs at least one pattern.")
+            } else {
+                patterns = list
+            }
+        }
+        var params: [String: ParamSource] = [:]
+        if let mapping = reader.object(object["params"], at: path + "params") {
+            for name in mapping.keys.sorted() {
+                if let source = decodeSource(mapping[name]!, at: path + "params" + name, reader: &reader) { params[name] = source }
+            }
+        }
+        let hosts = reader.strings(object, "hosts", at: path)
+        let schemes = reader.strings(object, "schemes", at: path)
+        func date(_ key: String) -> Date? {
+            guard let text = reader.string(object, key, at: path) else { return nil }
+            guard let date = Timestamp.parse(text) else {
+                reader.report(.invalidFormat, at: path + key, "\(key) \"\(text)\" is not a date and time like 2026-03-01T00:00:00Z.")
+                return nil
+            }
+            return date
+        }
+        let window = ValidityWindow(start: date("validFrom"), end: date("validUntil"))
+        let fallbackURL = reader.string(object, "fallbackURL", at: path)
+        let owner = reader.string(object, "owner", at: path)
+        let notes = reader.string(object, "notes", at: path)
+        let hasErrors = reader.problems[before...].contains { $0.severity == .error }
+        guard !hasErrors, let id, let destination, let patterns else { return nil }
+        return RouteSpec(index: index, id: id, patterns: patterns, destination: destination, params: params, hosts: hosts,
+                         schemes: schemes, window: window, fallbackURL: fallbackURL, owner: owner, notes: notes)
+    }
+
+    private static func decodeSource(_ value: JSONValue, at path: JSONPath, reader: inout FieldReader) -> ParamSource? {
+        guard let object = reader.object(value, at: path) else { return nil }
+        let keys = Set(object.keys).intersection(["capture", "query", "const"])
+        guard keys.count == 1, let key = keys.first else {
+            reader.report(.invalidFormat, at: path, "\(path) must have exactly one of capture, query or const.")
+            return nil
+        }
+        reader.warnUnknownKeys(object, known: [key], at: path)
+        switch key {
+        case "capture": return reader.requiredString(object, "capture", at: path).map(ParamSource.capture)
+        case "query": return reader.requiredString(object, "query", at: path).map(ParamSource.query)
+        default:
+            let constant = object["const"]!
+            switch constant {
+            case .string, .int: return .constant(constant)
+            default:
+                reader.report(.invalidFormat, at: path + "const", "\(path + "const") must be a string or a whole number.")
+                return nil
+            }
+        }
+    }
+}

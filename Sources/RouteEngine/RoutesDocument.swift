@@ -1,0 +1,105 @@
+import Foundation
+
+/// Where a destination param takes its value from.
+public enum ParamSource: Hashable, Sendable {
+    /// A capture of the matched pattern (`:name` or `*name`).
+    case capture(String)
+    /// A query item of the link; only mapped query items are read.
+    case query(String)
+    /// A fixed value.
+    case constant(JSONValue)
+}
+
+/// A time window in which a route is live: `validFrom` inclusive, `validUntil` exclusive.
+public struct ValidityWindow: Hashable, Sendable {
+    public var start: Date?
+    public var end: Date?
+
+    public static let always = ValidityWindow(start: nil, end: nil)
+
+    public func contains(_ date: Date) -> Bool {
+        (start.map { date >= $0 } ?? true) && (end.map { date < $0 } ?? true)
+    }
+
+    public func overlaps(_ other: ValidityWindow) -> Bool {
+        let startsBeforeOtherEnds = (start ?? .distantPast) < (other.end ?? .distantFuture)
+        let otherStartsBeforeEnd = (other.start ?? .distantPast) < (end ?? .distantFuture)
+        return startsBeforeOtherEnds && otherStartsBeforeEnd
+    }
+
+    public func isWithin(_ other: ValidityWindow) -> Bool {
+        (start ?? .distantPast) >= (other.start ?? .distantPast) && (end ?? .distantFuture) <= (other.end ?? .distantFuture)
+    }
+}
+
+/// Which links a route answers: all declared ones, or only the listed hosts and schemes.
+public struct LinkScope: Hashable, Sendable {
+    /// nil when the route is not restricted at all.
+    public var hosts: Set<String>?
+    public var schemes: Set<String>?
+
+    public static let all = LinkScope(hosts: nil, schemes: nil)
+
+    public init(hosts: Set<String>?, schemes: Set<String>?) {
+        if hosts == nil && schemes == nil {
+            self.hosts = nil
+            self.schemes = nil
+        } else {
+            self.hosts = hosts ?? []
+            self.schemes = schemes ?? []
+        }
+    }
+
+    public var isUnrestricted: Bool { hosts == nil }
+
+    public func admits(_ origin: LinkOrigin) -> Bool {
+        guard let hosts, let schemes else { return true }
+        switch origin {
+        case .web(let host): return hosts.contains(host)
+        case .custom(let scheme): return schemes.contains(scheme)
+        }
+    }
+
+    public func overlaps(_ other: LinkScope) -> Bool {
+        guard let hosts, let schemes, let otherHosts = other.hosts, let otherSchemes = other.schemes else { return true }
+        return !hosts.isDisjoint(with: otherHosts) || !schemes.isDisjoint(with: otherSchemes)
+    }
+
+    public func isWithin(_ other: LinkScope) -> Bool {
+        guard let otherHosts = other.hosts, let otherSchemes = other.schemes else { return true }
+        guard let hosts, let schemes else { return false }
+        return hosts.isSubset(of: otherHosts) && schemes.isSubset(of: otherSchemes)
+    }
+}
+
+/// One route of a routes document, as written, with its position for report paths.
+public struct RouteSpec: Hashable, Sendable {
+    /// Position in the document's `routes` list.
+    public var index: Int
+    public var id: String
+    public var patterns: [String]
+    public var destination: String
+    public var params: [String: ParamSource]
+    public var hosts: [String]?
+    public var schemes: [String]?
+    public var window: ValidityWindow
+    public var fallbackURL: String?
+    public var owner: String?
+    public var notes: String?
+
+    public var path: JSONPath { JSONPath.root + "routes" + index }
+    public var scope: LinkScope {
+        LinkScope(hosts: hosts.map { Set($0.map { $0.lowercased() }) }, schemes: schemes.map { Set($0.map { $0.lowercased() }) })
+    }
+}
+
+/// A `waymark.routes/1` document: the route table marketing edits.
+public struct RoutesDocument: Hashable, Sendable {
+    public static let format = "waymark.routes/1"
+
+    public var app: String
+    /// The routes that are well-formed enough to analyse; the rest are reported by `decode`.
+    public var routes: [RouteSpec]
+    /// The number of entries in the document's `routes` list, well-formed or not.
+    public var declaredRouteCount: Int
+}

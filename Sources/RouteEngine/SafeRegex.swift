@@ -1,0 +1,153 @@
+/// A regular expression from a small, safe subset, matched in time linear in the input
+/// (Thompson's construction, simulated as a set of states; no backtracking), so a pattern
+/// submitted by marketing cannot hang a phone or the server. The subset is documented in
+/// `docs/patterns.md`.
+///
+/// Without `^` the pattern may match anywhere in the value; without `$` it may end anywhere.
+public struct SafeRegex: Hashable, Sendable, CustomStringConvertible {
+    /// The source text, as written.
+    public let description: String
+    let program: [Instruction]
+    let isAnchoredAtStart: Bool
+    let isAnchoredAtEnd: Bool
+
+    /// Patterns longer than this are refused (bytes of source).
+    public static let maximumSourceLength = 512
+    /// The largest `{n,m}` bound.
+    public static let maximumRepetition = 1000
+    /// The largest compiled program; bounds the work per input character.
+    public static let maximumProgramSize = 4000
+
+    public init(_ source: String) throws(SafeRegexError) {
+        guard source.utf8.count <= Self.maximumSourceLength else { throw .tooLong(limit: Self.maximumSourceLength) }
+        var parser = SafeRegexParser(Array(source.unicodeScalars))
+        let parsed = try parser.parsePattern()
+        var compiler = SafeRegexCompiler()
+        try compiler.emit(parsed.node)
+        compiler.program.append(.match)
+        guard compiler.program.count <= Self.maximumProgramSize else { throw .tooComplex(limit: Self.maximumProgramSize) }
+        description = source
+        program = compiler.program
+        isAnchoredAtStart = parsed.anchoredAtStart
+        isAnchoredAtEnd = parsed.anchoredAtEnd
+    }
+
+    /// Whether `value` matches.
+    /// - Complexity: O(n × m) for n Unicode scalars of input and m instructions, never worse.
+    public func matches(_ value: String) -> Bool {
+        var current = StateSet(capacity: program.count)
+        var next = StateSet(capacity: program.count)
+        var generation = 1
+        addState(0, to: &current, generation: generation)
+        if current.containsMatch, !isAnchoredAtEnd { return true }
+        for scalar in value.unicodeScalars {
+            generation += 1
+            next.removeAll()
+            for pc in current.states {
+                switch program[pc] {
+                case .scalar(let expected) where expected == scalar: addState(pc + 1, to: &next, generation: generation)
+                case .set(let set) where set.contains(scalar): addState(pc + 1, to: &next, generation: generation)
+                case .any: addState(pc + 1, to: &next, generation: generation)
+                default: break
+                }
+            }
+            // Unanchored: a match may start at any position.
+            if !isAnchoredAtStart { addState(0, to: &next, generation: generation) }
+            swap(&current, &next)
+            if current.containsMatch, !isAnchoredAtEnd { return true }
+            // No thread left to consume input: only a match reached on this very scalar can still count.
+            if current.states.isEmpty, !current.containsMatch { return false }
+        }
+        return current.containsMatch
+    }
+
+    /// Follows jumps and splits, adding every state reachable without consuming input.
+    private func addState(_ start: Int, to set: inout StateSet, generation: Int) {
+        var stack = [start]
+        while let pc = stack.popLast() {
+            guard set.mark(pc, generation: generation) else { continue }
+            switch program[pc] {
+            case .jump(let target): stack.append(target)
+            case .split(let first, let second):
+                stack.append(second)
+                stack.append(first)
+            case .match:
+                set.containsMatch = true
+            default:
+                set.states.append(pc)
+            }
+        }
+    }
+}
+
+/// Why a pattern is not in the supported subset; `message` says it in plain words.
+public enum SafeRegexError: Error, Hashable, Sendable {
+    case tooLong(limit: Int)
+    case tooComplex(limit: Int)
+    case unexpectedEnd
+    case unexpected(Character, position: Int)
+    case unsupported(String, position: Int)
+    case invalidRepetition(position: Int)
+    case invalidRange(position: Int)
+
+    public var message: String {
+        switch self {
+        case .tooLong(let limit): "The pattern is longer than \(limit) characters."
+        case .tooComplex(let limit): "The pattern expands to more than \(limit) steps; use smaller repetition counts."
+        case .unexpectedEnd: "The pattern ends too early (an unclosed group, class or escape)."
+        case .unexpected(let character, let position): "Unexpected '\(character)' at position \(position) of the pattern."
+        case .unsupported(let feature, let position): "\(feature) (at position \(position)) is not supported; see docs/patterns.md."
+        case .invalidRepetition(let position): "The repetition at position \(position) is not valid (use {n}, {n,} or {n,m} with n ≤ m ≤ \(SafeRegex.maximumRepetition))."
+        case .invalidRange(let position): "The character range at position \(position) runs backwards."
+        }
+    }
+}
+
+enum Instruction: Hashable, Sendable {
+    case scalar(Unicode.Scalar)
+    case set(ScalarSet)
+    case any
+    case jump(Int)
+    case split(Int, Int)
+    case match
+}
+
+/// A character class: ranges of scalars, possibly negated.
+struct ScalarSet: Hashable, Sendable {
+    var ranges: [ClosedRange<UInt32>]
+    var isNegated: Bool
+
+    func contains(_ scalar: Unicode.Scalar) -> Bool {
+        let value = scalar.value
+        var found = false
+        for range in ranges where range.contains(value) { found = true; break }
+        return found != isNegated
+    }
+
+    static let digit = ScalarSet(ranges: [0x30...0x39], isNegated: false)
+    static let word = ScalarSet(ranges: [0x30...0x39, 0x41...0x5A, 0x5F...0x5F, 0x61...0x7A], isNegated: false)
+    static let space = ScalarSet(ranges: [0x09...0x0D, 0x20...0x20], isNegated: false)
+}
+
+/// Sparse set of program counters with a generation stamp, so clearing is O(1).
+private struct StateSet {
+    var states: [Int] = []
+    var stamps: [Int]
+    var containsMatch = false
+
+    init(capacity: Int) {
+        stamps = Array(repeating: 0, count: capacity)
+        states.reserveCapacity(capacity)
+    }
+
+    mutating func removeAll() {
+        states.removeAll(keepingCapacity: true)
+        containsMatch = false
+    }
+
+    mutating func mark(_ pc: Int, generation: Int) -> Bool {
+        if stamps[pc] == generation { return false }
+        stamps[pc] = generation
+        return true
+    }
+}

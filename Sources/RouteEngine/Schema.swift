@@ -1,0 +1,67 @@
+/// How a destination appears when navigated to.
+public enum Presentation: String, Hashable, Sendable, CaseIterable {
+    case push, sheet, fullScreen, tab
+}
+
+/// A screen the app build can show, as its schema declares it.
+public struct DestinationSpec: Hashable, Sendable {
+    public var parent: String?
+    public var tab: String?
+    public var presentation: Presentation
+    public var preconditions: [String]
+    public var params: [String: ParamSpec]
+
+    // Derived from the ancestry when the schema is decoded:
+    /// Root first, this destination last: `["home", "orders", "orderDetail"]`.
+    public internal(set) var path: [String] = []
+    /// The nearest tab declared on this destination or an ancestor.
+    public internal(set) var effectiveTab: String?
+    /// Every precondition along the path, root first, without repeats; the first unsatisfied one gates.
+    public internal(set) var effectivePreconditions: [String] = []
+
+    public init(
+        parent: String? = nil, tab: String? = nil, presentation: Presentation = .push,
+        preconditions: [String] = [], params: [String: ParamSpec] = [:]
+    ) {
+        self.parent = parent
+        self.tab = tab
+        self.presentation = presentation
+        self.preconditions = preconditions
+        self.params = params
+    }
+}
+
+/// The Android app an `assetlinks.json` must name.
+public struct AndroidApp: Hashable, Sendable {
+    public var package: String
+    public var sha256CertFingerprints: [String]
+}
+
+/// One app build's routing-engine schema (`waymark.schema/1`), uploaded by app CI: the
+/// destinations the build can show and the links it answers to.
+public struct Schema: Hashable, Sendable {
+    public static let format = "waymark.schema/1"
+
+    public var app: String
+    public var platform: String
+    public var version: String
+    /// Custom schemes, lowercased.
+    public var schemes: [String]
+    /// Universal-link hosts, lowercased.
+    public var hosts: [String]
+    public var appleAppIDs: [String]
+    public var android: AndroidApp?
+    public var preconditions: [String]
+    public var destinations: [String: DestinationSpec]
+
+    /// `ios 5.2.0`, how reports name a build.
+    public var buildName: String { "\(platform) \(version)" }
+
+    public func declaresScheme(_ scheme: String) -> Bool { schemes.contains(scheme) }
+    public func declaresHost(_ host: String) -> Bool { hosts.contains(host) }
+}
+
+/// A schema document that cannot be used, with every problem found in it.
+public struct SchemaError: Error, Hashable, Sendable {
+    public var problems: [ValidationProblem]
+}

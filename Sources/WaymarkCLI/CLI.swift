@@ -1,0 +1,50 @@
+import RouteEngine
+
+/// The `waymark` command line. `main.swift` only forwards to `run`.
+public enum CLI {
+    public static let version = "0.1.0"
+
+    static let usage = """
+        waymark — server-driven deep-link routing
+
+        Usage: waymark <command> [options]
+
+        Commands:
+          validate   Check a routes file against one or more app schemas
+          resolve    Show how one link resolves for an app build
+          version    Print the version
+
+        Run 'waymark <command> --help' for a command's options.
+        """
+
+    /// Runs one command line (without the program name); everything printed goes to `output`.
+    public static func run(_ arguments: [String], output: inout Output) -> ExitCode {
+        guard let command = arguments.first else {
+            output.error(usage)
+            return .usage
+        }
+        let rest = Array(arguments.dropFirst())
+        do {
+            switch command {
+            case "--help", "-h", "help":
+                output.print(usage)
+                return .success
+            case "--version", "version":
+                output.print("waymark \(version)")
+                return .success
+            case "validate":
+                return try ValidateCommand.run(rest, output: &output)
+            case "resolve":
+                return try ResolveCommand.run(rest, output: &output)
+            default:
+                throw CLIError.unknownCommand(command)
+            }
+        } catch let error as CLIError {
+            output.error("waymark: " + error.message)
+            return error.exitCode
+        } catch {
+            output.error("waymark: \(error)")
+            return .usage
+        }
+    }
+}

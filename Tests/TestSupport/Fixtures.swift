@@ -1,0 +1,109 @@
+import Foundation
+import RouteEngine
+
+/// Test fixtures: the shipped storefront example and a "lab" app that exercises every
+/// feature of the engine (precedence, rest captures, host and scheme scopes, windows).
+public enum Fixtures {
+    /// The repository's root, found from this file's location.
+    public static let repositoryRoot: URL = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    public static func path(_ relative: String) -> String {
+        repositoryRoot.appendingPathComponent(relative).path
+    }
+
+    public static func json(file relative: String) -> JSONValue {
+        let data = try! Data(contentsOf: URL(fileURLWithPath: path(relative)))
+        return try! JSONParser().parse(data)
+    }
+
+    public static func schema(_ json: JSONValue) -> Schema {
+        switch Schema.decode(json) {
+        case .success(let decoded): return decoded.schema
+        case .failure(let error): fatalError("fixture schema is invalid: \(error.problems.map(\.message))")
+        }
+    }
+
+    public static func routes(_ json: JSONValue) -> RoutesDocument {
+        guard let document = RoutesDocument.decode(json).document else { fatalError("fixture routes are invalid") }
+        return document
+    }
+
+    public static let storefront52 = schema(json(file: "manifests/storefront/schema-ios-5.2.0.json"))
+    public static let storefront53 = schema(json(file: "manifests/storefront/schema-ios-5.3.0.json"))
+    public static let storefrontRoutesJSON = json(file: "manifests/storefront/routes.json")
+    public static let storefrontRoutes = routes(storefrontRoutesJSON)
+
+    public static func resolver(_ schema: Schema, _ routes: RoutesDocument) -> Resolver {
+        Resolver(schema: schema, analysis: RouteAnalysis(document: routes, now: date("2026-03-15T00:00:00Z")))
+    }
+
+    public static let storefront = resolver(storefront53, storefrontRoutes)
+
+    /// A date from an RFC 3339 literal.
+    public static func date(_ text: String) -> Date {
+        guard let date = Timestamp.parse(text) else { fatalError("bad fixture date \(text)") }
+        return date
+    }
+
+    // MARK: The lab app
+
+    public static let labSchemaJSON: JSONValue = [
+        "format": "waymark.schema/1", "app": "lab", "platform": "android", "version": "1.0.0",
+        "schemes": ["lab"], "hosts": ["lab.example", "m.lab.example"],
+        "preconditions": ["auth", "adult"],
+        "destinations": [
+            "root": ["tab": "main", "presentation": "tab"],
+            "item": ["parent": "root", "params": ["id": ["type": "int", "min": -5, "max": 5]]],
+            "itemEdit": ["parent": "item", "preconditions": ["auth"], "params": ["id": ["type": "int"]]],
+            "special": ["parent": "root", "presentation": "fullScreen"],
+            "files": ["parent": "root", "params": ["path": ["type": "string"]]],
+            "kind": ["parent": "root", "params": ["k": ["type": "enum", "values": ["a", "b"]]]],
+            "ticket": ["parent": "root", "params": ["t": ["type": "uuid"]]],
+            "mobileOnly": [:],
+            "vault": ["parent": "root", "preconditions": ["auth", "adult"]],
+            "vaultItem": ["parent": "vault", "params": ["n": ["type": "int"]]],
+            "summer": ["parent": "root", "presentation": "sheet"],
+        ],
+    ]
+
+    public static let labRoutesJSON: JSONValue = [
+        "format": "waymark.routes/1", "app": "lab",
+        "routes": [
+            ["id": "root", "patterns": ["/"], "destination": "root"],
+            ["id": "special", "patterns": ["/items/new", "/a/b/c"], "destination": "special"],
+            ["id": "item", "patterns": ["/items/:id"], "destination": "item"],
+            ["id": "item-edit", "patterns": ["/items/:id/edit"], "destination": "itemEdit"],
+            ["id": "files", "patterns": ["/items/*path", "/:path/b/d"], "destination": "files"],
+            ["id": "kind", "patterns": ["/kind/:k"], "destination": "kind"],
+            ["id": "ticket", "patterns": ["/t/:t"], "destination": "ticket"],
+            ["id": "mobile", "patterns": ["/m"], "destination": "mobileOnly", "hosts": ["m.lab.example"]],
+            ["id": "scheme-only", "patterns": ["/s"], "destination": "special", "schemes": ["lab"]],
+            ["id": "vault", "patterns": ["/vault/:n"], "destination": "vaultItem"],
+            ["id": "summer-deal", "patterns": ["/deal"], "destination": "summer",
+             "validFrom": "2026-06-01T00:00:00Z", "validUntil": "2026-09-01T00:00:00Z"],
+            ["id": "deal", "patterns": ["/deal"], "destination": "special"],
+            ["id": "old", "patterns": ["/old"], "destination": "special",
+             "validFrom": "2020-01-01T00:00:00Z", "validUntil": "2021-01-01T00:00:00Z"],
+        ],
+    ]
+
+    public static let lab = schema(labSchemaJSON)
+    public static let labResolver = resolver(lab, routes(labRoutesJSON))
+}
+
+extension Resolution {
+    /// A one-line summary for tables: `proceed item item id=3`, `gated auth vault`,
+    /// `notFound validationFailed item`, `notFound malformed`.
+    public var summary: String {
+        switch self {
+        case .proceed(let proceed):
+            let params = proceed.params.keys.sorted().map { "\($0)=\(proceed.params[$0]!)" }
+            return (["proceed", proceed.routeID ?? "-", proceed.destination] + params).joined(separator: " ")
+        case .gated(let gate):
+            return ["gated", gate.precondition, gate.routeID ?? "-"].joined(separator: " ")
+        case .notFound(let notFound):
+            return (["notFound", notFound.reason.rawValue] + (notFound.routeID.map { [$0] } ?? [])).joined(separator: " ")
+        }
+    }
+}
