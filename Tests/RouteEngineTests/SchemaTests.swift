@@ -1,0 +1,81 @@
+import RouteEngine
+import TestSupport
+import Testing
+
+@Suite("Schema documents")
+struct SchemaTests {
+    /// The lab schema with one field replaced (or removed when the value is nil).
+    static func lab(_ key: String, _ value: JSONValue?) -> JSONValue {
+        var object = Fixtures.labSchemaJSON.objectValue!
+        object[key] = value
+        return .object(object)
+    }
+
+    static func labDestination(_ name: String, _ destination: JSONValue) -> JSONValue {
+        var destinations = Fixtures.labSchemaJSON["destinations"]!.objectValue!
+        destinations[name] = destination
+        return lab("destinations", .object(destinations))
+    }
+
+    static let rejected: [(JSONValue, String, String)] = [
+        (lab("format", "waymark.schema/9"), "format", "wrong format"),
+        (lab("app", nil), "app", "missing app"),
+        (lab("platform", "web"), "platform", "unknown platform"),
+        (lab("version", "1.0 beta"), "version", "space in version"),
+        (lab("schemes", ["https"]), "schemes[0]", "https as a custom scheme"),
+        (lab("schemes", ["9lab"]), "schemes[0]", "scheme starting with a digit"),
+        (lab("hosts", ["localhost"]), "hosts[0]", "single-label host"),
+        (lab("hosts", ["lab_example.com"]), "hosts[0]", "underscore in host"),
+        (lab("destinations", [:]), "destinations", "no destinations"),
+        (labDestination("x", ["parent": "nowhere"]), "destinations.x.parent", "unknown parent"),
+        (labDestination("x", ["parent": "x"]), "destinations.x.parent", "own parent"),
+        (labDestination("x", ["presentation": "modal"]), "destinations.x.presentation", "unknown presentation"),
+        (labDestination("x", ["preconditions": ["vip"]]), "destinations.x.preconditions[0]", "undeclared precondition"),
+        (labDestination("x", ["params": ["n": ["type": "float"]]]), "destinations.x.params.n.type", "unknown param type"),
+        (labDestination("x", ["params": ["n": ["type": "int", "min": 5, "max": 1]]]), "destinations.x.params.n.min", "min above max"),
+        (labDestination("x", ["params": ["n": ["type": "string", "min": 1]]]), "destinations.x.params.n.min", "min on a string"),
+        (labDestination("x", ["params": ["n": ["type": "enum"]]]), "destinations.x.params.n.values", "enum without values"),
+        (labDestination("x", ["params": ["n": ["type": "string", "pattern": "(a"]]]), "destinations.x.params.n.pattern", "bad pattern"),
+        (labDestination("x", ["params": ["n-m": ["type": "string"]]]), "destinations.x.params[\"n-m\"]", "param name with hyphen"),
+        (labDestination("x-y", [:]), "destinations[\"x-y\"]", "destination name with hyphen"),
+    ]
+
+    @Test(arguments: rejected)
+    func rejects(_ json: JSONValue, _ path: String, _ label: String) {
+        guard case .failure(let error) = Schema.decode(json) else {
+            Issue.record("\(label): accepted")
+            return
+        }
+        #expect(error.problems.contains { $0.path.description == path && $0.severity == .error },
+                "\(label): \(error.problems.map { "\($0.path): \($0.message)" })")
+    }
+
+    @Test func cyclesAreFound() {
+        let json = Self.labDestination("x", ["parent": "y"])
+        var destinations = json["destinations"]!.objectValue!
+        destinations["y"] = ["parent": "x"]
+        guard case .failure(let error) = Schema.decode(Self.lab("destinations", .object(destinations))) else {
+            Issue.record("cycle accepted")
+            return
+        }
+        #expect(error.problems.contains { $0.message.contains("cycle") })
+    }
+
+    @Test func derivesPathTabAndPreconditions() {
+        let detail = Fixtures.storefront53.destinations["orderDetail"]!
+        #expect(detail.path == ["orders", "orderDetail"])
+        #expect(detail.effectiveTab == "account")
+        #expect(detail.effectivePreconditions == ["auth"])
+        let vaultItem = Fixtures.lab.destinations["vaultItem"]!
+        #expect(vaultItem.effectivePreconditions == ["auth", "adult"])
+        #expect(Fixtures.storefront53.hosts == ["storefront.example", "www.storefront.example"])
+    }
+
+    @Test func unknownFieldsAreWarningsNotErrors() throws {
+        guard case .success(let decoded) = Schema.decode(Self.lab("futureField", 1)) else {
+            Issue.record("rejected a schema with an added field")
+            return
+        }
+        #expect(decoded.warnings.map(\.code) == [.unknownField])
+    }
+}
