@@ -50,24 +50,23 @@ struct LinkParser {
         let count = link.count
         guard count > 0 else { throw .empty }
         guard count <= Self.maximumLength else { throw .tooLong }
-        // The fragment is ignored, but its bytes must still be URL characters.
+        // One pass: every byte must be a URL character (the fragment's too, though it is
+        // otherwise ignored), and before the fragment every % starts a triplet of two hex
+        // digits (RFC 3986 §2.1).
         var end = count
-        for index in 0..<count {
+        var index = 0
+        while index < count {
             let byte = link[index]
             guard Self.isURLByte(byte) else { throw byte < 0x20 || byte == 0x7F ? .controlCharacter : .invalidCharacter(offset: index) }
-            if byte == UInt8(ascii: "#"), end == count { end = index }
-        }
-        // RFC 3986 §2.1: every % starts a triplet of two hex digits.
-        var index = 0
-        while index < end {
-            if link[index] == UInt8(ascii: "%") {
-                guard index + 2 < end, hexValue(link[index + 1]) != nil, hexValue(link[index + 2]) != nil else {
+            if byte == UInt8(ascii: "%"), end == count {
+                guard index + 2 < count, hexValue(link[index + 1]) != nil, hexValue(link[index + 2]) != nil else {
                     throw .invalidPercentEncoding
                 }
                 index += 3
-            } else {
-                index += 1
+                continue
             }
+            if byte == UInt8(ascii: "#"), end == count { end = index }
+            index += 1
         }
         // RFC 3986 §3.1: scheme = ALPHA *( ALPHA / DIGIT / "+" / "-" / "." ), compared case-insensitively.
         var cursor = 0
@@ -122,7 +121,7 @@ struct LinkParser {
         var query = end..<end
         if cursor < end, link[cursor] == UInt8(ascii: "?") {
             query = (cursor + 1)..<end
-            try Self.checkQuery(link, query)
+            try Self.checkQuery(link, query, spare: UnsafeMutableBufferPointer(rebasing: decoded[written...]))
         }
         return Parsed(origin: origin, segmentCount: segmentCount, query: query)
     }
@@ -132,7 +131,8 @@ struct LinkParser {
         var hostEnd = authority.upperBound
         if let colon = authority.lastIndex(where: { link[$0] == UInt8(ascii: ":") }) {
             let port = UnsafeBufferPointer(rebasing: link[(colon + 1)..<authority.upperBound])
-            guard port.elementsEqual("443".utf8) else { throw .unexpectedPort(String(decoding: port, as: UTF8.self)) }
+            let is443 = port.count == 3 && port[0] == UInt8(ascii: "4") && port[1] == UInt8(ascii: "4") && port[2] == UInt8(ascii: "3")
+            guard is443 else { throw .unexpectedPort(String(decoding: port, as: UTF8.self)) }
             hostEnd = colon
         }
         let host = UnsafeBufferPointer(rebasing: link[authority.lowerBound..<hostEnd])
@@ -167,39 +167,56 @@ struct LinkParser {
         let segment = UnsafeBufferPointer(rebasing: decoded[start..<written])
         if hasHighBytes, String(validating: segment, as: UTF8.self) == nil { throw .invalidUTF8 }
         // RFC 3986 §5.2.4 would remove dot-segments; a link that relies on that is hiding something.
-        if segment.elementsEqual(".".utf8) || segment.elementsEqual("..".utf8) { throw .dotSegment }
+        let dot = UInt8(ascii: ".")
+        if (segment.count == 1 && segment[0] == dot) || (segment.count == 2 && segment[0] == dot && segment[1] == dot) {
+            throw .dotSegment
+        }
         ranges[count] = start..<written
         count += 1
     }
 
     /// Every query item's name and value must decode to UTF-8 text without control characters.
-    private static func checkQuery(_ link: UnsafeBufferPointer<UInt8>, _ query: Range<Int>) throws(LinkDefect) {
-        var index = query.lowerBound
-        var scratch: [UInt8] = []
+    /// Only a component with an escape of a non-ASCII byte needs decoding to check it; that
+    /// decoding goes into `spare`, the unused tail of the segment scratch buffer.
+    private static func checkQuery(
+        _ link: UnsafeBufferPointer<UInt8>, _ query: Range<Int>, spare: UnsafeMutableBufferPointer<UInt8>
+    ) throws(LinkDefect) {
+        var componentStart = query.lowerBound
         var hasHighBytes = false
-        func flush() -> Bool {
-            defer { scratch.removeAll(keepingCapacity: true); hasHighBytes = false }
-            return !hasHighBytes || String(validating: scratch, as: UTF8.self) != nil
-        }
-        while index < query.upperBound {
-            let byte = link[index]
-            if byte == UInt8(ascii: "&") || byte == UInt8(ascii: "=") {
-                guard flush() else { throw .invalidUTF8 }
+        var index = query.lowerBound
+        while index <= query.upperBound {
+            if index == query.upperBound || link[index] == UInt8(ascii: "&") || link[index] == UInt8(ascii: "=") {
+                if hasHighBytes {
+                    var written = 0
+                    var cursor = componentStart
+                    while cursor < index {
+                        if link[cursor] == UInt8(ascii: "%") {
+                            spare[written] = hexValue(link[cursor + 1])! << 4 | hexValue(link[cursor + 2])!
+                            cursor += 3
+                        } else {
+                            spare[written] = link[cursor]
+                            cursor += 1
+                        }
+                        written += 1
+                    }
+                    guard String(validating: UnsafeBufferPointer(rebasing: spare[0..<written]), as: UTF8.self) != nil else {
+                        throw .invalidUTF8
+                    }
+                }
+                hasHighBytes = false
                 index += 1
+                componentStart = index
                 continue
             }
-            if byte == UInt8(ascii: "%") {
+            if link[index] == UInt8(ascii: "%") {
                 let value = hexValue(link[index + 1])! << 4 | hexValue(link[index + 2])!
                 guard value >= 0x20, value != 0x7F else { throw .controlCharacter }
                 if value >= 0x80 { hasHighBytes = true }
-                scratch.append(value)
                 index += 3
             } else {
-                scratch.append(byte)
                 index += 1
             }
         }
-        guard flush() else { throw .invalidUTF8 }
     }
 
     /// The decoded value of the first query item named `name`; `+` is a space (HTML form
@@ -241,14 +258,16 @@ struct LinkParser {
 
     /// RFC 3986 unreserved, reserved and `%`: everything else (space, `"<>\^`{|}`,
     /// controls, raw non-ASCII) must be percent-encoded, as every platform's URL type does.
+    @inline(__always)
     static func isURLByte(_ byte: UInt8) -> Bool {
-        urlBytes[Int(byte)]
+        byte < 64 ? urlBytesBelow64 & (1 << UInt64(byte)) != 0
+            : byte < 128 && urlBytesFrom64 & (1 << UInt64(byte - 64)) != 0
     }
 
-    private static let urlBytes: [Bool] = (0..<256).map { value in
-        let byte = UInt8(value)
-        return isASCIIAlphanumeric(byte) || "-._~:/?#[]@!$&'()*+,;=%".utf8.contains(byte)
-    }
+    /// Bit b set when byte b (or 64 + b) is one of `urlCharacters`; checked against it by a test.
+    static let urlBytesBelow64: UInt64 = 0xAFFFFFFA00000000
+    static let urlBytesFrom64: UInt64 = 0x47FFFFFEAFFFFFFF
+    static let urlCharacters = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~:/?#[]@!$&'()*+,;=%"
 
     static func equalsIgnoringCase(_ bytes: UnsafeBufferPointer<UInt8>, _ lowercased: some Collection<UInt8>) -> Bool {
         guard bytes.count == lowercased.count else { return false }

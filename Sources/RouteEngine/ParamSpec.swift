@@ -71,9 +71,11 @@ public struct ParamSpec: Hashable, Sendable {
             fallthrough
         case .string:
             // Length counts Unicode scalars, which every client platform can count the same way.
-            let length = text.unicodeScalars.count
-            if let minimumLength, length < minimumLength { return .failure(.tooShort(minimumLength)) }
-            if let maximumLength, length > maximumLength { return .failure(.tooLong(maximumLength)) }
+            if minimumLength != nil || maximumLength != nil {
+                let length = text.unicodeScalars.count
+                if let minimumLength, length < minimumLength { return .failure(.tooShort(minimumLength)) }
+                if let maximumLength, length > maximumLength { return .failure(.tooLong(maximumLength)) }
+            }
             if let pattern, !pattern.matches(text) { return .failure(.patternMismatch(pattern.description)) }
         }
         return .success(.string(text))

@@ -5,14 +5,36 @@ import Foundation
 /// a value.
 public struct Resolver: Sendable {
     public let schema: Schema
-    let parser: LinkParser
-    let trie: RouteTrie
-    let routes: [CompiledRoute]
-    /// Per trie payload: the route it belongs to and the bindings of that pattern.
-    let patterns: [(route: Int, bindings: [Binding])]
+    /// Behind one reference, so copying a resolver (or capturing it) costs one retain.
+    private let tables: Tables
+
+    final class Tables: Sendable {
+        let parser: LinkParser
+        let trie: RouteTrie
+        let routes: [CompiledRoute]
+        /// Per trie payload: the route it belongs to and the bindings of that pattern.
+        let patterns: [CompiledPattern]
+
+        init(parser: LinkParser, trie: RouteTrie, routes: [CompiledRoute], patterns: [CompiledPattern]) {
+            self.parser = parser
+            self.trie = trie
+            self.routes = routes
+            self.patterns = patterns
+        }
+    }
+
+    final class CompiledPattern: Sendable {
+        let route: CompiledRoute
+        let bindings: [Binding]
+
+        init(route: CompiledRoute, bindings: [Binding]) {
+            self.route = route
+            self.bindings = bindings
+        }
+    }
 
     /// Ids of the routes this build resolves, in document order.
-    public var routeIDs: [String] { routes.map(\.id) }
+    public var routeIDs: [String] { tables.routes.map(\.id) }
 
     /// Builds the table for `schema` from the routes that are free of structural errors
     /// and that this build can resolve; the others are left out (the validator reports them).
@@ -20,23 +42,20 @@ public struct Resolver: Sendable {
     public init(schema: Schema, analysis: RouteAnalysis) {
         self.schema = schema
         let compiler = RouteCompiler(schema: schema)
-        parser = compiler.parser
-        var trie = RouteTrie()
+        var trie = RouteTrie(originCount: compiler.parser.originCount)
         var routes: [CompiledRoute] = []
-        var patterns: [(route: Int, bindings: [Binding])] = []
+        var patterns: [CompiledPattern] = []
         for (position, spec) in analysis.document.routes.enumerated() where !analysis.excluded.contains(position) {
             let patternList = analysis.patterns[position]
             let compiled = compiler.compile(spec, patterns: patternList)
             guard let bindings = compiled.bindings else { continue }
             routes.append(compiled.route)
             for (pattern, patternBindings) in zip(patternList.compactMap { $0 }, bindings) {
-                trie.insert(pattern, payload: patterns.count)
-                patterns.append((routes.count - 1, patternBindings))
+                trie.insert(pattern, payload: patterns.count, origins: compiled.route.admittedOrigins)
+                patterns.append(CompiledPattern(route: compiled.route, bindings: patternBindings))
             }
         }
-        self.trie = trie
-        self.routes = routes
-        self.patterns = patterns
+        tables = Tables(parser: compiler.parser, trie: trie, routes: routes, patterns: patterns)
     }
 
     /// Convenience: analyse and build in one step.
@@ -90,6 +109,8 @@ public struct Resolver: Sendable {
             return .notFound(NotFound(.malformed, detail: LinkDefect.tooLong.description))
         }
         let capacity = max(link.count, 1)
+        let tables = tables
+        let (parser, trie, patterns) = (tables.parser, tables.trie, tables.patterns)
         return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: capacity) { decoded in
             withUnsafeTemporaryAllocation(of: Range<Int>.self, capacity: capacity) { ranges in
                 let parsed: LinkParser.Parsed
@@ -99,22 +120,31 @@ public struct Resolver: Sendable {
                     return .notFound(NotFound(.malformed, detail: error.description))
                 }
                 let segments = UnsafeBufferPointer(rebasing: ranges[0..<parsed.segmentCount])
-                let found = trie.match(segments: segments, bytes: decoded) { terminal in
-                    trie.terminals[terminal].contains { routes[patterns[$0].route].admittedOrigins[parsed.origin] }
+                guard let terminal = trie.match(segments: segments, bytes: decoded, origin: parsed.origin) else {
+                    return .notFound(NotFound(.unknownRoute))
                 }
-                guard let terminal = found else { return .notFound(NotFound(.unknownRoute)) }
                 // Among routes sharing this shape, the first live one that answers this origin wins.
-                let candidates = trie.terminals[terminal].filter { routes[patterns[$0].route].admittedOrigins[parsed.origin] }
-                guard let chosen = candidates.first(where: { routes[patterns[$0].route].window.contains(context.now) }) else {
-                    let first = routes[patterns[candidates[0]].route]
+                var chosen: CompiledPattern?
+                var firstAdmitted: CompiledPattern?
+                for candidate in trie.terminals[terminal] {
+                    let pattern = patterns[candidate]
+                    guard pattern.route.admittedOrigins[parsed.origin] else { continue }
+                    if firstAdmitted == nil { firstAdmitted = pattern }
+                    if pattern.route.window.contains(context.now) {
+                        chosen = pattern
+                        break
+                    }
+                }
+                guard let chosen else {
+                    let first = firstAdmitted!.route
                     if let end = first.window.end, end <= context.now {
                         return .notFound(NotFound(.expired, routeID: first.id, detail: "Ended \(Timestamp.format(end))."))
                     }
                     return .notFound(NotFound(.unknownRoute, routeID: first.id, detail: "Not live yet."))
                 }
-                let route = routes[patterns[chosen].route]
-                var params: [String: ParamValue] = [:]
-                for binding in patterns[chosen].bindings {
+                let route = chosen.route
+                var params = [String: ParamValue](minimumCapacity: chosen.bindings.count)
+                for binding in chosen.bindings {
                     let text: String?
                     switch binding.source {
                     case .constant(let value):

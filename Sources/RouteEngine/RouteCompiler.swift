@@ -10,21 +10,36 @@ enum BindingSource: Hashable, Sendable {
     case constant(ParamValue)
 }
 
-/// One destination param of one pattern: its name, type and source.
-struct Binding: Hashable, Sendable {
-    var name: String
-    var spec: ParamSpec
-    var source: BindingSource
+/// One destination param of one pattern: its name, type and source. A class because the
+/// resolver reads it on every resolution: one retain instead of copying its spec.
+final class Binding: Sendable {
+    let name: String
+    let spec: ParamSpec
+    let source: BindingSource
+
+    init(name: String, spec: ParamSpec, source: BindingSource) {
+        self.name = name
+        self.spec = spec
+        self.source = source
+    }
 }
 
-/// A route ready to match for one schema.
-struct CompiledRoute: Sendable {
-    var id: String
-    var destinationName: String
-    var destination: DestinationSpec
+/// A route ready to match for one schema; immutable, shared by reference for the same reason.
+final class CompiledRoute: Sendable {
+    let id: String
+    let destinationName: String
+    let destination: DestinationSpec
     /// Per declared origin index, whether the route answers it.
-    var admittedOrigins: [Bool]
-    var window: ValidityWindow
+    let admittedOrigins: [Bool]
+    let window: ValidityWindow
+
+    init(id: String, destinationName: String, destination: DestinationSpec, admittedOrigins: [Bool], window: ValidityWindow) {
+        self.id = id
+        self.destinationName = destinationName
+        self.destination = destination
+        self.admittedOrigins = admittedOrigins
+        self.window = window
+    }
 }
 
 /// Checks one route against one schema and compiles its params into bindings.
@@ -45,7 +60,7 @@ struct RouteCompiler {
         guard let destination = schema.destinations[route.destination] else {
             problems.append(ValidationProblem(.unknownDestination, at: path + "destination",
                 "The destination \"\(route.destination)\" does not exist in the app (\(schema.buildName))."))
-            return (placeholder(route), nil, problems)
+            return (compiledRoute(route, destination: DestinationSpec()), nil, problems)
         }
         for (index, host) in (route.hosts ?? []).enumerated() where !schema.declaresHost(host.lowercased()) {
             problems.append(ValidationProblem(.undeclaredHost, at: path + "hosts" + index,
@@ -120,15 +135,13 @@ struct RouteCompiler {
             problems.append(ValidationProblem(.missingParam, at: path + "params" + name,
                 "\(route.destination) requires \(name) (\(describe(destination.params[name]!))), but this route does not provide it\(where_). Capture it in the pattern or map it in params."))
         }
-        var compiled = placeholder(route)
-        compiled.destination = destination
-        return (compiled, problems.isEmpty ? bindings : nil, problems)
+        return (compiledRoute(route, destination: destination), problems.isEmpty ? bindings : nil, problems)
     }
 
-    private func placeholder(_ route: RouteSpec) -> CompiledRoute {
+    private func compiledRoute(_ route: RouteSpec, destination: DestinationSpec) -> CompiledRoute {
         let scope = route.scope
         let admitted = (0..<parser.originCount).map { scope.admits(parser.origin(at: $0)) }
-        return CompiledRoute(id: route.id, destinationName: route.destination, destination: DestinationSpec(),
+        return CompiledRoute(id: route.id, destinationName: route.destination, destination: destination,
                              admittedOrigins: admitted, window: route.window)
     }
 }

@@ -14,17 +14,34 @@ struct RouteTrie: Sendable {
     /// Per terminal, the payloads (pattern indices) in insertion order.
     private(set) var terminals: [[Int]] = []
     private var edges = LiteralEdgeTable()
+    /// Per terminal, `maskWords` words: bit `o` is set when some payload admits origin `o`.
+    private var terminalOrigins: [UInt64] = []
+    private let maskWords: Int
+
+    /// - Parameter originCount: how many link origins (hosts and schemes) payloads may admit.
+    init(originCount: Int = 0) {
+        maskWords = max(1, (originCount + 63) / 64)
+    }
 
     /// Adds a pattern; returns the terminal it ends in. Patterns of the same shape share a terminal.
+    /// `origins[o]` says whether the payload answers links of origin `o`.
     /// - Complexity: O(segments).
     @discardableResult
-    mutating func insert(_ pattern: URLPattern, payload: Int) -> Int {
+    mutating func insert(_ pattern: URLPattern, payload: Int, origins: [Bool] = []) -> Int {
+        let terminal = insertPath(pattern, payload: payload)
+        for (origin, admitted) in origins.enumerated() where admitted {
+            terminalOrigins[terminal * maskWords + origin / 64] |= 1 << UInt64(origin % 64)
+        }
+        return terminal
+    }
+
+    private mutating func insertPath(_ pattern: URLPattern, payload: Int) -> Int {
         var node: Int32 = 0
         for segment in pattern.segments {
             switch segment {
             case .literal(let text):
                 let bytes = Array(text.utf8)
-                if let child = edges.child(of: node, bytes[...]) {
+                if let child = edges.child(of: node, bytes) {
                     node = child
                 } else {
                     let child = appendNode()
@@ -50,7 +67,13 @@ struct RouteTrie: Sendable {
 
     private mutating func appendTerminal() -> Int32 {
         terminals.append([])
+        terminalOrigins.append(contentsOf: repeatElement(0, count: maskWords))
         return Int32(terminals.count - 1)
+    }
+
+    @inline(__always)
+    private func admits(_ terminal: Int32, _ origin: Int) -> Bool {
+        terminalOrigins[Int(terminal) * maskWords + origin / 64] & (1 << UInt64(origin % 64)) != 0
     }
 
     private mutating func appendPayload(_ payload: Int, to terminal: Int32) -> Int {
@@ -59,28 +82,30 @@ struct RouteTrie: Sendable {
     }
 
     /// Finds the terminal for the given segments by precedence per segment, left to right:
-    /// literal, then `:param`, then `*rest`; backtracks when a branch dead-ends. `accepts`
-    /// lets the caller skip terminals none of whose patterns admit the link.
+    /// literal, then `:param`, then `*rest`; backtracks when a branch dead-ends. Only
+    /// terminals with a payload admitting `origin` count as matches.
     /// - Complexity: O(segments) for typical tables; at worst each trie node is visited
     ///   once (a node sits at one depth), never exponential.
-    func match(
-        segments: UnsafeBufferPointer<Range<Int>>, bytes: UnsafeMutableBufferPointer<UInt8>,
-        accepts: (Int) -> Bool
+    func match(segments: UnsafeBufferPointer<Range<Int>>, bytes: UnsafeMutableBufferPointer<UInt8>, origin: Int) -> Int? {
+        walk(0, 0, segments, UnsafeBufferPointer(bytes), origin)
+    }
+
+    private func walk(
+        _ node: Int32, _ depth: Int, _ segments: UnsafeBufferPointer<Range<Int>>, _ bytes: UnsafeBufferPointer<UInt8>, _ origin: Int
     ) -> Int? {
-        func walk(_ node: Int32, _ depth: Int) -> Int? {
-            let current = nodes[Int(node)]
-            if depth == segments.count {
-                return current.terminal >= 0 && accepts(Int(current.terminal)) ? Int(current.terminal) : nil
-            }
-            let range = segments[depth]
-            if let child = edges.child(of: node, UnsafeBufferPointer(rebasing: bytes[range])), let found = walk(child, depth + 1) {
-                return found
-            }
-            if current.parameterChild >= 0, let found = walk(current.parameterChild, depth + 1) { return found }
-            if current.restTerminal >= 0, accepts(Int(current.restTerminal)) { return Int(current.restTerminal) }
-            return nil
+        let current = nodes[Int(node)]
+        if depth == segments.count {
+            return current.terminal >= 0 && admits(current.terminal, origin) ? Int(current.terminal) : nil
         }
-        return walk(0, 0)
+        if let child = edges.child(of: node, UnsafeBufferPointer(rebasing: bytes[segments[depth]])),
+           let found = walk(child, depth + 1, segments, bytes, origin) {
+            return found
+        }
+        if current.parameterChild >= 0, let found = walk(current.parameterChild, depth + 1, segments, bytes, origin) {
+            return found
+        }
+        if current.restTerminal >= 0, admits(current.restTerminal, origin) { return Int(current.restTerminal) }
+        return nil
     }
 }
 
@@ -108,22 +133,31 @@ struct LiteralEdgeTable: Sendable {
         return hash ^ (hash >> 29)
     }
 
-    func child(of parent: Int32, _ bytes: some Collection<UInt8>) -> Int32? {
+    func child(of parent: Int32, _ bytes: UnsafeBufferPointer<UInt8>) -> Int32? {
         let hash = Self.hash(parent: parent, bytes)
-        let mask = slots.count - 1
-        var index = Int(truncatingIfNeeded: hash) & mask
-        return pool.withUnsafeBufferPointer { pool in
-            while true {
-                let slot = slots[index]
-                if slot.parent < 0 { return nil }
-                if slot.hash == hash, slot.parent == parent, Int(slot.length) == bytes.count,
-                   zip(pool[Int(slot.start)..<Int(slot.start + slot.length)], bytes).allSatisfy({ $0 == lowercaseASCII($1) })
-                {
-                    return slot.child
+        return slots.withUnsafeBufferPointer { slots in
+            pool.withUnsafeBufferPointer { pool in
+                let mask = slots.count - 1
+                var index = Int(truncatingIfNeeded: hash) & mask
+                while true {
+                    let slot = slots[index]
+                    if slot.parent < 0 { return nil }
+                    if slot.hash == hash, slot.parent == parent, Int(slot.length) == bytes.count {
+                        var equal = true
+                        for offset in 0..<bytes.count where pool[Int(slot.start) + offset] != lowercaseASCII(bytes[offset]) {
+                            equal = false
+                            break
+                        }
+                        if equal { return slot.child }
+                    }
+                    index = (index + 1) & mask
                 }
-                index = (index + 1) & mask
             }
         }
+    }
+
+    func child(of parent: Int32, _ lowercased: [UInt8]) -> Int32? {
+        lowercased.withUnsafeBufferPointer { child(of: parent, $0) }
     }
 
     mutating func insert(parent: Int32, _ lowercased: [UInt8], child: Int32) {

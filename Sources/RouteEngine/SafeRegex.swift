@@ -35,48 +35,81 @@ public struct SafeRegex: Hashable, Sendable, CustomStringConvertible {
     /// Whether `value` matches.
     /// - Complexity: O(n × m) for n Unicode scalars of input and m instructions, never worse.
     public func matches(_ value: String) -> Bool {
-        var current = StateSet(capacity: program.count)
-        var next = StateSet(capacity: program.count)
-        var generation = 1
-        addState(0, to: &current, generation: generation)
-        if current.containsMatch, !isAnchoredAtEnd { return true }
-        for scalar in value.unicodeScalars {
-            generation += 1
-            next.removeAll()
-            for pc in current.states {
-                switch program[pc] {
-                case .scalar(let expected) where expected == scalar: addState(pc + 1, to: &next, generation: generation)
-                case .set(let set) where set.contains(scalar): addState(pc + 1, to: &next, generation: generation)
-                case .any: addState(pc + 1, to: &next, generation: generation)
-                default: break
-                }
-            }
-            // Unanchored: a match may start at any position.
-            if !isAnchoredAtStart { addState(0, to: &next, generation: generation) }
-            swap(&current, &next)
+        let count = program.count
+        // Two state lists, the generation stamps of each, and a work stack: all on the stack.
+        return withUnsafeTemporaryAllocation(of: Int.self, capacity: count * 5) { memory in
+            memory.initialize(repeating: 0)
+            var current = StateList(states: UnsafeMutableBufferPointer(rebasing: memory[0..<count]),
+                                    stamps: UnsafeMutableBufferPointer(rebasing: memory[count..<(2 * count)]))
+            var next = StateList(states: UnsafeMutableBufferPointer(rebasing: memory[(2 * count)..<(3 * count)]),
+                                 stamps: UnsafeMutableBufferPointer(rebasing: memory[(3 * count)..<(4 * count)]))
+            let stack = UnsafeMutableBufferPointer(rebasing: memory[(4 * count)..<(5 * count)])
+            var generation = 1
+            addState(0, to: &current, generation: generation, stack: stack)
             if current.containsMatch, !isAnchoredAtEnd { return true }
-            // No thread left to consume input: only a match reached on this very scalar can still count.
-            if current.states.isEmpty, !current.containsMatch { return false }
+            for scalar in value.unicodeScalars {
+                generation += 1
+                next.removeAll()
+                for index in 0..<current.count {
+                    let pc = current.states[index]
+                    switch program[pc] {
+                    case .scalar(let expected) where expected == scalar: addState(pc + 1, to: &next, generation: generation, stack: stack)
+                    case .set(let set) where set.contains(scalar): addState(pc + 1, to: &next, generation: generation, stack: stack)
+                    case .any: addState(pc + 1, to: &next, generation: generation, stack: stack)
+                    default: break
+                    }
+                }
+                // Unanchored: a match may start at any position.
+                if !isAnchoredAtStart { addState(0, to: &next, generation: generation, stack: stack) }
+                swap(&current, &next)
+                if current.containsMatch, !isAnchoredAtEnd { return true }
+                // No thread left to consume input: only a match reached on this very scalar can still count.
+                if current.count == 0, !current.containsMatch { return false }
+            }
+            return current.containsMatch
         }
-        return current.containsMatch
     }
 
     /// Follows jumps and splits, adding every state reachable without consuming input.
-    private func addState(_ start: Int, to set: inout StateSet, generation: Int) {
-        var stack = [start]
-        while let pc = stack.popLast() {
-            guard set.mark(pc, generation: generation) else { continue }
+    /// Each state is marked once per generation, so the stack never holds more than `program.count`.
+    private func addState(_ start: Int, to list: inout StateList, generation: Int, stack: UnsafeMutableBufferPointer<Int>) {
+        var depth = 0
+        func push(_ pc: Int) {
+            guard list.stamps[pc] != generation else { return }
+            list.stamps[pc] = generation
+            stack[depth] = pc
+            depth += 1
+        }
+        push(start)
+        while depth > 0 {
+            depth -= 1
+            let pc = stack[depth]
             switch program[pc] {
-            case .jump(let target): stack.append(target)
+            case .jump(let target): push(target)
             case .split(let first, let second):
-                stack.append(second)
-                stack.append(first)
+                push(second)
+                push(first)
             case .match:
-                set.containsMatch = true
+                list.containsMatch = true
             default:
-                set.states.append(pc)
+                list.states[list.count] = pc
+                list.count += 1
             }
         }
+    }
+}
+
+/// The threads alive at one input position: program counters, with a generation stamp
+/// per instruction so clearing is O(1).
+private struct StateList {
+    var states: UnsafeMutableBufferPointer<Int>
+    var stamps: UnsafeMutableBufferPointer<Int>
+    var count = 0
+    var containsMatch = false
+
+    mutating func removeAll() {
+        count = 0
+        containsMatch = false
     }
 }
 
@@ -127,27 +160,4 @@ struct ScalarSet: Hashable, Sendable {
     static let digit = ScalarSet(ranges: [0x30...0x39], isNegated: false)
     static let word = ScalarSet(ranges: [0x30...0x39, 0x41...0x5A, 0x5F...0x5F, 0x61...0x7A], isNegated: false)
     static let space = ScalarSet(ranges: [0x09...0x0D, 0x20...0x20], isNegated: false)
-}
-
-/// Sparse set of program counters with a generation stamp, so clearing is O(1).
-private struct StateSet {
-    var states: [Int] = []
-    var stamps: [Int]
-    var containsMatch = false
-
-    init(capacity: Int) {
-        stamps = Array(repeating: 0, count: capacity)
-        states.reserveCapacity(capacity)
-    }
-
-    mutating func removeAll() {
-        states.removeAll(keepingCapacity: true)
-        containsMatch = false
-    }
-
-    mutating func mark(_ pc: Int, generation: Int) -> Bool {
-        if stamps[pc] == generation { return false }
-        stamps[pc] = generation
-        return true
-    }
 }
