@@ -5,11 +5,11 @@
 ///
 /// Without `^` the pattern may match anywhere in the value; without `$` it may end anywhere.
 public struct SafeRegex: Hashable, Sendable, CustomStringConvertible {
+    /// The compiled program, shared: copying a regex (or a `ParamSpec` holding one) is one retain.
+    private let program: Program
+
     /// The source text, as written.
-    public let description: String
-    let program: [Instruction]
-    let isAnchoredAtStart: Bool
-    let isAnchoredAtEnd: Bool
+    public var description: String { program.source }
 
     /// Patterns longer than this are refused (bytes of source).
     public static let maximumSourceLength = 512
@@ -26,16 +26,73 @@ public struct SafeRegex: Hashable, Sendable, CustomStringConvertible {
         try compiler.emit(parsed.node)
         compiler.program.append(.match)
         guard compiler.program.count <= Self.maximumProgramSize else { throw .tooComplex(limit: Self.maximumProgramSize) }
-        description = source
-        program = compiler.program
-        isAnchoredAtStart = parsed.anchoredAtStart
-        isAnchoredAtEnd = parsed.anchoredAtEnd
+        program = Program(source: source, instructions: compiler.program, anchoredAtStart: parsed.anchoredAtStart,
+                          anchoredAtEnd: parsed.anchoredAtEnd)
     }
+
+    public static func == (lhs: SafeRegex, rhs: SafeRegex) -> Bool { lhs.description == rhs.description }
+    public func hash(into hasher: inout Hasher) { hasher.combine(description) }
 
     /// Whether `value` matches.
     /// - Complexity: O(n × m) for n Unicode scalars of input and m instructions, never worse.
     public func matches(_ value: String) -> Bool {
-        let count = program.count
+        program.matches(value)
+    }
+}
+
+/// A compiled pattern as flat, trivially-copyable operations, so the matching loop
+/// neither retains nor releases.
+private final class Program: Sendable {
+    enum Kind: UInt8 { case scalar, set, negatedSet, any, jump, split, match }
+
+    /// `scalar`: a = the scalar. `set`/`negatedSet`: ranges[a..<b] (pairs of bounds).
+    /// `jump`: a = target. `split`: a, b = targets (a preferred).
+    struct Operation {
+        var kind: Kind
+        var a: UInt32
+        var b: UInt32
+    }
+
+    let source: String
+    let operations: [Operation]
+    /// Inclusive ranges as consecutive (low, high) pairs.
+    let bounds: [UInt32]
+    let anchoredAtStart: Bool
+    let anchoredAtEnd: Bool
+
+    init(source: String, instructions: [Instruction], anchoredAtStart: Bool, anchoredAtEnd: Bool) {
+        var operations: [Operation] = []
+        var bounds: [UInt32] = []
+        for instruction in instructions {
+            switch instruction {
+            case .scalar(let scalar): operations.append(Operation(kind: .scalar, a: scalar.value, b: 0))
+            case .set(let set):
+                let start = UInt32(bounds.count)
+                for range in set.ranges { bounds += [range.lowerBound, range.upperBound] }
+                operations.append(Operation(kind: set.isNegated ? .negatedSet : .set, a: start, b: UInt32(bounds.count)))
+            case .any: operations.append(Operation(kind: .any, a: 0, b: 0))
+            case .jump(let target): operations.append(Operation(kind: .jump, a: UInt32(target), b: 0))
+            case .split(let first, let second): operations.append(Operation(kind: .split, a: UInt32(first), b: UInt32(second)))
+            case .match: operations.append(Operation(kind: .match, a: 0, b: 0))
+            }
+        }
+        self.source = source
+        self.operations = operations
+        self.bounds = bounds
+        self.anchoredAtStart = anchoredAtStart
+        self.anchoredAtEnd = anchoredAtEnd
+    }
+
+    func matches(_ value: String) -> Bool {
+        operations.withUnsafeBufferPointer { operations in
+            bounds.withUnsafeBufferPointer { bounds in
+                run(value, operations, bounds)
+            }
+        }
+    }
+
+    private func run(_ value: String, _ operations: UnsafeBufferPointer<Operation>, _ bounds: UnsafeBufferPointer<UInt32>) -> Bool {
+        let count = operations.count
         // Two state lists, the generation stamps of each, and a work stack: all on the stack.
         return withUnsafeTemporaryAllocation(of: Int.self, capacity: count * 5) { memory in
             memory.initialize(repeating: 0)
@@ -45,24 +102,35 @@ public struct SafeRegex: Hashable, Sendable, CustomStringConvertible {
                                  stamps: UnsafeMutableBufferPointer(rebasing: memory[(3 * count)..<(4 * count)]))
             let stack = UnsafeMutableBufferPointer(rebasing: memory[(4 * count)..<(5 * count)])
             var generation = 1
-            addState(0, to: &current, generation: generation, stack: stack)
-            if current.containsMatch, !isAnchoredAtEnd { return true }
+            Self.addState(0, to: &current, generation: generation, stack: stack, operations)
+            if current.containsMatch, !anchoredAtEnd { return true }
             for scalar in value.unicodeScalars {
+                let input = scalar.value
                 generation += 1
                 next.removeAll()
                 for index in 0..<current.count {
                     let pc = current.states[index]
-                    switch program[pc] {
-                    case .scalar(let expected) where expected == scalar: addState(pc + 1, to: &next, generation: generation, stack: stack)
-                    case .set(let set) where set.contains(scalar): addState(pc + 1, to: &next, generation: generation, stack: stack)
-                    case .any: addState(pc + 1, to: &next, generation: generation, stack: stack)
-                    default: break
+                    let operation = operations[pc]
+                    let consumes: Bool
+                    switch operation.kind {
+                    case .scalar: consumes = operation.a == input
+                    case .any: consumes = true
+                    case .set, .negatedSet:
+                        var found = false
+                        var cursor = Int(operation.a)
+                        while cursor < Int(operation.b) {
+                            if input >= bounds[cursor] && input <= bounds[cursor + 1] { found = true; break }
+                            cursor += 2
+                        }
+                        consumes = found != (operation.kind == .negatedSet)
+                    default: consumes = false
                     }
+                    if consumes { Self.addState(pc + 1, to: &next, generation: generation, stack: stack, operations) }
                 }
                 // Unanchored: a match may start at any position.
-                if !isAnchoredAtStart { addState(0, to: &next, generation: generation, stack: stack) }
+                if !anchoredAtStart { Self.addState(0, to: &next, generation: generation, stack: stack, operations) }
                 swap(&current, &next)
-                if current.containsMatch, !isAnchoredAtEnd { return true }
+                if current.containsMatch, !anchoredAtEnd { return true }
                 // No thread left to consume input: only a match reached on this very scalar can still count.
                 if current.count == 0, !current.containsMatch { return false }
             }
@@ -71,8 +139,11 @@ public struct SafeRegex: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// Follows jumps and splits, adding every state reachable without consuming input.
-    /// Each state is marked once per generation, so the stack never holds more than `program.count`.
-    private func addState(_ start: Int, to list: inout StateList, generation: Int, stack: UnsafeMutableBufferPointer<Int>) {
+    /// Each state is marked once per generation, so the stack never holds more than the program's size.
+    private static func addState(
+        _ start: Int, to list: inout StateList, generation: Int, stack: UnsafeMutableBufferPointer<Int>,
+        _ operations: UnsafeBufferPointer<Operation>
+    ) {
         var depth = 0
         func push(_ pc: Int) {
             guard list.stamps[pc] != generation else { return }
@@ -84,11 +155,12 @@ public struct SafeRegex: Hashable, Sendable, CustomStringConvertible {
         while depth > 0 {
             depth -= 1
             let pc = stack[depth]
-            switch program[pc] {
-            case .jump(let target): push(target)
-            case .split(let first, let second):
-                push(second)
-                push(first)
+            let operation = operations[pc]
+            switch operation.kind {
+            case .jump: push(Int(operation.a))
+            case .split:
+                push(Int(operation.b))
+                push(Int(operation.a))
             case .match:
                 list.containsMatch = true
             default:
@@ -96,20 +168,6 @@ public struct SafeRegex: Hashable, Sendable, CustomStringConvertible {
                 list.count += 1
             }
         }
-    }
-}
-
-/// The threads alive at one input position: program counters, with a generation stamp
-/// per instruction so clearing is O(1).
-private struct StateList {
-    var states: UnsafeMutableBufferPointer<Int>
-    var stamps: UnsafeMutableBufferPointer<Int>
-    var count = 0
-    var containsMatch = false
-
-    mutating func removeAll() {
-        count = 0
-        containsMatch = false
     }
 }
 
@@ -150,14 +208,21 @@ struct ScalarSet: Hashable, Sendable {
     var ranges: [ClosedRange<UInt32>]
     var isNegated: Bool
 
-    func contains(_ scalar: Unicode.Scalar) -> Bool {
-        let value = scalar.value
-        var found = false
-        for range in ranges where range.contains(value) { found = true; break }
-        return found != isNegated
-    }
-
     static let digit = ScalarSet(ranges: [0x30...0x39], isNegated: false)
     static let word = ScalarSet(ranges: [0x30...0x39, 0x41...0x5A, 0x5F...0x5F, 0x61...0x7A], isNegated: false)
     static let space = ScalarSet(ranges: [0x09...0x0D, 0x20...0x20], isNegated: false)
+}
+
+/// The threads alive at one input position: program counters, with a generation stamp
+/// per instruction so clearing is O(1).
+private struct StateList {
+    var states: UnsafeMutableBufferPointer<Int>
+    var stamps: UnsafeMutableBufferPointer<Int>
+    var count = 0
+    var containsMatch = false
+
+    mutating func removeAll() {
+        count = 0
+        containsMatch = false
+    }
 }

@@ -4,8 +4,8 @@ import RouteEngine
 /// The naive peer: every route's patterns tried in order until one matches, the way a
 /// hand-written `switch` over URL paths or a list of regexes works. Not a strawman:
 /// literals are lowercased once up front and the link is split once per resolution.
-/// It answers in the same summary form as the real resolver so the bench can check
-/// both agree before timing them.
+/// It answers in the form of `Resolution.summary` so the bench can check both agree
+/// before timing them (the bench satisfies every precondition, so nothing gates).
 struct LinearScanResolver {
     struct Entry {
         var routeID: String
@@ -89,19 +89,5 @@ struct LinearScanResolver {
             return (["proceed", entry.routeID, entry.destination] + rendered).joined(separator: " ")
         }
         return "notFound unknownRoute"
-    }
-}
-
-extension Resolution {
-    /// The same summary the linear scan produces (no gates: the bench context satisfies auth).
-    var summaryForBench: String {
-        switch self {
-        case .proceed(let proceed):
-            let params = proceed.params.keys.sorted().map { "\($0)=\(proceed.params[$0]!)" }
-            return (["proceed", proceed.routeID ?? "-", proceed.destination] + params).joined(separator: " ")
-        case .gated(let gate): return "gated \(gate.precondition)"
-        case .notFound(let notFound):
-            return (["notFound", notFound.reason.rawValue] + (notFound.routeID.map { [$0] } ?? [])).joined(separator: " ")
-        }
     }
 }

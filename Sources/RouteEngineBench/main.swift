@@ -33,7 +33,7 @@ let links = generated.links
 for link in links.prefix(2_000) {
     let fast = resolver.resolve(url: link, context: context)
     let slow = linear.resolve(url: link)
-    guard fast.summaryForBench == slow else { fatalError("matchers disagree on \(link): \(fast.summaryForBench) vs \(slow)") }
+    guard fast.summary == slow else { fatalError("matchers disagree on \(link): \(fast.summary) vs \(slow)") }
 }
 
 /// Rounds of at least `minimum` each over `links`; resolutions per second of every round.

@@ -59,8 +59,7 @@ let labRows: [ResolutionRow] = [
 struct LabResolutionTests {
     @Test(arguments: labRows)
     func resolves(_ row: ResolutionRow) {
-        let context = ResolutionContext(satisfied: row.satisfied, now: Fixtures.date(row.now))
-        #expect(Fixtures.labResolver.resolve(url: row.url, context: context).summary == row.expected)
+        row.check(Fixtures.labResolver)
     }
 
     @Test func tableIsLargeAndHostile() {

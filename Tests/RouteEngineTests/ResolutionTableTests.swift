@@ -21,6 +21,12 @@ struct ResolutionRow: Sendable, CustomTestStringConvertible {
     }
 
     var testDescription: String { label }
+
+    /// Resolves the row's link with `resolver` and compares the one-line summary.
+    func check(_ resolver: Resolver, sourceLocation: SourceLocation = #_sourceLocation) {
+        let context = ResolutionContext(satisfied: satisfied, now: Fixtures.date(now))
+        #expect(resolver.resolve(url: url, context: context).summary == expected, sourceLocation: sourceLocation)
+    }
 }
 
 private let S = "https://storefront.example"
@@ -200,7 +206,6 @@ let storefrontRows: [ResolutionRow] = [
 struct StorefrontResolutionTests {
     @Test(arguments: storefrontRows)
     func resolves(_ row: ResolutionRow) {
-        let context = ResolutionContext(satisfied: row.satisfied, now: Fixtures.date(row.now))
-        #expect(Fixtures.storefront.resolve(url: row.url, context: context).summary == row.expected)
+        row.check(Fixtures.storefront)
     }
 }

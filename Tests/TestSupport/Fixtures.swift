@@ -91,19 +91,3 @@ public enum Fixtures {
     public static let lab = schema(labSchemaJSON)
     public static let labResolver = resolver(lab, routes(labRoutesJSON))
 }
-
-extension Resolution {
-    /// A one-line summary for tables: `proceed item item id=3`, `gated auth vault`,
-    /// `notFound validationFailed item`, `notFound malformed`.
-    public var summary: String {
-        switch self {
-        case .proceed(let proceed):
-            let params = proceed.params.keys.sorted().map { "\($0)=\(proceed.params[$0]!)" }
-            return (["proceed", proceed.routeID ?? "-", proceed.destination] + params).joined(separator: " ")
-        case .gated(let gate):
-            return ["gated", gate.precondition, gate.routeID ?? "-"].joined(separator: " ")
-        case .notFound(let notFound):
-            return (["notFound", notFound.reason.rawValue] + (notFound.routeID.map { [$0] } ?? [])).joined(separator: " ")
-        }
-    }
-}
