@@ -148,7 +148,7 @@ struct TypedRequestTests {
             Issue.record("expected proceed, got \(resumed.summary)")
             return
         }
-        #expect(proceed.path == ["orders", "orderDetail"])
+        #expect(proceed.path == ["home", "orders", "orderDetail"])
         #expect(proceed.tab == "account")
         #expect(proceed.params == ["orderId": .int(42)])
     }

@@ -63,7 +63,7 @@ struct SchemaTests {
 
     @Test func derivesPathTabAndPreconditions() {
         let detail = Fixtures.storefront53.destinations["orderDetail"]!
-        #expect(detail.path == ["orders", "orderDetail"])
+        #expect(detail.path == ["home", "orders", "orderDetail"])
         #expect(detail.effectiveTab == "account")
         #expect(detail.effectivePreconditions == ["auth"])
         let vaultItem = Fixtures.lab.destinations["vaultItem"]!

@@ -91,7 +91,7 @@ struct CLITests {
         #expect(result.code == .success)
         #expect(try JSONParser().parse(result.out) == [
             "outcome": "proceed", "route": "order-detail", "destination": "orderDetail", "params": ["orderId": 42],
-            "path": ["orders", "orderDetail"], "tab": "account", "presentation": "push",
+            "path": ["home", "orders", "orderDetail"], "tab": "account", "presentation": "push",
         ])
     }
 
