@@ -11,6 +11,8 @@ let package = Package(
     targets: [
         // Pure: Foundation at most, no I/O, so an iOS app can embed it.
         .target(name: "RouteEngine"),
+        // Pure HTTP/1.1: parsing, framing, serializing. No Glibc, no Dispatch.
+        .target(name: "HTTPCore"),
         .target(name: "WaymarkCLI", dependencies: ["RouteEngine"]),
         .executableTarget(name: "waymark", dependencies: ["WaymarkCLI"]),
         .executableTarget(name: "RouteEngineBench", dependencies: ["RouteEngine"]),
@@ -18,6 +20,7 @@ let package = Package(
         .target(name: "TestSupport", dependencies: ["RouteEngine"], path: "Tests/TestSupport"),
         .testTarget(name: "RouteEngineTests", dependencies: ["RouteEngine", "TestSupport"]),
         .testTarget(name: "WaymarkCLITests", dependencies: ["WaymarkCLI", "TestSupport"]),
+        .testTarget(name: "HTTPCoreTests", dependencies: ["HTTPCore"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,0 +1,225 @@
+/// Incremental parser of a request head. Bytes in; `needMoreData`, or a complete head with
+/// the bytes it consumed, or a typed error. Each byte is scanned once however the input is
+/// split, and every limit in `HTTPLimits` is enforced while scanning, so a client cannot
+/// make it buffer more than `maximumHeadBytes`.
+public struct HTTPHeadParser: Sendable {
+    public enum Result: Hashable, Sendable {
+        case needMoreData
+        case complete(HTTPRequestHead, consumed: Int)
+    }
+
+    public let limits: HTTPLimits
+    /// Offset of the next byte to scan.
+    private var scanned = 0
+    /// Start of the head proper (after ignored leading empty lines).
+    private var headStart = 0
+    private var lineStart = 0
+    private var lines = 0
+
+    public init(limits: HTTPLimits = HTTPLimits()) {
+        self.limits = limits
+    }
+
+    /// Forgets a partial head; call after a complete one before parsing the next.
+    public mutating func reset() {
+        scanned = 0
+        headStart = 0
+        lineStart = 0
+        lines = 0
+    }
+
+    /// Parses the head at the start of `bytes`; call again with the same bytes plus more.
+    /// - Complexity: O(new bytes) per call; O(head) once complete.
+    public mutating func parse(_ bytes: UnsafeBufferPointer<UInt8>) throws(HTTPParserError) -> Result {
+        var index = scanned
+        while index < bytes.count {
+            let byte = bytes[index]
+            if byte == 0x0D {
+                // RFC 9112 §2.2: a bare CR is invalid.
+                guard index + 1 < bytes.count else { break }
+                guard bytes[index + 1] == 0x0A else { throw .bareCR }
+                let lineEnd = index
+                index += 2
+                if lineEnd == lineStart {
+                    if lines == 0 {
+                        // RFC 9112 §2.2: ignore empty lines before the request line.
+                        headStart = index
+                        lineStart = index
+                        guard headStart <= limits.maximumRequestLine else { throw .requestLineTooLong }
+                        continue
+                    }
+                    // The head is every line before this empty one, without the last line's CRLF.
+                    let head = try Self.parseHead(UnsafeBufferPointer(rebasing: bytes[headStart..<(lineEnd - 2)]), limits: limits)
+                    reset()
+                    return .complete(head, consumed: index)
+                }
+                lines += 1
+                if lines > limits.maximumHeaderCount + 1 { throw .tooManyHeaders }
+                lineStart = index
+                continue
+            }
+            // RFC 9112 §2.2 lets a recipient accept a bare LF; strict servers do not.
+            if byte == 0x0A { throw .bareLF }
+            if lines == 0, index - headStart >= limits.maximumRequestLine { throw .requestLineTooLong }
+            if index - headStart >= limits.maximumHeadBytes { throw .headTooLarge }
+            index += 1
+        }
+        scanned = index
+        return .needMoreData
+    }
+
+    /// Parses a complete head: CRLF-separated lines, without the terminating CRLF CRLF.
+    static func parseHead(_ head: UnsafeBufferPointer<UInt8>, limits: HTTPLimits) throws(HTTPParserError) -> HTTPRequestHead {
+        var lines: [Range<Int>] = []
+        var start = 0
+        var index = 0
+        while index < head.count {
+            if head[index] == 0x0D {
+                lines.append(start..<index)
+                index += 2
+                start = index
+            } else {
+                index += 1
+            }
+        }
+        lines.append(start..<head.count)
+        var request = try parseRequestLine(UnsafeBufferPointer(rebasing: head[lines[0]]))
+        for line in lines.dropFirst() {
+            let (name, value) = try parseField(UnsafeBufferPointer(rebasing: head[line]))
+            request.headers.add(name, value)
+        }
+        try checkHost(&request)
+        return request
+    }
+
+    /// RFC 9112 §3: `method SP request-target SP HTTP-version`, single spaces.
+    static func parseRequestLine(_ line: UnsafeBufferPointer<UInt8>) throws(HTTPParserError) -> HTTPRequestHead {
+        guard let firstSpace = line.firstIndex(of: 0x20) else { throw .invalidRequestLine }
+        guard let secondSpace = line[(firstSpace + 1)...].firstIndex(of: 0x20),
+              !line[(secondSpace + 1)...].contains(0x20)
+        else { throw .invalidRequestLine }
+        let method = UnsafeBufferPointer(rebasing: line[..<firstSpace])
+        let target = UnsafeBufferPointer(rebasing: line[(firstSpace + 1)..<secondSpace])
+        let version = UnsafeBufferPointer(rebasing: line[(secondSpace + 1)...])
+        guard !method.isEmpty, method.allSatisfy(isTokenByte) else { throw .invalidMethod }
+        let parsedVersion = try parseVersion(version)
+        let methodString = String(decoding: method, as: UTF8.self)
+        let targetString = try parseTarget(target, method: methodString)
+        return HTTPRequestHead(method: methodString, target: targetString, version: parsedVersion)
+    }
+
+    /// RFC 9112 §2.3: `HTTP/` DIGIT `.` DIGIT, case-sensitive. A higher 1.x minor is
+    /// treated as 1.1 (RFC 9110 §2.5); another major version is 505.
+    static func parseVersion(_ version: UnsafeBufferPointer<UInt8>) throws(HTTPParserError) -> HTTPVersion {
+        guard version.count == 8, version[0] == 0x48, version[1] == 0x54, version[2] == 0x54, version[3] == 0x50,
+              version[4] == 0x2F, isDecimalDigit(version[5]), version[6] == 0x2E, isDecimalDigit(version[7])
+        else { throw .invalidVersion }
+        guard version[5] == 0x31 else { throw .unsupportedVersion }
+        return version[7] == 0x30 ? .http1_0 : .http1_1
+    }
+
+    /// Origin-form (`/path?query`), asterisk-form for OPTIONS, or absolute-form (reduced to
+    /// origin-form, RFC 9112 §3.2.2). Only RFC 3986 characters; every `%` followed by two hex digits.
+    static func parseTarget(_ target: UnsafeBufferPointer<UInt8>, method: String) throws(HTTPParserError) -> String {
+        guard !target.isEmpty, target.allSatisfy(isTargetByte) else { throw .invalidTarget }
+        var index = 0
+        while index < target.count {
+            if target[index] == 0x25 {
+                guard index + 2 < target.count, isHexDigit(target[index + 1]), isHexDigit(target[index + 2]) else {
+                    throw .invalidTarget
+                }
+                index += 3
+            } else {
+                index += 1
+            }
+        }
+        let text = String(decoding: target, as: UTF8.self)
+        if target[0] == 0x2F { return text }
+        if text == "*" {
+            guard method == "OPTIONS" else { throw .invalidTarget }
+            return text
+        }
+        // absolute-form: scheme "://" authority path-abempty [ "?" query ]
+        let lowered = text.lowercased()
+        for scheme in ["http://", "https://"] where lowered.hasPrefix(scheme) {
+            let rest = text.dropFirst(scheme.count)
+            guard let authorityEnd = rest.firstIndex(where: { $0 == "/" || $0 == "?" }) else { return "/" }
+            guard authorityEnd != rest.startIndex else { throw .invalidTarget }
+            let path = rest[authorityEnd...]
+            return path.first == "?" ? "/" + path : String(path)
+        }
+        throw .invalidTarget
+    }
+
+    /// RFC 9112 §5: `field-name ":" OWS field-value OWS`.
+    static func parseField(_ line: UnsafeBufferPointer<UInt8>) throws(HTTPParserError) -> (String, String) {
+        guard let first = line.first else { throw .invalidFieldName }
+        // RFC 9112 §5.2: obs-fold is rejected with 400.
+        if first == 0x20 || first == 0x09 { throw .obsoleteLineFolding }
+        guard let colon = line.firstIndex(of: 0x3A) else { throw .invalidFieldName }
+        let name = UnsafeBufferPointer(rebasing: line[..<colon])
+        guard !name.isEmpty else { throw .invalidFieldName }
+        // RFC 9112 §5.1: no whitespace between the field name and the colon.
+        if name.last == 0x20 || name.last == 0x09 { throw .whitespaceBeforeColon }
+        guard name.allSatisfy(isTokenByte) else { throw .invalidFieldName }
+        var valueStart = colon + 1
+        var valueEnd = line.count
+        while valueStart < valueEnd, line[valueStart] == 0x20 || line[valueStart] == 0x09 { valueStart += 1 }
+        while valueEnd > valueStart, line[valueEnd - 1] == 0x20 || line[valueEnd - 1] == 0x09 { valueEnd -= 1 }
+        let value = UnsafeBufferPointer(rebasing: line[valueStart..<valueEnd])
+        // RFC 9110 §5.5: field-vchar, SP and HTAB (and obs-text); no other control bytes.
+        for byte in value where byte < 0x20 && byte != 0x09 || byte == 0x7F { throw .invalidFieldValue }
+        return (String(decoding: name, as: UTF8.self), String(decoding: value, as: UTF8.self))
+    }
+
+    /// RFC 9110 §7.2 / RFC 9112 §3.2: exactly one valid Host in HTTP/1.1, at most one in 1.0.
+    static func checkHost(_ head: inout HTTPRequestHead) throws(HTTPParserError) {
+        let hosts = head.headers.values("Host")
+        guard hosts.count <= 1 else { throw .multipleHost }
+        guard let host = hosts.first else {
+            if head.version == .http1_1 { throw .missingHost }
+            return
+        }
+        guard host.utf8.allSatisfy(isHostByte) else { throw .invalidHost }
+    }
+}
+
+/// RFC 9110 §5.6.2 tchar.
+@inline(__always) func isTokenByte(_ byte: UInt8) -> Bool {
+    switch byte {
+    case 0x30...0x39, 0x41...0x5A, 0x61...0x7A: true
+    case 0x21, 0x23, 0x24, 0x25, 0x26, 0x27, 0x2A, 0x2B, 0x2D, 0x2E, 0x5E, 0x5F, 0x60, 0x7C, 0x7E: true
+    default: false
+    }
+}
+
+/// RFC 3986 characters allowed in a request-target: unreserved, sub-delims, `:@/?%`.
+@inline(__always) func isTargetByte(_ byte: UInt8) -> Bool {
+    switch byte {
+    case 0x30...0x39, 0x41...0x5A, 0x61...0x7A: true
+    case 0x2D, 0x2E, 0x5F, 0x7E: true                                   // - . _ ~
+    case 0x21, 0x24, 0x26, 0x27, 0x28, 0x29, 0x2A, 0x2B, 0x2C, 0x3B, 0x3D: true  // sub-delims
+    case 0x3A, 0x40, 0x2F, 0x3F, 0x25: true                             // : @ / ? %
+    default: false
+    }
+}
+
+/// Host = uri-host [ ":" port ]: reg-name characters, IP-literal brackets, and the colon.
+@inline(__always) func isHostByte(_ byte: UInt8) -> Bool {
+    switch byte {
+    case 0x30...0x39, 0x41...0x5A, 0x61...0x7A: true
+    case 0x2D, 0x2E, 0x5F, 0x7E, 0x3A, 0x5B, 0x5D, 0x25: true
+    case 0x21, 0x24, 0x26, 0x27, 0x28, 0x29, 0x2A, 0x2B, 0x2C, 0x3B, 0x3D: true
+    default: false
+    }
+}
+
+@inline(__always) func isDecimalDigit(_ byte: UInt8) -> Bool { byte >= 0x30 && byte <= 0x39 }
+
+@inline(__always) func isHexDigit(_ byte: UInt8) -> Bool {
+    isDecimalDigit(byte) || (byte | 0x20 >= 0x61 && byte | 0x20 <= 0x66)
+}
+
+@inline(__always) func hexDigitValue(_ byte: UInt8) -> Int {
+    isDecimalDigit(byte) ? Int(byte - 0x30) : Int((byte | 0x20) - 0x61 + 10)
+}

@@ -1,0 +1,43 @@
+/// A response as handlers build it. The serializer adds `Content-Length`, `Date` and
+/// `Connection`; handlers set the rest.
+public struct HTTPResponse: Hashable, Sendable {
+    public var status: HTTPStatus
+    public var headers: HTTPHeaders
+    public var body: [UInt8]
+
+    public init(status: HTTPStatus = .ok, headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = []) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+    }
+
+    public init(status: HTTPStatus = .ok, contentType: String, body: [UInt8]) {
+        self.init(status: status, headers: HTTPHeaders([("Content-Type", contentType)]), body: body)
+    }
+
+    /// A JSON error body `{"error": {"code", "message"}}` for a status.
+    public static func error(_ status: HTTPStatus, code: String, message: String) -> HTTPResponse {
+        let body = "{\"error\":{\"code\":\"\(jsonEscaped(code))\",\"message\":\"\(jsonEscaped(message))\"}}"
+        return HTTPResponse(status: status, contentType: "application/json", body: Array(body.utf8))
+    }
+}
+
+func jsonEscaped(_ text: String) -> String {
+    var out = ""
+    for scalar in text.unicodeScalars {
+        switch scalar {
+        case "\"": out += "\\\""
+        case "\\": out += "\\\\"
+        case "\n": out += "\\n"
+        case _ where scalar.value < 0x20: out += "\\u00" + String(scalar.value, radix: 16).leftPadded(to: 2)
+        default: out.unicodeScalars.append(scalar)
+        }
+    }
+    return out
+}
+
+extension String {
+    func leftPadded(to width: Int) -> String {
+        String(repeating: "0", count: max(0, width - count)) + self
+    }
+}

@@ -1,0 +1,48 @@
+/// Writes responses as HTTP/1.1 bytes (RFC 9112 §4, §6): status line, the handler's
+/// fields, then `Content-Length` on every response that may have one, `Date`, and
+/// `Connection: close` when the connection will close. `HEAD` gets the fields of the
+/// `GET` response without its content (RFC 9110 §9.3.2).
+public enum HTTPResponseSerializer {
+    /// - Parameters:
+    ///   - date: the IMF-fixdate for the `Date` field (see `HTTPDate`).
+    ///   - isHead: whether the request was HEAD.
+    ///   - keepAlive: whether the connection stays open after this response.
+    /// - Complexity: O(size of the response).
+    public static func serialize(
+        _ response: HTTPResponse, date: String, isHead: Bool, keepAlive: Bool, into out: inout [UInt8]
+    ) {
+        out.reserveCapacity(out.count + 160 + response.body.count)
+        out.append(contentsOf: "HTTP/1.1 \(response.status.code) \(response.status.reason)\r\n".utf8)
+        for field in response.headers where !isFramingField(field.name) {
+            appendField(field.name, field.value, to: &out)
+        }
+        // RFC 9110 §8.6: Content-Length on every response that can carry content; a HEAD
+        // response gives the length the GET would have had.
+        if response.status.allowsContent {
+            appendField("Content-Length", String(response.body.count), to: &out)
+        }
+        appendField("Date", date, to: &out)
+        if !keepAlive { appendField("Connection", "close", to: &out) }
+        out.append(0x0D)
+        out.append(0x0A)
+        if !isHead && response.status.allowsContent { out.append(contentsOf: response.body) }
+    }
+
+    /// `HTTP/1.1 100 Continue` (RFC 9110 §15.2.1).
+    public static let continueResponse: [UInt8] = Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)
+
+    private static func isFramingField(_ name: String) -> Bool {
+        name.equalsIgnoringASCIICase("Content-Length") || name.equalsIgnoringASCIICase("Transfer-Encoding")
+            || name.equalsIgnoringASCIICase("Connection") || name.equalsIgnoringASCIICase("Date")
+    }
+
+    private static func appendField(_ name: String, _ value: String, to out: inout [UInt8]) {
+        out.append(contentsOf: name.utf8)
+        out.append(0x3A)
+        out.append(0x20)
+        // A handler's value never splits the response: CR and LF become spaces.
+        for byte in value.utf8 { out.append(byte == 0x0D || byte == 0x0A ? 0x20 : byte) }
+        out.append(0x0D)
+        out.append(0x0A)
+    }
+}

@@ -1,0 +1,47 @@
+import HTTPCore
+import Testing
+
+@Suite("HTTP responses")
+struct HTTPResponseTests {
+    func serialized(_ response: HTTPResponse, isHead: Bool = false, keepAlive: Bool = true) -> String {
+        var out: [UInt8] = []
+        HTTPResponseSerializer.serialize(response, date: "Sat, 21 Nov 2026 10:00:00 GMT", isHead: isHead, keepAlive: keepAlive, into: &out)
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    @Test func okWithBody() {
+        let response = HTTPResponse(status: .ok, contentType: "application/json", body: Array("{}".utf8))
+        #expect(serialized(response) == "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\nDate: Sat, 21 Nov 2026 10:00:00 GMT\r\n\r\n{}")
+    }
+
+    @Test func headKeepsLengthWithoutContent() {
+        let response = HTTPResponse(status: .ok, contentType: "text/plain", body: Array("hello".utf8))
+        #expect(serialized(response, isHead: true).hasSuffix("Content-Length: 5\r\nDate: Sat, 21 Nov 2026 10:00:00 GMT\r\n\r\n"))
+    }
+
+    @Test func notModifiedAndNoContentCarryNoLengthOrBody() {
+        for status in [HTTPStatus.notModified, .noContent] {
+            let text = serialized(HTTPResponse(status: status, body: Array("x".utf8)))
+            #expect(!text.contains("Content-Length"))
+            #expect(text.hasSuffix("\r\n\r\n"))
+        }
+    }
+
+    @Test func closeAndFramingFieldsAreTheSerializers() {
+        var response = HTTPResponse(status: .ok, body: Array("ab".utf8))
+        response.headers.add("Content-Length", "999")
+        response.headers.add("Transfer-Encoding", "chunked")
+        response.headers.add("X-Split", "a\r\nInjected: yes")
+        let text = serialized(response, keepAlive: false)
+        #expect(text.contains("Content-Length: 2\r\n"))
+        #expect(!text.contains("999") && !text.contains("chunked"))
+        #expect(text.contains("X-Split: a  Injected: yes\r\n"))
+        #expect(text.contains("Connection: close\r\n"))
+    }
+
+    @Test(arguments: [(0, "Thu, 01 Jan 1970 00:00:00 GMT"), (784111777, "Sun, 06 Nov 1994 08:49:37 GMT"),
+                      (1_795_255_200, "Sat, 21 Nov 2026 10:00:00 GMT"), (951_782_400, "Tue, 29 Feb 2000 00:00:00 GMT")])
+    func imfFixdate(_ seconds: Int, _ expected: String) {
+        #expect(HTTPDate.format(secondsSince1970: seconds) == expected)
+    }
+}
