@@ -13,6 +13,9 @@ let package = Package(
         .target(name: "RouteEngine"),
         // Pure HTTP/1.1: parsing, framing, serializing. No Glibc, no Dispatch.
         .target(name: "HTTPCore"),
+        // Sockets, epoll event loops, connections, routing.
+        .target(name: "CSystemShim"),
+        .target(name: "HTTPServer", dependencies: ["HTTPCore", "CSystemShim"]),
         .target(name: "WaymarkCLI", dependencies: ["RouteEngine"]),
         .executableTarget(name: "waymark", dependencies: ["WaymarkCLI"]),
         .executableTarget(name: "RouteEngineBench", dependencies: ["RouteEngine"]),
@@ -21,6 +24,7 @@ let package = Package(
         .testTarget(name: "RouteEngineTests", dependencies: ["RouteEngine", "TestSupport"]),
         .testTarget(name: "WaymarkCLITests", dependencies: ["WaymarkCLI", "TestSupport"]),
         .testTarget(name: "HTTPCoreTests", dependencies: ["HTTPCore"]),
+        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "HTTPCore"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,0 +1,17 @@
+// The few Linux calls Swift's Glibc module does not expose without _GNU_SOURCE.
+#ifndef WAYMARK_CSYSTEMSHIM_H
+#define WAYMARK_CSYSTEMSHIM_H
+
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <stdint.h>
+
+/// accept4(2) with the new socket non-blocking and close-on-exec, addresses not wanted.
+int waymark_accept4(int listener);
+
+/// epoll_event's layout is packed on x86_64; these keep Swift away from it.
+int waymark_epoll_ctl(int epfd, int op, int fd, uint32_t events, uint64_t data);
+int waymark_epoll_wait(int epfd, uint32_t *events, uint64_t *data, int capacity, int timeout_ms);
+
+#endif

@@ -1,0 +1,93 @@
+import CSystemShim
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Thin, typed socket operations on file descriptors, each through `syscall`.
+enum Socket {
+    /// A non-blocking listening socket bound to `host:port` (IPv4 or IPv6 literal).
+    /// `SO_REUSEPORT` lets each event loop own a listener on the same port, and the
+    /// kernel spreads incoming connections between them (socket(7)).
+    static func listen(host: String, port: UInt16, backlog: Int32) throws(SystemError) -> (fd: Int32, port: UInt16) {
+        var address6 = sockaddr_in6()
+        var address4 = sockaddr_in()
+        let isIPv6 = host.contains(":")
+        if isIPv6 {
+            address6.sin6_family = sa_family_t(AF_INET6)
+            address6.sin6_port = port.bigEndian
+            guard inet_pton(AF_INET6, host, &address6.sin6_addr) == 1 else { throw SystemError(call: "inet_pton(\(host))", errno: EINVAL) }
+        } else {
+            address4.sin_family = sa_family_t(AF_INET)
+            address4.sin_port = port.bigEndian
+            guard inet_pton(AF_INET, host, &address4.sin_addr) == 1 else { throw SystemError(call: "inet_pton(\(host))", errno: EINVAL) }
+        }
+        let fd = try syscallBlocking("socket") {
+            socket(isIPv6 ? AF_INET6 : AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        }
+        do {
+            try setOption(fd, SOL_SOCKET, SO_REUSEADDR, 1)
+            try setOption(fd, SOL_SOCKET, SO_REUSEPORT, 1)
+            if isIPv6 { try setOption(fd, Int32(IPPROTO_IPV6), IPV6_V6ONLY, 1) }
+            if isIPv6 {
+                try withUnsafePointer(to: &address6) { pointer throws(SystemError) in
+                    try pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address throws(SystemError) in
+                        try syscallBlocking("bind") { bind(fd, address, socklen_t(MemoryLayout<sockaddr_in6>.size)) }
+                    }
+                }
+            } else {
+                try withUnsafePointer(to: &address4) { pointer throws(SystemError) in
+                    try pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address throws(SystemError) in
+                        try syscallBlocking("bind") { bind(fd, address, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+                    }
+                }
+            }
+            try syscallBlocking("listen") { Glibc.listen(fd, backlog) }
+            return (fd, try localPort(fd))
+        } catch {
+            close(fd)
+            throw error
+        }
+    }
+
+    static func localPort(_ fd: Int32) throws(SystemError) -> UInt16 {
+        var storage = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        try withUnsafeMutablePointer(to: &storage) { pointer throws(SystemError) in
+            try pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address throws(SystemError) in
+                try syscallBlocking("getsockname") { getsockname(fd, address, &length) }
+            }
+        }
+        if Int32(storage.ss_family) == AF_INET6 {
+            return withUnsafePointer(to: &storage) { $0.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { UInt16(bigEndian: $0.pointee.sin6_port) } }
+        }
+        return withUnsafePointer(to: &storage) { $0.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { UInt16(bigEndian: $0.pointee.sin_port) } }
+    }
+
+    /// accept4 with the new socket non-blocking and close-on-exec; nil when none is pending.
+    static func accept(_ listener: Int32) throws(SystemError) -> Int32? {
+        switch try syscall("accept4", { waymark_accept4(listener) }) {
+        case .processed(let fd): return fd
+        case .wouldBlock: return nil
+        }
+    }
+
+    static func setOption(_ fd: Int32, _ level: Int32, _ name: Int32, _ value: Int32) throws(SystemError) {
+        var value = value
+        try syscallBlocking("setsockopt") { setsockopt(fd, level, name, &value, socklen_t(MemoryLayout<Int32>.size)) }
+    }
+
+    /// Reads what is available; 0 means the peer closed its side.
+    static func read(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer) throws(SystemError) -> IOResult<Int> {
+        try syscall("read") { Glibc.read(fd, buffer.baseAddress, buffer.count) }
+    }
+
+    /// Writes what the socket takes; `MSG_NOSIGNAL` so a closed peer is an error, not SIGPIPE.
+    static func send(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) throws(SystemError) -> IOResult<Int> {
+        try syscall("send") { Glibc.send(fd, bytes.baseAddress, bytes.count, Int32(MSG_NOSIGNAL)) }
+    }
+
+    static func close(_ fd: Int32) {
+        // close(2): do not retry on EINTR; the descriptor is released either way on Linux.
+        _ = Glibc.close(fd)
+    }
+}

@@ -1,0 +1,153 @@
+import Foundation
+import HTTPCore
+@testable import HTTPServer
+import Testing
+
+/// Drives a state machine the way the shell does, with a manual clock.
+struct MachineDriver {
+    var machine: ConnectionStateMachine
+    var now: Int64 = 0
+    var handled: [String] = []
+
+    init(timeouts: ConnectionTimeouts = ConnectionTimeouts(), highWater: Int = 1 << 20,
+         bodyLimit: @escaping @Sendable (HTTPRequestHead) -> Int? = { _ in nil }) {
+        machine = ConnectionStateMachine(now: 0, timeouts: timeouts, highWater: highWater, bodyLimit: bodyLimit)
+    }
+
+    /// Feeds bytes; handles every request with a response of `responseBytes` bytes, the
+    /// way the shell would, and returns every action but `.handle`.
+    mutating func feed(_ text: String, responseBytes: Int = 100) -> [ConnectionStateMachine.Action] {
+        var pending = Array(text.utf8).withUnsafeBytes { machine.received($0, now: now) }
+        var others: [ConnectionStateMachine.Action] = []
+        while !pending.isEmpty {
+            let action = pending.removeFirst()
+            if case .handle(let request) = action {
+                handled.append(request.head.target)
+                pending += machine.responseQueued(bytes: responseBytes, keepAlive: machine.mayKeepAlive(request), now: now)
+            } else {
+                others.append(action)
+            }
+        }
+        return others
+    }
+
+    mutating func advance(seconds: Double) -> [ConnectionStateMachine.Action] {
+        now += Int64(seconds * 1e9)
+        return machine.tick(now: now)
+    }
+}
+
+let get = "GET /a HTTP/1.1\r\nHost: x\r\n\r\n"
+
+@Suite("Connection state machine")
+struct ConnectionStateMachineTests {
+    @Test func pipelinedRequestsAreHandledInOrder() {
+        var driver = MachineDriver()
+        let actions = driver.feed(get + get.replacingOccurrences(of: "/a", with: "/b") + get.replacingOccurrences(of: "/a", with: "/c"))
+        #expect(actions.isEmpty)
+        #expect(driver.handled == ["/a", "/b", "/c"])
+    }
+
+    @Test func connectionCloseClosesAfterTheResponseIsWritten() {
+        var driver = MachineDriver()
+        let actions = driver.feed("GET /a HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n" + get)
+        #expect(driver.handled == ["/a"], "nothing after Connection: close is handled")
+        #expect(actions == [.pauseReading])
+        #expect(driver.machine.wrote(60, now: 0).isEmpty)
+        #expect(driver.machine.wrote(40, now: 0) == [.close])
+    }
+
+    @Test func http10ClosesUnlessKeepAlive() {
+        var driver = MachineDriver()
+        #expect(driver.feed("GET /a HTTP/1.0\r\n\r\n") == [.pauseReading])
+        var keepAlive = MachineDriver()
+        #expect(keepAlive.feed("GET /a HTTP/1.0\r\nConnection: keep-alive\r\n\r\n").isEmpty)
+    }
+
+    @Test func framingErrorAnswersAndCloses() {
+        var driver = MachineDriver()
+        let actions = driver.feed("GET / HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\nTransfer-Encoding: chunked\r\n\r\n" + get)
+        #expect(actions == [.sendError(.badRequest, message: HTTPParserError.contentLengthWithTransferEncoding.message)])
+        #expect(driver.handled.isEmpty)
+        #expect(!driver.machine.wantsRead)
+    }
+
+    @Test func expectContinueIsAnsweredBeforeTheBody() {
+        var driver = MachineDriver()
+        let actions = driver.feed("POST /p HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\n")
+        #expect(actions == [.sendContinue])
+        #expect(driver.handled.isEmpty)
+        #expect(driver.feed("ok").isEmpty)
+        #expect(driver.handled == ["/p"])
+    }
+
+    @Test func perRouteBodyLimitIsApplied() {
+        var driver = MachineDriver(bodyLimit: { $0.target == "/small" ? 3 : nil })
+        let actions = driver.feed("POST /small HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\n\r\nabcd")
+        #expect(actions == [.sendError(.contentTooLarge, message: HTTPParserError.bodyTooLarge.message)])
+        var other = MachineDriver(bodyLimit: { $0.target == "/small" ? 3 : nil })
+        #expect(other.feed("POST /big HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\n\r\nabcd").isEmpty)
+        #expect(other.handled == ["/big"])
+    }
+
+    @Test func idleConnectionClosesAfterTheIdleTimeout() {
+        var driver = MachineDriver()
+        _ = driver.feed(get)
+        _ = driver.machine.wrote(100, now: driver.now)
+        #expect(driver.advance(seconds: 59).isEmpty)
+        #expect(driver.advance(seconds: 2) == [.close])
+    }
+
+    @Test func slowHeadGets408() {
+        var driver = MachineDriver()
+        #expect(driver.feed("GET / HTTP/1.1\r\nHo").isEmpty)
+        #expect(driver.advance(seconds: 9).isEmpty)
+        #expect(driver.feed("st: x\r\nX-Slow").isEmpty, "trickling bytes does not reset the head deadline")
+        #expect(driver.advance(seconds: 2) == [.sendError(.requestTimeout, message: "The request head took too long.")])
+    }
+
+    @Test func slowBodyGets408() {
+        var driver = MachineDriver()
+        #expect(driver.feed("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\nab").isEmpty)
+        #expect(driver.advance(seconds: 29).isEmpty)
+        #expect(driver.advance(seconds: 2) == [.sendError(.requestTimeout, message: "The request body took too long.")])
+    }
+
+    @Test func slowReaderIsPausedThenDropped() {
+        var driver = MachineDriver(highWater: 250)
+        // Three responses of 100 bytes exceed the high-water mark: reading pauses after them.
+        let actions = driver.feed(get + get + get + get + get)
+        #expect(actions == [.pauseReading])
+        #expect(driver.handled.count == 3)
+        #expect(!driver.machine.wantsRead)
+        // Draining below half the mark resumes reading and decodes what was buffered.
+        let resumed = driver.machine.wrote(200, now: driver.now)
+        #expect(resumed.first == .resumeReading)
+        // A reader that stops reading entirely is dropped at the write deadline.
+        var stuck = MachineDriver()
+        _ = stuck.feed(get)
+        #expect(stuck.advance(seconds: 29).isEmpty)
+        #expect(stuck.advance(seconds: 2) == [.close])
+    }
+
+    @Test func shutdownClosesIdleAndFinishesInFlight() {
+        var idle = MachineDriver()
+        #expect(idle.machine.beginShutdown() == [.close])
+        var busy = MachineDriver()
+        #expect(busy.feed("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\na").isEmpty)
+        #expect(busy.machine.beginShutdown().isEmpty)
+        #expect(busy.feed("b") == [.pauseReading], "the in-flight request is answered, then the connection closes")
+        #expect(busy.handled == ["/"])
+        #expect(busy.machine.wrote(100, now: busy.now) == [.close])
+    }
+
+    @Test func eofMidRequestClosesAndEofAfterResponseWaitsForTheWrite() {
+        var driver = MachineDriver()
+        _ = driver.feed("GET / HTTP/1.1\r\nHo")
+        #expect(driver.machine.receivedEOF() == [.close])
+        var pending = MachineDriver()
+        _ = pending.feed(get)
+        #expect(pending.machine.receivedEOF().isEmpty)
+        #expect(pending.machine.wrote(100, now: 0) == [.close])
+    }
+}
