@@ -148,7 +148,11 @@ public struct ConnectionStateMachine: Sendable {
             return [.pauseReading]
         }
         var actions: [Action] = []
-        while !input.isEmpty {
+        // After a head, step once more even with no input: the decoder then applies the
+        // route's body limit to the declared length before any body byte arrives.
+        var stepAfterHead = false
+        while !input.isEmpty || stepAfterHead {
+            stepAfterHead = false
             let step: (event: HTTPRequestDecoder.Event, consumed: Int)
             do throws(HTTPParserError) {
                 step = try input.withUnsafeBufferPointer { (bytes) throws(HTTPParserError) in try decoder.decode(bytes) }
@@ -163,7 +167,14 @@ public struct ConnectionStateMachine: Sendable {
             case .head(let head):
                 if let limit = bodyLimit(head) { decoder.maximumBody = limit }
                 phase = .body(since: now)
-                if head.expectsContinue { actions.append(.sendContinue) }
+                stepAfterHead = true
+                if head.expectsContinue {
+                    // The interim response is output like any other: count it, or the
+                    // connection would never look drained.
+                    if outputPending == 0 { writeStartedAt = now }
+                    outputPending += HTTPResponseSerializer.continueResponse.count
+                    actions.append(.sendContinue)
+                }
             case .request(let request):
                 // The response must be queued before the next request is decoded.
                 phase = .idle(since: now)

@@ -53,3 +53,7 @@ public struct MonotonicClock: Sendable {
         return Int64(spec.tv_sec) * 1_000_000_000 + Int64(spec.tv_nsec)
     }
 }
+
+func sysconfCoreCount() -> Int {
+    Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))
+}

@@ -79,6 +79,10 @@ struct ConnectionStateMachineTests {
         #expect(driver.handled.isEmpty)
         #expect(driver.feed("ok").isEmpty)
         #expect(driver.handled == ["/p"])
+        // The 100 Continue counts as output: once it and the response are written, an
+        // idle connection closes at once on shutdown rather than waiting for the drain deadline.
+        _ = driver.machine.wrote(HTTPResponseSerializer.continueResponse.count + 100, now: driver.now)
+        #expect(driver.machine.beginShutdown() == [.close])
     }
 
     @Test func perRouteBodyLimitIsApplied() {

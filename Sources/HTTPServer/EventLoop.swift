@@ -1,0 +1,332 @@
+import CSystemShim
+import HTTPCore
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One thread's epoll loop: its own listeners (SO_REUSEPORT), its connections, a sweep of
+/// deadlines every 100 ms, and an eventfd other threads use to wake it for shutdown.
+/// Level-triggered: simple, and a loop never starves a connection by draining another.
+final class EventLoop: @unchecked Sendable {
+    // @unchecked: every mutable field is touched only on this loop's thread; other threads
+    // only call `wake()`, which writes to an eventfd, and read `isStopping` through it.
+    let index: Int
+    private let epoll: Int32
+    private let wakeFD: Int32
+    private var listeners: [Int32] = []
+    private var listenersWatched = true
+    private var connections: [Int32: Connection] = [:]
+    private let router: Router
+    private let configuration: ServerConfiguration
+    private let maximumConnections: Int
+    private let clock = MonotonicClock()
+    private var readBuffer = [UInt8](repeating: 0, count: 64 * 1024)
+    private var logBuffer: [UInt8] = []
+    private var requestCounter: UInt64 = 0
+    private let requestIDPrefix: String
+    private var cachedDate = ""
+    private var cachedSecond = -1
+    private var stopDeadline: Int64?
+    private let shutdownRequested = Atomic<Bool>(false)
+
+    init(index: Int, router: Router, configuration: ServerConfiguration, listeners: [Int32], requestIDPrefix: String) throws(SystemError) {
+        self.index = index
+        self.router = router
+        self.configuration = configuration
+        self.listeners = listeners
+        self.requestIDPrefix = requestIDPrefix
+        maximumConnections = max(1, configuration.maximumConnections / max(1, configuration.threads))
+        epoll = try syscallBlocking("epoll_create1") { epoll_create1(Int32(EPOLL_CLOEXEC)) }
+        wakeFD = try syscallBlocking("eventfd") { eventfd(0, Int32(EFD_NONBLOCK | EFD_CLOEXEC)) }
+        try control(EPOLL_CTL_ADD, wakeFD, events: EPOLLIN.rawValue)
+        for listener in listeners { try control(EPOLL_CTL_ADD, listener, events: EPOLLIN.rawValue) }
+    }
+
+    deinit {
+        Glibc.close(epoll)
+        Glibc.close(wakeFD)
+    }
+
+    /// Asks the loop to stop accepting and drain; safe from any thread.
+    func requestShutdown() {
+        shutdownRequested.store(true, ordering: .releasing)
+        var one: UInt64 = 1
+        _ = Glibc.write(wakeFD, &one, 8)
+    }
+
+    private func control(_ operation: Int32, _ fd: Int32, events: UInt32) throws(SystemError) {
+        try syscallBlocking("epoll_ctl") { waymark_epoll_ctl(epoll, operation, fd, events, UInt64(UInt32(bitPattern: fd))) }
+    }
+
+    /// Runs until shut down and every connection is closed.
+    func run() {
+        var events = [UInt32](repeating: 0, count: 256)
+        var data = [UInt64](repeating: 0, count: 256)
+        var nextSweep = clock.now() + 100_000_000
+        while true {
+            let count: Int32
+            do {
+                switch try syscall("epoll_wait", { waymark_epoll_wait(epoll, &events, &data, 256, 100) }) {
+                case .processed(let ready): count = ready
+                case .wouldBlock: count = 0
+                }
+            } catch {
+                log("{\"event\":\"fatal\",\"error\":\"\(error)\"}")
+                return
+            }
+            for slot in 0..<Int(count) {
+                let fd = Int32(truncatingIfNeeded: data[slot])
+                if fd == wakeFD {
+                    var value: UInt64 = 0
+                    _ = Glibc.read(wakeFD, &value, 8)
+                } else if listeners.contains(fd) {
+                    acceptAll(fd)
+                } else if let connection = connections[fd] {
+                    service(connection, events: events[slot])
+                }
+            }
+            let now = clock.now()
+            if shutdownRequested.load(ordering: .acquiring), stopDeadline == nil { beginShutdown(now: now) }
+            if now >= nextSweep {
+                sweep(now: now)
+                nextSweep = now + 100_000_000
+            }
+            flushLog()
+            if let deadline = stopDeadline {
+                if connections.isEmpty { return }
+                if now >= deadline {
+                    for connection in Array(connections.values) { close(connection) }
+                    return
+                }
+            }
+        }
+    }
+
+    // MARK: Accepting
+
+    private func acceptAll(_ listener: Int32) {
+        while connections.count < maximumConnections {
+            let accepted: Int32?
+            do {
+                accepted = try Socket.accept(listener)
+            } catch {
+                // EMFILE and friends: stop for now; the sweep re-arms the listeners.
+                pauseListeners()
+                return
+            }
+            guard let fd = accepted else { return }
+            try? Socket.setOption(fd, Int32(IPPROTO_TCP), TCP_NODELAY, 1)
+            let router = router
+            let machine = ConnectionStateMachine(
+                now: clock.now(), limits: configuration.limits, timeouts: configuration.timeouts,
+                highWater: configuration.outputHighWater, bodyLimit: { router.maximumBody(for: $0) })
+            let connection = Connection(fd: fd, machine: machine)
+            connections[fd] = connection
+            do {
+                try control(EPOLL_CTL_ADD, fd, events: EPOLLIN.rawValue | EPOLLRDHUP.rawValue)
+            } catch {
+                close(connection)
+            }
+        }
+        pauseListeners()
+    }
+
+    private func pauseListeners() {
+        guard listenersWatched else { return }
+        listenersWatched = false
+        for listener in listeners { try? control(EPOLL_CTL_DEL, listener, events: 0) }
+    }
+
+    private func resumeListeners() {
+        guard !listenersWatched, stopDeadline == nil, connections.count < maximumConnections else { return }
+        listenersWatched = true
+        for listener in listeners { try? control(EPOLL_CTL_ADD, listener, events: EPOLLIN.rawValue) }
+    }
+
+    // MARK: Connections
+
+    private func service(_ connection: Connection, events: UInt32) {
+        if events & (EPOLLERR.rawValue | EPOLLHUP.rawValue) != 0, events & EPOLLIN.rawValue == 0 {
+            close(connection)
+            return
+        }
+        if events & EPOLLOUT.rawValue != 0 { write(connection) }
+        if events & EPOLLIN.rawValue != 0, connection.machine.wantsRead { read(connection) }
+    }
+
+    private func read(_ connection: Connection) {
+        // A few reads per wake-up, so one busy client cannot monopolise the loop.
+        for _ in 0..<4 {
+            guard connection.machine.wantsRead, !connection.machine.isClosed else { return }
+            let fd = connection.fd
+            let attempt = readBuffer.withUnsafeMutableBytes { buffer in
+                Result { () throws(SystemError) in try Socket.read(fd, into: buffer) }
+            }
+            guard case .success(let result) = attempt else {
+                close(connection)
+                return
+            }
+            switch result {
+            case .wouldBlock:
+                return
+            case .processed(0):
+                perform(connection.machine.receivedEOF(), on: connection)
+                return
+            case .processed(let count):
+                let now = clock.now()
+                let actions = readBuffer.withUnsafeBytes { connection.machine.received(UnsafeRawBufferPointer(rebasing: $0[0..<count]), now: now) }
+                perform(actions, on: connection)
+                if count < readBuffer.count { return }
+            }
+        }
+    }
+
+    private func perform(_ actions: [ConnectionStateMachine.Action], on connection: Connection) {
+        var pending = actions
+        var index = 0
+        while index < pending.count {
+            let action = pending[index]
+            index += 1
+            switch action {
+            case .handle(let request):
+                let started = clock.now()
+                let keepAlive = connection.machine.mayKeepAlive(request)
+                let response = respond(to: request)
+                let isHead = request.head.method == "HEAD"
+                let bytes = connection.enqueue { out in
+                    HTTPResponseSerializer.serialize(response, date: date(), isHead: isHead, keepAlive: keepAlive, into: &out)
+                }
+                if configuration.accessLog { logAccess(request, response, bytes: bytes, started: started) }
+                pending += connection.machine.responseQueued(bytes: bytes, keepAlive: keepAlive, now: clock.now())
+            case .sendContinue:
+                connection.enqueue(HTTPResponseSerializer.continueResponse)
+            case .sendError(let status, let message):
+                let response = HTTPResponse.error(status, code: "badRequest", message: message)
+                let bytes = connection.enqueue { out in
+                    HTTPResponseSerializer.serialize(response, date: date(), isHead: false, keepAlive: false, into: &out)
+                }
+                if configuration.accessLog { log("{\"status\":\(status.code),\"error\":\"\(message)\",\"bytes\":\(bytes)}") }
+                pending += connection.machine.responseQueued(bytes: bytes, keepAlive: false, now: clock.now())
+            case .pauseReading, .resumeReading:
+                break  // reflected in `wantsRead` when interest is updated below
+            case .close:
+                close(connection)
+                return
+            }
+        }
+        write(connection)
+    }
+
+    private func respond(to request: HTTPRequest) -> HTTPResponse {
+        requestCounter &+= 1
+        var response = router.respond(to: request)
+        response.headers.replace(configuration.requestIDHeader, with: "\(requestIDPrefix)-\(index)-\(String(requestCounter, radix: 16))")
+        return response
+    }
+
+    private func write(_ connection: Connection) {
+        guard !connection.machine.isClosed else { return }
+        if connection.hasPendingOutput {
+            do {
+                let written = try connection.flush()
+                if written > 0 {
+                    let actions = connection.machine.wrote(written, now: clock.now())
+                    if !actions.isEmpty {
+                        perform(actions, on: connection)
+                        return
+                    }
+                }
+            } catch {
+                close(connection)
+                return
+            }
+        }
+        updateInterest(connection)
+    }
+
+    private func updateInterest(_ connection: Connection) {
+        guard !connection.machine.isClosed, connections[connection.fd] != nil else { return }
+        let reads = connection.machine.wantsRead
+        let writes = connection.hasPendingOutput
+        guard reads != connection.isWatchingReads || writes != connection.isWatchingWrites else { return }
+        connection.setWatching(reads: reads, writes: writes)
+        var events = EPOLLRDHUP.rawValue
+        if reads { events |= EPOLLIN.rawValue }
+        if writes { events |= EPOLLOUT.rawValue }
+        do {
+            try control(EPOLL_CTL_MOD, connection.fd, events: events)
+        } catch {
+            close(connection)
+        }
+    }
+
+    private func close(_ connection: Connection) {
+        guard connections.removeValue(forKey: connection.fd) != nil else { return }
+        try? control(EPOLL_CTL_DEL, connection.fd, events: 0)
+        Socket.close(connection.fd)
+        resumeListeners()
+    }
+
+    private func sweep(now: Int64) {
+        for connection in Array(connections.values) {
+            let actions = connection.machine.tick(now: now)
+            if !actions.isEmpty { perform(actions, on: connection) }
+        }
+        resumeListeners()
+    }
+
+    private func beginShutdown(now: Int64) {
+        stopDeadline = now + configuration.drainTimeout
+        // Close the listeners, not just stop watching them: the kernel would otherwise
+        // keep completing handshakes into the backlog that nobody will ever accept.
+        pauseListeners()
+        for listener in listeners { Socket.close(listener) }
+        listeners.removeAll()
+        for connection in Array(connections.values) {
+            let actions = connection.machine.beginShutdown()
+            if !actions.isEmpty { perform(actions, on: connection) }
+        }
+    }
+
+    // MARK: Date and access log
+
+    /// The IMF-fixdate of the current second, formatted once per second.
+    private func date() -> String {
+        let second = Int(time(nil))
+        if second != cachedSecond {
+            cachedSecond = second
+            cachedDate = HTTPDate.format(secondsSince1970: second)
+        }
+        return cachedDate
+    }
+
+    private func logAccess(_ request: HTTPRequest, _ response: HTTPResponse, bytes: Int, started: Int64) {
+        let microseconds = (clock.now() - started) / 1000
+        let id = response.headers[configuration.requestIDHeader] ?? ""
+        log("{\"method\":\"\(request.head.method)\",\"path\":\"\(jsonSafe(request.head.path))\",\"status\":\(response.status.code),"
+            + "\"bytes\":\(bytes),\"durationUs\":\(microseconds),\"requestId\":\"\(id)\"}")
+    }
+
+    private func log(_ line: String) {
+        logBuffer.append(contentsOf: line.utf8)
+        logBuffer.append(0x0A)
+        if logBuffer.count > 32 * 1024 { flushLog() }
+    }
+
+    private func flushLog() {
+        guard !logBuffer.isEmpty else { return }
+        logBuffer.withUnsafeBytes { _ = Glibc.write(2, $0.baseAddress, $0.count) }
+        logBuffer.removeAll(keepingCapacity: true)
+    }
+}
+
+/// Escapes what could break a JSON string; paths are already restricted to URL characters.
+func jsonSafe(_ text: Substring) -> String {
+    var out = ""
+    for character in text {
+        if character == "\"" || character == "\\" { out.append("\\") }
+        out.append(character)
+    }
+    return out
+}

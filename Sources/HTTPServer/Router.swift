@@ -1,0 +1,125 @@
+import HTTPCore
+
+/// Path parameters of a matched route (`/v1/revisions/:number` → `number`), percent-decoded.
+public struct RouteParameters: Hashable, Sendable {
+    public private(set) var values: [String: String] = [:]
+
+    public subscript(name: String) -> String? { values[name] }
+
+    mutating func set(_ name: String, _ value: String) { values[name] = value }
+}
+
+/// From method and path to a handler. A path that exists with another method is `405`
+/// with `Allow`; an unknown path is `404`; a method no server knows is `501` (RFC 9110
+/// §15.6.2). `HEAD` is served by the `GET` handler; the serializer drops the content.
+public struct Router: Sendable {
+    public typealias Handler = @Sendable (HTTPRequest, RouteParameters) -> HTTPResponse
+
+    private enum Segment: Hashable, Sendable {
+        case literal(String)
+        case parameter(String)
+    }
+
+    private struct Entry: Sendable {
+        var method: String
+        var segments: [Segment]
+        var maximumBody: Int?
+        var handler: Handler
+    }
+
+    /// Methods RFC 9110 defines, plus PATCH.
+    static let knownMethods: Set<String> = ["GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "OPTIONS", "TRACE", "PATCH"]
+
+    private var entries: [Entry] = []
+
+    public init() {}
+
+    /// Adds a route. `path` is literal segments and `:name` parameters, e.g. `/v1/revisions/:number`.
+    /// `maximumBody` overrides the server's body limit for this route.
+    public mutating func add(_ method: String, _ path: String, maximumBody: Int? = nil, _ handler: @escaping Handler) {
+        let segments = path.split(separator: "/").map { part -> Segment in
+            part.first == ":" ? .parameter(String(part.dropFirst())) : .literal(String(part))
+        }
+        entries.append(Entry(method: method, segments: segments, maximumBody: maximumBody, handler: handler))
+    }
+
+    public enum Match: Sendable {
+        case found(Handler, RouteParameters)
+        case methodNotAllowed(allow: [String])
+        case notFound
+        case notImplemented
+    }
+
+    /// - Complexity: O(routes × segments); a service has a few dozen routes.
+    public func match(method: String, path: Substring) -> Match {
+        let parts = path.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
+        let segments = parts.last == "" ? Array(parts.dropLast()) : Array(parts)
+        var allowed: [String] = []
+        for entry in entries {
+            guard let parameters = Self.bind(entry.segments, to: segments) else { continue }
+            if entry.method == method || (method == "HEAD" && entry.method == "GET") {
+                return .found(entry.handler, parameters)
+            }
+            allowed.append(entry.method)
+        }
+        guard Self.knownMethods.contains(method) else { return .notImplemented }
+        guard !allowed.isEmpty else { return .notFound }
+        if allowed.contains("GET") { allowed.append("HEAD") }
+        return .methodNotAllowed(allow: Array(Set(allowed)).sorted())
+    }
+
+    /// The body limit of the route a head would reach, if it sets one.
+    public func maximumBody(for head: HTTPRequestHead) -> Int? {
+        let parts = head.path.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
+        let segments = parts.last == "" ? Array(parts.dropLast()) : Array(parts)
+        return entries.first { $0.method == head.method && Self.bind($0.segments, to: segments) != nil }?.maximumBody
+    }
+
+    /// Calls the matching handler, or answers 404 / 405 / 501 itself.
+    public func respond(to request: HTTPRequest) -> HTTPResponse {
+        switch match(method: request.head.method, path: request.head.path) {
+        case .found(let handler, let parameters):
+            return handler(request, parameters)
+        case .methodNotAllowed(let allow):
+            var response = HTTPResponse.error(.methodNotAllowed, code: "methodNotAllowed",
+                                              message: "\(request.head.method) is not allowed here; use \(allow.joined(separator: ", ")).")
+            response.headers.add("Allow", allow.joined(separator: ", "))
+            return response
+        case .notFound:
+            return .error(.notFound, code: "notFound", message: "There is nothing at \(request.head.path).")
+        case .notImplemented:
+            return .error(.notImplemented, code: "notImplemented", message: "The method \(request.head.method) is not implemented.")
+        }
+    }
+
+    private static func bind(_ pattern: [Segment], to segments: [Substring]) -> RouteParameters? {
+        guard pattern.count == segments.count else { return nil }
+        var parameters = RouteParameters()
+        for (segment, value) in zip(pattern, segments) {
+            switch segment {
+            case .literal(let text): guard value == text else { return nil }
+            case .parameter(let name):
+                guard !value.isEmpty, let decoded = percentDecoded(value) else { return nil }
+                parameters.set(name, decoded)
+            }
+        }
+        return parameters
+    }
+
+    static func percentDecoded(_ text: Substring) -> String? {
+        var bytes: [UInt8] = []
+        var utf8 = Array(text.utf8)[...]
+        while let byte = utf8.first {
+            if byte == 0x25 {
+                guard utf8.count >= 3, let value = UInt8(String(decoding: utf8.dropFirst().prefix(2), as: UTF8.self), radix: 16)
+                else { return nil }
+                bytes.append(value)
+                utf8 = utf8.dropFirst(3)
+            } else {
+                bytes.append(byte)
+                utf8 = utf8.dropFirst()
+            }
+        }
+        return String(validating: bytes, as: UTF8.self)
+    }
+}

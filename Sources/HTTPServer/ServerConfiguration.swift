@@ -1,0 +1,33 @@
+import HTTPCore
+
+/// Everything an operator may set about the server, with defaults.
+public struct ServerConfiguration: Sendable {
+    /// Addresses to listen on; IPv4 and IPv6 literals. Default: loopback only.
+    public var hosts: [String] = ["127.0.0.1", "::1"]
+    /// 0 picks a free port (tests).
+    public var port: UInt16 = 8080
+    /// Event loops, one thread each. Default: one per core.
+    public var threads: Int = max(1, System.coreCount)
+    /// Open connections across all loops; beyond it, new ones wait in the listen backlog. Default 10,000.
+    public var maximumConnections = 10_000
+    public var backlog: Int32 = 1024
+    public var limits = HTTPLimits()
+    public var timeouts = ConnectionTimeouts()
+    /// Queued response bytes beyond which a connection stops reading (slow readers). Default 1 MiB.
+    public var outputHighWater = 1 << 20
+    /// On SIGTERM/SIGINT, how long requests in flight may take before connections are cut. Default 10 s.
+    public var drainTimeout: Int64 = 10_000_000_000
+    /// One JSON line per request on standard error.
+    public var accessLog = true
+    /// The response header carrying the request id.
+    public var requestIDHeader = "X-Request-Id"
+
+    public init() {}
+}
+
+/// Facts about the machine.
+public enum System {
+    public static var coreCount: Int {
+        Int(sysconfCoreCount())
+    }
+}
