@@ -19,6 +19,7 @@ let package = Package(
         .target(name: "WaymarkCLI", dependencies: ["RouteEngine"]),
         .executableTarget(name: "waymark", dependencies: ["WaymarkCLI"]),
         .executableTarget(name: "RouteEngineBench", dependencies: ["RouteEngine"]),
+        .executableTarget(name: "HTTPBenchServer", dependencies: ["HTTPServer", "HTTPCore"]),
 
         .target(name: "TestSupport", dependencies: ["RouteEngine"], path: "Tests/TestSupport"),
         .testTarget(name: "RouteEngineTests", dependencies: ["RouteEngine", "TestSupport"]),

@@ -12,7 +12,12 @@ public enum HTTPResponseSerializer {
         _ response: HTTPResponse, date: String, isHead: Bool, keepAlive: Bool, into out: inout [UInt8]
     ) {
         out.reserveCapacity(out.count + 160 + response.body.count)
-        out.append(contentsOf: "HTTP/1.1 \(response.status.code) \(response.status.reason)\r\n".utf8)
+        out.append(contentsOf: "HTTP/1.1 ".utf8)
+        out.append(contentsOf: String(response.status.code).utf8)
+        out.append(0x20)
+        out.append(contentsOf: response.status.reason.utf8)
+        out.append(0x0D)
+        out.append(0x0A)
         for field in response.headers where !isFramingField(field.name) {
             appendField(field.name, field.value, to: &out)
         }
@@ -41,7 +46,11 @@ public enum HTTPResponseSerializer {
         out.append(0x3A)
         out.append(0x20)
         // A handler's value never splits the response: CR and LF become spaces.
-        for byte in value.utf8 { out.append(byte == 0x0D || byte == 0x0A ? 0x20 : byte) }
+        if value.utf8.contains(where: { $0 == 0x0D || $0 == 0x0A }) {
+            for byte in value.utf8 { out.append(byte == 0x0D || byte == 0x0A ? 0x20 : byte) }
+        } else {
+            out.append(contentsOf: value.utf8)
+        }
         out.append(0x0D)
         out.append(0x0A)
     }

@@ -72,17 +72,22 @@ public struct HTTPRequestHead: Hashable, Sendable {
         self.headers = headers
     }
 
-    /// The target's path, without the query.
-    public var path: Substring { target.prefix { $0 != "?" } }
+    /// The target's path, without the query. (Found on UTF-8 bytes: the target is ASCII.)
+    public var path: Substring {
+        let utf8 = target.utf8
+        return Substring(utf8[..<(utf8.firstIndex(of: 0x3F) ?? utf8.endIndex)])
+    }
 
     /// The target's query, without `?`; nil when there is none.
     public var query: Substring? {
-        guard let mark = target.firstIndex(of: "?") else { return nil }
-        return target[target.index(after: mark)...]
+        let utf8 = target.utf8
+        guard let mark = utf8.firstIndex(of: 0x3F) else { return nil }
+        return Substring(utf8[utf8.index(after: mark)...])
     }
 
     /// RFC 9112 §9.3: HTTP/1.1 persists unless `close`; HTTP/1.0 only with `keep-alive`.
     public var wantsKeepAlive: Bool {
+        guard headers["Connection"] != nil else { return version == .http1_1 }
         let tokens = headers.tokens("Connection")
         if tokens.contains("close") { return false }
         return version == .http1_1 || tokens.contains("keep-alive")

@@ -52,8 +52,7 @@ public struct Router: Sendable {
 
     /// - Complexity: O(routes × segments); a service has a few dozen routes.
     public func match(method: String, path: Substring) -> Match {
-        let parts = path.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
-        let segments = parts.last == "" ? Array(parts.dropLast()) : Array(parts)
+        let segments = Self.segments(of: path)
         var allowed: [String] = []
         for entry in entries {
             guard let parameters = Self.bind(entry.segments, to: segments) else { continue }
@@ -70,8 +69,7 @@ public struct Router: Sendable {
 
     /// The body limit of the route a head would reach, if it sets one.
     public func maximumBody(for head: HTTPRequestHead) -> Int? {
-        let parts = head.path.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
-        let segments = parts.last == "" ? Array(parts.dropLast()) : Array(parts)
+        let segments = Self.segments(of: head.path)
         return entries.first { $0.method == head.method && Self.bind($0.segments, to: segments) != nil }?.maximumBody
     }
 
@@ -90,6 +88,13 @@ public struct Router: Sendable {
         case .notImplemented:
             return .error(.notImplemented, code: "notImplemented", message: "The method \(request.head.method) is not implemented.")
         }
+    }
+
+    /// `/a/b/` → `["a", "b"]`: split on UTF-8 bytes (a path is ASCII), a trailing slash ignored.
+    private static func segments(of path: Substring) -> [Substring] {
+        var parts = path.utf8.split(separator: 0x2F, omittingEmptySubsequences: false).dropFirst().map { Substring($0) }
+        if parts.last?.isEmpty == true { parts.removeLast() }
+        return parts
     }
 
     private static func bind(_ pattern: [Segment], to segments: [Substring]) -> RouteParameters? {

@@ -1,0 +1,52 @@
+// make bench-http: Waymark's HTTP server serving one fixed file, the way nginx serves it
+// beside it: GET and HEAD, a strong ETag, If-None-Match → 304. Bytes and ETag are
+// computed once at start, never per request.
+//
+// Usage: HTTPBenchServer FILE PORT [THREADS]
+import Foundation
+import HTTPCore
+import HTTPServer
+
+let arguments = CommandLine.arguments
+guard arguments.count >= 3, let port = UInt16(arguments[2]),
+      let body = FileManager.default.contents(atPath: arguments[1]).map(Array.init)
+else {
+    FileHandle.standardError.write(Data("usage: HTTPBenchServer FILE PORT [THREADS]\n".utf8))
+    exit(2)
+}
+
+/// FNV-1a over the bytes: a strong validator for a body that never changes while served.
+var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+for byte in body { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+let etag = "\"\(String(hash, radix: 16))\""
+
+let ok = HTTPResponse(status: .ok, headers: HTTPHeaders([("Content-Type", "application/json"), ("ETag", etag),
+                                                          ("Cache-Control", "no-cache")]), body: body)
+let notModified = HTTPResponse(status: .notModified, headers: HTTPHeaders([("ETag", etag), ("Cache-Control", "no-cache")]))
+
+var router = Router()
+router.add("GET", "/manifest.json") { request, _ in
+    // RFC 9110 §13.1.2: weak comparison for If-None-Match; "*" matches any current representation.
+    if let condition = request.head.headers["If-None-Match"] {
+        if condition == etag { return notModified }
+        let tags = condition.utf8.split(separator: 0x2C).map { String(Substring($0)).trimmingCharacters(in: .whitespaces) }
+        if tags.contains("*") || tags.contains(where: { $0 == etag || $0 == "W/" + etag }) { return notModified }
+    }
+    return ok
+}
+
+var configuration = ServerConfiguration()
+configuration.hosts = ["127.0.0.1"]
+configuration.port = port
+configuration.accessLog = false
+if arguments.count >= 4, let threads = Int(arguments[3]) { configuration.threads = threads }
+let server = HTTPServer(configuration: configuration, router: router)
+do {
+    try server.start()
+} catch {
+    FileHandle.standardError.write(Data("HTTPBenchServer: \(error)\n".utf8))
+    exit(1)
+}
+server.shutdownOnSignals()
+print("serving \(arguments[1]) (\(body.count) bytes, ETag \(etag)) on 127.0.0.1:\(server.port)")
+server.wait()
