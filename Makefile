@@ -9,7 +9,7 @@ SCHEMAS    := --schema $(EXAMPLE)/schema-ios-5.2.0.json --schema $(EXAMPLE)/sche
 BIN        := .build/debug/waymark
 RELEASE    := .build/release
 
-.PHONY: all build run test test-unit check-example bench bench-http deps toolchain clean
+.PHONY: all build run test test-unit test-live fuzz-ci check-example bench bench-http fuzz deps toolchain clean
 
 all: build
 
@@ -33,11 +33,22 @@ run: build
 	  $(BIN) resolve "$$url" --schema $(EXAMPLE)/schema-ios-5.3.0.json --routes $(EXAMPLE)/routes.json --now 2026-03-15T00:00:00Z; \
 	done
 
-test: test-unit check-example
+# Unit tests run last, so their summary closes the output.
+test: check-example test-live fuzz-ci test-unit
 
 test-unit: deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build --disable-xctest
+
+# The HTTP server with real clients (curl, Python, wrk, h2load), then slow clients
+# (slowhttptest). Installs the clients from Debian when missing.
+test-live: build
+	bash Tests/Scripts/http-live.sh
+	bash Tests/Scripts/slow-clients.sh
+
+# A short libFuzzer run with AddressSanitizer on every CI run.
+fuzz-ci:
+	$(MAKE) fuzz FUZZ_SECONDS=30
 
 # The shipped example must stay valid: `waymark validate` exits 0 on it.
 check-example: build
@@ -53,6 +64,17 @@ bench: deps
 # Installs nginx and wrk from Debian when missing.
 bench-http: deps
 	bash Tests/Scripts/bench-http.sh
+
+# libFuzzer with AddressSanitizer on HTTPCore's decoders, for FUZZ_SECONDS (default 60).
+# One --sanitize for SwiftPM plus -sanitize=fuzzer,address for swiftc: two --sanitize
+# flags silently drop coverage. A separate scratch path keeps the normal build untouched.
+FUZZ_SECONDS ?= 60
+fuzz: deps
+	$(SWIFT) build --scratch-path .build-fuzz --product HTTPFuzz --sanitize=fuzzer \
+	  -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library
+	mkdir -p .build-fuzz/corpus && cp Tests/Fuzz/http-corpus/* .build-fuzz/corpus/
+	SWIFT_BACKTRACE=enable=no .build-fuzz/debug/HTTPFuzz .build-fuzz/corpus \
+	  -max_total_time=$(FUZZ_SECONDS) -max_len=4096 -print_final_stats=1 -artifact_prefix=.build-fuzz/
 
 clean:
 	rm -rf .build

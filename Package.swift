@@ -19,7 +19,9 @@ let package = Package(
         .target(name: "WaymarkCLI", dependencies: ["RouteEngine"]),
         .executableTarget(name: "waymark", dependencies: ["WaymarkCLI"]),
         .executableTarget(name: "RouteEngineBench", dependencies: ["RouteEngine"]),
-        .executableTarget(name: "HTTPBenchServer", dependencies: ["HTTPServer", "HTTPCore"]),
+        .executableTarget(name: "HTTPFixtureServer", dependencies: ["HTTPServer", "HTTPCore"]),
+        // libFuzzer target (make fuzz); an ordinary build replays inputs given as files.
+        .executableTarget(name: "HTTPFuzz", dependencies: ["HTTPCore"]),
 
         .target(name: "TestSupport", dependencies: ["RouteEngine"], path: "Tests/TestSupport"),
         .testTarget(name: "RouteEngineTests", dependencies: ["RouteEngine", "TestSupport"]),

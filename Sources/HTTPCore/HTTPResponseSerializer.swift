@@ -12,6 +12,18 @@ public enum HTTPResponseSerializer {
         _ response: HTTPResponse, date: String, isHead: Bool, keepAlive: Bool, into out: inout [UInt8]
     ) {
         out.reserveCapacity(out.count + 160 + response.body.count)
+        serializeHead(response, date: date, keepAlive: keepAlive, into: &out)
+        if sendsContent(response, isHead: isHead) { out.append(contentsOf: response.body) }
+    }
+
+    /// Whether the response's content goes on the wire after its head.
+    public static func sendsContent(_ response: HTTPResponse, isHead: Bool) -> Bool {
+        !isHead && response.status.allowsContent && !response.body.isEmpty
+    }
+
+    /// The status line and fields only, so a server can send the content from where it
+    /// already is (a gather write) instead of copying it behind the head.
+    public static func serializeHead(_ response: HTTPResponse, date: String, keepAlive: Bool, into out: inout [UInt8]) {
         out.append(contentsOf: "HTTP/1.1 ".utf8)
         out.append(contentsOf: String(response.status.code).utf8)
         out.append(0x20)
@@ -30,7 +42,6 @@ public enum HTTPResponseSerializer {
         if !keepAlive { appendField("Connection", "close", to: &out) }
         out.append(0x0D)
         out.append(0x0A)
-        if !isHead && response.status.allowsContent { out.append(contentsOf: response.body) }
     }
 
     /// `HTTP/1.1 100 Continue` (RFC 9110 §15.2.1).

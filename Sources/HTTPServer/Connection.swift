@@ -5,57 +5,81 @@ import HTTPCore
 final class Connection {
     let fd: Int32
     var machine: ConnectionStateMachine
-    /// Serialized responses not yet written, from `outputOffset`.
-    private var output: [UInt8] = []
-    private var outputOffset = 0
+    /// Output not yet written, in order: small pieces are coalesced into one buffer;
+    /// large bodies stay the handler's own (shared, immutable) arrays and are never copied.
+    private var segments: [[UInt8]] = []
+    /// Bytes of `segments[0]` already written.
+    private var firstOffset = 0
     private(set) var isWatchingWrites = false
     private(set) var isWatchingReads = true
+
+    /// Bodies at least this large are queued by reference rather than copied.
+    static let shareThreshold = 8 * 1024
 
     init(fd: Int32, machine: ConnectionStateMachine) {
         self.fd = fd
         self.machine = machine
     }
 
-    var hasPendingOutput: Bool { outputOffset < output.count }
+    var hasPendingOutput: Bool { !segments.isEmpty }
 
-    /// Queues bytes to write.
+    /// Queues bytes to write, copying small ones into the last buffer.
     func enqueue(_ bytes: [UInt8]) {
-        if outputOffset == output.count {
-            output.removeAll(keepingCapacity: true)
-            outputOffset = 0
+        guard !bytes.isEmpty else { return }
+        if bytes.count >= Self.shareThreshold {
+            segments.append(bytes)
+        } else if let last = segments.indices.last, segments[last].count < Self.shareThreshold, !(last == 0 && firstOffset > 0) {
+            segments[last].append(contentsOf: bytes)
+        } else {
+            segments.append(bytes)
         }
-        output.append(contentsOf: bytes)
     }
 
+    /// Serializes into the output and returns the bytes added.
     func enqueue(serialize: (inout [UInt8]) -> Void) -> Int {
-        if outputOffset == output.count {
-            output.removeAll(keepingCapacity: true)
-            outputOffset = 0
+        var head: [UInt8] = []
+        if let last = segments.indices.last, segments[last].count < Self.shareThreshold, !(last == 0 && firstOffset > 0) {
+            head = segments.removeLast()
         }
-        let before = output.count
-        serialize(&output)
-        return output.count - before
+        let before = head.count
+        serialize(&head)
+        let added = head.count - before
+        segments.append(head)
+        return added
     }
 
-    /// Writes as much queued output as the socket takes; returns the bytes written.
+    /// Writes as much queued output as the socket takes, two segments per call (a
+    /// response's head and its body); returns the bytes written.
     func flush() throws(SystemError) -> Int {
         var written = 0
-        while outputOffset < output.count {
-            let offset = outputOffset
-            let attempt = output.withUnsafeBytes { bytes in
-                Result { () throws(SystemError) in try Socket.send(fd, UnsafeRawBufferPointer(rebasing: bytes[offset...])) }
+        while !segments.isEmpty {
+            let offset = firstOffset
+            let attempt: Result<IOResult<Int>, SystemError>
+            if segments.count >= 2 {
+                attempt = segments[0].withUnsafeBytes { first in
+                    segments[1].withUnsafeBytes { second in
+                        Result { () throws(SystemError) in try Socket.send(fd, UnsafeRawBufferPointer(rebasing: first[offset...]), second) }
+                    }
+                }
+            } else {
+                attempt = segments[0].withUnsafeBytes { first in
+                    Result { () throws(SystemError) in try Socket.send(fd, UnsafeRawBufferPointer(rebasing: first[offset...])) }
+                }
             }
-            switch try attempt.get() {
-            case .processed(let count):
-                outputOffset += count
-                written += count
-            case .wouldBlock:
-                return written
+            guard case .processed(var count) = try attempt.get() else { return written }
+            written += count
+            // Drop what was fully written; keep the offset into the first remaining segment.
+            while count > 0, !segments.isEmpty {
+                let remaining = segments[0].count - firstOffset
+                if count >= remaining {
+                    count -= remaining
+                    segments.removeFirst()
+                    firstOffset = 0
+                } else {
+                    firstOffset += count
+                    count = 0
+                }
             }
-        }
-        if output.count > 64 * 1024 {
-            output = []  // do not keep a large buffer for an idle connection
-            outputOffset = 0
         }
         return written
     }

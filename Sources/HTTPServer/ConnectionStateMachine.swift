@@ -8,7 +8,9 @@ public struct ConnectionTimeouts: Hashable, Sendable {
     public var body: Int64 = 30_000_000_000
     /// An open connection with no request in progress. Default 60 s.
     public var idle: Int64 = 60_000_000_000
-    /// From when a response is queued to when all of it has been written. Default 30 s (slow read).
+    /// From when output becomes pending to when all of it has been written; partial
+    /// progress does not restart it, so a reader taking a few bytes a second is dropped.
+    /// Default 30 s (slow read).
     public var write: Int64 = 30_000_000_000
 
     public init() {}
@@ -32,6 +34,9 @@ public struct ConnectionStateMachine: Sendable {
         case resumeReading
         /// Close the socket now.
         case close
+        /// Reset the connection now (SO_LINGER 0): a timed-out peer gets no more of the
+        /// output the kernel still holds for it, and that memory is freed at once.
+        case abort
     }
 
     enum Phase: Hashable, Sendable {
@@ -107,7 +112,8 @@ public struct ConnectionStateMachine: Sendable {
     /// The shell wrote `bytes` of queued output.
     public mutating func wrote(_ bytes: Int, now: Int64) -> [Action] {
         outputPending -= bytes
-        writeStartedAt = now
+        // The write deadline restarts only once everything queued has been written.
+        if outputPending == 0 { writeStartedAt = now }
         if outputPending == 0, phase == .closing { return closeNow() }
         if isPaused, phase != .closing, outputPending <= highWater / 2 {
             isPaused = false
@@ -118,7 +124,11 @@ public struct ConnectionStateMachine: Sendable {
 
     /// Time passed: enforce the phase deadlines.
     public mutating func tick(now: Int64) -> [Action] {
-        if outputPending > 0, now - writeStartedAt > timeouts.write { return closeNow() }
+        if outputPending > 0, now - writeStartedAt > timeouts.write {
+            phase = .closed
+            input.removeAll()
+            return [.abort]
+        }
         switch phase {
         case .idle(let since) where input.isEmpty && now - since > timeouts.idle:
             return closeNow()

@@ -194,8 +194,12 @@ final class EventLoop: @unchecked Sendable {
                 let keepAlive = connection.machine.mayKeepAlive(request)
                 let response = respond(to: request)
                 let isHead = request.head.method == "HEAD"
-                let bytes = connection.enqueue { out in
-                    HTTPResponseSerializer.serialize(response, date: date(), isHead: isHead, keepAlive: keepAlive, into: &out)
+                var bytes = connection.enqueue { out in
+                    HTTPResponseSerializer.serializeHead(response, date: date(), keepAlive: keepAlive, into: &out)
+                }
+                if HTTPResponseSerializer.sendsContent(response, isHead: isHead) {
+                    connection.enqueue(response.body)
+                    bytes += response.body.count
                 }
                 if configuration.accessLog { logAccess(request, response, bytes: bytes, started: started) }
                 pending += connection.machine.responseQueued(bytes: bytes, keepAlive: keepAlive, now: clock.now())
@@ -212,6 +216,9 @@ final class EventLoop: @unchecked Sendable {
                 break  // reflected in `wantsRead` when interest is updated below
             case .close:
                 close(connection)
+                return
+            case .abort:
+                close(connection, abort: true)
                 return
             }
         }
@@ -261,10 +268,10 @@ final class EventLoop: @unchecked Sendable {
         }
     }
 
-    private func close(_ connection: Connection) {
+    private func close(_ connection: Connection, abort: Bool = false) {
         guard connections.removeValue(forKey: connection.fd) != nil else { return }
         try? control(EPOLL_CTL_DEL, connection.fd, events: 0)
-        Socket.close(connection.fd)
+        if abort { Socket.abort(connection.fd) } else { Socket.close(connection.fd) }
         resumeListeners()
     }
 

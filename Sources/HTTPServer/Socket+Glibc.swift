@@ -86,6 +86,28 @@ enum Socket {
         try syscall("send") { Glibc.send(fd, bytes.baseAddress, bytes.count, Int32(MSG_NOSIGNAL)) }
     }
 
+    /// Writes two buffers with one call (sendmsg(2), a gather write), without SIGPIPE.
+    static func send(_ fd: Int32, _ first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer) throws(SystemError) -> IOResult<Int> {
+        var vectors = (iovec(iov_base: UnsafeMutableRawPointer(mutating: first.baseAddress), iov_len: first.count),
+                       iovec(iov_base: UnsafeMutableRawPointer(mutating: second.baseAddress), iov_len: second.count))
+        return try withUnsafeMutablePointer(to: &vectors) { pointer throws(SystemError) in
+            try pointer.withMemoryRebound(to: iovec.self, capacity: 2) { iov throws(SystemError) in
+                var message = msghdr()
+                message.msg_iov = iov
+                message.msg_iovlen = 2
+                return try syscall("sendmsg") { sendmsg(fd, &message, Int32(MSG_NOSIGNAL)) }
+            }
+        }
+    }
+
+    /// Resets the connection: SO_LINGER with a zero timeout makes close(2) send RST and
+    /// discard unsent data (socket(7)), instead of trickling it to a reader that stalls.
+    static func abort(_ fd: Int32) {
+        var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
+        _ = setsockopt(fd, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
+        close(fd)
+    }
+
     static func close(_ fd: Int32) {
         // close(2): do not retry on EINTR; the descriptor is released either way on Linux.
         _ = Glibc.close(fd)

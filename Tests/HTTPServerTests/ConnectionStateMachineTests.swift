@@ -127,11 +127,19 @@ struct ConnectionStateMachineTests {
         // Draining below half the mark resumes reading and decodes what was buffered.
         let resumed = driver.machine.wrote(200, now: driver.now)
         #expect(resumed.first == .resumeReading)
+        // A reader that keeps taking a few bytes is still dropped at the write deadline.
+        var trickle = MachineDriver()
+        _ = trickle.feed(get, responseBytes: 10_000)
+        for _ in 0..<29 {
+            #expect(trickle.advance(seconds: 1).isEmpty)
+            #expect(trickle.machine.wrote(8, now: trickle.now).isEmpty)
+        }
+        #expect(trickle.advance(seconds: 2) == [.abort])
         // A reader that stops reading entirely is dropped at the write deadline.
         var stuck = MachineDriver()
         _ = stuck.feed(get)
         #expect(stuck.advance(seconds: 29).isEmpty)
-        #expect(stuck.advance(seconds: 2) == [.close])
+        #expect(stuck.advance(seconds: 2) == [.abort])
     }
 
     @Test func shutdownClosesIdleAndFinishesInFlight() {

@@ -16,8 +16,8 @@ pids=()
 cleanup() { for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done; rm -rf "$work"; }
 trap cleanup EXIT
 
-swift build -c release --product HTTPBenchServer >/dev/null
-bin=$(swift build -c release --show-bin-path)/HTTPBenchServer
+swift build -c release --product HTTPFixtureServer >/dev/null
+bin=$(swift build -c release --show-bin-path)/HTTPFixtureServer
 
 # A manifest-shaped JSON document of about 40 KB.
 python3 - "$work/manifest.json" <<'PY'
@@ -86,17 +86,30 @@ run() {
 # Warm both up, then measure each case back to back.
 wrk -t2 -c"$CONNECTIONS" -d2s "http://127.0.0.1:$WAYMARK_PORT/manifest.json" >/dev/null
 wrk -t2 -c"$CONNECTIONS" -d2s "http://127.0.0.1:$NGINX_PORT/manifest.json" >/dev/null
-read -r w200 w200p50 w200p99 < <(run "$WAYMARK_PORT")
-read -r n200 n200p50 n200p99 < <(run "$NGINX_PORT")
-read -r w304 w304p50 w304p99 < <(run "$WAYMARK_PORT" "If-None-Match: $waymark_etag")
-read -r n304 n304p50 n304p99 < <(run "$NGINX_PORT" "If-None-Match: $nginx_etag")
+# Interleave the four cases over several rounds; the machine is shared, so each figure
+# printed is the median round (the spread is printed beside it).
+ROUNDS=${BENCH_ROUNDS:-3}
+: > "$work/results"
+for round in $(seq "$ROUNDS"); do
+  echo "w200 $(run "$WAYMARK_PORT")" >> "$work/results"
+  echo "n200 $(run "$NGINX_PORT")" >> "$work/results"
+  echo "w304 $(run "$WAYMARK_PORT" "If-None-Match: $waymark_etag")" >> "$work/results"
+  echo "n304 $(run "$NGINX_PORT" "If-None-Match: $nginx_etag")" >> "$work/results"
+done
+# median CASE COLUMN -> the median of that column over the rounds
+median() { awk -v c="$1" -v k="$2" '$1==c {print $k}' "$work/results" | sort -g | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'; }
+spread() { awk -v c="$1" '$1==c {print $2}' "$work/results" | sort -g | awk '{v[NR]=$1} END {printf "%s-%s", v[1], v[NR]}'; }
+for c in w200 n200 w304 n304; do
+  eval "${c}=$(median $c 2) ${c}p50=$(median $c 3) ${c}p99=$(median $c 4) ${c}range=$(spread $c)"
+done
 
 echo "bench-http: $bytes-byte JSON, wrk -t$WRK_THREADS -c$CONNECTIONS -d${DURATION}s on loopback, $(nproc) cores shared by servers and wrk"
-printf "  %-16s %12s %9s %9s\n" "" "req/s" "p50 ms" "p99 ms"
-printf "  %-16s %12s %9s %9s\n" "200 Waymark" "$w200" "$w200p50" "$w200p99"
-printf "  %-16s %12s %9s %9s\n" "200 nginx" "$n200" "$n200p50" "$n200p99"
-printf "  %-16s %12s %9s %9s\n" "304 Waymark" "$w304" "$w304p50" "$w304p99"
-printf "  %-16s %12s %9s %9s\n" "304 nginx" "$n304" "$n304p50" "$n304p99"
+echo "  median of $ROUNDS interleaved rounds (req/s range over rounds in brackets)"
+printf "  %-12s %10s %18s %9s %9s\n" "" "req/s" "(range)" "p50 ms" "p99 ms"
+printf "  %-12s %10s %18s %9s %9s\n" "200 Waymark" "$w200" "($w200range)" "$w200p50" "$w200p99"
+printf "  %-12s %10s %18s %9s %9s\n" "200 nginx" "$n200" "($n200range)" "$n200p50" "$n200p99"
+printf "  %-12s %10s %18s %9s %9s\n" "304 Waymark" "$w304" "($w304range)" "$w304p50" "$w304p99"
+printf "  %-12s %10s %18s %9s %9s\n" "304 nginx" "$n304" "($n304range)" "$n304p50" "$n304p99"
 awk -v w2="$w200" -v n2="$n200" -v w3="$w304" -v n3="$n304" -v p2="$w200p99" -v p3="$w304p99" 'BEGIN {
   r2 = w2 / n2; r3 = w3 / n3
   printf "  ratio Waymark/nginx: 200 %.2f, 304 %.2f\n", r2, r3

@@ -1,8 +1,10 @@
-// make bench-http: Waymark's HTTP server serving one fixed file, the way nginx serves it
-// beside it: GET and HEAD, a strong ETag, If-None-Match → 304. Bytes and ETag are
-// computed once at start, never per request.
+// Waymark's HTTP server with fixed routes, for `make bench-http` (beside nginx serving the
+// same file) and the live tests with real clients:
+//   GET/HEAD /manifest.json  the file, with a strong ETag; If-None-Match → 304. Bytes and
+//                            ETag are computed once at start, never per request.
+//   POST /echo               the request body back (at most 64 KiB)
 //
-// Usage: HTTPBenchServer FILE PORT [THREADS]
+// Usage: HTTPFixtureServer FILE PORT [THREADS] [--access-log] [--timeouts SECONDS]
 import Foundation
 import HTTPCore
 import HTTPServer
@@ -11,7 +13,7 @@ let arguments = CommandLine.arguments
 guard arguments.count >= 3, let port = UInt16(arguments[2]),
       let body = FileManager.default.contents(atPath: arguments[1]).map(Array.init)
 else {
-    FileHandle.standardError.write(Data("usage: HTTPBenchServer FILE PORT [THREADS]\n".utf8))
+    FileHandle.standardError.write(Data("usage: HTTPFixtureServer FILE PORT [THREADS] [--access-log] [--timeouts SECONDS]\n".utf8))
     exit(2)
 }
 
@@ -34,19 +36,30 @@ router.add("GET", "/manifest.json") { request, _ in
     }
     return ok
 }
+router.add("POST", "/echo", maximumBody: 64 * 1024) { request, _ in
+    HTTPResponse(status: .ok, contentType: "application/octet-stream", body: request.body)
+}
 
 var configuration = ServerConfiguration()
 configuration.hosts = ["127.0.0.1"]
 configuration.port = port
-configuration.accessLog = false
+configuration.accessLog = arguments.contains("--access-log")
 if arguments.count >= 4, let threads = Int(arguments[3]) { configuration.threads = threads }
+if let flag = arguments.firstIndex(of: "--timeouts"), flag + 1 < arguments.count, let seconds = Int64(arguments[flag + 1]) {
+    // Short deadlines for the slow-client check.
+    configuration.timeouts.head = seconds * 1_000_000_000
+    configuration.timeouts.body = seconds * 1_000_000_000
+    configuration.timeouts.write = seconds * 1_000_000_000
+    configuration.timeouts.idle = 2 * seconds * 1_000_000_000
+}
 let server = HTTPServer(configuration: configuration, router: router)
 do {
     try server.start()
 } catch {
-    FileHandle.standardError.write(Data("HTTPBenchServer: \(error)\n".utf8))
+    FileHandle.standardError.write(Data("HTTPFixtureServer: \(error)\n".utf8))
     exit(1)
 }
 server.shutdownOnSignals()
-print("serving \(arguments[1]) (\(body.count) bytes, ETag \(etag)) on 127.0.0.1:\(server.port)")
+// Unbuffered, so a script reading our output learns the port while we keep running.
+FileHandle.standardOutput.write(Data("serving \(arguments[1]) (\(body.count) bytes, ETag \(etag)) on 127.0.0.1:\(server.port)\n".utf8))
 server.wait()
