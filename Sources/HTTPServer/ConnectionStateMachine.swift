@@ -161,13 +161,23 @@ public struct ConnectionStateMachine: Sendable {
         // After a head, step once more even with no input: the decoder then applies the
         // route's body limit to the declared length before any body byte arrives.
         var stepAfterHead = false
+        var continueIfAccepted = false
         while !input.isEmpty || stepAfterHead {
             stepAfterHead = false
             let step: (event: HTTPRequestDecoder.Event, consumed: Int)
             do throws(HTTPParserError) {
                 step = try input.withUnsafeBufferPointer { (bytes) throws(HTTPParserError) in try decoder.decode(bytes) }
             } catch {
+                // A body we would refuse is refused before the client is invited to send it.
                 return actions + fail(error.status, error.message)
+            }
+            if continueIfAccepted {
+                continueIfAccepted = false
+                // The interim response is output like any other: count it, or the
+                // connection would never look drained.
+                if outputPending == 0 { writeStartedAt = now }
+                outputPending += HTTPResponseSerializer.continueResponse.count
+                actions.append(.sendContinue)
             }
             input.removeFirst(step.consumed)
             switch step.event {
@@ -178,13 +188,8 @@ public struct ConnectionStateMachine: Sendable {
                 if let limit = bodyLimit(head) { decoder.maximumBody = limit }
                 phase = .body(since: now)
                 stepAfterHead = true
-                if head.expectsContinue {
-                    // The interim response is output like any other: count it, or the
-                    // connection would never look drained.
-                    if outputPending == 0 { writeStartedAt = now }
-                    outputPending += HTTPResponseSerializer.continueResponse.count
-                    actions.append(.sendContinue)
-                }
+                // 100 Continue only once the next step has checked the declared length.
+                continueIfAccepted = head.expectsContinue
             case .request(let request):
                 // The response must be queued before the next request is decoded.
                 phase = .idle(since: now)

@@ -85,6 +85,12 @@ struct ConnectionStateMachineTests {
         #expect(driver.machine.beginShutdown() == [.close])
     }
 
+    @Test func expectContinueOverTheLimitGetsOnly413() {
+        var driver = MachineDriver(bodyLimit: { _ in 3 })
+        let actions = driver.feed("POST /p HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 4\r\n\r\n")
+        #expect(actions == [.sendError(.contentTooLarge, message: HTTPParserError.bodyTooLarge.message)])
+    }
+
     @Test func perRouteBodyLimitIsApplied() {
         var driver = MachineDriver(bodyLimit: { $0.target == "/small" ? 3 : nil })
         let actions = driver.feed("POST /small HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\n\r\nabcd")

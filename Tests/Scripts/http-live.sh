@@ -35,6 +35,7 @@ check "curl conditional GET is 304" bash -c "[ \$(curl -s -o /dev/null -w '%{htt
 check "curl chunked POST echoes" bash -c "[ \"\$(printf 'hello chunked' | curl -fs -H 'Transfer-Encoding: chunked' --data-binary @- '$url/echo')\" = 'hello chunked' ]"
 check "curl Expect: 100-continue" bash -c "curl -sv -H 'Expect: 100-continue' --data-binary 'continued' '$url/echo' 2>&1 | grep -q '< HTTP/1.1 100 Continue' && [ \"\$(curl -fs -H 'Expect: 100-continue' --data-binary 'continued' '$url/echo')\" = continued ]"
 check "curl body over the route limit is 413" bash -c "[ \$(head -c 70000 /dev/zero | curl -s -o /dev/null -w '%{http_code}' --data-binary @- '$url/echo') = 413 ]"
+check "curl Expect over the limit gets 413, no 100" bash -c "out=\$(head -c 70000 /dev/zero | curl -sv -H 'Expect: 100-continue' --data-binary @- '$url/echo' 2>&1); echo \"\$out\" | grep -q '< HTTP/1.1 413' && ! echo \"\$out\" | grep -q '< HTTP/1.1 100'"
 check "curl 404, 405 with Allow, 501" bash -c "
   [ \$(curl -s -o /dev/null -w '%{http_code}' '$url/nope') = 404 ]
   curl -s -D - -o /dev/null -X DELETE '$url/manifest.json' | tr -d '\r' | grep -qx 'Allow: GET, HEAD'
