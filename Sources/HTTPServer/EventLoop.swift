@@ -29,6 +29,8 @@ final class EventLoop: @unchecked Sendable {
     private var cachedSecond = -1
     private var stopDeadline: Int64?
     private let shutdownRequested = Atomic<Bool>(false)
+    /// Connected descriptors handed over by other threads (`adopt`), taken on this thread.
+    private let adoptions = Mutex<[Int32]>([])
 
     init(index: Int, router: Router, configuration: ServerConfiguration, listeners: [Int32], requestIDPrefix: String) throws(SystemError) {
         self.index = index
@@ -46,6 +48,14 @@ final class EventLoop: @unchecked Sendable {
     deinit {
         Glibc.close(epoll)
         Glibc.close(wakeFD)
+    }
+
+    /// Hands an already-connected, non-blocking socket to this loop; safe from any thread.
+    /// (Tests use it with socket pairs; a listener-less loop serves only adopted sockets.)
+    func adopt(_ fd: Int32) {
+        adoptions.withLock { $0.append(fd) }
+        var one: UInt64 = 1
+        _ = Glibc.write(wakeFD, &one, 8)
     }
 
     /// Asks the loop to stop accepting and drain; safe from any thread.
@@ -80,6 +90,7 @@ final class EventLoop: @unchecked Sendable {
                 if fd == wakeFD {
                     var value: UInt64 = 0
                     _ = Glibc.read(wakeFD, &value, 8)
+                    for adopted in adoptions.withLock({ queue in defer { queue.removeAll() }; return queue }) { register(adopted) }
                 } else if listeners.contains(fd) {
                     acceptAll(fd)
                 } else if let connection = connections[fd] {
@@ -117,19 +128,24 @@ final class EventLoop: @unchecked Sendable {
             }
             guard let fd = accepted else { return }
             try? Socket.setOption(fd, Int32(IPPROTO_TCP), TCP_NODELAY, 1)
-            let router = router
-            let machine = ConnectionStateMachine(
-                now: clock.now(), limits: configuration.limits, timeouts: configuration.timeouts,
-                highWater: configuration.outputHighWater, bodyLimit: { router.maximumBody(for: $0) })
-            let connection = Connection(fd: fd, machine: machine)
-            connections[fd] = connection
-            do {
-                try control(EPOLL_CTL_ADD, fd, events: EPOLLIN.rawValue | EPOLLRDHUP.rawValue)
-            } catch {
-                close(connection)
-            }
+            register(fd)
         }
         pauseListeners()
+    }
+
+    /// Starts serving a connected socket.
+    private func register(_ fd: Int32) {
+        let router = router
+        let machine = ConnectionStateMachine(
+            now: clock.now(), limits: configuration.limits, timeouts: configuration.timeouts,
+            highWater: configuration.outputHighWater, bodyLimit: { router.maximumBody(for: $0) })
+        let connection = Connection(fd: fd, machine: machine)
+        connections[fd] = connection
+        do {
+            try control(EPOLL_CTL_ADD, fd, events: EPOLLIN.rawValue | EPOLLRDHUP.rawValue)
+        } catch {
+            close(connection)
+        }
     }
 
     private func pauseListeners() {
