@@ -9,10 +9,12 @@ let package = Package(
         .executable(name: "waymark", targets: ["waymark"]),
     ],
     targets: [
+        // Calendar arithmetic shared by the two pure modules below.
+        .target(name: "CivilDate"),
         // Pure: Foundation at most, no I/O, so an iOS app can embed it.
-        .target(name: "RouteEngine"),
+        .target(name: "RouteEngine", dependencies: ["CivilDate"]),
         // Pure HTTP/1.1: parsing, framing, serializing. No Glibc, no Dispatch.
-        .target(name: "HTTPCore"),
+        .target(name: "HTTPCore", dependencies: ["CivilDate"]),
         // Sockets, epoll event loops, connections, routing.
         .target(name: "CSystemShim"),
         .target(name: "HTTPServer", dependencies: ["HTTPCore", "CSystemShim"]),

@@ -1,3 +1,4 @@
+import CivilDate
 import Foundation
 
 /// RFC 3339 timestamps (`2026-03-01T00:00:00Z`, `2026-03-01T01:00:00.5+01:00`), parsed
@@ -52,17 +53,15 @@ public enum Timestamp {
         guard index == bytes.count, (1...12).contains(month), (1...daysIn(month: month, year: year)).contains(day),
               hour < 24, minute < 60, second < 60
         else { return nil }
-        let days = daysFromCivil(year: year, month: month, day: day)
+        let days = CivilDate.days(year: year, month: month, day: day)
         let seconds = Double(days * 86_400 + hour * 3600 + minute * 60 + second - offsetSeconds) + fraction
         return Date(timeIntervalSince1970: seconds)
     }
 
     /// `2026-03-01T00:00:00Z` (whole seconds, UTC).
     public static func format(_ date: Date) -> String {
-        let total = Int(date.timeIntervalSince1970.rounded(.down))
-        let days = total >= 0 ? total / 86_400 : (total - 86_399) / 86_400
-        let secondsOfDay = total - days * 86_400
-        let (year, month, day) = civilFromDays(days)
+        let (days, secondsOfDay) = CivilDate.split(secondsSince1970: Int(date.timeIntervalSince1970.rounded(.down)))
+        let (year, month, day) = CivilDate.date(fromDays: days)
         func pad(_ value: Int, _ width: Int) -> String {
             let text = String(value)
             return String(repeating: "0", count: max(0, width - text.count)) + text
@@ -77,27 +76,5 @@ public enum Timestamp {
         case 4, 6, 9, 11: 30
         default: 31
         }
-    }
-
-    /// Howard Hinnant's `days_from_civil`: days since 1970-01-01 in the proleptic Gregorian calendar.
-    static func daysFromCivil(year: Int, month: Int, day: Int) -> Int {
-        let y = month <= 2 ? year - 1 : year
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yearOfEra = y - era * 400
-        let dayOfYear = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
-        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-        return era * 146_097 + dayOfEra - 719_468
-    }
-
-    static func civilFromDays(_ days: Int) -> (year: Int, month: Int, day: Int) {
-        let z = days + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let dayOfEra = z - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let mp = (5 * dayOfYear + 2) / 153
-        let day = dayOfYear - (153 * mp + 2) / 5 + 1
-        let month = mp < 10 ? mp + 3 : mp - 9
-        return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
     }
 }
