@@ -31,12 +31,6 @@ public struct HTTPRequestDecoder: Sendable {
         maximumBody = limits.maximumBody
     }
 
-    /// True between a `.head` event and its `.request`.
-    public var isReadingBody: Bool {
-        if case .head = state { return false }
-        return true
-    }
-
     /// Decodes the next event from `bytes`.
     /// - Returns: the event and how many bytes of `bytes` it consumed.
     public mutating func decode(_ bytes: UnsafeBufferPointer<UInt8>) throws(HTTPParserError) -> (event: Event, consumed: Int) {

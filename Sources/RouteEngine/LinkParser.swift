@@ -26,13 +26,6 @@ struct LinkParser {
             : .custom(scheme: String(decoding: schemes[index - hosts.count], as: UTF8.self))
     }
 
-    func originIndex(of origin: LinkOrigin) -> Int? {
-        switch origin {
-        case .web(let host): hosts.firstIndex(of: Array(host.utf8))
-        case .custom(let scheme): schemes.firstIndex(of: Array(scheme.utf8)).map { $0 + hosts.count }
-        }
-    }
-
     struct Parsed {
         var origin: Int
         var segmentCount: Int

@@ -15,8 +15,6 @@ public struct ValidityWindow: Hashable, Sendable {
     public var start: Date?
     public var end: Date?
 
-    public static let always = ValidityWindow(start: nil, end: nil)
-
     public func contains(_ date: Date) -> Bool {
         (start.map { date >= $0 } ?? true) && (end.map { date < $0 } ?? true)
     }
@@ -49,8 +47,6 @@ public struct LinkScope: Hashable, Sendable {
             self.schemes = schemes ?? []
         }
     }
-
-    public var isUnrestricted: Bool { hosts == nil }
 
     public func admits(_ origin: LinkOrigin) -> Bool {
         guard let hosts, let schemes else { return true }
