@@ -15,8 +15,10 @@ public struct HTTPResponse: Hashable, Sendable {
         self.init(status: status, headers: HTTPHeaders([("Content-Type", contentType)]), body: body)
     }
 
-    /// A JSON error body `{"error": {"code", "message"}}` for a status.
-    public static func error(_ status: HTTPStatus, code: String, message: String) -> HTTPResponse {
+    /// A JSON error body `{"error": {"code", "message"}}` for a status; the code defaults
+    /// to the status's name (`contentTooLarge`).
+    public static func error(_ status: HTTPStatus, code: String? = nil, message: String) -> HTTPResponse {
+        let code = code ?? status.name
         let body = "{\"error\":{\"code\":\"\(jsonEscaped(code))\",\"message\":\"\(jsonEscaped(message))\"}}"
         return HTTPResponse(status: status, contentType: "application/json", body: Array(body.utf8))
     }

@@ -10,6 +10,14 @@ public struct HTTPStatus: Hashable, Sendable, CustomStringConvertible {
 
     public var description: String { "\(code) \(reason)" }
 
+    /// The reason phrase as an error code: `Content Too Large` → `contentTooLarge`,
+    /// `HTTP Version Not Supported` → `httpVersionNotSupported`.
+    public var name: String {
+        let words = reason.split(separator: " ")
+        guard let first = words.first else { return String(code) }
+        return first.lowercased() + words.dropFirst().map { $0.prefix(1).uppercased() + $0.dropFirst().lowercased() }.joined()
+    }
+
     public static let `continue` = HTTPStatus(100, "Continue")
     public static let ok = HTTPStatus(200, "OK")
     public static let created = HTTPStatus(201, "Created")

@@ -222,7 +222,7 @@ final class EventLoop: @unchecked Sendable {
             case .sendContinue:
                 connection.enqueue(HTTPResponseSerializer.continueResponse)
             case .sendError(let status, let message):
-                let response = HTTPResponse.error(status, code: "badRequest", message: message)
+                let response = HTTPResponse.error(status, message: message)
                 let bytes = connection.enqueue { out in
                     HTTPResponseSerializer.serialize(response, date: date(), isHead: false, keepAlive: false, into: &out)
                 }

@@ -79,14 +79,13 @@ public struct Router: Sendable {
         case .found(let handler, let parameters):
             return handler(request, parameters)
         case .methodNotAllowed(let allow):
-            var response = HTTPResponse.error(.methodNotAllowed, code: "methodNotAllowed",
-                                              message: "\(request.head.method) is not allowed here; use \(allow.joined(separator: ", ")).")
+            var response = HTTPResponse.error(.methodNotAllowed, message: "\(request.head.method) is not allowed here; use \(allow.joined(separator: ", ")).")
             response.headers.add("Allow", allow.joined(separator: ", "))
             return response
         case .notFound:
-            return .error(.notFound, code: "notFound", message: "There is nothing at \(request.head.path).")
+            return .error(.notFound, message: "There is nothing at \(request.head.path).")
         case .notImplemented:
-            return .error(.notImplemented, code: "notImplemented", message: "The method \(request.head.method) is not implemented.")
+            return .error(.notImplemented, message: "The method \(request.head.method) is not implemented.")
         }
     }
 

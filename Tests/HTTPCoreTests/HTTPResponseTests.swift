@@ -39,6 +39,15 @@ struct HTTPResponseTests {
         #expect(text.contains("Connection: close\r\n"))
     }
 
+    @Test(arguments: [(HTTPStatus.badRequest, "badRequest"), (.contentTooLarge, "contentTooLarge"), (.uriTooLong, "uriTooLong"),
+                      (.requestHeaderFieldsTooLarge, "requestHeaderFieldsTooLarge"), (.httpVersionNotSupported, "httpVersionNotSupported"),
+                      (.methodNotAllowed, "methodNotAllowed")])
+    func errorCodesAreTheStatusNames(_ status: HTTPStatus, _ name: String) {
+        #expect(status.name == name)
+        let body = String(decoding: HTTPResponse.error(status, message: "m").body, as: UTF8.self)
+        #expect(body == "{\"error\":{\"code\":\"\(name)\",\"message\":\"m\"}}")
+    }
+
     @Test(arguments: [(0, "Thu, 01 Jan 1970 00:00:00 GMT"), (784111777, "Sun, 06 Nov 1994 08:49:37 GMT"),
                       (1_795_255_200, "Sat, 21 Nov 2026 10:00:00 GMT"), (951_782_400, "Tue, 29 Feb 2000 00:00:00 GMT")])
     func imfFixdate(_ seconds: Int, _ expected: String) {

@@ -123,6 +123,9 @@ struct LoopbackServerTests {
         let text = client.readAll()
         #expect(text.hasPrefix("HTTP/1.1 \(status) "), "\(text.prefix(40))")
         #expect(text.contains("Connection: close"))
+        let name = ["400": "badRequest", "413": "contentTooLarge", "414": "uriTooLong", "431": "requestHeaderFieldsTooLarge",
+                    "501": "notImplemented", "505": "httpVersionNotSupported"][String(status)]!
+        #expect(text.contains("\"code\":\"\(name)\""), "the error body names the status, not always badRequest")
     }
 
     @Test func unknownPathMethodAndVerb() throws {
