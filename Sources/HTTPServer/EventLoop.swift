@@ -31,9 +31,17 @@ final class EventLoop: @unchecked Sendable {
     private let shutdownRequested = Atomic<Bool>(false)
     /// Connected descriptors handed over by other threads (`adopt`), taken on this thread.
     private let adoptions = Mutex<[Int32]>([])
+    private let balancer: LoopBalancer
+    private let openCount = Atomic<Int>(0)
+    /// Connections this loop is serving now; safe from any thread.
+    var openConnections: Int { openCount.load(ordering: .relaxed) }
+    /// Every loop of the server, this one included; set before `run()`, cleared after it.
+    var peers: [EventLoop] = []
 
-    init(index: Int, router: Router, configuration: ServerConfiguration, listeners: [Int32], requestIDPrefix: String) throws(SystemError) {
+    init(index: Int, router: Router, configuration: ServerConfiguration, listeners: [Int32], requestIDPrefix: String,
+         balancer: LoopBalancer) throws(SystemError) {
         self.index = index
+        self.balancer = balancer
         self.router = router
         self.configuration = configuration
         self.listeners = listeners
@@ -53,6 +61,12 @@ final class EventLoop: @unchecked Sendable {
     /// Hands an already-connected, non-blocking socket to this loop; safe from any thread.
     /// (Tests use it with socket pairs; a listener-less loop serves only adopted sockets.)
     func adopt(_ fd: Int32) {
+        balancer.add(to: index)
+        handOver(fd)
+    }
+
+    /// Queues an already-counted socket for this loop's thread.
+    private func handOver(_ fd: Int32) {
         adoptions.withLock { $0.append(fd) }
         var one: UInt64 = 1
         _ = Glibc.write(wakeFD, &one, 8)
@@ -71,6 +85,16 @@ final class EventLoop: @unchecked Sendable {
 
     /// Runs until shut down and every connection is closed.
     func run() {
+        serve()
+        // A socket handed over after this loop's last turn is closed, not leaked.
+        for fd in adoptions.withLock({ queue in defer { queue.removeAll() }; return queue }) {
+            balancer.remove(from: index)
+            Socket.close(fd)
+        }
+        peers = []
+    }
+
+    private func serve() {
         var events = [UInt32](repeating: 0, count: 256)
         var data = [UInt64](repeating: 0, count: 256)
         var nextSweep = clock.now() + 100_000_000
@@ -128,7 +152,8 @@ final class EventLoop: @unchecked Sendable {
             }
             guard let fd = accepted else { return }
             try? Socket.setOption(fd, Int32(IPPROTO_TCP), TCP_NODELAY, 1)
-            register(fd)
+            let target = balancer.place(acceptedBy: index)
+            if target == index || target >= peers.count { register(fd) } else { peers[target].handOver(fd) }
         }
         pauseListeners()
     }
@@ -141,10 +166,17 @@ final class EventLoop: @unchecked Sendable {
             highWater: configuration.outputHighWater, bodyLimit: { router.maximumBody(for: $0) })
         let connection = Connection(fd: fd, machine: machine)
         connections[fd] = connection
+        openCount.add(1, ordering: .relaxed)
         do {
             try control(EPOLL_CTL_ADD, fd, events: EPOLLIN.rawValue | EPOLLRDHUP.rawValue)
         } catch {
             close(connection)
+            return
+        }
+        if stopDeadline != nil {
+            // Handed over by a loop that accepted it just before shutdown.
+            let actions = connection.machine.beginShutdown()
+            if !actions.isEmpty { perform(actions, on: connection) }
         }
     }
 
@@ -286,6 +318,8 @@ final class EventLoop: @unchecked Sendable {
 
     private func close(_ connection: Connection, abort: Bool = false) {
         guard connections.removeValue(forKey: connection.fd) != nil else { return }
+        balancer.remove(from: index)
+        openCount.subtract(1, ordering: .relaxed)
         try? control(EPOLL_CTL_DEL, connection.fd, events: 0)
         if abort { Socket.abort(connection.fd) } else { Socket.close(connection.fd) }
         resumeListeners()

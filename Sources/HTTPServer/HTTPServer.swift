@@ -5,8 +5,9 @@ import Glibc
 #endif
 
 /// The server: a `Router` served by `threads` epoll loops on every configured address.
-/// Each loop has its own listening sockets on the same port (SO_REUSEPORT), so the
-/// kernel balances connections between loops and no lock is shared on the hot path.
+/// Each loop has its own listening sockets on the same port (SO_REUSEPORT); a loop that
+/// accepted more than its share hands the connection to the least-loaded loop
+/// (`LoopBalancer`), and no lock is shared on the request path.
 public final class HTTPServer: @unchecked Sendable {
     // @unchecked: `loops` and `threads` are written once in `start()` before any other
     // thread can see them; afterwards only `shutdown()` (thread-safe per loop) touches them.
@@ -15,6 +16,7 @@ public final class HTTPServer: @unchecked Sendable {
     private var loops: [EventLoop] = []
     private var threads: [Thread] = []
     private let finished = DispatchGroup()
+    private let balancer: LoopBalancer
     private var signalSources: [DispatchSourceSignal] = []
     /// The port actually bound (useful when configured as 0).
     public private(set) var port: UInt16 = 0
@@ -22,7 +24,11 @@ public final class HTTPServer: @unchecked Sendable {
     public init(configuration: ServerConfiguration, router: Router) {
         self.configuration = configuration
         self.router = router
+        balancer = LoopBalancer(loops: max(1, configuration.threads))
     }
+
+    /// Connections each event loop is serving now.
+    public var openConnectionsPerLoop: [Int] { loops.map(\.openConnections) }
 
     /// Binds every address and starts the loops. Returns once the server accepts connections.
     public func start() throws(SystemError) {
@@ -38,8 +44,9 @@ public final class HTTPServer: @unchecked Sendable {
                 port = bound  // port 0: every later listener joins the port the first one got
             }
             loops.append(try EventLoop(index: index, router: router, configuration: configuration, listeners: listeners,
-                                       requestIDPrefix: prefix))
+                                       requestIDPrefix: prefix, balancer: balancer))
         }
+        for loop in loops { loop.peers = loops }  // each loop clears its list when it stops
         self.port = port
         for loop in loops {
             finished.enter()

@@ -25,7 +25,7 @@ final class SocketPairHarness {
         var timeout = timeval(tv_sec: 5, tv_usec: 0)
         setsockopt(fds[1], SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         peer = fds[1]
-        loop = try EventLoop(index: 0, router: router, configuration: configuration, listeners: [], requestIDPrefix: "t")
+        loop = try EventLoop(index: 0, router: router, configuration: configuration, listeners: [], requestIDPrefix: "t", balancer: LoopBalancer(loops: 1))
         let loop = loop
         let done = done
         Thread { loop.run(); done.signal() }.start()
