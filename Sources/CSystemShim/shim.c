@@ -21,3 +21,21 @@ int waymark_epoll_wait(int epfd, uint32_t *events, uint64_t *data, int capacity,
     }
     return count;
 }
+
+#include <sched.h>
+int waymark_pin_to_allowed_cpu(int n) {
+    cpu_set_t allowed;
+    if (sched_getaffinity(0, sizeof allowed, &allowed) != 0) return -1;
+    int count = CPU_COUNT(&allowed);
+    if (count == 0) return -1;
+    int wanted = n % count;
+    for (int cpu = 0; cpu < CPU_SETSIZE; cpu++) {
+        if (!CPU_ISSET(cpu, &allowed)) continue;
+        if (wanted-- > 0) continue;
+        cpu_set_t one;
+        CPU_ZERO(&one);
+        CPU_SET(cpu, &one);
+        return sched_setaffinity(0, sizeof one, &one) == 0 ? cpu : -1;
+    }
+    return -1;
+}

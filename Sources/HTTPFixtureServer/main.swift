@@ -4,7 +4,7 @@
 //                            ETag are computed once at start, never per request.
 //   POST /echo               the request body back (at most 64 KiB)
 //
-// Usage: HTTPFixtureServer FILE PORT [THREADS] [--access-log] [--timeouts SECONDS]
+// Usage: HTTPFixtureServer FILE PORT [THREADS] [--access-log] [--pin] [--timeouts SECONDS]
 import Foundation
 import HTTPCore
 import HTTPServer
@@ -13,7 +13,7 @@ let arguments = CommandLine.arguments
 guard arguments.count >= 3, let port = UInt16(arguments[2]),
       let body = FileManager.default.contents(atPath: arguments[1]).map(Array.init)
 else {
-    FileHandle.standardError.write(Data("usage: HTTPFixtureServer FILE PORT [THREADS] [--access-log] [--timeouts SECONDS]\n".utf8))
+    FileHandle.standardError.write(Data("usage: HTTPFixtureServer FILE PORT [THREADS] [--access-log] [--pin] [--timeouts SECONDS]\n".utf8))
     exit(2)
 }
 
@@ -44,6 +44,7 @@ var configuration = ServerConfiguration()
 configuration.hosts = ["127.0.0.1"]
 configuration.port = port
 configuration.accessLog = arguments.contains("--access-log")
+configuration.pinThreads = arguments.contains("--pin")
 if arguments.count >= 4, let threads = Int(arguments[3]) { configuration.threads = threads }
 if let flag = arguments.firstIndex(of: "--timeouts"), flag + 1 < arguments.count, let seconds = Int64(arguments[flag + 1]) {
     // Short deadlines for the slow-client check.

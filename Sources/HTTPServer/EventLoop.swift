@@ -85,6 +85,13 @@ final class EventLoop: @unchecked Sendable {
 
     /// Runs until shut down and every connection is closed.
     func run() {
+        if configuration.pinThreads {
+            do {
+                try syscallBlocking("sched_setaffinity") { waymark_pin_to_allowed_cpu(Int32(index)) }
+            } catch {
+                log("{\"event\":\"pinThreads\",\"loop\":\(index),\"error\":\"\(error)\"}")
+            }
+        }
         serve()
         // A socket handed over after this loop's last turn is closed, not leaked.
         for fd in adoptions.withLock({ queue in defer { queue.removeAll() }; return queue }) {

@@ -8,6 +8,9 @@ public struct ServerConfiguration: Sendable {
     public var port: UInt16 = 8080
     /// Event loops, one thread each. Default: one per core.
     public var threads: Int = max(1, System.coreCount)
+    /// Pin loop i to the i-th CPU this process may run on (like nginx's `worker_cpu_affinity
+    /// auto`). Helps tail latency on a machine the server has to itself; default off.
+    public var pinThreads = false
     /// Open connections across all loops; beyond it, new ones wait in the listen backlog. Default 10,000.
     public var maximumConnections = 10_000
     public var backlog: Int32 = 1024

@@ -9,6 +9,9 @@ bash Tests/Scripts/install-packages.sh wrk=wrk nginx=nginx-light
 DURATION=${BENCH_DURATION:-10}
 CONNECTIONS=${BENCH_CONNECTIONS:-64}
 WRK_THREADS=${BENCH_WRK_THREADS:-2}
+# Both servers pin a worker per core (nginx: worker_cpu_affinity auto; Waymark: pinThreads)
+# unless BENCH_PIN=0: the same tuning for both, and fewer migrations at the tail.
+PIN=${BENCH_PIN:-1}
 WAYMARK_PORT=${WAYMARK_PORT:-18080}
 NGINX_PORT=${NGINX_PORT:-18081}
 work=$(mktemp -d)
@@ -38,6 +41,7 @@ cp "$work/manifest.json" "$work/www/manifest.json"
 chmod -R a+rX "$work/www"
 cat > "$work/nginx/nginx.conf" <<CONF
 worker_processes $(nproc);
+$([ "$PIN" = 1 ] && echo "worker_cpu_affinity auto;")
 daemon off;
 pid $work/nginx/nginx.pid;
 error_log $work/nginx/logs/error.log warn;
@@ -56,7 +60,7 @@ http {
 }
 CONF
 nginx -p "$work/nginx" -c "$work/nginx/nginx.conf" & pids+=($!)
-"$bin" "$work/manifest.json" "$WAYMARK_PORT" "$(nproc)" >/dev/null & pids+=($!)
+"$bin" "$work/manifest.json" "$WAYMARK_PORT" "$(nproc)" $([ "$PIN" = 1 ] && echo --pin) >/dev/null & pids+=($!)
 for port in "$NGINX_PORT" "$WAYMARK_PORT"; do
   for _ in $(seq 50); do curl -fs -o /dev/null "http://127.0.0.1:$port/manifest.json" && break; sleep 0.1; done
 done
@@ -103,7 +107,7 @@ for c in w200 n200 w304 n304; do
   eval "${c}=$(median $c 2) ${c}p50=$(median $c 3) ${c}p99=$(median $c 4) ${c}range=$(spread $c)"
 done
 
-echo "bench-http: $bytes-byte JSON, wrk -t$WRK_THREADS -c$CONNECTIONS -d${DURATION}s on loopback, $(nproc) cores shared by servers and wrk"
+echo "bench-http: $bytes-byte JSON, wrk -t$WRK_THREADS -c$CONNECTIONS -d${DURATION}s on loopback, $(nproc) cores shared by servers and wrk, workers pinned: $([ "$PIN" = 1 ] && echo yes || echo no)"
 echo "  median of $ROUNDS interleaved rounds (req/s range over rounds in brackets)"
 printf "  %-12s %10s %18s %9s %9s\n" "" "req/s" "(range)" "p50 ms" "p99 ms"
 printf "  %-12s %10s %18s %9s %9s\n" "200 Waymark" "$w200" "($w200range)" "$w200p50" "$w200p99"

@@ -14,4 +14,9 @@ int waymark_accept4(int listener);
 int waymark_epoll_ctl(int epfd, int op, int fd, uint32_t events, uint64_t data);
 int waymark_epoll_wait(int epfd, uint32_t *events, uint64_t *data, int capacity, int timeout_ms);
 
+/// Pins the calling thread to the n-th (modulo their count) of the CPUs it may run on,
+/// as sched_getaffinity(2) reports them (a container's cpuset is respected).
+/// Returns the CPU's number, or -1 with errno set.
+int waymark_pin_to_allowed_cpu(int n);
+
 #endif
