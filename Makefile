@@ -9,7 +9,7 @@ SCHEMAS    := --schema $(EXAMPLE)/schema-ios-5.2.0.json --schema $(EXAMPLE)/sche
 BIN        := .build/debug/waymark
 RELEASE    := .build/release
 
-.PHONY: all build run test test-unit test-live fuzz-ci check-example bench bench-http fuzz deps toolchain clean
+.PHONY: all build run test test-unit test-live fuzz-ci check-example bench bench-http bench-events fuzz deps toolchain clean
 
 all: build
 
@@ -64,6 +64,11 @@ bench: deps
 # Installs nginx and wrk from Debian when missing.
 bench-http: deps
 	bash Tests/Scripts/bench-http.sh
+
+# Why epoll: a thread per core with epoll against Dispatch read sources, same echo workload.
+bench-events: deps
+	$(SWIFT) build -c release --product EventDeliveryBench
+	$(RELEASE)/EventDeliveryBench
 
 # libFuzzer with AddressSanitizer on HTTPCore's decoders, for FUZZ_SECONDS (default 60).
 # One --sanitize for SwiftPM plus -sanitize=fuzzer,address for swiftc: two --sanitize

@@ -22,6 +22,8 @@ let package = Package(
         .executableTarget(name: "waymark", dependencies: ["WaymarkCLI"]),
         .executableTarget(name: "RouteEngineBench", dependencies: ["RouteEngine"]),
         .executableTarget(name: "HTTPFixtureServer", dependencies: ["HTTPServer", "HTTPCore"]),
+        // epoll against Dispatch read sources, the same echo over socket pairs (make bench-events).
+        .executableTarget(name: "EventDeliveryBench", dependencies: ["CSystemShim"]),
         // libFuzzer target (make fuzz); an ordinary build replays inputs given as files.
         .executableTarget(name: "HTTPFuzz", dependencies: ["HTTPCore"]),
 
