@@ -29,13 +29,13 @@ enum Socket {
             try setOption(fd, SOL_SOCKET, SO_REUSEPORT, 1)
             if isIPv6 { try setOption(fd, Int32(IPPROTO_IPV6), IPV6_V6ONLY, 1) }
             if isIPv6 {
-                try withUnsafePointer(to: &address6) { pointer throws(SystemError) in
+                _ = try withUnsafePointer(to: &address6) { pointer throws(SystemError) in
                     try pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address throws(SystemError) in
                         try syscallBlocking("bind") { bind(fd, address, socklen_t(MemoryLayout<sockaddr_in6>.size)) }
                     }
                 }
             } else {
-                try withUnsafePointer(to: &address4) { pointer throws(SystemError) in
+                _ = try withUnsafePointer(to: &address4) { pointer throws(SystemError) in
                     try pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address throws(SystemError) in
                         try syscallBlocking("bind") { bind(fd, address, socklen_t(MemoryLayout<sockaddr_in>.size)) }
                     }
@@ -52,7 +52,7 @@ enum Socket {
     static func localPort(_ fd: Int32) throws(SystemError) -> UInt16 {
         var storage = sockaddr_storage()
         var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
-        try withUnsafeMutablePointer(to: &storage) { pointer throws(SystemError) in
+        _ = try withUnsafeMutablePointer(to: &storage) { pointer throws(SystemError) in
             try pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address throws(SystemError) in
                 try syscallBlocking("getsockname") { getsockname(fd, address, &length) }
             }
