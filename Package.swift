@@ -15,6 +15,8 @@ let package = Package(
         .target(name: "RouteEngine", dependencies: ["CivilDate"]),
         // Pure HTTP/1.1: parsing, framing, serializing. No Glibc, no Dispatch.
         .target(name: "HTTPCore", dependencies: ["CivilDate"]),
+        // SHA-256 and constant-time comparison: revision hashes, ETags, token hashes.
+        .target(name: "Hashing"),
         // Sockets, epoll event loops, connections, routing.
         .target(name: "CSystemShim"),
         .target(name: "HTTPServer", dependencies: ["HTTPCore", "CSystemShim"]),
@@ -31,6 +33,7 @@ let package = Package(
         .testTarget(name: "RouteEngineTests", dependencies: ["RouteEngine", "TestSupport"]),
         .testTarget(name: "WaymarkCLITests", dependencies: ["WaymarkCLI", "TestSupport"]),
         .testTarget(name: "HTTPCoreTests", dependencies: ["HTTPCore"]),
+        .testTarget(name: "HashingTests", dependencies: ["Hashing"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "HTTPCore"]),
     ],
     swiftLanguageModes: [.v6]
