@@ -1,0 +1,423 @@
+import Foundation
+import Hashing
+import RouteEngine
+import Synchronization
+
+/// One published routes document: immutable, numbered, content-hashed.
+public struct Revision: Hashable, Sendable {
+    public let number: Int
+    public let parent: Int?
+    public let author: String
+    public let time: Date
+    public let message: String
+    /// SHA-256 of `routes`, hex.
+    public let sha256: String
+    /// The routes document exactly as published.
+    public let routes: [UInt8]
+    /// For a rollback: the revision whose routes this republishes.
+    public let restores: Int?
+}
+
+/// Which app build a schema describes.
+public struct SchemaKey: Hashable, Comparable, Sendable, CustomStringConvertible {
+    public let platform: String
+    public let version: String
+
+    public init(platform: String, version: String) {
+        self.platform = platform
+        self.version = version
+    }
+
+    public var description: String { "\(platform) \(version)" }
+
+    public static func < (a: SchemaKey, b: SchemaKey) -> Bool {
+        (a.platform, a.version) < (b.platform, b.version)
+    }
+}
+
+/// A registered app-build schema.
+public struct StoredSchema: Hashable, Sendable {
+    public let schema: Schema
+    public let bytes: [UInt8]
+    public let sha256: String
+    public let author: String
+    public let time: Date
+
+    public var key: SchemaKey { SchemaKey(platform: schema.platform, version: schema.version) }
+}
+
+/// Everything the store holds at one moment; readers take one and never see a half-applied change.
+public struct StoreSnapshot: Sendable {
+    /// Ascending by number.
+    public internal(set) var revisions: [Revision] = []
+    public internal(set) var schemas: [SchemaKey: StoredSchema] = [:]
+
+    public var current: Revision? { revisions.last }
+    /// The app this data directory serves: fixed by its first schema.
+    public var app: String? { schemas.values.first?.schema.app }
+
+    public func revision(_ number: Int) -> Revision? {
+        guard number >= 1, number <= revisions.count else { return nil }
+        return revisions[number - 1]
+    }
+
+    /// Schemas of `app`, in key order.
+    public var orderedSchemas: [StoredSchema] { schemas.keys.sorted().map { schemas[$0]! } }
+}
+
+public enum PublishOutcome: Sendable {
+    case published(Revision)
+    /// The document fails validation; nothing was stored.
+    case invalid(ValidationReport)
+    /// `base` is not the current revision: someone else published first.
+    case staleBase(current: Int?)
+    case unknownRevision(Int)
+}
+
+public enum SchemaOutcome: Sendable {
+    /// `replaced`: a schema for the same build was registered before and is replaced.
+    case registered(StoredSchema, replaced: Bool)
+    case invalid([ValidationProblem])
+    /// The schema is for another app than this data directory serves.
+    case wrongApp(expected: String)
+    /// The body's platform/version disagree with the ones addressed.
+    case keyMismatch(SchemaKey)
+}
+
+/// What `open` found and repaired.
+public struct OpenReport: Sendable {
+    public var removedTemporaries: [String] = []
+    public var truncatedAuditBytes = 0
+    public var recoveredAuditEntries = 0
+}
+
+/// Durable revisions and schemas in a data directory, with an append-only audit log.
+///
+///     DIR/LOCK                  flock: one daemon per directory
+///     DIR/revisions/00000001    a Record per revision (never overwritten)
+///     DIR/schemas/ios@5.3.0     a Record per app build (replaced on re-registration)
+///     DIR/audit.log             one JSON line per change and per refused attempt
+///
+/// Writers are serialized; readers take `snapshot`, which is never half-applied. Every
+/// change is on disk (fsynced, renamed, directory fsynced) and in the audit log before
+/// the call returns, so a caller may acknowledge it.
+public final class ManifestStore: Sendable {
+    static let auditLog = "audit.log"
+    static let subdirectories = ["revisions", "schemas"]
+
+    private let directory: DataDirectory
+    private let state: Mutex<StoreSnapshot>
+    /// Held for a whole change (validation included), so changes apply one at a time.
+    private let writer = Mutex<Void>(())
+
+    public var path: String { directory.path }
+    public var snapshot: StoreSnapshot { state.withLock { $0 } }
+
+    private init(directory: DataDirectory, snapshot: StoreSnapshot) {
+        self.directory = directory
+        state = Mutex(snapshot)
+    }
+
+    /// Opens (creating if needed) the data directory at `path`: removes stale temporary
+    /// files, verifies every record's hash, repairs a torn audit tail. A damaged store is
+    /// refused with an error naming the file, rather than served in part.
+    public static func open(at path: String) throws(StoreError) -> (store: ManifestStore, report: OpenReport) {
+        let directory = try DataDirectory(path: path, subdirectories: subdirectories)
+        var report = OpenReport()
+        report.removedTemporaries = try directory.removeStaleTemporaries(in: ["."] + subdirectories)
+        var snapshot = StoreSnapshot()
+
+        for name in try directory.list("schemas") {
+            let stored = try loadSchema(directory, name)
+            guard stored.key == schemaKey(fileName: name) else {
+                throw damaged(directory, "schemas/" + name, "it holds the schema for \(stored.key)")
+            }
+            if let app = snapshot.app, app != stored.schema.app {
+                throw damaged(directory, "schemas/" + name, "it is for the app \(stored.schema.app), the others for \(app)")
+            }
+            snapshot.schemas[stored.key] = stored
+        }
+        let names = try directory.list("revisions")
+        for (index, name) in names.enumerated() {
+            guard Int(name) == index + 1 else {
+                throw damaged(directory, "revisions/" + name, "revisions must be numbered 1, 2, 3… without gaps; expected \(revisionFileName(index + 1))")
+            }
+            snapshot.revisions.append(try loadRevision(directory, name, number: index + 1))
+        }
+
+        let store = ManifestStore(directory: directory, snapshot: snapshot)
+        try store.repairAudit(&report)
+        return (store, report)
+    }
+
+    private static func damaged(_ directory: DataDirectory, _ relative: String, _ reason: String) -> StoreError {
+        StoreError("The data directory \(directory.path) is damaged and will not be served: \(relative): \(reason). "
+            + "Restore it from a backup or a follower; Waymark will not serve part of a store.")
+    }
+
+    static func revisionFileName(_ number: Int) -> String {
+        let digits = String(number)
+        return String(repeating: "0", count: max(0, 8 - digits.count)) + digits
+    }
+
+    static func schemaFileName(_ key: SchemaKey) -> String { "\(key.platform)@\(key.version)" }
+
+    private static func schemaKey(fileName: String) -> SchemaKey? {
+        guard let at = fileName.firstIndex(of: "@") else { return nil }
+        return SchemaKey(platform: String(fileName[..<at]), version: String(fileName[fileName.index(after: at)...]))
+    }
+
+    private static func loadRecord(_ directory: DataDirectory, _ relative: String) throws(StoreError) -> Record {
+        switch Record.decode(try directory.read(relative)) {
+        case .success(let record): return record
+        case .failure(let problem): throw damaged(directory, relative, problem.message)
+        }
+    }
+
+    private static func loadSchema(_ directory: DataDirectory, _ name: String) throws(StoreError) -> StoredSchema {
+        let relative = "schemas/" + name
+        let record = try loadRecord(directory, relative)
+        guard let json = try? JSONParser().parse(record.body), case .success(let decoded) = Schema.decode(json) else {
+            throw damaged(directory, relative, "the stored schema no longer decodes")
+        }
+        guard let author = record.metadata["author"]?.stringValue, let time = record.metadata["time"]?.stringValue.flatMap(Timestamp.parse) else {
+            throw damaged(directory, relative, "the header lacks author or time")
+        }
+        return StoredSchema(schema: decoded.schema, bytes: record.body, sha256: record.sha256, author: author, time: time)
+    }
+
+    private static func loadRevision(_ directory: DataDirectory, _ name: String, number: Int) throws(StoreError) -> Revision {
+        let relative = "revisions/" + name
+        let record = try loadRecord(directory, relative)
+        let metadata = record.metadata
+        guard metadata["number"]?.intValue == number,
+              let author = metadata["author"]?.stringValue,
+              let time = metadata["time"]?.stringValue.flatMap(Timestamp.parse),
+              let message = metadata["message"]?.stringValue
+        else { throw damaged(directory, relative, "the header's number, author, time or message is missing or wrong") }
+        let parent = metadata["parent"]?.intValue
+        guard parent == (number > 1 ? number - 1 : nil) else {
+            throw damaged(directory, relative, "its parent is \(parent.map(String.init) ?? "none"), expected \(number > 1 ? String(number - 1) : "none")")
+        }
+        return Revision(number: number, parent: parent, author: author, time: time, message: message,
+                        sha256: record.sha256, routes: record.body, restores: metadata["restores"]?.intValue)
+    }
+
+    // MARK: Audit
+
+    /// A torn last line (a crash mid-append, never acknowledged) is cut off; a revision or
+    /// schema stored just before a crash but missing from the log gets a `recovered` entry.
+    private func repairAudit(_ report: inout OpenReport) throws(StoreError) {
+        var lines: [JSONValue] = []
+        if directory.exists(Self.auditLog) {
+            let bytes = try directory.read(Self.auditLog)
+            let complete = (bytes.lastIndex(of: UInt8(ascii: "\n")).map { $0 + 1 }) ?? 0
+            if complete < bytes.count {
+                try directory.truncate(Self.auditLog, to: complete)
+                report.truncatedAuditBytes = bytes.count - complete
+            }
+            for line in bytes[..<complete].split(separator: UInt8(ascii: "\n")) {
+                guard let entry = try? JSONParser().parse(line) else {
+                    throw Self.damaged(directory, Self.auditLog, "a line is not JSON: \(String(decoding: line.prefix(80), as: UTF8.self))")
+                }
+                lines.append(entry)
+            }
+        }
+        let snapshot = snapshot
+        let recordedRevisions = Set(lines.compactMap { $0["outcome"]?.stringValue == "ok" ? $0["revision"]?.intValue : nil })
+        for revision in snapshot.revisions where !recordedRevisions.contains(revision.number) {
+            try appendAudit(["action": revision.restores == nil ? "publish" : "rollback", "actor": .string(revision.author),
+                             "outcome": "ok", "revision": .int(revision.number), "sha256": .string(revision.sha256),
+                             "recovered": true], time: revision.time)
+            report.recoveredAuditEntries += 1
+        }
+        let recordedSchemas = Set(lines.compactMap { line -> String? in
+            guard line["outcome"]?.stringValue == "ok", line["action"]?.stringValue == "registerSchema" else { return nil }
+            return line["sha256"]?.stringValue
+        })
+        for stored in snapshot.orderedSchemas where !recordedSchemas.contains(stored.sha256) {
+            try appendAudit(["action": "registerSchema", "actor": .string(stored.author), "outcome": "ok",
+                             "platform": .string(stored.key.platform), "version": .string(stored.key.version),
+                             "sha256": .string(stored.sha256), "recovered": true], time: stored.time)
+            report.recoveredAuditEntries += 1
+        }
+    }
+
+    private func appendAudit(_ fields: [String: JSONValue], time: Date) throws(StoreError) {
+        var entry = fields
+        entry["time"] = .string(Timestamp.format(time))
+        try directory.appendDurably(JSONValue.object(entry).serializedBytes() + [UInt8(ascii: "\n")], to: Self.auditLog)
+    }
+
+    /// Records a refused attempt (bad token, wrong scope, …) that never reached the store's
+    /// own checks. Durable before it returns.
+    public func recordRefusal(action: String, actor: String, reason: String, now: Date = Date()) throws(StoreError) {
+        try writer.withLock { _ throws(StoreError) in
+            try appendAudit(["action": .string(action), "actor": .string(actor), "outcome": "refused", "reason": .string(reason)], time: now)
+        }
+    }
+
+    /// The audit log's entries, oldest first.
+    public func auditEntries() throws(StoreError) -> [JSONValue] {
+        try writer.withLock { _ throws(StoreError) in
+            guard directory.exists(Self.auditLog) else { return [] }
+            return try directory.read(Self.auditLog).split(separator: UInt8(ascii: "\n")).compactMap { try? JSONParser().parse($0) }
+        }
+    }
+
+    // MARK: Changes
+
+    /// Validates `routes` against every registered schema and, if valid and `base` is the
+    /// current revision (nil: there is none yet), stores it as the next revision.
+    /// Refusals are audited and change nothing else.
+    public func publish(routes: [UInt8], base: Int?, author: String, message: String, now: Date = Date()) throws(StoreError) -> PublishOutcome {
+        try writer.withLock { _ throws(StoreError) in
+            try publishLocked(routes: routes, base: base, author: author, message: message, restores: nil, now: now)
+        }
+    }
+
+    /// Publishes revision `number`'s routes again as a new revision (validated against the
+    /// schemas registered now).
+    public func rollback(to number: Int, base: Int?, author: String, message: String, now: Date = Date()) throws(StoreError) -> PublishOutcome {
+        try writer.withLock { _ throws(StoreError) in
+            guard let old = snapshot.revision(number) else {
+                try appendAudit(["action": "rollback", "actor": .string(author), "outcome": "refused",
+                                 "reason": "unknownRevision", "restores": .int(number)], time: now)
+                return .unknownRevision(number)
+            }
+            return try publishLocked(routes: old.routes, base: base, author: author, message: message, restores: number, now: now)
+        }
+    }
+
+    private func publishLocked(routes: [UInt8], base: Int?, author: String, message: String, restores: Int?, now: Date) throws(StoreError) -> PublishOutcome {
+        let action: JSONValue = restores == nil ? "publish" : "rollback"
+        let current = snapshot
+        guard base == current.current?.number else {
+            try appendAudit(["action": action, "actor": .string(author), "outcome": "refused", "reason": "staleBase",
+                             "base": base.map(JSONValue.int) ?? .null], time: now)
+            return .staleBase(current: current.current?.number)
+        }
+        let report = Self.validate(routes, against: current, now: now)
+        guard report.isValid else {
+            try appendAudit(["action": action, "actor": .string(author), "outcome": "refused", "reason": "invalid",
+                             "errors": .int(report.errors.count)], time: now)
+            return .invalid(report)
+        }
+        let number = (current.current?.number ?? 0) + 1
+        var metadata: [String: JSONValue] = ["kind": "revision", "number": .int(number), "author": .string(author),
+                                             "time": .string(Timestamp.format(now)), "message": .string(message)]
+        if number > 1 { metadata["parent"] = .int(number - 1) }
+        if let restores { metadata["restores"] = .int(restores) }
+        let record = Record(metadata: metadata, body: routes)
+        try directory.writeDurably(record.encoded, subdirectory: "revisions", name: Self.revisionFileName(number), replacing: false)
+        let revision = Revision(number: number, parent: number > 1 ? number - 1 : nil, author: author,
+                                time: Timestamp.parse(Timestamp.format(now)) ?? now, message: message,
+                                sha256: record.sha256, routes: routes, restores: restores)
+        var entry: [String: JSONValue] = ["action": action, "actor": .string(author), "outcome": "ok",
+                                          "revision": .int(number), "sha256": .string(record.sha256)]
+        if let restores { entry["restores"] = .int(restores) }
+        try appendAudit(entry, time: now)
+        state.withLock { $0.revisions.append(revision) }
+        return .published(revision)
+    }
+
+    /// The validator's report for `routes` against every schema registered in `snapshot`.
+    public static func validate(_ routes: [UInt8], against snapshot: StoreSnapshot, now: Date = Date()) -> ValidationReport {
+        let json: JSONValue
+        do {
+            json = try JSONParser().parse(routes)
+        } catch {
+            return ValidationReport([ValidationProblem(.invalidFormat, at: .root, "The routes document is not valid JSON: \(error.message)")])
+        }
+        let schemas = snapshot.orderedSchemas.map(\.schema)
+        guard !schemas.isEmpty else {
+            return ValidationReport([ValidationProblem(.invalidFormat, at: .root,
+                "No app-build schema is registered yet; register one (PUT /v1/schemas/PLATFORM/VERSION) before publishing routes.")])
+        }
+        return Validator.validate(json, against: schemas, now: now)
+    }
+
+    /// Registers (or replaces) the schema for one app build. `expected`: the platform and
+    /// version the caller addressed, which the body must agree with.
+    public func registerSchema(_ bytes: [UInt8], expected: SchemaKey?, author: String, now: Date = Date()) throws(StoreError) -> SchemaOutcome {
+        try writer.withLock { _ throws(StoreError) in
+            func refuse(_ reason: String) throws(StoreError) {
+                try appendAudit(["action": "registerSchema", "actor": .string(author), "outcome": "refused", "reason": .string(reason),
+                                 "platform": expected.map { .string($0.platform) } ?? .null,
+                                 "version": expected.map { .string($0.version) } ?? .null], time: now)
+            }
+            let json: JSONValue
+            switch Result(catching: { () throws(JSONParseError) in try JSONParser().parse(bytes) }) {
+            case .success(let value): json = value
+            case .failure(let error):
+                try refuse("invalid")
+                return .invalid([ValidationProblem(.invalidFormat, at: .root, "The schema is not valid JSON: \(error.message)")])
+            }
+            let decoded: (schema: Schema, warnings: [ValidationProblem])
+            switch Schema.decode(json) {
+            case .success(let value): decoded = value
+            case .failure(let error):
+                try refuse("invalid")
+                return .invalid(error.problems)
+            }
+            let key = SchemaKey(platform: decoded.schema.platform, version: decoded.schema.version)
+            if let expected, expected != key {
+                try refuse("keyMismatch")
+                return .keyMismatch(key)
+            }
+            let current = snapshot
+            if let app = current.app, app != decoded.schema.app {
+                try refuse("wrongApp")
+                return .wrongApp(expected: app)
+            }
+            let record = Record(metadata: ["kind": "schema", "author": .string(author), "time": .string(Timestamp.format(now)),
+                                           "platform": .string(key.platform), "version": .string(key.version)], body: bytes)
+            try directory.writeDurably(record.encoded, subdirectory: "schemas", name: Self.schemaFileName(key), replacing: true)
+            let stored = StoredSchema(schema: decoded.schema, bytes: bytes, sha256: record.sha256, author: author,
+                                      time: Timestamp.parse(Timestamp.format(now)) ?? now)
+            let replaced = current.schemas[key] != nil
+            try appendAudit(["action": "registerSchema", "actor": .string(author), "outcome": "ok", "platform": .string(key.platform),
+                             "version": .string(key.version), "sha256": .string(record.sha256), "replaced": .bool(replaced)], time: now)
+            state.withLock { $0.schemas[key] = stored }
+            return .registered(stored, replaced: replaced)
+        }
+    }
+
+    // MARK: Seeding
+
+    /// On a store with no revisions: registers every `schema-*.json` in `seedDirectory` not
+    /// registered yet and publishes its `routes.json` as revision 1, through the same
+    /// checks as any publish. Returns false when the store already had revisions.
+    @discardableResult
+    public func seedIfEmpty(from seedDirectory: String, now: Date = Date()) throws(StoreError) -> Bool {
+        guard snapshot.current == nil else { return false }
+        let names: [String]
+        do {
+            names = try FileManager.default.contentsOfDirectory(atPath: seedDirectory).sorted()
+        } catch {
+            throw StoreError("Cannot read the seed directory \(seedDirectory): \(error.localizedDescription)")
+        }
+        for name in names where name.hasPrefix("schema-") && name.hasSuffix(".json") {
+            let bytes = try readSeed(seedDirectory + "/" + name)
+            switch try registerSchema(bytes, expected: nil, author: "seed", now: now) {
+            case .registered: break
+            case .invalid(let problems):
+                throw StoreError("The seed schema \(name) is invalid: \(problems.map(\.message).joined(separator: "; "))")
+            case .wrongApp(let app): throw StoreError("The seed schema \(name) is not for the app \(app).")
+            case .keyMismatch: break
+            }
+        }
+        let routes = try readSeed(seedDirectory + "/routes.json")
+        switch try publish(routes: routes, base: nil, author: "seed", message: "Seeded from \(seedDirectory)", now: now) {
+        case .published: return true
+        case .invalid(let report):
+            throw StoreError("The seed routes \(seedDirectory)/routes.json are invalid: \(report.errors.map(\.message).joined(separator: "; "))")
+        case .staleBase, .unknownRevision: return false  // published concurrently: nothing to seed
+        }
+    }
+
+    private func readSeed(_ path: String) throws(StoreError) -> [UInt8] {
+        guard let data = FileManager.default.contents(atPath: path) else { throw StoreError("Cannot read the seed file \(path).") }
+        return [UInt8](data)
+    }
+}
