@@ -97,6 +97,7 @@ public struct OpenReport: Sendable {
 ///     DIR/revisions/00000001    a Record per revision (never overwritten)
 ///     DIR/schemas/ios@5.3.0     a Record per app build (replaced on re-registration)
 ///     DIR/audit.log             one JSON line per change and per refused attempt
+///     DIR/tokens.json           bearer tokens: names, scopes, SHA-256 hashes (`TokenStore`)
 ///
 /// Writers are serialized; readers take `snapshot`, which is never half-applied. Every
 /// change is on disk (fsynced, renamed, directory fsynced) and in the audit log before
@@ -106,6 +107,8 @@ public final class ManifestStore: Sendable {
     static let subdirectories = ["revisions", "schemas"]
 
     private let directory: DataDirectory
+    /// The bearer tokens kept in the same directory.
+    public let tokens: TokenStore
     private let state: Mutex<StoreSnapshot>
     /// Held for a whole change (validation included), so changes apply one at a time.
     private let writer = Mutex<Void>(())
@@ -113,8 +116,9 @@ public final class ManifestStore: Sendable {
     public var path: String { directory.path }
     public var snapshot: StoreSnapshot { state.withLock { $0 } }
 
-    private init(directory: DataDirectory, snapshot: StoreSnapshot) {
+    private init(directory: DataDirectory, snapshot: StoreSnapshot) throws(StoreError) {
         self.directory = directory
+        tokens = try TokenStore(directory: directory)
         state = Mutex(snapshot)
     }
 
@@ -145,7 +149,7 @@ public final class ManifestStore: Sendable {
             snapshot.revisions.append(try loadRevision(directory, name, number: index + 1))
         }
 
-        let store = ManifestStore(directory: directory, snapshot: snapshot)
+        let store = try ManifestStore(directory: directory, snapshot: snapshot)
         try store.repairAudit(&report)
         return (store, report)
     }
@@ -380,6 +384,28 @@ public final class ManifestStore: Sendable {
                              "version": .string(key.version), "sha256": .string(record.sha256), "replaced": .bool(replaced)], time: now)
             state.withLock { $0.schemas[key] = stored }
             return .registered(stored, replaced: replaced)
+        }
+    }
+
+    // MARK: Tokens
+
+    /// Creates a bearer token (audited); the plaintext is only in the return value.
+    public func createToken(name: String, scopes: Set<Scope>, actor: String, now: Date = Date()) throws(StoreError) -> (record: TokenRecord, token: String) {
+        try writer.withLock { _ throws(StoreError) in
+            let created = try tokens.create(name: name, scopes: scopes, now: now)
+            try appendAudit(["action": "createToken", "actor": .string(actor), "outcome": "ok", "token": .string(created.record.id),
+                             "name": .string(name), "scopes": .array(scopes.sorted().map { .string($0.rawValue) })], time: now)
+            return created
+        }
+    }
+
+    /// Revokes the live tokens named (or with the id) `nameOrID` (audited); returns how many.
+    public func revokeToken(_ nameOrID: String, actor: String, now: Date = Date()) throws(StoreError) -> Int {
+        try writer.withLock { _ throws(StoreError) in
+            let count = try tokens.revoke(nameOrID, now: now)
+            try appendAudit(["action": "revokeToken", "actor": .string(actor), "outcome": count > 0 ? "ok" : "refused",
+                             "token": .string(nameOrID), "revoked": .int(count)], time: now)
+            return count
         }
     }
 

@@ -1,0 +1,79 @@
+import Foundation
+import ManifestStore
+import Testing
+
+@Suite("Bearer tokens", .serialized)
+struct TokenTests {
+    @Test func aCreatedTokenAuthenticatesAndOnlyItsHashIsStored() throws {
+        let scratch = ScratchDirectory()
+        let store = try ManifestStore.open(at: scratch.path).store
+        let (record, token) = try store.createToken(name: "marketing-ci", scopes: [.routesPublish], actor: "test", now: now)
+        #expect(token.hasPrefix("wm_\(record.id)_") && token.utf8.count == 3 + 8 + 1 + 43)
+        #expect(store.tokens.authenticate(token)?.name == "marketing-ci")
+        #expect(store.tokens.authenticate(token)?.allows(.routesPublish) == true)
+        #expect(store.tokens.authenticate(token)?.allows(.schemasWrite) == false)
+        let onDisk = String(decoding: scratch.bytes("tokens.json"), as: UTF8.self)
+        #expect(!onDisk.contains(String(token.split(separator: "_")[2])), "the secret is never written")
+        #expect(try store.auditEntries().last?["action"]?.stringValue == "createToken")
+    }
+
+    static let forgeries: [String] = [
+        "", "wm_", "wm_00000000_", "Bearer x", "wm_zzzzzzzz_abc", "WM_12345678_abc", "wm_1234567_abc",
+    ]
+
+    @Test func forgedAndAlteredTokensAreRejected() throws {
+        let scratch = ScratchDirectory()
+        let store = try ManifestStore.open(at: scratch.path).store
+        let (record, token) = try store.createToken(name: "a", scopes: [.admin], actor: "test", now: now)
+        for forged in Self.forgeries { #expect(store.tokens.authenticate(forged) == nil, "\(forged)") }
+        var altered = Array(token.utf8)
+        altered[altered.count - 1] = altered.last == UInt8(ascii: "A") ? UInt8(ascii: "B") : UInt8(ascii: "A")
+        #expect(store.tokens.authenticate(String(decoding: altered, as: UTF8.self)) == nil)
+        #expect(store.tokens.authenticate("wm_\(record.id)_" + String(repeating: "A", count: 43)) == nil)
+        #expect(store.tokens.authenticate(token + "x") == nil)
+    }
+
+    @Test func adminAllowsEveryScope() throws {
+        let scratch = ScratchDirectory()
+        let store = try ManifestStore.open(at: scratch.path).store
+        let (record, _) = try store.createToken(name: "root", scopes: [.admin], actor: "test", now: now)
+        for scope in Scope.allCases { #expect(record.allows(scope)) }
+    }
+
+    @Test func revokedTokensStopWorkingAndStayRevokedAfterReopening() throws {
+        let scratch = ScratchDirectory()
+        let token: String
+        do {
+            let store = try ManifestStore.open(at: scratch.path).store
+            token = try store.createToken(name: "temp", scopes: [.manifestRead], actor: "test", now: now).token
+            _ = try store.createToken(name: "other", scopes: [.manifestRead], actor: "test", now: now)
+            #expect(try store.revokeToken("temp", actor: "test", now: now) == 1)
+            #expect(try store.revokeToken("temp", actor: "test", now: now) == 0)
+            #expect(store.tokens.authenticate(token) == nil)
+        }
+        let store = try ManifestStore.open(at: scratch.path).store
+        #expect(store.tokens.authenticate(token) == nil)
+        #expect(store.tokens.all.map(\.name).sorted() == ["other", "temp"])
+        #expect(store.tokens.all.first { $0.name == "temp" }?.revoked != nil)
+        // The name is free again once revoked.
+        _ = try store.createToken(name: "temp", scopes: [.manifestRead], actor: "test", now: now)
+    }
+
+    @Test func badRequestsForTokensChangeNothing() throws {
+        let scratch = ScratchDirectory()
+        let store = try ManifestStore.open(at: scratch.path).store
+        _ = try store.createToken(name: "dup", scopes: [.admin], actor: "test", now: now)
+        #expect(throws: StoreError.self) { try store.createToken(name: "dup", scopes: [.admin], actor: "test", now: now) }
+        #expect(throws: StoreError.self) { try store.createToken(name: "", scopes: [.admin], actor: "test", now: now) }
+        #expect(throws: StoreError.self) { try store.createToken(name: "x\ny", scopes: [.admin], actor: "test", now: now) }
+        #expect(throws: StoreError.self) { try store.createToken(name: "none", scopes: [], actor: "test", now: now) }
+        #expect(store.tokens.all.count == 1)
+    }
+
+    @Test func aDamagedTokenFileIsRefused() throws {
+        let scratch = ScratchDirectory()
+        do { _ = try ManifestStore.open(at: scratch.path).store.createToken(name: "a", scopes: [.admin], actor: "t", now: now) }
+        scratch.write("tokens.json", Array("[{\"id\": 1}]".utf8))
+        #expect { _ = try ManifestStore.open(at: scratch.path) } throws: { "\($0)".contains("tokens.json") }
+    }
+}
