@@ -22,6 +22,8 @@ let package = Package(
         .target(name: "HTTPServer", dependencies: ["HTTPCore", "CSystemShim"]),
         // Durable revisions, schemas and the audit log in a data directory.
         .target(name: "ManifestStore", dependencies: ["RouteEngine", "Hashing"]),
+        // The HTTP API of `waymark serve`: endpoints, tokens and scopes, cached manifests.
+        .target(name: "ManifestService", dependencies: ["ManifestStore", "HTTPServer", "HTTPCore", "RouteEngine", "Hashing"]),
         .target(name: "WaymarkCLI", dependencies: ["RouteEngine"]),
         .executableTarget(name: "waymark", dependencies: ["WaymarkCLI"]),
         .executableTarget(name: "RouteEngineBench", dependencies: ["RouteEngine"]),
@@ -36,6 +38,7 @@ let package = Package(
         .testTarget(name: "WaymarkCLITests", dependencies: ["WaymarkCLI", "TestSupport"]),
         .testTarget(name: "HTTPCoreTests", dependencies: ["HTTPCore"]),
         .testTarget(name: "HashingTests", dependencies: ["Hashing"]),
+        .testTarget(name: "ManifestServiceTests", dependencies: ["ManifestService", "ManifestStore", "HTTPServer", "HTTPCore", "RouteEngine", "TestSupport"]),
         .testTarget(name: "ManifestStoreTests", dependencies: ["ManifestStore", "RouteEngine", "TestSupport"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "HTTPCore"]),
     ],

@@ -1,0 +1,68 @@
+import Foundation
+import Hashing
+import ManifestStore
+import RouteEngine
+import Synchronization
+
+/// What one app build gets from one revision: the filtered manifest's bytes and ETag, and
+/// the resolver for previews. Built once per (revision, schema), never per request.
+final class BuildView: Sendable {
+    let revision: Int
+    let key: SchemaKey
+    let manifest: [UInt8]
+    let etag: String
+    let resolver: Resolver
+    /// Ids of the revision's routes this build cannot resolve.
+    let unresolvable: [String]
+
+    init(revision: Revision, stored: StoredSchema) {
+        self.revision = revision.number
+        key = stored.key
+        let json = (try? JSONParser().parse(revision.routes)) ?? .null
+        // Every stored revision passed validation, so it decodes; an empty table is the safe fallback.
+        let empty: JSONValue = ["format": .string(RoutesDocument.format), "app": .string(stored.schema.app), "routes": []]
+        let document = RoutesDocument.decode(json).document ?? RoutesDocument.decode(empty).document!
+        let analysis = RouteAnalysis(document: document, now: revision.time)
+        resolver = Resolver(schema: stored.schema, analysis: analysis)
+        let resolvable = Set(resolver.routeIDs)
+        let routes = json["routes"]?.arrayValue ?? []
+        let kept = routes.filter { $0["id"]?.stringValue.map(resolvable.contains) ?? false }
+        unresolvable = routes.compactMap { $0["id"]?.stringValue }.filter { !resolvable.contains($0) }
+        let schemaJSON = (try? JSONParser().parse(stored.bytes)) ?? .null
+        let body: JSONValue = [
+            "format": "waymark.manifest/1",
+            "app": .string(stored.schema.app),
+            "platform": .string(stored.key.platform),
+            "version": .string(stored.key.version),
+            "revision": .int(revision.number),
+            "routesSha256": .string(revision.sha256),
+            "schema": schemaJSON,
+            "routes": .array(kept),
+        ]
+        manifest = body.serializedBytes()
+        etag = "\"m\(revision.number)-\(SHA256.hex(manifest).prefix(32))\""
+    }
+}
+
+/// Build views for the current revision, made on first use and dropped when a newer
+/// revision or a re-registered schema replaces what they were made from.
+final class ManifestCache: Sendable {
+    private struct Key: Hashable {
+        let revision: Int
+        let key: SchemaKey
+        let schemaSha: String
+    }
+
+    private let views = Mutex<[Key: BuildView]>([:])
+
+    func view(revision: Revision, stored: StoredSchema) -> BuildView {
+        let key = Key(revision: revision.number, key: stored.key, schemaSha: stored.sha256)
+        if let view = views.withLock({ $0[key] }) { return view }
+        let view = BuildView(revision: revision, stored: stored)  // built outside the lock; a race builds it twice, harmlessly
+        views.withLock { views in
+            views = views.filter { $0.key.revision == revision.number && $0.key.key != stored.key }
+            views[key] = views[key] ?? view
+        }
+        return view
+    }
+}

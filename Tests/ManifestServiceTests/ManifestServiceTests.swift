@@ -1,0 +1,149 @@
+import Foundation
+import HTTPCore
+import HTTPServer
+import ManifestService
+import ManifestStore
+import RouteEngine
+import Testing
+import TestSupport
+
+/// The service over a seeded scratch store, called through its router in-process.
+final class ServiceHarness {
+    let path = NSTemporaryDirectory() + "waymark-service-\(UUID().uuidString)"
+    let store: ManifestStore
+    let router: Router
+    var tokens: [Scope?: String] = [:]
+
+    init(publicReads: Bool = false) throws {
+        store = try ManifestStore.open(at: path).store
+        try store.seedIfEmpty(from: Fixtures.repositoryRoot.appendingPathComponent("manifests/storefront").path)
+        var options = ManifestService.Options()
+        options.publicManifestReads = publicReads
+        router = ManifestService(store: store, options: options).router()
+        for scope in Scope.allCases { tokens[scope] = try store.createToken(name: scope.rawValue, scopes: [scope], actor: "test").token }
+    }
+
+    deinit { try? FileManager.default.removeItem(atPath: path) }
+
+    func call(_ method: String, _ target: String, token: String? = nil, headers: [(String, String)] = [], body: String = "") -> HTTPResponse {
+        var fields = HTTPHeaders([("Host", "waymark.test")])
+        if let token { fields.add("Authorization", "Bearer \(token)") }
+        for (name, value) in headers { fields.add(name, value) }
+        return router.respond(to: HTTPRequest(head: HTTPRequestHead(method: method, target: target, headers: fields), body: Array(body.utf8)))
+    }
+
+    func json(_ response: HTTPResponse) -> JSONValue { (try? JSONParser().parse(response.body)) ?? .null }
+}
+
+func publishBody(extraRoute id: String, message: String = "m") -> String {
+    guard case .object(var document) = Fixtures.storefrontRoutesJSON, case .array(var routes)? = document["routes"] else { return "" }
+    routes.append(["id": .string(id), "patterns": [.string("/campaign/\(id)")], "destination": "home", "owner": "marketing"])
+    document["routes"] = .array(routes)
+    return JSONValue.object(["message": .string(message), "routes": .object(document)]).serialized()
+}
+
+@Suite("Manifest service endpoints", .serialized)
+struct ManifestServiceTests {
+    /// endpoint × {no token, wrong scope, right scope}: (method, target, scope it needs, body, If-Match, status with the right scope)
+    static let endpoints: [(String, String, Scope, String, String?, Int)] = [
+        ("GET", "/v1/manifest?platform=ios&version=5.3.0", .manifestRead, "", nil, 200),
+        ("GET", "/v1/revisions", .manifestRead, "", nil, 200),
+        ("GET", "/v1/revisions/1", .manifestRead, "", nil, 200),
+        ("GET", "/v1/revisions/1/diff/1", .manifestRead, "", nil, 200),
+        ("GET", "/v1/schemas", .manifestRead, "", nil, 200),
+        ("POST", "/v1/resolve", .manifestRead, "{\"url\": \"https://storefront.example/p/42\", \"platform\": \"ios\", \"version\": \"5.3.0\"}", nil, 200),
+        ("POST", "/v1/validate", .routesPublish, "{}", nil, 200),
+        ("POST", "/v1/revisions", .routesPublish, publishBody(extraRoute: "table"), "\"rev-1\"", 201),
+        ("POST", "/v1/revisions/1/rollback", .routesPublish, "", "\"rev-1\"", 201),
+        ("PUT", "/v1/schemas/ios/5.3.0", .schemasWrite, String(decoding: try! Data(contentsOf: Fixtures.repositoryRoot.appendingPathComponent("manifests/storefront/schema-ios-5.3.0.json")), as: UTF8.self), nil, 200),
+    ]
+
+    @Test(arguments: endpoints)
+    func tokensAndScopes(method: String, target: String, scope: Scope, body: String, ifMatch: String?, expected: Int) throws {
+        let harness = try ServiceHarness()
+        let headers = ifMatch.map { [("If-Match", $0)] } ?? []
+        let anonymous = harness.call(method, target, headers: headers, body: body)
+        #expect(anonymous.status.code == 401)
+        #expect(anonymous.headers["WWW-Authenticate"]?.hasPrefix("Bearer") == true)
+        #expect(harness.json(anonymous)["error"]?["code"]?.stringValue == "unauthorized")
+        #expect(harness.call(method, target, token: "wm_00000000_forged", headers: headers, body: body).status.code == 401)
+        let wrong = Scope.allCases.first { $0 != scope && $0 != .admin }!
+        let forbidden = harness.call(method, target, token: harness.tokens[wrong]!, headers: headers, body: body)
+        #expect(forbidden.status.code == 403)
+        #expect(harness.json(forbidden)["error"]?["details"]?["required"]?.stringValue == scope.rawValue)
+        let allowed = harness.call(method, target, token: harness.tokens[scope]!, headers: headers, body: body)
+        #expect(allowed.status.code == expected, "\(String(decoding: allowed.body, as: UTF8.self))")
+        #expect(harness.call(method, target, token: harness.tokens[.admin]!, headers: headers, body: body).status.code != 403)
+    }
+
+    @Test func manifestIsFilteredPerBuildWithETagAnd304() throws {
+        let harness = try ServiceHarness()
+        let token = harness.tokens[.manifestRead]!
+        let old = harness.call("GET", "/v1/manifest?platform=ios&version=5.2.0", token: token)
+        let new = harness.call("GET", "/v1/manifest?platform=ios&version=5.3.0", token: token)
+        #expect(old.status.code == 200 && new.status.code == 200)
+        let oldIDs = harness.json(old)["routes"]?.arrayValue?.compactMap { $0["id"]?.stringValue } ?? []
+        let newIDs = harness.json(new)["routes"]?.arrayValue?.compactMap { $0["id"]?.stringValue } ?? []
+        #expect(newIDs.contains("new-arrivals") && !oldIDs.contains("new-arrivals"), "5.2.0 cannot resolve new-arrivals")
+        #expect(harness.json(new)["schema"]?["version"]?.stringValue == "5.3.0", "self-contained: the schema travels with it")
+        let etag = try #require(new.headers["ETag"])
+        #expect(etag != old.headers["ETag"])
+        let again = harness.call("GET", "/v1/manifest?platform=ios&version=5.3.0", token: token)
+        #expect(again.body == new.body && again.headers["ETag"] == etag)
+        let conditional = harness.call("GET", "/v1/manifest?platform=ios&version=5.3.0", token: token, headers: [("If-None-Match", "\"x\", \(etag)")])
+        #expect(conditional.status.code == 304 && conditional.body.isEmpty && conditional.headers["ETag"] == etag)
+        let unknown = harness.call("GET", "/v1/manifest?platform=ios&version=9.9.9", token: token)
+        #expect(unknown.status.code == 404 && harness.json(unknown)["error"]?["code"]?.stringValue == "unknownBuild")
+        #expect(harness.call("GET", "/v1/manifest?platform=ios", token: token).status.code == 400)
+        #expect(harness.call("GET", "/v1/manifest?platform=ios&version=%zz", token: token).status.code == 400)
+    }
+
+    @Test func publishingNeedsTheCurrentBaseAndValidRoutes() throws {
+        let harness = try ServiceHarness()
+        let token = harness.tokens[.routesPublish]!
+        let missing = harness.call("POST", "/v1/revisions", token: token, body: publishBody(extraRoute: "a"))
+        #expect(missing.status.code == 428)
+        let first = harness.call("POST", "/v1/revisions", token: token, headers: [("If-Match", "\"rev-1\"")], body: publishBody(extraRoute: "a"))
+        #expect(first.status.code == 201 && first.headers["ETag"] == "\"rev-2\"" && first.headers["Location"] == "/v1/revisions/2")
+        let stale = harness.call("POST", "/v1/revisions", token: token, headers: [("If-Match", "\"rev-1\"")], body: publishBody(extraRoute: "b"))
+        #expect(stale.status.code == 412 && harness.json(stale)["error"]?["details"]?["current"]?.intValue == 2)
+        let invalid = harness.call("POST", "/v1/revisions", token: token, headers: [("If-Match", "\"rev-2\"")],
+                                   body: "{\"routes\": {\"format\": \"waymark.routes/1\", \"app\": \"storefront\", \"routes\": [{\"id\": \"x\"}]}}")
+        #expect(invalid.status.code == 422 && harness.json(invalid)["error"]?["details"]?["errors"]?.arrayValue?.isEmpty == false)
+        #expect(harness.call("POST", "/v1/revisions", token: token, headers: [("If-Match", "\"rev-2\"")], body: "not json").status.code == 400)
+        #expect(harness.call("POST", "/v1/revisions", token: token, headers: [("If-Match", "\"rev-2\"")], body: "{\"routes\": {}, \"extra\": 1}").status.code == 400)
+        #expect(harness.store.snapshot.revisions.count == 2, "nothing but the one valid publish changed the store")
+        let diff = harness.json(harness.call("GET", "/v1/revisions/1/diff/2", token: harness.tokens[.manifestRead]!))
+        #expect(diff["added"] == ["a"] && diff["removed"] == [] && diff["changed"] == [])
+    }
+
+    @Test func schemaRegistrationReportsDrift() throws {
+        let harness = try ServiceHarness()
+        let schema = String(decoding: try Data(contentsOf: Fixtures.repositoryRoot.appendingPathComponent("manifests/storefront/schema-ios-5.2.0.json")), as: UTF8.self)
+            .replacingOccurrences(of: "\"version\": \"5.2.0\"", with: "\"version\": \"5.2.1\"")
+        let response = harness.call("PUT", "/v1/schemas/ios/5.2.1", token: harness.tokens[.schemasWrite]!, body: schema)
+        #expect(response.status.code == 201)
+        #expect(harness.json(response)["unresolvableRoutes"] == ["new-arrivals"])
+        let mismatch = harness.call("PUT", "/v1/schemas/ios/6.0.0", token: harness.tokens[.schemasWrite]!, body: schema)
+        #expect(mismatch.status.code == 422)
+    }
+
+    @Test func associatedDomainFilesArePublic() throws {
+        let harness = try ServiceHarness()
+        let apple = harness.call("GET", "/.well-known/apple-app-site-association")
+        #expect(apple.status.code == 200)
+        let details = harness.json(apple)["applinks"]?["details"]?.arrayValue?.first
+        #expect(details?["appIDs"] == ["ABCDE12345.example.storefront"])
+        #expect(details?["components"]?.arrayValue?.contains(["/": "/p/*"]) == true)
+        let google = harness.call("GET", "/.well-known/assetlinks.json")
+        #expect(google.status.code == 200)
+        #expect(harness.call("GET", "/readyz").status.code == 200)
+        #expect(harness.call("GET", "/healthz").status.code == 200)
+    }
+
+    @Test func publicReadsNeedNoToken() throws {
+        let harness = try ServiceHarness(publicReads: true)
+        #expect(harness.call("GET", "/v1/manifest?platform=ios&version=5.3.0").status.code == 200)
+        #expect(harness.call("POST", "/v1/validate", body: "{}").status.code == 401, "writes still need a token")
+    }
+}
