@@ -24,6 +24,13 @@ final class ScratchDirectory {
 
     func bytes(_ relative: String) -> [UInt8] { [UInt8](FileManager.default.contents(atPath: file(relative)) ?? Data()) }
 
+    /// Flips bits of the byte `fromEnd` bytes before the end of a file: silent corruption.
+    func flip(_ relative: String, fromEnd: Int, mask: UInt8) {
+        var contents = bytes(relative)
+        contents[contents.count - fromEnd] ^= mask
+        write(relative, contents)
+    }
+
     func write(_ relative: String, _ bytes: [UInt8]) { _ = FileManager.default.createFile(atPath: file(relative), contents: Data(bytes)) }
 }
 
@@ -173,11 +180,7 @@ struct ManifestStoreTests {
     // MARK: Damage and crashes
 
     static let damages: [(String, @Sendable (ScratchDirectory) -> Void, String)] = [
-        ("a flipped byte in a body", { scratch in
-            var bytes = scratch.bytes("revisions/00000002")
-            bytes[bytes.count - 10] ^= 0x20
-            scratch.write("revisions/00000002", bytes)
-        }, "SHA-256"),
+        ("a flipped byte in a body", { $0.flip("revisions/00000002", fromEnd: 10, mask: 0x20) }, "SHA-256"),
         ("a truncated revision", { scratch in
             let bytes = scratch.bytes("revisions/00000002")
             scratch.write("revisions/00000002", Array(bytes.prefix(bytes.count / 2)))
@@ -186,11 +189,7 @@ struct ManifestStoreTests {
         ("a gap in the numbering", { scratch in
             try? FileManager.default.moveItem(atPath: scratch.file("revisions/00000002"), toPath: scratch.file("revisions/00000003"))
         }, "without gaps"),
-        ("a damaged schema", { scratch in
-            var bytes = scratch.bytes("schemas/ios@5.2.0")
-            bytes[bytes.count - 3] ^= 0x01
-            scratch.write("schemas/ios@5.2.0", bytes)
-        }, "schemas/ios@5.2.0"),
+        ("a damaged schema", { $0.flip("schemas/ios@5.2.0", fromEnd: 3, mask: 0x01) }, "schemas/ios@5.2.0"),
         ("a schema under another build's name", { scratch in
             try? FileManager.default.copyItem(atPath: scratch.file("schemas/ios@5.2.0"), toPath: scratch.file("schemas/ios@7.0.0"))
         }, "ios 5.2.0"),
