@@ -103,27 +103,10 @@ public struct Router: Sendable {
             switch segment {
             case .literal(let text): guard value == text else { return nil }
             case .parameter(let name):
-                guard !value.isEmpty, let decoded = percentDecoded(value) else { return nil }
+                guard !value.isEmpty, let decoded = PercentDecoding.decode(value) else { return nil }
                 parameters.set(name, decoded)
             }
         }
         return parameters
-    }
-
-    static func percentDecoded(_ text: Substring) -> String? {
-        var bytes: [UInt8] = []
-        var utf8 = Array(text.utf8)[...]
-        while let byte = utf8.first {
-            if byte == 0x25 {
-                guard utf8.count >= 3, let value = UInt8(String(decoding: utf8.dropFirst().prefix(2), as: UTF8.self), radix: 16)
-                else { return nil }
-                bytes.append(value)
-                utf8 = utf8.dropFirst(3)
-            } else {
-                bytes.append(byte)
-                utf8 = utf8.dropFirst()
-            }
-        }
-        return String(validating: bytes, as: UTF8.self)
     }
 }

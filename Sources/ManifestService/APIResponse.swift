@@ -27,38 +27,7 @@ enum API {
 
     /// The query's `name=value` pairs, percent-decoded, `+` as space; nil if an escape is malformed.
     static func query(_ request: HTTPRequest) -> [String: String]? {
-        var values: [String: String] = [:]
-        guard let query = request.head.query else { return values }
-        for item in query.split(separator: "&", omittingEmptySubsequences: true) {
-            let parts = item.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            guard let name = decode(parts[0]), let value = decode(parts.count > 1 ? parts[1] : "") else { return nil }
-            if values[name] == nil { values[name] = value }
-        }
-        return values
-    }
-
-    private static func decode(_ text: Substring) -> String? {
-        var bytes: [UInt8] = []
-        var iterator = text.utf8.makeIterator()
-        while let byte = iterator.next() {
-            switch byte {
-            case UInt8(ascii: "+"): bytes.append(UInt8(ascii: " "))
-            case UInt8(ascii: "%"):
-                guard let high = iterator.next().flatMap(hexValue), let low = iterator.next().flatMap(hexValue) else { return nil }
-                bytes.append(high << 4 | low)
-            default: bytes.append(byte)
-            }
-        }
-        return String(validating: bytes, as: UTF8.self)
-    }
-
-    private static func hexValue(_ digit: UInt8) -> UInt8? {
-        switch digit {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): digit - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): digit - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): digit - UInt8(ascii: "A") + 10
-        default: nil
-        }
+        PercentDecoding.queryItems(request.head.query)
     }
 
     /// RFC 9110 §13.1.2: does an `If-None-Match` field match `etag` (weak comparison, `*`)?
