@@ -122,6 +122,29 @@ extension Sequence<UInt8> {
     }
 }
 
+extension Array<UInt8> {
+    /// Bytes from lower- or upper-case hex, two digits a byte; nil for anything else.
+    public init?(hex: String) {
+        let digits = Array<UInt8>(hex.utf8)
+        guard digits.count % 2 == 0 else { return nil }
+        func value(_ digit: UInt8) -> UInt8? {
+            switch digit {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit - UInt8(ascii: "A") + 10
+            default: nil
+            }
+        }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(digits.count / 2)
+        for index in stride(from: 0, to: digits.count, by: 2) {
+            guard let high = value(digits[index]), let low = value(digits[index + 1]) else { return nil }
+            bytes.append(high << 4 | low)
+        }
+        self = bytes
+    }
+}
+
 /// Compares two byte strings in time that depends only on their lengths, not on where they
 /// differ: for token hashes, so a timing side channel cannot find a stored hash byte by byte.
 public func constantTimeEquals(_ a: [UInt8], _ b: [UInt8]) -> Bool {

@@ -65,7 +65,7 @@ public final class TokenStore: Sendable {
                 guard let id = item["id"]?.stringValue, let name = item["name"]?.stringValue,
                       let scopes = item["scopes"]?.arrayValue?.compactMap({ $0.stringValue.flatMap(Scope.init(rawValue:)) }),
                       let created = item["created"]?.stringValue.flatMap(Timestamp.parse),
-                      let hash = item["sha256"]?.stringValue.flatMap(Self.bytes(hex:)), hash.count == 32
+                      let hash = item["sha256"]?.stringValue.flatMap({ [UInt8](hex: $0) }), hash.count == 32
                 else { throw StoreError("The data directory \(directory.path) is damaged: an entry of \(Self.fileName) is incomplete.") }
                 loaded.append(TokenRecord(id: id, name: name, scopes: Set(scopes), created: created,
                                           revoked: item["revoked"]?.stringValue.flatMap(Timestamp.parse), sha256: hash))
@@ -144,24 +144,5 @@ public final class TokenStore: Sendable {
     static func base64url(_ bytes: [UInt8]) -> String {
         Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
             .replacingOccurrences(of: "=", with: "")
-    }
-
-    static func bytes(hex: String) -> [UInt8]? {
-        let digits = Array(hex.utf8)
-        guard digits.count % 2 == 0 else { return nil }
-        var out: [UInt8] = []
-        for index in stride(from: 0, to: digits.count, by: 2) {
-            guard let high = hexValue(digits[index]), let low = hexValue(digits[index + 1]) else { return nil }
-            out.append(high << 4 | low)
-        }
-        return out
-    }
-
-    private static func hexValue(_ digit: UInt8) -> UInt8? {
-        switch digit {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): digit - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): digit - UInt8(ascii: "a") + 10
-        default: nil
-        }
     }
 }

@@ -39,6 +39,15 @@ struct SHA256Tests {
         }
     }
 
+    @Test func hexRoundTrips() {
+        let bytes: [UInt8] = [0, 1, 0x7f, 0x80, 0xab, 0xff]
+        #expect(bytes.hexString == "00017f80abff")
+        #expect([UInt8](hex: "00017f80abff") == bytes)
+        #expect([UInt8](hex: "00017F80ABFF") == bytes)
+        #expect([UInt8](hex: "") == [])
+        for bad in ["0", "0g", "+f", " 0", "0x00"] { #expect([UInt8](hex: bad) == nil, "\(bad)") }
+    }
+
     @Test func constantTimeComparison() {
         #expect(constantTimeEquals([1, 2, 3], [1, 2, 3]))
         #expect(!constantTimeEquals([1, 2, 3], [1, 2, 4]))
