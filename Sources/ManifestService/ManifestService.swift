@@ -51,32 +51,33 @@ public final class ManifestService: Sendable {
 
     // MARK: Who may do what
 
-    /// nil when the request's bearer token allows `scope`; otherwise the 401 or 403 to send.
-    /// Refused writes are audited.
-    private func denial(_ request: HTTPRequest, _ scope: Scope, action: String) -> HTTPResponse? {
-        if scope == .manifestRead, options.publicManifestReads { return nil }
+    /// The name of the token that allows `scope` ("public" for open reads), or the 401 or
+    /// 403 to send. Refused writes are audited.
+    private func authorize(_ request: HTTPRequest, _ scope: Scope, action: String) -> Result<String, Refusal> {
+        if scope == .manifestRead, options.publicManifestReads { return .success("public") }
         let challenge = [("WWW-Authenticate", "Bearer realm=\"waymark\"")]
         let fields = request.head.headers.values("Authorization")
         guard fields.count == 1, let field = fields.first, field.count > 7, field.prefix(7).lowercased() == "bearer " else {
             audit(action, actor: "anonymous", reason: "noToken", scope: scope)
-            return API.error(.unauthorized, "unauthorized", "This endpoint needs a bearer token (Authorization: Bearer wm_…) with the scope \(scope.rawValue).",
-                             headers: challenge)
+            return .failure(Refusal(response: API.error(.unauthorized, "unauthorized",
+                "This endpoint needs a bearer token (Authorization: Bearer wm_…) with the scope \(scope.rawValue).", headers: challenge)))
         }
         guard let record = store.tokens.authenticate(String(field.dropFirst(7)).trimmingCharacters(in: .whitespaces)) else {
             audit(action, actor: "anonymous", reason: "invalidToken", scope: scope)
-            return API.error(.unauthorized, "unauthorized", "The bearer token is unknown or revoked.", headers: challenge)
+            return .failure(Refusal(response: API.error(.unauthorized, "unauthorized", "The bearer token is unknown or revoked.", headers: challenge)))
         }
         guard record.allows(scope) else {
             audit(action, actor: record.name, reason: "wrongScope", scope: scope)
-            return API.error(.forbidden, "forbidden", "The token \"\(record.name)\" lacks the scope \(scope.rawValue).",
-                             details: ["required": .string(scope.rawValue), "granted": .array(record.scopes.sorted().map { JSONValue.string($0.rawValue) })])
+            return .failure(API.refusal(.forbidden, "forbidden", "The token \"\(record.name)\" lacks the scope \(scope.rawValue).",
+                details: ["required": .string(scope.rawValue), "granted": .array(record.scopes.sorted().map { JSONValue.string($0.rawValue) })]))
         }
-        return nil
+        return .success(record.name)
     }
 
-    private func actor(_ request: HTTPRequest) -> String {
-        guard let field = request.head.headers["Authorization"], field.count > 7 else { return "anonymous" }
-        return store.tokens.authenticate(String(field.dropFirst(7)).trimmingCharacters(in: .whitespaces))?.name ?? "anonymous"
+    /// nil when the request may go on; otherwise the response refusing it.
+    private func denial(_ request: HTTPRequest, _ scope: Scope, action: String) -> HTTPResponse? {
+        if case .failure(let refusal) = authorize(request, scope, action: action) { return refusal.response }
+        return nil
     }
 
     private func audit(_ action: String, actor: String, reason: String, scope: Scope) {
@@ -252,8 +253,11 @@ public final class ManifestService: Sendable {
     }
 
     private func publish(_ request: HTTPRequest) -> HTTPResponse {
-        if let denied = denial(request, .routesPublish, action: "publish") { return denied }
-        let author = actor(request)
+        let author: String
+        switch authorize(request, .routesPublish, action: "publish") {
+        case .failure(let refusal): return refusal.response
+        case .success(let name): author = name
+        }
         let body: (message: String, routes: JSONValue?)
         switch envelope(request, requireRoutes: true) {
         case .failure(let refusal): return refusal.response
@@ -271,11 +275,14 @@ public final class ManifestService: Sendable {
     }
 
     private func rollback(_ request: HTTPRequest, _ text: String?) -> HTTPResponse {
-        if let denied = denial(request, .routesPublish, action: "rollback") { return denied }
+        let author: String
+        switch authorize(request, .routesPublish, action: "rollback") {
+        case .failure(let refusal): return refusal.response
+        case .success(let name): author = name
+        }
         guard let text, let number = Int(text), number >= 1 else {
             return API.error(.badRequest, "badRevision", "A revision number is a positive integer, not \"\(text ?? "")\".")
         }
-        let author = actor(request)
         let message: String
         switch envelope(request, requireRoutes: false) {
         case .failure(let refusal): return refusal.response
@@ -313,9 +320,13 @@ public final class ManifestService: Sendable {
     }
 
     private func registerSchema(_ request: HTTPRequest, platform: String, version: String) -> HTTPResponse {
-        if let denied = denial(request, .schemasWrite, action: "registerSchema") { return denied }
+        let author: String
+        switch authorize(request, .schemasWrite, action: "registerSchema") {
+        case .failure(let refusal): return refusal.response
+        case .success(let name): author = name
+        }
         let key = SchemaKey(platform: platform, version: version)
-        let result = Result { () throws(StoreError) in try store.registerSchema(request.body, expected: key, author: actor(request)) }
+        let result = Result { () throws(StoreError) in try store.registerSchema(request.body, expected: key, author: author) }
         switch result {
         case .failure(let error):
             return API.error(.internalServerError, "storeFailed", "The schema could not be stored: \(error.message). Nothing changed.")

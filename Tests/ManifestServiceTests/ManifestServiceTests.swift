@@ -113,6 +113,9 @@ struct ManifestServiceTests {
         #expect(harness.call("POST", "/v1/revisions", token: token, headers: [("If-Match", "\"rev-2\"")], body: "not json").status.code == 400)
         #expect(harness.call("POST", "/v1/revisions", token: token, headers: [("If-Match", "\"rev-2\"")], body: "{\"routes\": {}, \"extra\": 1}").status.code == 400)
         #expect(harness.store.snapshot.revisions.count == 2, "nothing but the one valid publish changed the store")
+        #expect(harness.store.snapshot.revision(2)?.author == "routes:publish", "the author is the token's name")
+        let refusals = try harness.store.auditEntries().filter { $0["outcome"]?.stringValue == "refused" }.compactMap { $0["reason"]?.stringValue }
+        #expect(refusals == ["staleBase", "invalid"], "refused publishes are audited; malformed requests never reach the store")
         let diff = harness.json(harness.call("GET", "/v1/revisions/1/diff/2", token: harness.tokens[.manifestRead]!))
         #expect(diff["added"] == ["a"] && diff["removed"] == [] && diff["changed"] == [])
     }
