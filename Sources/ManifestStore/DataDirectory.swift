@@ -164,12 +164,13 @@ final class DataDirectory: @unchecked Sendable {
     func removeStaleTemporaries(in subdirectories: [String]) throws(StoreError) -> [String] {
         var removed: [String] = []
         for subdirectory in subdirectories {
+            let before = removed.count
             for name in try list(subdirectory) where name.hasPrefix(Self.temporaryPrefix) {
                 let relative = subdirectory + "/" + name
                 guard unlink(path + "/" + relative) == 0 else { throw .system("unlink", path + "/" + relative) }
                 removed.append(relative)
             }
-            if !removed.isEmpty { try Self.syncDirectory(path + "/" + subdirectory) }
+            if removed.count > before { try Self.syncDirectory(path + "/" + subdirectory) }
         }
         return removed
     }
