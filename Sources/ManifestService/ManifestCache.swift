@@ -44,6 +44,12 @@ final class BuildView: Sendable {
     }
 }
 
+/// `/.well-known` bodies for one revision and set of schemas.
+struct AssociatedDomainFiles: Sendable {
+    let apple: [UInt8]
+    let google: [UInt8]
+}
+
 /// Build views for the current revision, made on first use and dropped when a newer
 /// revision or a re-registered schema replaces what they were made from.
 final class ManifestCache: Sendable {
@@ -54,6 +60,17 @@ final class ManifestCache: Sendable {
     }
 
     private let views = Mutex<[Key: BuildView]>([:])
+    private let domains = Mutex<(key: String, files: AssociatedDomainFiles)?>(nil)
+
+    /// The associated-domain files, rebuilt only when the revision or a schema changes
+    /// (they are public, so no request should make the server parse the routes again).
+    func associatedDomains(_ snapshot: StoreSnapshot, build: (StoreSnapshot) -> AssociatedDomainFiles) -> AssociatedDomainFiles {
+        let key = "\(snapshot.current?.number ?? 0)|" + snapshot.orderedSchemas.map(\.sha256).joined(separator: ",")
+        if let cached = domains.withLock({ $0 }), cached.key == key { return cached.files }
+        let files = build(snapshot)
+        domains.withLock { $0 = (key, files) }
+        return files
+    }
 
     func view(revision: Revision, stored: StoredSchema) -> BuildView {
         let key = Key(revision: revision.number, key: stored.key, schemaSha: stored.sha256)

@@ -44,8 +44,8 @@ public final class ManifestService: Sendable {
         }
         router.add("GET", "/v1/schemas") { [self] request, _ in schemas(request) }
         router.add("POST", "/v1/resolve", maximumBody: 64 << 10) { [self] request, _ in resolve(request) }
-        router.add("GET", "/.well-known/apple-app-site-association") { [self] _, _ in appleAppSiteAssociation() }
-        router.add("GET", "/.well-known/assetlinks.json") { [self] _, _ in assetLinks() }
+        router.add("GET", "/.well-known/apple-app-site-association") { [self] _, _ in associatedDomainFile(\.apple) }
+        router.add("GET", "/.well-known/assetlinks.json") { [self] _, _ in associatedDomainFile(\.google) }
         return router
     }
 
@@ -144,9 +144,19 @@ public final class ManifestService: Sendable {
                          "revisions": .array(snapshot.revisions.reversed().map(Self.summary))], headers: headers)
     }
 
-    private func revisionNumber(_ text: String?, in snapshot: StoreSnapshot) -> Result<Revision, Refusal> {
-        guard let text, let number = Int(text), number >= 1, text.utf8.allSatisfy({ (48...57).contains($0) }) else {
+    /// A path's revision number: digits only, at least 1.
+    private static func parseNumber(_ text: String?) -> Result<Int, Refusal> {
+        guard let text, text.utf8.allSatisfy({ (48...57).contains($0) }), let number = Int(text), number >= 1 else {
             return .failure(API.refusal(.badRequest, "badRevision", "A revision number is a positive integer, not \"\(text ?? "")\"."))
+        }
+        return .success(number)
+    }
+
+    private func revisionNumber(_ text: String?, in snapshot: StoreSnapshot) -> Result<Revision, Refusal> {
+        let number: Int
+        switch Self.parseNumber(text) {
+        case .failure(let refusal): return .failure(refusal)
+        case .success(let value): number = value
         }
         guard let revision = snapshot.revision(number) else {
             return .failure(API.refusal(.notFound, "unknownRevision", "There is no revision \(number); the latest is \(snapshot.current?.number ?? 0)."))
@@ -280,8 +290,10 @@ public final class ManifestService: Sendable {
         case .failure(let refusal): return refusal.response
         case .success(let name): author = name
         }
-        guard let text, let number = Int(text), number >= 1 else {
-            return API.error(.badRequest, "badRevision", "A revision number is a positive integer, not \"\(text ?? "")\".")
+        let number: Int
+        switch Self.parseNumber(text) {
+        case .failure(let refusal): return refusal.response
+        case .success(let value): number = value
         }
         let message: String
         switch envelope(request, requireRoutes: false) {
@@ -388,12 +400,19 @@ public final class ManifestService: Sendable {
 
     // MARK: Associated domains
 
+    private func associatedDomainFile(_ pick: (AssociatedDomainFiles) -> [UInt8]) -> HTTPResponse {
+        let files = cache.associatedDomains(store.snapshot) { snapshot in
+            AssociatedDomainFiles(apple: Self.appleAppSiteAssociation(snapshot), google: Self.assetLinks(snapshot))
+        }
+        return HTTPResponse(status: .ok, headers: HTTPHeaders([("Content-Type", "application/json"), ("Cache-Control", "public, max-age=3600")]),
+                            body: pick(files))
+    }
+
     /// Apple's file: every iOS build's app IDs with the live routes' path patterns.
     /// Apple reads at most 128 KB; past that, patterns collapse to their first segment, then to `/*`.
-    private func appleAppSiteAssociation() -> HTTPResponse {
-        let snapshot = store.snapshot
+    private static func appleAppSiteAssociation(_ snapshot: StoreSnapshot) -> [UInt8] {
         let appIDs = Array(Set(snapshot.schemas.values.filter { $0.schema.platform == "ios" }.flatMap(\.schema.appleAppIDs))).sorted()
-        let patterns = Self.livePaths(snapshot)
+        let patterns = livePaths(snapshot)
         func body(_ paths: [String]) -> [UInt8] {
             let components: [JSONValue] = paths.map { ["/": .string($0)] }
             let details: JSONValue = appIDs.isEmpty ? [] : [["appIDs": .array(appIDs.map(JSONValue.string)), "components": .array(components)]]
@@ -408,8 +427,7 @@ public final class ManifestService: Sendable {
             bytes = body(firstSegments)
             if bytes.count > 128 * 1024 { bytes = body(["/*"]) }
         }
-        return HTTPResponse(status: .ok, headers: HTTPHeaders([("Content-Type", "application/json"), ("Cache-Control", "public, max-age=3600")]),
-                            body: bytes)
+        return bytes
     }
 
     private static func livePaths(_ snapshot: StoreSnapshot) -> [String] {
@@ -426,10 +444,10 @@ public final class ManifestService: Sendable {
     }
 
     /// Google's Digital Asset Links file from the Android builds' packages and signing certificates.
-    private func assetLinks() -> HTTPResponse {
+    private static func assetLinks(_ snapshot: StoreSnapshot) -> [UInt8] {
         var seen: Set<String> = []
         var statements: [JSONValue] = []
-        for stored in store.snapshot.orderedSchemas {
+        for stored in snapshot.orderedSchemas {
             guard let android = stored.schema.android else { continue }
             let fingerprints = android.sha256CertFingerprints.sorted()
             guard seen.insert(android.package + fingerprints.joined(separator: ",")).inserted else { continue }
@@ -437,7 +455,6 @@ public final class ManifestService: Sendable {
                                "target": ["namespace": "android_app", "package_name": .string(android.package),
                                           "sha256_cert_fingerprints": .array(fingerprints.map(JSONValue.string))]])
         }
-        return HTTPResponse(status: .ok, headers: HTTPHeaders([("Content-Type", "application/json"), ("Cache-Control", "public, max-age=3600")]),
-                            body: JSONValue.array(statements).serializedBytes())
+        return JSONValue.array(statements).serializedBytes()
     }
 }

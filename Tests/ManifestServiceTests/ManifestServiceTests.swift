@@ -111,6 +111,7 @@ struct ManifestServiceTests {
                                    body: "{\"routes\": {\"format\": \"waymark.routes/1\", \"app\": \"storefront\", \"routes\": [{\"id\": \"x\"}]}}")
         #expect(invalid.status.code == 422 && harness.json(invalid)["error"]?["details"]?["errors"]?.arrayValue?.isEmpty == false)
         #expect(harness.call("POST", "/v1/revisions", token: token, headers: [("If-Match", "\"rev-2\"")], body: "not json").status.code == 400)
+        #expect(harness.call("POST", "/v1/revisions/+1/rollback", token: token, headers: [("If-Match", "\"rev-2\"")]).status.code == 400)
         #expect(harness.call("POST", "/v1/revisions", token: token, headers: [("If-Match", "\"rev-2\"")], body: "{\"routes\": {}, \"extra\": 1}").status.code == 400)
         #expect(harness.store.snapshot.revisions.count == 2, "nothing but the one valid publish changed the store")
         #expect(harness.store.snapshot.revision(2)?.author == "routes:publish", "the author is the token's name")
@@ -138,6 +139,12 @@ struct ManifestServiceTests {
         let details = harness.json(apple)["applinks"]?["details"]?.arrayValue?.first
         #expect(details?["appIDs"] == ["ABCDE12345.example.storefront"])
         #expect(details?["components"]?.arrayValue?.contains(["/": "/p/*"]) == true)
+        #expect(details?["components"]?.arrayValue?.contains(["/": "/campaign/fresh"]) == false)
+        let published = harness.call("POST", "/v1/revisions", token: harness.tokens[.routesPublish]!, headers: [("If-Match", "\"rev-1\"")],
+                                     body: publishBody(extraRoute: "fresh"))
+        #expect(published.status.code == 201)
+        let after = harness.json(harness.call("GET", "/.well-known/apple-app-site-association"))["applinks"]?["details"]?.arrayValue?.first
+        #expect(after?["components"]?.arrayValue?.contains(["/": "/campaign/fresh"]) == true, "a new revision reaches the cached file")
         let google = harness.call("GET", "/.well-known/assetlinks.json")
         #expect(google.status.code == 200)
         #expect(harness.call("GET", "/readyz").status.code == 200)
