@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Synchronization
 
 /// What went wrong with the data directory, in words an operator can act on.
 public struct StoreError: Error, Hashable, Sendable, CustomStringConvertible {
@@ -15,22 +16,35 @@ public struct StoreError: Error, Hashable, Sendable, CustomStringConvertible {
     }
 }
 
+struct FileIdentity: Hashable, Sendable {
+    var device: UInt64
+    var inode: UInt64
+    var size: Int64
+    var modifiedSeconds: Int64
+    var modifiedNanoseconds: Int64
+}
+
 /// The files under a data directory, written the way databases write them: a new file is
 /// written under a temporary name, fsynced, renamed into place, and the directory fsynced,
 /// so after a crash a name holds either nothing or the whole file. Appends are fsynced
 /// before they are acknowledged. A lock file keeps a second daemon out.
-final class DataDirectory: @unchecked Sendable {
-    // @unchecked: immutable after init except `temporaryCounter`, only touched under the
-    // store's write lock.
+final class DataDirectory: Sendable {
     static let temporaryPrefix = ".tmp-"
     let path: String
     private let lockFD: Int32
-    private var temporaryCounter = 0
+    private let temporaryCounter = Atomic<Int>(0)
 
-    init(path: String, subdirectories: [String]) throws(StoreError) {
+    /// - Parameter exclusive: take `DIR/LOCK` for the life of this object (the daemon);
+    ///   false for a short edit beside a running daemon (`waymark token`), which must
+    ///   then serialize its writes with `withFileLock`.
+    init(path: String, subdirectories: [String], exclusive: Bool = true) throws(StoreError) {
         self.path = path
         try Self.makeDirectory(path)
         for name in subdirectories { try Self.makeDirectory(path + "/" + name) }
+        guard exclusive else {
+            lockFD = -1
+            return
+        }
         let lockPath = path + "/LOCK"
         let fd = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw .system("open", lockPath) }
@@ -43,7 +57,29 @@ final class DataDirectory: @unchecked Sendable {
         lockFD = fd
     }
 
-    deinit { close(lockFD) }
+    deinit { if lockFD >= 0 { close(lockFD) } }
+
+    /// Runs `body` holding an exclusive flock on `DIR/name`, waiting for other processes
+    /// that hold it. Serializes writers of one file across processes.
+    func withFileLock<T>(_ name: String, _ body: () throws(StoreError) -> T) throws(StoreError) -> T {
+        let lockPath = path + "/" + name
+        let fd = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw .system("open", lockPath) }
+        defer { close(fd) }  // closing the last descriptor releases the flock
+        while flock(fd, LOCK_EX) != 0 {
+            guard errno == EINTR else { throw .system("flock", lockPath) }
+        }
+        return try body()
+    }
+
+    /// What identifies one version of a file written by `writeDurably` (every write is a
+    /// new inode): nil when it does not exist.
+    func identity(_ relativePath: String) -> FileIdentity? {
+        var info = stat()
+        guard stat(path + "/" + relativePath, &info) == 0 else { return nil }
+        return FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino), size: Int64(info.st_size),
+                            modifiedSeconds: Int64(info.st_mtim.tv_sec), modifiedNanoseconds: Int64(info.st_mtim.tv_nsec))
+    }
 
     private static func makeDirectory(_ path: String) throws(StoreError) {
         if mkdir(path, 0o755) == 0 {
@@ -105,8 +141,8 @@ final class DataDirectory: @unchecked Sendable {
     /// With `replacing: false` an existing file is an error (revisions are immutable).
     func writeDurably(_ bytes: [UInt8], subdirectory: String, name: String, replacing: Bool) throws(StoreError) {
         let directoryPath = path + "/" + subdirectory
-        temporaryCounter += 1
-        let temporaryPath = "\(directoryPath)/\(Self.temporaryPrefix)\(name)-\(getpid())-\(temporaryCounter)"
+        let counter = temporaryCounter.add(1, ordering: .relaxed).newValue
+        let temporaryPath = "\(directoryPath)/\(Self.temporaryPrefix)\(name)-\(getpid())-\(counter)"
         let finalPath = directoryPath + "/" + name
         let fd = open(temporaryPath, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw .system("open", temporaryPath) }

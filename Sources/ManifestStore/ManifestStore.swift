@@ -103,7 +103,7 @@ public struct OpenReport: Sendable {
 /// change is on disk (fsynced, renamed, directory fsynced) and in the audit log before
 /// the call returns, so a caller may acknowledge it.
 public final class ManifestStore: Sendable {
-    static let auditLog = "audit.log"
+    static let auditLog = DataDirectory.auditLog
     static let subdirectories = ["revisions", "schemas"]
 
     private let directory: DataDirectory
@@ -149,9 +149,12 @@ public final class ManifestStore: Sendable {
             snapshot.revisions.append(try loadRevision(directory, name, number: index + 1))
         }
 
-        let store = try ManifestStore(directory: directory, snapshot: snapshot)
-        try store.repairAudit(&report)
-        return (store, report)
+        // `waymark token` appends to the audit log under this lock: never cut its line in half.
+        return try directory.withFileLock(TokenStore.lockName) { () throws(StoreError) in
+            let store = try ManifestStore(directory: directory, snapshot: snapshot)
+            try store.repairAudit(&report)
+            return (store, report)
+        }
     }
 
     private static func damaged(_ directory: DataDirectory, _ relative: String, _ reason: String) -> StoreError {
@@ -248,9 +251,7 @@ public final class ManifestStore: Sendable {
     }
 
     private func appendAudit(_ fields: [String: JSONValue], time: Date) throws(StoreError) {
-        var entry = fields
-        entry["time"] = .string(Timestamp.format(time))
-        try directory.appendDurably(JSONValue.object(entry).serializedBytes() + [UInt8(ascii: "\n")], to: Self.auditLog)
+        try directory.appendAudit(fields, time: time)
     }
 
     /// Records a refused attempt (bad token, wrong scope, …) that never reached the store's
@@ -389,24 +390,10 @@ public final class ManifestStore: Sendable {
 
     // MARK: Tokens
 
-    /// Creates a bearer token (audited); the plaintext is only in the return value.
-    public func createToken(name: String, scopes: Set<Scope>, actor: String, now: Date = Date()) throws(StoreError) -> (record: TokenRecord, token: String) {
-        try writer.withLock { _ throws(StoreError) in
-            let created = try tokens.create(name: name, scopes: scopes, now: now)
-            try appendAudit(["action": "createToken", "actor": .string(actor), "outcome": "ok", "token": .string(created.record.id),
-                             "name": .string(name), "scopes": .array(scopes.sorted().map { .string($0.rawValue) })], time: now)
-            return created
-        }
-    }
-
-    /// Revokes the live tokens named (or with the id) `nameOrID` (audited); returns how many.
-    public func revokeToken(_ nameOrID: String, actor: String, now: Date = Date()) throws(StoreError) -> Int {
-        try writer.withLock { _ throws(StoreError) in
-            let count = try tokens.revoke(nameOrID, now: now)
-            try appendAudit(["action": "revokeToken", "actor": .string(actor), "outcome": count > 0 ? "ok" : "refused",
-                             "token": .string(nameOrID), "revoked": .int(count)], time: now)
-            return count
-        }
+    /// The tokens of the data directory at `path` for `waymark token`, which may run while a
+    /// daemon serves the directory (see `TokenStore`). Creates the directory if missing.
+    public static func openTokens(at path: String) throws(StoreError) -> TokenStore {
+        try TokenStore(directory: DataDirectory(path: path, subdirectories: [], exclusive: false))
     }
 
     // MARK: Seeding

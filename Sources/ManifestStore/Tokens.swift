@@ -47,44 +47,57 @@ public struct TokenRecord: Hashable, Sendable {
 /// Tokens are `wm_` + 8 hex id + `_` + 43 characters of base64url secret (256 random bits
 /// from the system's CSPRNG); only SHA-256 of the whole token is kept, and a presented token
 /// is checked with a constant-time comparison of hashes.
+///
+/// `waymark token` edits the file while a daemon serves the directory: every change takes
+/// the flock `DIR/tokens.lock`, re-reads the file, writes it back and audits it; a daemon
+/// notices a new version (a new inode, since every write is a rename) on its next
+/// authentication and reloads it, so a revoked token stops working at once.
 public final class TokenStore: Sendable {
     static let fileName = "tokens.json"
+    static let lockName = "tokens.lock"
     private let directory: DataDirectory
-    private let records: Mutex<[TokenRecord]>
+    private let loaded: Mutex<(records: [TokenRecord], identity: FileIdentity?)>
     private let writer = Mutex<Void>(())
 
     init(directory: DataDirectory) throws(StoreError) {
         self.directory = directory
-        var loaded: [TokenRecord] = []
-        if directory.exists(Self.fileName) {
-            let bytes = try directory.read(Self.fileName)
-            guard case .array(let items)? = try? JSONParser().parse(bytes) else {
-                throw StoreError("The data directory \(directory.path) is damaged: \(Self.fileName) is not a JSON list.")
-            }
-            for item in items {
-                guard let id = item["id"]?.stringValue, let name = item["name"]?.stringValue,
-                      let scopes = item["scopes"]?.arrayValue?.compactMap({ $0.stringValue.flatMap(Scope.init(rawValue:)) }),
-                      let created = item["created"]?.stringValue.flatMap(Timestamp.parse),
-                      let hash = item["sha256"]?.stringValue.flatMap({ [UInt8](hex: $0) }), hash.count == 32
-                else { throw StoreError("The data directory \(directory.path) is damaged: an entry of \(Self.fileName) is incomplete.") }
-                loaded.append(TokenRecord(id: id, name: name, scopes: Set(scopes), created: created,
-                                          revoked: item["revoked"]?.stringValue.flatMap(Timestamp.parse), sha256: hash))
-            }
-        }
-        records = Mutex(loaded)
+        let identity = directory.identity(Self.fileName)
+        loaded = Mutex((try Self.load(directory), identity))
     }
 
-    public var all: [TokenRecord] { records.withLock { $0 } }
-    public var isEmpty: Bool { records.withLock { $0.isEmpty } }
+    private static func load(_ directory: DataDirectory) throws(StoreError) -> [TokenRecord] {
+        guard directory.exists(fileName) else { return [] }
+        let bytes = try directory.read(fileName)
+        guard case .array(let items)? = try? JSONParser().parse(bytes) else {
+            throw StoreError("The data directory \(directory.path) is damaged: \(fileName) is not a JSON list.")
+        }
+        var records: [TokenRecord] = []
+        for item in items {
+            guard let id = item["id"]?.stringValue, let name = item["name"]?.stringValue,
+                  let scopes = item["scopes"]?.arrayValue?.compactMap({ $0.stringValue.flatMap(Scope.init(rawValue:)) }),
+                  let created = item["created"]?.stringValue.flatMap(Timestamp.parse),
+                  let hash = item["sha256"]?.stringValue.flatMap({ [UInt8](hex: $0) }), hash.count == 32
+            else { throw StoreError("The data directory \(directory.path) is damaged: an entry of \(fileName) is incomplete.") }
+            records.append(TokenRecord(id: id, name: name, scopes: Set(scopes), created: created,
+                                       revoked: item["revoked"]?.stringValue.flatMap(Timestamp.parse), sha256: hash))
+        }
+        return records
+    }
 
-    /// Creates a token and returns it; the plaintext exists only in this return value.
-    func create(name: String, scopes: Set<Scope>, now: Date = Date()) throws(StoreError) -> (record: TokenRecord, token: String) {
+    public var all: [TokenRecord] {
+        refreshIfChanged()
+        return loaded.withLock { $0.records }
+    }
+
+    public var isEmpty: Bool { all.isEmpty }
+
+    /// Creates a token (audited) and returns it; the plaintext exists only in this return value.
+    public func create(name: String, scopes: Set<Scope>, actor: String, now: Date = Date()) throws(StoreError) -> (record: TokenRecord, token: String) {
         guard !name.isEmpty, name.utf8.count <= 100, name.unicodeScalars.allSatisfy({ $0.value >= 0x20 && $0.value != 0x7f }) else {
             throw StoreError("A token name must be 1 to 100 printable characters.")
         }
         guard !scopes.isEmpty else { throw StoreError("A token needs at least one scope: \(Scope.allCases.map(\.rawValue).joined(separator: ", ")).") }
-        return try writer.withLock { _ throws(StoreError) in
-            var current = records.withLock { $0 }
+        return try change { current throws(StoreError) in
             guard !current.contains(where: { $0.name == name && $0.revoked == nil }) else {
                 throw StoreError("A live token named \"\(name)\" exists; revoke it first or pick another name.")
             }
@@ -98,26 +111,54 @@ public final class TokenStore: Sendable {
             let record = TokenRecord(id: id, name: name, scopes: scopes, created: Timestamp.parse(Timestamp.format(now)) ?? now,
                                      revoked: nil, sha256: SHA256.hash(Array(token.utf8)))
             current.append(record)
-            try save(current)
-            records.withLock { $0 = current }
-            return (record, token)
+            let audit: [String: JSONValue] = ["action": "createToken", "actor": .string(actor), "outcome": "ok", "token": .string(id),
+                                              "name": .string(name), "scopes": .array(scopes.sorted().map { .string($0.rawValue) })]
+            return ((record, token), audit)
         }
     }
 
-    /// Revokes every live token whose name or id is `nameOrID`; returns how many.
-    func revoke(_ nameOrID: String, now: Date = Date()) throws(StoreError) -> Int {
-        try writer.withLock { _ throws(StoreError) in
-            var current = records.withLock { $0 }
+    /// Revokes every live token whose name or id is `nameOrID` (audited); returns how many.
+    public func revoke(_ nameOrID: String, actor: String, now: Date = Date()) throws(StoreError) -> Int {
+        try change { current throws(StoreError) in
             var count = 0
             for index in current.indices where current[index].revoked == nil && (current[index].name == nameOrID || current[index].id == nameOrID) {
                 current[index].revoked = Timestamp.parse(Timestamp.format(now)) ?? now
                 count += 1
             }
-            if count > 0 {
-                try save(current)
-                records.withLock { $0 = current }
+            let audit: [String: JSONValue] = ["action": "revokeToken", "actor": .string(actor), "outcome": count > 0 ? "ok" : "refused",
+                                              "token": .string(nameOrID), "revoked": .int(count)]
+            return (count, audit)
+        }
+    }
+
+    /// Read, change, write and audit under the cross-process lock; the change is durable
+    /// and in the audit log before this returns. A change that throws writes nothing.
+    private func change<T: Sendable>(_ body: (inout [TokenRecord]) throws(StoreError) -> (T, audit: [String: JSONValue])) throws(StoreError) -> T {
+        try writer.withLock { _ throws(StoreError) in
+            try directory.withFileLock(Self.lockName) { () throws(StoreError) -> T in
+                let before = try Self.load(directory)
+                var records = before
+                let (result, audit) = try body(&records)
+                if records != before {
+                    let bytes = JSONValue.array(records.map(\.json)).serializedBytes(pretty: true) + [UInt8(ascii: "\n")]
+                    try directory.writeDurably(bytes, subdirectory: ".", name: Self.fileName, replacing: true)
+                }
+                let identity = directory.identity(Self.fileName)
+                loaded.withLock { $0 = (records, identity) }
+                try directory.appendAudit(audit, time: Date())
+                return result
             }
-            return count
+        }
+    }
+
+    /// Reloads `tokens.json` when another process replaced it. A version that cannot be
+    /// read keeps the last good one (every write is a rename, so this means tampering).
+    private func refreshIfChanged() {
+        let identity = directory.identity(Self.fileName)
+        guard identity != loaded.withLock({ $0.identity }) else { return }
+        writer.withLock { _ in
+            guard let records = try? Self.load(directory) else { return }
+            loaded.withLock { $0 = (records, identity) }
         }
     }
 
@@ -127,18 +168,14 @@ public final class TokenStore: Sendable {
         guard parts.count == 3, parts[0] == "wm", parts[1].utf8.count == 8 else { return nil }
         let id = String(parts[1])
         let presented = SHA256.hash(Array(token.utf8))
-        return records.withLock { records in
+        refreshIfChanged()
+        return loaded.withLock { loaded in
             var found: TokenRecord?
-            for record in records where record.id == id && record.revoked == nil {
+            for record in loaded.records where record.id == id && record.revoked == nil {
                 if constantTimeEquals(record.sha256, presented) { found = record }
             }
             return found
         }
-    }
-
-    private func save(_ records: [TokenRecord]) throws(StoreError) {
-        let bytes = JSONValue.array(records.map(\.json)).serializedBytes(pretty: true) + [UInt8(ascii: "\n")]
-        try directory.writeDurably(bytes, subdirectory: ".", name: Self.fileName, replacing: true)
     }
 
     static func base64url(_ bytes: [UInt8]) -> String {

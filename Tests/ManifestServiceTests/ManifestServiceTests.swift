@@ -20,7 +20,7 @@ final class ServiceHarness {
         var options = ManifestService.Options()
         options.publicManifestReads = publicReads
         router = ManifestService(store: store, options: options).router()
-        for scope in Scope.allCases { tokens[scope] = try store.createToken(name: scope.rawValue, scopes: [scope], actor: "test").token }
+        for scope in Scope.allCases { tokens[scope] = try store.tokens.create(name: scope.rawValue, scopes: [scope], actor: "test").token }
     }
 
     deinit { try? FileManager.default.removeItem(atPath: path) }

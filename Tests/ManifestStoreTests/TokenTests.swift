@@ -7,7 +7,7 @@ struct TokenTests {
     @Test func aCreatedTokenAuthenticatesAndOnlyItsHashIsStored() throws {
         let scratch = ScratchDirectory()
         let store = try ManifestStore.open(at: scratch.path).store
-        let (record, token) = try store.createToken(name: "marketing-ci", scopes: [.routesPublish], actor: "test", now: now)
+        let (record, token) = try store.tokens.create(name: "marketing-ci", scopes: [.routesPublish], actor: "test", now: now)
         #expect(token.hasPrefix("wm_\(record.id)_") && token.utf8.count == 3 + 8 + 1 + 43)
         #expect(store.tokens.authenticate(token)?.name == "marketing-ci")
         #expect(store.tokens.authenticate(token)?.allows(.routesPublish) == true)
@@ -24,7 +24,7 @@ struct TokenTests {
     @Test func forgedAndAlteredTokensAreRejected() throws {
         let scratch = ScratchDirectory()
         let store = try ManifestStore.open(at: scratch.path).store
-        let (record, token) = try store.createToken(name: "a", scopes: [.admin], actor: "test", now: now)
+        let (record, token) = try store.tokens.create(name: "a", scopes: [.admin], actor: "test", now: now)
         for forged in Self.forgeries { #expect(store.tokens.authenticate(forged) == nil, "\(forged)") }
         var altered = Array(token.utf8)
         altered[altered.count - 1] = altered.last == UInt8(ascii: "A") ? UInt8(ascii: "B") : UInt8(ascii: "A")
@@ -36,7 +36,7 @@ struct TokenTests {
     @Test func adminAllowsEveryScope() throws {
         let scratch = ScratchDirectory()
         let store = try ManifestStore.open(at: scratch.path).store
-        let (record, _) = try store.createToken(name: "root", scopes: [.admin], actor: "test", now: now)
+        let (record, _) = try store.tokens.create(name: "root", scopes: [.admin], actor: "test", now: now)
         for scope in Scope.allCases { #expect(record.allows(scope)) }
     }
 
@@ -45,10 +45,10 @@ struct TokenTests {
         let token: String
         do {
             let store = try ManifestStore.open(at: scratch.path).store
-            token = try store.createToken(name: "temp", scopes: [.manifestRead], actor: "test", now: now).token
-            _ = try store.createToken(name: "other", scopes: [.manifestRead], actor: "test", now: now)
-            #expect(try store.revokeToken("temp", actor: "test", now: now) == 1)
-            #expect(try store.revokeToken("temp", actor: "test", now: now) == 0)
+            token = try store.tokens.create(name: "temp", scopes: [.manifestRead], actor: "test", now: now).token
+            _ = try store.tokens.create(name: "other", scopes: [.manifestRead], actor: "test", now: now)
+            #expect(try store.tokens.revoke("temp", actor: "test", now: now) == 1)
+            #expect(try store.tokens.revoke("temp", actor: "test", now: now) == 0)
             #expect(store.tokens.authenticate(token) == nil)
         }
         let store = try ManifestStore.open(at: scratch.path).store
@@ -56,24 +56,42 @@ struct TokenTests {
         #expect(store.tokens.all.map(\.name).sorted() == ["other", "temp"])
         #expect(store.tokens.all.first { $0.name == "temp" }?.revoked != nil)
         // The name is free again once revoked.
-        _ = try store.createToken(name: "temp", scopes: [.manifestRead], actor: "test", now: now)
+        _ = try store.tokens.create(name: "temp", scopes: [.manifestRead], actor: "test", now: now)
     }
 
     @Test func badRequestsForTokensChangeNothing() throws {
         let scratch = ScratchDirectory()
         let store = try ManifestStore.open(at: scratch.path).store
-        _ = try store.createToken(name: "dup", scopes: [.admin], actor: "test", now: now)
-        #expect(throws: StoreError.self) { try store.createToken(name: "dup", scopes: [.admin], actor: "test", now: now) }
-        #expect(throws: StoreError.self) { try store.createToken(name: "", scopes: [.admin], actor: "test", now: now) }
-        #expect(throws: StoreError.self) { try store.createToken(name: "x\ny", scopes: [.admin], actor: "test", now: now) }
-        #expect(throws: StoreError.self) { try store.createToken(name: "none", scopes: [], actor: "test", now: now) }
+        _ = try store.tokens.create(name: "dup", scopes: [.admin], actor: "test", now: now)
+        #expect(throws: StoreError.self) { try store.tokens.create(name: "dup", scopes: [.admin], actor: "test", now: now) }
+        #expect(throws: StoreError.self) { try store.tokens.create(name: "", scopes: [.admin], actor: "test", now: now) }
+        #expect(throws: StoreError.self) { try store.tokens.create(name: "x\ny", scopes: [.admin], actor: "test", now: now) }
+        #expect(throws: StoreError.self) { try store.tokens.create(name: "none", scopes: [], actor: "test", now: now) }
         #expect(store.tokens.all.count == 1)
     }
 
     @Test func aDamagedTokenFileIsRefused() throws {
         let scratch = ScratchDirectory()
-        do { _ = try ManifestStore.open(at: scratch.path).store.createToken(name: "a", scopes: [.admin], actor: "t", now: now) }
+        do { _ = try ManifestStore.open(at: scratch.path).store.tokens.create(name: "a", scopes: [.admin], actor: "t", now: now) }
         scratch.write("tokens.json", Array("[{\"id\": 1}]".utf8))
         #expect { _ = try ManifestStore.open(at: scratch.path) } throws: { "\($0)".contains("tokens.json") }
+    }
+
+    @Test func theTokenCommandEditsBesideARunningDaemonAndTheDaemonSeesItAtOnce() throws {
+        let scratch = ScratchDirectory()
+        let daemon = try ManifestStore.open(at: scratch.path).store
+        let (_, first) = try daemon.tokens.create(name: "daemon-made", scopes: [.admin], actor: "test", now: now)
+        // `waymark token` opens the same directory while the daemon holds DIR/LOCK.
+        let command = try ManifestStore.openTokens(at: scratch.path)
+        #expect(command.all.map(\.name) == ["daemon-made"])
+        let (_, second) = try command.create(name: "cli-made", scopes: [.routesPublish], actor: "cli", now: now)
+        #expect(daemon.tokens.authenticate(second)?.name == "cli-made")
+        #expect(try command.revoke("daemon-made", actor: "cli", now: now) == 1)
+        #expect(daemon.tokens.authenticate(first) == nil, "a revocation by the command takes effect at once")
+        // The daemon's next change starts from the file, not from its stale copy.
+        _ = try daemon.tokens.create(name: "third", scopes: [.manifestRead], actor: "test", now: now)
+        #expect(try ManifestStore.openTokens(at: scratch.path).all.map(\.name) == ["daemon-made", "cli-made", "third"])
+        let actions = try daemon.auditEntries().compactMap { $0["action"]?.stringValue }
+        #expect(actions == ["createToken", "createToken", "revokeToken", "createToken"])
     }
 }

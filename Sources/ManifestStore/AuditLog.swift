@@ -1,0 +1,14 @@
+import Foundation
+import RouteEngine
+
+extension DataDirectory {
+    /// `DIR/audit.log`: one JSON object per line, appended with O_APPEND (so the daemon and
+    /// `waymark token` may both append) and fdatasynced before the change is acknowledged.
+    static let auditLog = "audit.log"
+
+    func appendAudit(_ fields: [String: JSONValue], time: Date) throws(StoreError) {
+        var entry = fields
+        entry["time"] = .string(Timestamp.format(time))
+        try appendDurably(JSONValue.object(entry).serializedBytes() + [UInt8(ascii: "\n")], to: Self.auditLog)
+    }
+}
