@@ -24,7 +24,7 @@ let package = Package(
         .target(name: "ManifestStore", dependencies: ["RouteEngine", "Hashing"]),
         // The HTTP API of `waymark serve`: endpoints, tokens and scopes, cached manifests.
         .target(name: "ManifestService", dependencies: ["ManifestStore", "HTTPServer", "HTTPCore", "RouteEngine", "Hashing"]),
-        .target(name: "WaymarkCLI", dependencies: ["RouteEngine"]),
+        .target(name: "WaymarkCLI", dependencies: ["RouteEngine", "ManifestStore", "ManifestService", "HTTPServer"]),
         .executableTarget(name: "waymark", dependencies: ["WaymarkCLI"]),
         .executableTarget(name: "RouteEngineBench", dependencies: ["RouteEngine"]),
         .executableTarget(name: "HTTPFixtureServer", dependencies: ["HTTPServer", "HTTPCore"]),

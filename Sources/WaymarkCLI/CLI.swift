@@ -10,6 +10,11 @@ public enum CLI {
         Usage: waymark <command> [options]
 
         Commands:
+          serve      Serve the manifest API from a data directory
+          token      Create, list and revoke bearer tokens of a data directory
+          publish    Publish a routes file to a server (validated there first)
+          revisions  List a server's revisions
+          rollback   Publish an earlier revision's routes again, as a new revision
           validate   Check a routes file against one or more app schemas
           resolve    Show how one link resolves for an app build
           version    Print the version
@@ -36,6 +41,8 @@ public enum CLI {
                 return try ValidateCommand.run(rest, output: &output)
             case "resolve":
                 return try ResolveCommand.run(rest, output: &output)
+            case "serve":
+                return try ServeCommand.run(rest, output: &output)
             default:
                 throw CLIError.unknownCommand(command)
             }

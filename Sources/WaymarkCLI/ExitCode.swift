@@ -6,6 +6,9 @@ public enum ExitCode: Int32, Sendable {
     case invalid = 1
     /// Bad usage, or an input that cannot be read at all.
     case usage = 2
+    /// The service could not start (damaged store, port taken) or the server could not be
+    /// reached or answered with a server error.
+    case unavailable = 3
 }
 
 /// Why a command could not run; each maps to an exit code and a sentence on stderr.
@@ -19,6 +22,12 @@ public enum CLIError: Error, Hashable, Sendable {
     case unreadableFile(String, reason: String)
     case invalidJSON(String, reason: String)
     case invalidSchema(String, problems: [String])
+    /// The data directory cannot be used (damaged, locked, unwritable).
+    case store(String)
+    /// Listening, connecting, or a 5xx from the server.
+    case unavailable(String)
+    /// The server understood and refused (4xx): the message is its explanation.
+    case refused(String)
 
     public var message: String {
         switch self {
@@ -32,8 +41,15 @@ public enum CLIError: Error, Hashable, Sendable {
         case .invalidJSON(let path, let reason): "\(path) is not valid JSON: \(reason)"
         case .invalidSchema(let path, let problems):
             "\(path) is not a usable schema:\n" + problems.map { "  " + $0 }.joined(separator: "\n")
+        case .store(let message), .unavailable(let message), .refused(let message): message
         }
     }
 
-    public var exitCode: ExitCode { .usage }
+    public var exitCode: ExitCode {
+        switch self {
+        case .store, .unavailable: .unavailable
+        case .refused: .invalid
+        default: .usage
+        }
+    }
 }

@@ -1,8 +1,6 @@
 import Foundation
 import WaymarkCLI
 
-var output = Output()
+var output = Output(echo: true)
 let code = CLI.run(Array(CommandLine.arguments.dropFirst()), output: &output)
-FileHandle.standardOutput.write(Data(output.standardOutput.utf8))
-FileHandle.standardError.write(Data(output.standardError.utf8))
 exit(code.rawValue)

@@ -1,0 +1,159 @@
+import Foundation
+import HTTPServer
+import ManifestService
+import ManifestStore
+
+/// `waymark serve`: opens (or creates and seeds) the data directory and serves the API.
+enum ServeCommand {
+    static let help = """
+        Usage: waymark serve [--host H]... [--port P] [--data-dir D] [options]
+
+        Serves the manifest API from a data directory. On first start the directory is
+        created and seeded from --seed; when it has no tokens, an admin token is created
+        and printed once. A damaged store is refused, not served in part.
+
+        Options:
+          --host H                 Address to listen on, IPv4 or IPv6 literal; repeatable
+                                   (default 127.0.0.1: loopback only)
+          --port P                 TCP port (default 8080; 0 picks a free one)
+          --data-dir D             The data directory (default ./data)
+          --seed DIR               Seed an empty store from DIR/schema-*.json and DIR/routes.json
+                                   (default manifests/storefront, skipped when missing)
+          --no-seed                Start an empty store empty
+          --public-reads           Serve manifests, revisions and schemas without a token
+          --threads N              Event loops, one thread each (default: one per core)
+          --max-connections N      Open connections before new ones wait (default 10000)
+          --max-document-bytes N   Largest routes document or schema accepted (default 16777216)
+          --pin-threads            Pin event loop i to the i-th allowed CPU
+          --quiet                  No access log (one JSON line per request on stderr)
+          --help                   Show this help
+
+        SIGTERM or SIGINT stop accepting, finish requests in flight, and exit 0.
+        Exit status: 2 bad usage, 3 the store or the port cannot be used.
+        """
+
+    static let defaultSeed = "manifests/storefront"
+
+    static func run(_ arguments: [String], output: inout Output) throws(CLIError) -> ExitCode {
+        let parsed = try Arguments(arguments, command: "serve",
+                                   options: ["--host", "--port", "--data-dir", "--seed", "--threads", "--max-connections", "--max-document-bytes"],
+                                   booleans: ["--no-seed", "--public-reads", "--pin-threads", "--quiet", "--help"])
+        if parsed.has("--help") {
+            output.print(help)
+            return .success
+        }
+        if let extra = parsed.positionals.first { throw .unexpectedArgument(extra) }
+        var configuration = ServerConfiguration()
+        configuration.hosts = parsed.all("--host").isEmpty ? ["127.0.0.1"] : parsed.all("--host")
+        configuration.port = try number(parsed, "--port", default: 8080, in: 0...65535, expected: "a port number 0–65535").map(UInt16.init) ?? 8080
+        configuration.threads = try number(parsed, "--threads", in: 1...1024, expected: "1 to 1024 threads") ?? configuration.threads
+        configuration.maximumConnections = try number(parsed, "--max-connections", in: 1...1_000_000, expected: "1 to 1,000,000")
+            ?? configuration.maximumConnections
+        configuration.pinThreads = parsed.has("--pin-threads")
+        configuration.accessLog = !parsed.has("--quiet")
+        var options = ManifestService.Options()
+        options.publicManifestReads = parsed.has("--public-reads")
+        options.maximumDocumentBytes = try number(parsed, "--max-document-bytes", in: 1024...(1 << 30), expected: "1024 to 1073741824 bytes")
+            ?? options.maximumDocumentBytes
+        if parsed.has("--no-seed"), parsed.last("--seed") != nil { throw .invalidValue(option: "--seed", value: parsed.last("--seed")!, expected: "no --seed with --no-seed") }
+        let dataDirectory = parsed.last("--data-dir") ?? "data"
+
+        let store: ManifestStore
+        do {
+            let (opened, report) = try ManifestStore.open(at: dataDirectory)
+            store = opened
+            if !report.removedTemporaries.isEmpty {
+                output.print("Removed \(report.removedTemporaries.count) unfinished temporary file(s) a crash left behind (never acknowledged).")
+            }
+            if report.truncatedAuditBytes > 0 {
+                output.print("Cut a torn last line (\(report.truncatedAuditBytes) bytes) off \(dataDirectory)/audit.log.")
+            }
+            if report.recoveredAuditEntries > 0 {
+                output.print("Added \(report.recoveredAuditEntries) audit entr\(report.recoveredAuditEntries == 1 ? "y" : "ies") for changes stored just before a crash.")
+            }
+            try seed(store, parsed, output: &output)
+        } catch {
+            throw .store(error.message)
+        }
+        let snapshot = store.snapshot
+        output.print("Data directory \(dataDirectory): " + (snapshot.current.map { "revision \($0.number) current" } ?? "no revision yet")
+            + ", schemas " + (snapshot.schemas.isEmpty ? "none" : snapshot.schemas.keys.sorted().map(\.description).joined(separator: ", ")) + ".")
+
+        let server = HTTPServer(configuration: configuration, router: ManifestService(store: store, options: options).router())
+        do {
+            try server.start()
+        } catch {
+            throw .unavailable("Cannot listen on \(configuration.hosts.joined(separator: ", ")) port \(configuration.port): \(error)")
+        }
+        let base = baseURL(host: configuration.hosts[0], port: server.port)
+        if store.tokens.isEmpty {
+            do {
+                let (_, token) = try store.tokens.create(name: "admin", scopes: [.admin], actor: "waymark serve")
+                printFirstToken(token, base: base, dataDirectory: dataDirectory, current: snapshot.current?.number, output: &output)
+            } catch {
+                server.shutdown()
+                throw .store("Cannot create the first admin token: \(error.message)")
+            }
+        }
+        let reads = options.publicManifestReads ? "manifest reads are public" : "every request needs a token"
+        output.print("Listening on " + configuration.hosts.map { baseURL(host: $0, port: server.port) }.joined(separator: ", ")
+            + " (\(configuration.threads) event loop\(configuration.threads == 1 ? "" : "s"); \(reads)). SIGTERM or Ctrl-C stops it.")
+        server.shutdownOnSignals {
+            FileHandle.standardError.write(Data("waymark: stopping: finishing requests in flight\n".utf8))
+        }
+        server.wait()
+        output.print("Stopped.")
+        return .success
+    }
+
+    private static func seed(_ store: ManifestStore, _ parsed: Arguments, output: inout Output) throws(StoreError) {
+        guard store.snapshot.current == nil, !parsed.has("--no-seed") else { return }
+        let explicit = parsed.last("--seed")
+        let directory = explicit ?? defaultSeed
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {
+            if explicit != nil { throw StoreError("The seed directory \(directory) does not exist.") }
+            output.print("The store is empty and \(directory) is not here to seed it: publish a first revision with 'waymark publish'.")
+            return
+        }
+        if try store.seedIfEmpty(from: directory) {
+            output.print("Seeded the store from \(directory): revision 1.")
+        }
+    }
+
+    private static func number(_ parsed: Arguments, _ option: String, default: Int? = nil, in range: ClosedRange<Int>,
+                               expected: String) throws(CLIError) -> Int? {
+        guard let text = parsed.last(option) else { return `default` }
+        guard let value = Int(text), range.contains(value) else { throw .invalidValue(option: option, value: text, expected: expected) }
+        return value
+    }
+
+    static func baseURL(host: String, port: UInt16) -> String {
+        let shown = host == "0.0.0.0" ? "127.0.0.1" : host == "::" ? "::1" : host
+        return "http://" + (shown.contains(":") ? "[\(shown)]" : shown) + ":\(port)"
+    }
+
+    private static func printFirstToken(_ token: String, base: String, dataDirectory: String, current: Int?, output: inout Output) {
+        let ifMatch = current.map { "-H 'If-Match: \"rev-\($0)\"'" } ?? "-H 'If-None-Match: *'"
+        output.print("""
+
+            No tokens existed, so an admin token was created. It is shown only this once:
+
+                \(token)
+
+            Keep it somewhere safe; make narrower ones with 'waymark token create --data-dir \(dataDirectory) --name N --scope S'.
+            Try it:
+
+                export WAYMARK_TOKEN=\(token)
+                # the manifest an iOS 5.3.0 build fetches
+                curl -s -H "Authorization: Bearer $WAYMARK_TOKEN" '\(base)/v1/manifest?platform=ios&version=5.3.0'
+                # publish a routes document (validated first; If-Match names the revision you started from)
+                curl -s -X POST -H "Authorization: Bearer $WAYMARK_TOKEN" \(ifMatch) -H 'Content-Type: application/json' \\
+                  --data-binary @<(printf '{"message": "From curl", "routes": %s}' "$(cat manifests/storefront/routes.json)") \\
+                  \(base)/v1/revisions
+                # or the same with the CLI, which finds the current revision itself
+                waymark publish manifests/storefront/routes.json --server \(base) --message 'From the CLI'
+
+            """)
+    }
+}
