@@ -33,14 +33,14 @@ let package = Package(
         // libFuzzer target (make fuzz); an ordinary build replays inputs given as files.
         .executableTarget(name: "HTTPFuzz", dependencies: ["HTTPCore"]),
 
-        .target(name: "TestSupport", dependencies: ["RouteEngine"], path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["RouteEngine", "ManifestStore", "ManifestService", "HTTPServer", "HTTPCore"], path: "Tests/TestSupport"),
         .testTarget(name: "RouteEngineTests", dependencies: ["RouteEngine", "TestSupport"]),
         .testTarget(name: "WaymarkCLITests", dependencies: ["WaymarkCLI", "TestSupport"]),
         .testTarget(name: "HTTPCoreTests", dependencies: ["HTTPCore"]),
         .testTarget(name: "HashingTests", dependencies: ["Hashing"]),
         .testTarget(name: "ManifestServiceTests", dependencies: ["ManifestService", "ManifestStore", "HTTPServer", "HTTPCore", "RouteEngine", "TestSupport"]),
         .testTarget(name: "ManifestStoreTests", dependencies: ["ManifestStore", "RouteEngine", "TestSupport"]),
-        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "HTTPCore"]),
+        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "HTTPCore", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

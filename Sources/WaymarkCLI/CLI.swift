@@ -1,3 +1,4 @@
+import Foundation
 import RouteEngine
 
 /// The `waymark` command line. `main.swift` only forwards to `run`.
@@ -23,7 +24,8 @@ public enum CLI {
         """
 
     /// Runs one command line (without the program name); everything printed goes to `output`.
-    public static func run(_ arguments: [String], output: inout Output) -> ExitCode {
+    public static func run(_ arguments: [String], environment: [String: String] = ProcessInfo.processInfo.environment,
+                           output: inout Output) -> ExitCode {
         guard let command = arguments.first else {
             output.error(usage)
             return .usage
@@ -43,6 +45,14 @@ public enum CLI {
                 return try ResolveCommand.run(rest, output: &output)
             case "serve":
                 return try ServeCommand.run(rest, output: &output)
+            case "token":
+                return try TokenCommand.run(rest, output: &output)
+            case "publish":
+                return try RemoteCommands.publish(rest, environment: environment, output: &output)
+            case "revisions":
+                return try RemoteCommands.revisions(rest, environment: environment, output: &output)
+            case "rollback":
+                return try RemoteCommands.rollback(rest, environment: environment, output: &output)
             default:
                 throw CLIError.unknownCommand(command)
             }

@@ -2,6 +2,7 @@ import Foundation
 import HTTPCore
 @testable import HTTPServer
 import Testing
+import TestSupport
 
 @Suite("Connections spread over event loops")
 struct LoopBalancerTests {

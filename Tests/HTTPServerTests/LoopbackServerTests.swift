@@ -2,6 +2,7 @@ import Foundation
 import HTTPCore
 import HTTPServer
 import Testing
+import TestSupport
 
 /// A server on loopback, port 0, with a few routes; stopped at the end of each test.
 final class TestServer {

@@ -7,34 +7,6 @@ import RouteEngine
 import Testing
 import TestSupport
 
-/// The service over a seeded scratch store, called through its router in-process.
-final class ServiceHarness {
-    let path = NSTemporaryDirectory() + "waymark-service-\(UUID().uuidString)"
-    let store: ManifestStore
-    let router: Router
-    var tokens: [Scope?: String] = [:]
-
-    init(publicReads: Bool = false) throws {
-        store = try ManifestStore.open(at: path).store
-        try store.seedIfEmpty(from: Fixtures.repositoryRoot.appendingPathComponent("manifests/storefront").path)
-        var options = ManifestService.Options()
-        options.publicManifestReads = publicReads
-        router = ManifestService(store: store, options: options).router()
-        for scope in Scope.allCases { tokens[scope] = try store.tokens.create(name: scope.rawValue, scopes: [scope], actor: "test").token }
-    }
-
-    deinit { try? FileManager.default.removeItem(atPath: path) }
-
-    func call(_ method: String, _ target: String, token: String? = nil, headers: [(String, String)] = [], body: String = "") -> HTTPResponse {
-        var fields = HTTPHeaders([("Host", "waymark.test")])
-        if let token { fields.add("Authorization", "Bearer \(token)") }
-        for (name, value) in headers { fields.add(name, value) }
-        return router.respond(to: HTTPRequest(head: HTTPRequestHead(method: method, target: target, headers: fields), body: Array(body.utf8)))
-    }
-
-    func json(_ response: HTTPResponse) -> JSONValue { (try? JSONParser().parse(response.body)) ?? .null }
-}
-
 func publishBody(extraRoute id: String, message: String = "m") -> String {
     guard case .object(var document) = Fixtures.storefrontRoutesJSON, case .array(var routes)? = document["routes"] else { return "" }
     routes.append(["id": .string(id), "patterns": [.string("/campaign/\(id)")], "destination": "home", "owner": "marketing"])
@@ -60,100 +32,100 @@ struct ManifestServiceTests {
 
     @Test(arguments: endpoints)
     func tokensAndScopes(method: String, target: String, scope: Scope, body: String, ifMatch: String?, expected: Int) throws {
-        let harness = try ServiceHarness()
+        let harness = try LiveService()
         let headers = ifMatch.map { [("If-Match", $0)] } ?? []
         let anonymous = harness.call(method, target, headers: headers, body: body)
-        #expect(anonymous.status.code == 401)
-        #expect(anonymous.headers["WWW-Authenticate"]?.hasPrefix("Bearer") == true)
-        #expect(harness.json(anonymous)["error"]?["code"]?.stringValue == "unauthorized")
-        #expect(harness.call(method, target, token: "wm_00000000_forged", headers: headers, body: body).status.code == 401)
+        #expect(anonymous.status == 401)
+        #expect(anonymous["WWW-Authenticate"]?.hasPrefix("Bearer") == true)
+        #expect(anonymous.json["error"]?["code"]?.stringValue == "unauthorized")
+        #expect(harness.call(method, target, token: "wm_00000000_forged", headers: headers, body: body).status == 401)
         let wrong = Scope.allCases.first { $0 != scope && $0 != .admin }!
         let forbidden = harness.call(method, target, token: harness.tokens[wrong]!, headers: headers, body: body)
-        #expect(forbidden.status.code == 403)
-        #expect(harness.json(forbidden)["error"]?["details"]?["required"]?.stringValue == scope.rawValue)
+        #expect(forbidden.status == 403)
+        #expect(forbidden.json["error"]?["details"]?["required"]?.stringValue == scope.rawValue)
         let allowed = harness.call(method, target, token: harness.tokens[scope]!, headers: headers, body: body)
-        #expect(allowed.status.code == expected, "\(String(decoding: allowed.body, as: UTF8.self))")
-        #expect(harness.call(method, target, token: harness.tokens[.admin]!, headers: headers, body: body).status.code != 403)
+        #expect(allowed.status == expected, "\(String(decoding: allowed.body, as: UTF8.self))")
+        #expect(harness.call(method, target, token: harness.tokens[.admin]!, headers: headers, body: body).status != 403)
     }
 
     @Test func manifestIsFilteredPerBuildWithETagAnd304() throws {
-        let harness = try ServiceHarness()
+        let harness = try LiveService()
         let token = harness.tokens[.manifestRead]!
         let old = harness.call("GET", "/v1/manifest?platform=ios&version=5.2.0", token: token)
         let new = harness.call("GET", "/v1/manifest?platform=ios&version=5.3.0", token: token)
-        #expect(old.status.code == 200 && new.status.code == 200)
-        let oldIDs = harness.json(old)["routes"]?.arrayValue?.compactMap { $0["id"]?.stringValue } ?? []
-        let newIDs = harness.json(new)["routes"]?.arrayValue?.compactMap { $0["id"]?.stringValue } ?? []
+        #expect(old.status == 200 && new.status == 200)
+        let oldIDs = old.json["routes"]?.arrayValue?.compactMap { $0["id"]?.stringValue } ?? []
+        let newIDs = new.json["routes"]?.arrayValue?.compactMap { $0["id"]?.stringValue } ?? []
         #expect(newIDs.contains("new-arrivals") && !oldIDs.contains("new-arrivals"), "5.2.0 cannot resolve new-arrivals")
-        #expect(harness.json(new)["schema"]?["version"]?.stringValue == "5.3.0", "self-contained: the schema travels with it")
-        let etag = try #require(new.headers["ETag"])
-        #expect(etag != old.headers["ETag"])
+        #expect(new.json["schema"]?["version"]?.stringValue == "5.3.0", "self-contained: the schema travels with it")
+        let etag = try #require(new["ETag"])
+        #expect(etag != old["ETag"])
         let again = harness.call("GET", "/v1/manifest?platform=ios&version=5.3.0", token: token)
-        #expect(again.body == new.body && again.headers["ETag"] == etag)
+        #expect(again.body == new.body && again["ETag"] == etag)
         let conditional = harness.call("GET", "/v1/manifest?platform=ios&version=5.3.0", token: token, headers: [("If-None-Match", "\"x\", \(etag)")])
-        #expect(conditional.status.code == 304 && conditional.body.isEmpty && conditional.headers["ETag"] == etag)
+        #expect(conditional.status == 304 && conditional.body.isEmpty && conditional["ETag"] == etag)
         let unknown = harness.call("GET", "/v1/manifest?platform=ios&version=9.9.9", token: token)
-        #expect(unknown.status.code == 404 && harness.json(unknown)["error"]?["code"]?.stringValue == "unknownBuild")
-        #expect(harness.call("GET", "/v1/manifest?platform=ios", token: token).status.code == 400)
-        #expect(harness.call("GET", "/v1/manifest?platform=ios&version=%zz", token: token).status.code == 400)
+        #expect(unknown.status == 404 && unknown.json["error"]?["code"]?.stringValue == "unknownBuild")
+        #expect(harness.call("GET", "/v1/manifest?platform=ios", token: token).status == 400)
+        #expect(harness.call("GET", "/v1/manifest?platform=ios&version=%zz", token: token).status == 400)
     }
 
     @Test func publishingNeedsTheCurrentBaseAndValidRoutes() throws {
-        let harness = try ServiceHarness()
+        let harness = try LiveService()
         let token = harness.tokens[.routesPublish]!
         let missing = harness.call("POST", "/v1/revisions", token: token, body: publishBody(extraRoute: "a"))
-        #expect(missing.status.code == 428)
+        #expect(missing.status == 428)
         let first = harness.call("POST", "/v1/revisions", token: token, headers: [("If-Match", "\"rev-1\"")], body: publishBody(extraRoute: "a"))
-        #expect(first.status.code == 201 && first.headers["ETag"] == "\"rev-2\"" && first.headers["Location"] == "/v1/revisions/2")
+        #expect(first.status == 201 && first["ETag"] == "\"rev-2\"" && first["Location"] == "/v1/revisions/2")
         let stale = harness.call("POST", "/v1/revisions", token: token, headers: [("If-Match", "\"rev-1\"")], body: publishBody(extraRoute: "b"))
-        #expect(stale.status.code == 412 && harness.json(stale)["error"]?["details"]?["current"]?.intValue == 2)
+        #expect(stale.status == 412 && stale.json["error"]?["details"]?["current"]?.intValue == 2)
         let invalid = harness.call("POST", "/v1/revisions", token: token, headers: [("If-Match", "\"rev-2\"")],
                                    body: "{\"routes\": {\"format\": \"waymark.routes/1\", \"app\": \"storefront\", \"routes\": [{\"id\": \"x\"}]}}")
-        #expect(invalid.status.code == 422 && harness.json(invalid)["error"]?["details"]?["errors"]?.arrayValue?.isEmpty == false)
-        #expect(harness.call("POST", "/v1/revisions", token: token, headers: [("If-Match", "\"rev-2\"")], body: "not json").status.code == 400)
-        #expect(harness.call("POST", "/v1/revisions/+1/rollback", token: token, headers: [("If-Match", "\"rev-2\"")]).status.code == 400)
-        #expect(harness.call("POST", "/v1/revisions", token: token, headers: [("If-Match", "\"rev-2\"")], body: "{\"routes\": {}, \"extra\": 1}").status.code == 400)
+        #expect(invalid.status == 422 && invalid.json["error"]?["details"]?["errors"]?.arrayValue?.isEmpty == false)
+        #expect(harness.call("POST", "/v1/revisions", token: token, headers: [("If-Match", "\"rev-2\"")], body: "not json").status == 400)
+        #expect(harness.call("POST", "/v1/revisions/+1/rollback", token: token, headers: [("If-Match", "\"rev-2\"")]).status == 400)
+        #expect(harness.call("POST", "/v1/revisions", token: token, headers: [("If-Match", "\"rev-2\"")], body: "{\"routes\": {}, \"extra\": 1}").status == 400)
         #expect(harness.store.snapshot.revisions.count == 2, "nothing but the one valid publish changed the store")
         #expect(harness.store.snapshot.revision(2)?.author == "routes:publish", "the author is the token's name")
         let refusals = try harness.store.auditEntries().filter { $0["outcome"]?.stringValue == "refused" }.compactMap { $0["reason"]?.stringValue }
         #expect(refusals == ["staleBase", "invalid"], "refused publishes are audited; malformed requests never reach the store")
-        let diff = harness.json(harness.call("GET", "/v1/revisions/1/diff/2", token: harness.tokens[.manifestRead]!))
+        let diff = harness.call("GET", "/v1/revisions/1/diff/2", token: harness.tokens[.manifestRead]!).json
         #expect(diff["added"] == ["a"] && diff["removed"] == [] && diff["changed"] == [])
     }
 
     @Test func schemaRegistrationReportsDrift() throws {
-        let harness = try ServiceHarness()
+        let harness = try LiveService()
         let schema = String(decoding: try Data(contentsOf: Fixtures.repositoryRoot.appendingPathComponent("manifests/storefront/schema-ios-5.2.0.json")), as: UTF8.self)
             .replacingOccurrences(of: "\"version\": \"5.2.0\"", with: "\"version\": \"5.2.1\"")
         let response = harness.call("PUT", "/v1/schemas/ios/5.2.1", token: harness.tokens[.schemasWrite]!, body: schema)
-        #expect(response.status.code == 201)
-        #expect(harness.json(response)["unresolvableRoutes"] == ["new-arrivals"])
+        #expect(response.status == 201)
+        #expect(response.json["unresolvableRoutes"] == ["new-arrivals"])
         let mismatch = harness.call("PUT", "/v1/schemas/ios/6.0.0", token: harness.tokens[.schemasWrite]!, body: schema)
-        #expect(mismatch.status.code == 422)
+        #expect(mismatch.status == 422)
     }
 
     @Test func associatedDomainFilesArePublic() throws {
-        let harness = try ServiceHarness()
+        let harness = try LiveService()
         let apple = harness.call("GET", "/.well-known/apple-app-site-association")
-        #expect(apple.status.code == 200)
-        let details = harness.json(apple)["applinks"]?["details"]?.arrayValue?.first
+        #expect(apple.status == 200)
+        let details = apple.json["applinks"]?["details"]?.arrayValue?.first
         #expect(details?["appIDs"] == ["ABCDE12345.example.storefront"])
         #expect(details?["components"]?.arrayValue?.contains(["/": "/p/*"]) == true)
         #expect(details?["components"]?.arrayValue?.contains(["/": "/campaign/fresh"]) == false)
         let published = harness.call("POST", "/v1/revisions", token: harness.tokens[.routesPublish]!, headers: [("If-Match", "\"rev-1\"")],
                                      body: publishBody(extraRoute: "fresh"))
-        #expect(published.status.code == 201)
-        let after = harness.json(harness.call("GET", "/.well-known/apple-app-site-association"))["applinks"]?["details"]?.arrayValue?.first
+        #expect(published.status == 201)
+        let after = harness.call("GET", "/.well-known/apple-app-site-association").json["applinks"]?["details"]?.arrayValue?.first
         #expect(after?["components"]?.arrayValue?.contains(["/": "/campaign/fresh"]) == true, "a new revision reaches the cached file")
         let google = harness.call("GET", "/.well-known/assetlinks.json")
-        #expect(google.status.code == 200)
-        #expect(harness.call("GET", "/readyz").status.code == 200)
-        #expect(harness.call("GET", "/healthz").status.code == 200)
+        #expect(google.status == 200)
+        #expect(harness.call("GET", "/readyz").status == 200)
+        #expect(harness.call("GET", "/healthz").status == 200)
     }
 
     @Test func publicReadsNeedNoToken() throws {
-        let harness = try ServiceHarness(publicReads: true)
-        #expect(harness.call("GET", "/v1/manifest?platform=ios&version=5.3.0").status.code == 200)
-        #expect(harness.call("POST", "/v1/validate", body: "{}").status.code == 401, "writes still need a token")
+        let harness = try LiveService(publicReads: true)
+        #expect(harness.call("GET", "/v1/manifest?platform=ios&version=5.3.0").status == 200)
+        #expect(harness.call("POST", "/v1/validate", body: "{}").status == 401, "writes still need a token")
     }
 }

@@ -4,12 +4,12 @@ import Glibc
 #endif
 
 /// A blocking test client on a real socket, with a receive timeout so a test never hangs.
-final class LoopbackClient {
-    let fd: Int32
+public final class LoopbackClient {
+    public let fd: Int32
     /// Bytes received but not yet returned as a response.
     private var pending: [UInt8] = []
 
-    init(port: UInt16, host: String = "127.0.0.1") throws {
+    public init(port: UInt16, host: String = "127.0.0.1") throws {
         let isIPv6 = host.contains(":")
         fd = socket(isIPv6 ? AF_INET6 : AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw POSIXError(.EIO) }
@@ -37,8 +37,9 @@ final class LoopbackClient {
 
     deinit { close(fd) }
 
-    func send(_ text: String) {
-        let bytes = Array(text.utf8)
+    public func send(_ text: String) { send(bytes: Array(text.utf8)) }
+
+    public func send(bytes: [UInt8]) {
         var offset = 0
         while offset < bytes.count {
             let sent = bytes[offset...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
@@ -48,7 +49,11 @@ final class LoopbackClient {
     }
 
     /// Reads until the peer closes or `timeout` seconds pass without data.
-    func readAll() -> String {
+    public func readAll() -> String {
+        String(decoding: readAllBytes(), as: UTF8.self)
+    }
+
+    public func readAllBytes() -> [UInt8] {
         var data = pending
         pending = []
         var buffer = [UInt8](repeating: 0, count: 65536)
@@ -57,11 +62,11 @@ final class LoopbackClient {
             if count <= 0 { break }
             data.append(contentsOf: buffer[0..<count])
         }
-        return String(decoding: data, as: UTF8.self)
+        return data
     }
 
     /// Reads exactly `responses` complete responses (Content-Length framed), or what came before a close.
-    func read(responses: Int, headOnly: Bool = false) -> [(head: String, body: String)] {
+    public func read(responses: Int, headOnly: Bool = false) -> [(head: String, body: String)] {
         var data = pending
         defer { pending = data }
         var buffer = [UInt8](repeating: 0, count: 65536)
@@ -80,7 +85,7 @@ final class LoopbackClient {
     }
 
     /// Whether the server closed the connection (a read returns 0 within the timeout).
-    func isClosedByPeer() -> Bool {
+    public func isClosedByPeer() -> Bool {
         var byte: UInt8 = 0
         return recv(fd, &byte, 1, 0) == 0
     }

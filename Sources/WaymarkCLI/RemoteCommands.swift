@@ -1,0 +1,168 @@
+import Foundation
+import RouteEngine
+
+/// `waymark publish`, `revisions` and `rollback`: a server's revisions from a shell or a
+/// CI job (routes kept in git). Each takes `--server URL` and `--token T`, or
+/// `WAYMARK_SERVER` and `WAYMARK_TOKEN` (a token in the environment stays out of `ps`).
+enum RemoteCommands {
+    static let connection = """
+          --server URL     The Waymark server, e.g. http://127.0.0.1:8080 (or WAYMARK_SERVER)
+          --token T        A bearer token with the needed scope (or WAYMARK_TOKEN)
+        """
+
+    static let publishHelp = """
+        Usage: waymark publish ROUTES --server URL --token T [--message M] [--base N] [--json]
+
+        Publishes a routes file as a new revision. The server validates it against every
+        registered app build first; an invalid file publishes nothing and its report is
+        printed. Needs the scope routes:publish.
+
+        Options:
+        \(connection)
+          --message M      Why, for the revision history
+          --base N         The revision these routes were edited from: if another was
+                           published since, nothing is published (412). Default: the
+                           current revision at the time of the call
+          --json           Print the server's answer as JSON
+          --help           Show this help
+
+        Exit status: 0 published, 1 refused (invalid routes, stale base, token), 2 bad usage,
+        3 server unreachable or failing.
+        """
+
+    static let revisionsHelp = """
+        Usage: waymark revisions --server URL --token T [--json]
+
+        Lists the server's revisions, newest first. Needs the scope manifest:read.
+
+        Options:
+        \(connection)
+          --json           Print the server's answer as JSON
+          --help           Show this help
+        """
+
+    static let rollbackHelp = """
+        Usage: waymark rollback N --server URL --token T [--message M] [--base N] [--json]
+
+        Publishes revision N's routes again as a new revision (history is never rewritten).
+        Validated like any publish. Needs the scope routes:publish.
+
+        Options:
+        \(connection)
+          --message M      Why (default "Rollback to revision N")
+          --base N         Refuse if the current revision is not N (default: the current one)
+          --json           Print the server's answer as JSON
+          --help           Show this help
+        """
+
+    static let options: Set<String> = ["--server", "--token", "--message", "--base"]
+
+    static func publish(_ arguments: [String], environment: [String: String], output: inout Output) throws(CLIError) -> ExitCode {
+        let parsed = try Arguments(arguments, command: "publish", options: options, booleans: ["--json", "--help"])
+        if parsed.has("--help") {
+            output.print(publishHelp)
+            return .success
+        }
+        guard let path = parsed.positionals.first else { throw .missingArgument("the ROUTES file") }
+        guard parsed.positionals.count == 1 else { throw .unexpectedArgument(parsed.positionals[1]) }
+        let routes = try InputFiles.json(at: path)
+        let client = try APIClient(parsed, environment: environment)
+        let message = parsed.last("--message") ?? "Published \(URL(fileURLWithPath: path).lastPathComponent) with waymark publish"
+        let precondition = try base(parsed, client)
+        let body = JSONValue.object(["message": .string(message), "routes": routes]).serializedBytes()
+        let answer = try client.send("POST", "/v1/revisions", body: body, headers: precondition)
+        return try report(answer, parsed, output: &output, what: path)
+    }
+
+    static func rollback(_ arguments: [String], environment: [String: String], output: inout Output) throws(CLIError) -> ExitCode {
+        let parsed = try Arguments(arguments, command: "rollback", options: options, booleans: ["--json", "--help"])
+        if parsed.has("--help") {
+            output.print(rollbackHelp)
+            return .success
+        }
+        guard let text = parsed.positionals.first else { throw .missingArgument("the revision N to roll back to") }
+        guard parsed.positionals.count == 1 else { throw .unexpectedArgument(parsed.positionals[1]) }
+        guard let number = Int(text), number >= 1 else { throw .invalidValue(option: "rollback", value: text, expected: "a revision number") }
+        let client = try APIClient(parsed, environment: environment)
+        let precondition = try base(parsed, client)
+        var body: [String: JSONValue] = [:]
+        if let message = parsed.last("--message") { body["message"] = .string(message) }
+        let answer = try client.send("POST", "/v1/revisions/\(number)/rollback", body: JSONValue.object(body).serializedBytes(), headers: precondition)
+        return try report(answer, parsed, output: &output, what: "revision \(number)'s routes")
+    }
+
+    static func revisions(_ arguments: [String], environment: [String: String], output: inout Output) throws(CLIError) -> ExitCode {
+        let parsed = try Arguments(arguments, command: "revisions", options: ["--server", "--token"], booleans: ["--json", "--help"])
+        if parsed.has("--help") {
+            output.print(revisionsHelp)
+            return .success
+        }
+        if let extra = parsed.positionals.first { throw .unexpectedArgument(extra) }
+        let client = try APIClient(parsed, environment: environment)
+        let answer = try client.send("GET", "/v1/revisions")
+        guard answer.status == 200 else { throw APIClient.refusal(answer) }
+        if parsed.has("--json") {
+            output.print(answer.json.serialized(pretty: true))
+            return .success
+        }
+        let revisions = answer.json["revisions"]?.arrayValue ?? []
+        guard !revisions.isEmpty else {
+            output.print("No revisions yet.")
+            return .success
+        }
+        let current = answer.json["current"]?.intValue
+        let rows = [["", "REVISION", "TIME", "AUTHOR", "MESSAGE"]] + revisions.map { revision in
+            let number = revision["number"]?.intValue ?? 0
+            var message = revision["message"]?.stringValue ?? ""
+            if let restores = revision["restores"]?.intValue, !message.contains("\(restores)") { message += " (restores \(restores))" }
+            return [number == current ? "*" : "", String(number), revision["time"]?.stringValue ?? "",
+                    revision["author"]?.stringValue ?? "", message]
+        }
+        let widths = (0..<4).map { column in rows.map { $0[column].count }.max() ?? 0 }
+        for row in rows {
+            let padded = zip(row.prefix(4), widths).map { $0.padding(toLength: $1, withPad: " ", startingAt: 0) }
+            output.print(String((padded + [row[4]]).joined(separator: "  ").reversed().drop(while: { $0 == " " }).reversed()))
+        }
+        return .success
+    }
+
+    /// `If-Match` for `--base N`, else for the current revision (`If-None-Match: *` when there is none).
+    private static func base(_ parsed: Arguments, _ client: APIClient) throws(CLIError) -> [String: String] {
+        if let text = parsed.last("--base") {
+            guard let number = Int(text), number >= 1 else { throw .invalidValue(option: "--base", value: text, expected: "a revision number") }
+            return ["If-Match": "\"rev-\(number)\""]
+        }
+        let answer = try client.send("GET", "/v1/revisions")
+        guard answer.status == 200 else { throw APIClient.refusal(answer) }
+        guard let current = answer.json["current"]?.intValue else { return ["If-None-Match": "*"] }
+        return ["If-Match": "\"rev-\(current)\""]
+    }
+
+    private static func report(_ answer: APIClient.Answer, _ parsed: Arguments, output: inout Output, what: String) throws(CLIError) -> ExitCode {
+        if parsed.has("--json") {
+            output.print(answer.json.serialized(pretty: true))
+            return answer.status == 201 ? .success : .invalid
+        }
+        switch answer.status {
+        case 201:
+            let json = answer.json
+            output.print("Published revision \(json["number"]?.intValue ?? 0)"
+                + (json["parent"]?.intValue.map { " on top of \($0)" } ?? "") + " as \(json["author"]?.stringValue ?? "?"): "
+                + (json["message"]?.stringValue ?? ""))
+            output.print("  sha256 \(json["sha256"]?.stringValue ?? "")")
+            return .success
+        case 422:
+            let details = answer.json["error"]?["details"]
+            let errors = details?["errors"]?.arrayValue ?? []
+            let warnings = details?["warnings"]?.arrayValue ?? []
+            output.error("waymark: \(what) INVALID — \(ValidateCommand.count(errors.count, "error")), \(ValidateCommand.count(warnings.count, "warning")); nothing was published.")
+            for problem in errors + warnings {
+                output.error("  \(problem["severity"]?.stringValue ?? "error") \(problem["code"]?.stringValue ?? "") at \(problem["path"]?.stringValue ?? "")")
+                output.error("      \(problem["message"]?.stringValue ?? "")")
+            }
+            return .invalid
+        default:
+            throw APIClient.refusal(answer)
+        }
+    }
+}

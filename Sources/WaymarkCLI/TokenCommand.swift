@@ -1,0 +1,116 @@
+import Foundation
+import ManifestStore
+import RouteEngine
+
+/// `waymark token create|list|revoke --data-dir D`: edits the directory's tokens directly,
+/// also while a daemon serves it (the daemon sees the change on its next request).
+enum TokenCommand {
+    static let help = """
+        Usage: waymark token create --name NAME --scope SCOPE [--scope SCOPE...] [--data-dir D]
+               waymark token list [--data-dir D] [--json]
+               waymark token revoke NAME|ID [--data-dir D]
+
+        Bearer tokens of a data directory (default ./data). A created token is printed once:
+        only its SHA-256 is stored. Works while 'waymark serve' runs on the directory; a
+        revoked token stops working on the daemon's next request. Every change is audited.
+
+        Scopes: \(Scope.allCases.map(\.rawValue).joined(separator: ", ")) (admin may do everything).
+
+        Exit status: 0 done, 1 nothing to revoke, 2 bad usage, 3 the data directory cannot be used.
+        """
+
+    static func run(_ arguments: [String], output: inout Output) throws(CLIError) -> ExitCode {
+        let parsed = try Arguments(arguments, command: "token", options: ["--data-dir", "--name", "--scope"], booleans: ["--json", "--help"])
+        if parsed.has("--help") || parsed.positionals.first == "help" {
+            output.print(help)
+            return .success
+        }
+        guard let action = parsed.positionals.first else { throw .missingArgument("a token command: create, list or revoke") }
+        let directory = parsed.last("--data-dir") ?? "data"
+        let actor = "waymark token (\(NSUserName()))"
+        switch action {
+        case "create":
+            if parsed.positionals.count > 1 { throw .unexpectedArgument(parsed.positionals[1]) }
+            guard let name = parsed.last("--name") else { throw .missingArgument("--name NAME") }
+            let texts = parsed.all("--scope").flatMap { $0.split(separator: ",").map(String.init) }
+            guard !texts.isEmpty else { throw .missingArgument("--scope (one of \(Scope.allCases.map(\.rawValue).joined(separator: ", ")))") }
+            var scopes: Set<Scope> = []
+            for text in texts {
+                guard let scope = Scope(rawValue: text) else {
+                    throw .invalidValue(option: "--scope", value: text, expected: Scope.allCases.map(\.rawValue).joined(separator: ", "))
+                }
+                scopes.insert(scope)
+            }
+            let tokens = try open(directory)
+            let created: (record: TokenRecord, token: String)
+            do throws(StoreError) {
+                created = try tokens.create(name: name, scopes: scopes, actor: actor)
+            } catch {
+                throw .refused(error.message)
+            }
+            if parsed.has("--json") {
+                var object = created.record.publicJSON.objectValue ?? [:]
+                object["token"] = .string(created.token)
+                output.print(JSONValue.object(object).serialized(pretty: true))
+            } else {
+                output.print(created.token)
+                output.error("Created the token \"\(name)\" (id \(created.record.id); \(scopes.sorted().map(\.rawValue).joined(separator: ", "))). It is shown only this once.")
+            }
+            return .success
+        case "list":
+            if parsed.positionals.count > 1 { throw .unexpectedArgument(parsed.positionals[1]) }
+            let records = try open(directory, mustExist: true).all
+            if parsed.has("--json") {
+                output.print(JSONValue.array(records.map(\.publicJSON)).serialized(pretty: true))
+                return .success
+            }
+            if records.isEmpty {
+                output.print("No tokens in \(directory).")
+                return .success
+            }
+            let rows = [["ID", "NAME", "SCOPES", "CREATED", "REVOKED"]] + records.map { record in
+                [record.id, record.name, record.scopes.sorted().map(\.rawValue).joined(separator: ","),
+                 Timestamp.format(record.created), record.revoked.map(Timestamp.format) ?? "-"]
+            }
+            let widths = (0..<5).map { column in rows.map { $0[column].count }.max() ?? 0 }
+            for row in rows {
+                output.print(zip(row, widths).map { $0.padding(toLength: $1, withPad: " ", startingAt: 0) }.joined(separator: "  ")
+                    .trimmingCharacters(in: .whitespaces))
+            }
+            return .success
+        case "revoke":
+            guard parsed.positionals.count == 2 else {
+                if parsed.positionals.count > 2 { throw .unexpectedArgument(parsed.positionals[2]) }
+                throw .missingArgument("the NAME or ID of the token to revoke")
+            }
+            let target = parsed.positionals[1]
+            let tokens = try open(directory, mustExist: true)
+            let count: Int
+            do throws(StoreError) {
+                count = try tokens.revoke(target, actor: actor)
+            } catch {
+                throw .store(error.message)
+            }
+            guard count > 0 else {
+                output.error("waymark: No live token is named or has the id \"\(target)\" in \(directory); nothing was revoked.")
+                return .invalid
+            }
+            output.print("Revoked \(count) token\(count == 1 ? "" : "s") \"\(target)\".")
+            return .success
+        default:
+            throw .invalidValue(option: "token", value: action, expected: "create, list or revoke")
+        }
+    }
+
+    private static func open(_ directory: String, mustExist: Bool = false) throws(CLIError) -> TokenStore {
+        var isDirectory: ObjCBool = false
+        if mustExist, !(FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory) && isDirectory.boolValue) {
+            throw .store("There is no data directory \(directory) (pass --data-dir).")
+        }
+        do {
+            return try ManifestStore.openTokens(at: directory)
+        } catch {
+            throw .store(error.message)
+        }
+    }
+}

@@ -1,0 +1,83 @@
+import Foundation
+import HTTPServer
+import ManifestService
+import ManifestStore
+import RouteEngine
+
+/// One answer as a client on the wire sees it.
+public struct Reply: Sendable {
+    public let status: Int
+    public let head: String
+    public let body: [UInt8]
+
+    /// The first field named `name` (case-insensitive), as sent.
+    public subscript(_ name: String) -> String? {
+        for line in head.split(separator: "\r\n").dropFirst() {
+            guard let colon = line.firstIndex(of: ":") else { continue }
+            if line[..<colon].lowercased() == name.lowercased() {
+                return line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+            }
+        }
+        return nil
+    }
+
+    public var json: JSONValue { (try? JSONParser().parse(body)) ?? .null }
+    public var errorCode: String? { json["error"]?["code"]?.stringValue }
+    public var text: String { String(decoding: body, as: UTF8.self) }
+}
+
+/// `waymark serve` in-process: a scratch data directory (seeded from the storefront
+/// example unless told not to), the service's router on a real HTTP server on loopback,
+/// port 0, and a token per scope. Requests go over a socket; stopped and removed on deinit.
+public final class LiveService {
+    public let path = NSTemporaryDirectory() + "waymark-live-\(UUID().uuidString)"
+    public let store: ManifestStore
+    public let server: HTTPServer
+    /// A token holding only that scope, named after it.
+    public private(set) var tokens: [Scope: String] = [:]
+
+    public init(publicReads: Bool = false, seed: Bool = true, maximumDocumentBytes: Int? = nil) throws {
+        store = try ManifestStore.open(at: path).store
+        if seed { try store.seedIfEmpty(from: Fixtures.path("manifests/storefront")) }
+        var options = ManifestService.Options()
+        options.publicManifestReads = publicReads
+        if let maximumDocumentBytes { options.maximumDocumentBytes = maximumDocumentBytes }
+        var configuration = ServerConfiguration()
+        configuration.hosts = ["127.0.0.1"]
+        configuration.port = 0
+        configuration.threads = 1
+        configuration.accessLog = false
+        server = HTTPServer(configuration: configuration, router: ManifestService(store: store, options: options).router())
+        try server.start()
+        for scope in Scope.allCases { tokens[scope] = try store.tokens.create(name: scope.rawValue, scopes: [scope], actor: "test").token }
+    }
+
+    deinit {
+        server.shutdown()
+        server.wait()
+        try? FileManager.default.removeItem(atPath: path)
+    }
+
+    public var port: UInt16 { server.port }
+    public var url: String { "http://127.0.0.1:\(port)" }
+
+    /// One request on its own connection.
+    public func call(_ method: String, _ target: String, token: String? = nil, headers: [(String, String)] = [], body: String = "") -> Reply {
+        call(method, target, token: token, headers: headers, bytes: Array(body.utf8))
+    }
+
+    public func call(_ method: String, _ target: String, token: String? = nil, headers: [(String, String)] = [], bytes: [UInt8]) -> Reply {
+        guard let client = try? LoopbackClient(port: port) else { return Reply(status: 0, head: "", body: []) }
+        var head = "\(method) \(target) HTTP/1.1\r\nHost: waymark.test\r\nConnection: close\r\n"
+        if let token { head += "Authorization: Bearer \(token)\r\n" }
+        for (name, value) in headers { head += "\(name): \(value)\r\n" }
+        if !bytes.isEmpty || method == "POST" || method == "PUT" { head += "Content-Length: \(bytes.count)\r\n" }
+        client.send(head + "\r\n")
+        if !bytes.isEmpty { client.send(bytes: bytes) }
+        let raw = client.readAllBytes()
+        guard let end = raw.firstRange(of: Array("\r\n\r\n".utf8)) else { return Reply(status: 0, head: String(decoding: raw, as: UTF8.self), body: []) }
+        let headText = String(decoding: raw[..<end.lowerBound], as: UTF8.self)
+        let status = headText.split(separator: " ").dropFirst().first.flatMap { Int($0) } ?? 0
+        return Reply(status: status, head: headText, body: Array(raw[end.upperBound...]))
+    }
+}
