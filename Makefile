@@ -22,16 +22,12 @@ deps: toolchain
 build: deps
 	$(SWIFT) build
 
-# Until the HTTP daemon lands (issue 3/4), `make run` runs the engine on the example:
-# validates its routes against both app versions, then resolves sample links.
+# The daemon on its embedded default: ./data (seeded from the storefront example on first
+# start, when an admin token is printed once), loopback port 8080. Ctrl-C stops it.
+# Override with e.g. `make run SERVE_ARGS='--port 9000 --public-reads'`.
+SERVE_ARGS ?=
 run: build
-	$(BIN) validate $(SCHEMAS) $(EXAMPLE)/routes.json
-	@for url in 'storefront://product/p1' 'https://www.storefront.example/orders/42' \
-	            'https://storefront.example/search?q=red+shoes&utm_source=mail' \
-	            'https://storefront.example/product/..%2Fadmin' 'https://storefront.example/sale/spring'; do \
-	  echo; echo "\$$ waymark resolve '$$url' (logged out, 2026-03-15)"; \
-	  $(BIN) resolve "$$url" --schema $(EXAMPLE)/schema-ios-5.3.0.json --routes $(EXAMPLE)/routes.json --now 2026-03-15T00:00:00Z; \
-	done
+	$(BIN) serve --data-dir data $(SERVE_ARGS)
 
 # Unit tests run last, so their summary closes the output.
 test: check-example test-live fuzz-ci test-unit

@@ -35,7 +35,7 @@ let package = Package(
 
         .target(name: "TestSupport", dependencies: ["RouteEngine", "ManifestStore", "ManifestService", "HTTPServer", "HTTPCore"], path: "Tests/TestSupport"),
         .testTarget(name: "RouteEngineTests", dependencies: ["RouteEngine", "TestSupport"]),
-        .testTarget(name: "WaymarkCLITests", dependencies: ["WaymarkCLI", "TestSupport"]),
+        .testTarget(name: "WaymarkCLITests", dependencies: ["WaymarkCLI", "ManifestStore", "RouteEngine", "TestSupport"]),
         .testTarget(name: "HTTPCoreTests", dependencies: ["HTTPCore"]),
         .testTarget(name: "HashingTests", dependencies: ["Hashing"]),
         .testTarget(name: "ManifestServiceTests", dependencies: ["ManifestService", "ManifestStore", "HTTPServer", "HTTPCore", "RouteEngine", "TestSupport"]),

@@ -13,6 +13,16 @@ public enum Scope: String, CaseIterable, Hashable, Sendable, Comparable {
     case admin
 
     public static func < (a: Scope, b: Scope) -> Bool { a.rawValue < b.rawValue }
+
+    /// What holding this scope also allows: `admin` everything; whoever may change routes
+    /// or schemas may read what they change (a publisher needs the current revision as base).
+    public var implied: Set<Scope> {
+        switch self {
+        case .admin: Set(Scope.allCases)
+        case .routesPublish, .schemasWrite: [self, .manifestRead]
+        default: [self]
+        }
+    }
 }
 
 /// A token as stored: never the token itself, only its SHA-256.
@@ -25,7 +35,7 @@ public struct TokenRecord: Hashable, Sendable {
     public var revoked: Date?
     let sha256: [UInt8]
 
-    public func allows(_ scope: Scope) -> Bool { revoked == nil && (scopes.contains(scope) || scopes.contains(.admin)) }
+    public func allows(_ scope: Scope) -> Bool { revoked == nil && scopes.contains { $0.implied.contains(scope) } }
 
     var json: JSONValue {
         var object: [String: JSONValue] = ["id": .string(id), "name": .string(name), "scopes": .array(scopes.sorted().map { .string($0.rawValue) }),

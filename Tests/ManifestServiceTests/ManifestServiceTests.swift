@@ -39,7 +39,7 @@ struct ManifestServiceTests {
         #expect(anonymous["WWW-Authenticate"]?.hasPrefix("Bearer") == true)
         #expect(anonymous.json["error"]?["code"]?.stringValue == "unauthorized")
         #expect(harness.call(method, target, token: "wm_00000000_forged", headers: headers, body: body).status == 401)
-        let wrong = Scope.allCases.first { $0 != scope && $0 != .admin }!
+        let wrong = Scope.allCases.first { !$0.implied.contains(scope) }!
         let forbidden = harness.call(method, target, token: harness.tokens[wrong]!, headers: headers, body: body)
         #expect(forbidden.status == 403)
         #expect(forbidden.json["error"]?["details"]?["required"]?.stringValue == scope.rawValue)

@@ -40,6 +40,19 @@ struct TokenTests {
         for scope in Scope.allCases { #expect(record.allows(scope)) }
     }
 
+    @Test func whatEachScopeAllows() throws {
+        let scratch = ScratchDirectory()
+        let store = try ManifestStore.open(at: scratch.path).store
+        let expected: [Scope: Set<Scope>] = [
+            .manifestRead: [.manifestRead], .routesPublish: [.routesPublish, .manifestRead], .schemasWrite: [.schemasWrite, .manifestRead],
+            .telemetryWrite: [.telemetryWrite], .telemetryRead: [.telemetryRead], .admin: Set(Scope.allCases),
+        ]
+        for (scope, allowed) in expected {
+            let record = try store.tokens.create(name: scope.rawValue, scopes: [scope], actor: "test", now: now).record
+            #expect(Set(Scope.allCases.filter(record.allows)) == allowed, "\(scope)")
+        }
+    }
+
     @Test func revokedTokensStopWorkingAndStayRevokedAfterReopening() throws {
         let scratch = ScratchDirectory()
         let token: String

@@ -78,7 +78,7 @@ struct CLITests {
         #expect(result.err.contains("is not valid JSON"))
     }
 
-    @Test(arguments: [["--help"], ["validate", "--help"], ["resolve", "--help"], ["help"]])
+    @Test(arguments: [["--help"], ["validate", "--help"], ["resolve", "--help"], ["serve", "--help"], ["token", "--help"], ["publish", "--help"], ["revisions", "--help"], ["rollback", "--help"], ["help"]])
     func everyCommandHasHelp(_ arguments: [String]) {
         var output = Output()
         #expect(CLI.run(arguments, output: &output) == .success)
