@@ -9,7 +9,7 @@ SCHEMAS    := --schema $(EXAMPLE)/schema-ios-5.2.0.json --schema $(EXAMPLE)/sche
 BIN        := .build/debug/waymark
 RELEASE    := .build/release
 
-.PHONY: all build run test test-unit test-live fuzz-ci check-example bench bench-http bench-events fuzz deps toolchain clean
+.PHONY: all build run test test-unit test-live test-crash fuzz-ci check-example bench bench-http bench-events fuzz deps toolchain clean
 
 all: build
 
@@ -30,7 +30,7 @@ run: build
 	$(BIN) serve --data-dir data $(SERVE_ARGS)
 
 # Unit tests run last, so their summary closes the output.
-test: check-example test-live fuzz-ci test-unit
+test: check-example test-live test-crash fuzz-ci test-unit
 
 test-unit: deps
 	$(SWIFT) build --build-tests
@@ -41,6 +41,12 @@ test-unit: deps
 test-live: build
 	bash Tests/Scripts/http-live.sh
 	bash Tests/Scripts/slow-clients.sh
+
+# Publishes and registers schemas while the daemon is SIGKILLed at random moments (fixed
+# seed), 60 times; every acknowledged change must survive each restart.
+CRASH_KILLS ?= 60
+test-crash: build
+	python3 Tests/Scripts/crash-test.py $(BIN) $(CRASH_KILLS)
 
 # A short libFuzzer run with AddressSanitizer on every CI run.
 fuzz-ci:

@@ -1,0 +1,193 @@
+#!/usr/bin/env python3
+"""SIGKILL crash test of `waymark serve`'s store.
+
+Publishes revisions and registers schemas from two client threads while the daemon is
+killed with SIGKILL at random moments, KILLS times. After every restart it checks:
+  - every 201 the daemon answered is still there, with the same content hash;
+  - the daemon started at all (it verifies every stored hash and refuses a damaged store),
+    every revision and manifest it serves parses, revisions are numbered without gaps;
+  - no temporary files are left in the data directory after start;
+  - the audit log is whole JSON lines.
+
+Usage: crash-test.py WAYMARK_BINARY [KILLS] [SEED]   (fixed seed: same kill times each run)
+"""
+import http.client
+import json
+import os
+import random
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+ROOT = os.path.normpath(os.path.join(os.path.dirname(__file__), "..", ".."))
+EXAMPLE = os.path.join(ROOT, "manifests", "storefront")
+
+
+def fail(message):
+    print("crash-test: FAIL: " + message, file=sys.stderr)
+    sys.exit(1)
+
+
+class Daemon:
+    def __init__(self, binary, data):
+        self.process = subprocess.Popen(
+            [binary, "serve", "--data-dir", data, "--port", "0", "--threads", "2", "--quiet", "--seed", EXAMPLE],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.token = None
+        self.port = None
+        deadline = time.time() + 30
+        for line in self.process.stdout:
+            match = re.search(r"(wm_[0-9a-f]{8}_[A-Za-z0-9_-]{43})", line)
+            if match:
+                self.token = match.group(1)
+            match = re.search(r"Listening on http://127\.0\.0\.1:(\d+)", line)
+            if match:
+                self.port = int(match.group(1))
+                break
+            if time.time() > deadline:
+                break
+        if self.port is None:
+            self.process.kill()
+            fail("the daemon did not start:\n" + self.process.stderr.read())
+        # Keep draining stdout so the daemon never blocks on a full pipe.
+        threading.Thread(target=self.process.stdout.read, daemon=True).start()
+
+    def kill(self):
+        self.process.send_signal(signal.SIGKILL)
+        self.process.wait()
+
+
+def call(port, token, method, path, body=None, headers=None):
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    all_headers = {"Authorization": "Bearer " + token}
+    all_headers.update(headers or {})
+    data = json.dumps(body).encode() if isinstance(body, (dict, list)) else body
+    connection.request(method, path, body=data, headers=all_headers)
+    response = connection.getresponse()
+    payload = response.read()
+    connection.close()
+    return response.status, (json.loads(payload) if payload else None)
+
+
+def writer_publish(port, token, acked, stop, routes, counter):
+    """Publishes on top of the current revision until the daemon dies; records each 201."""
+    while not stop.is_set():
+        try:
+            status, answer = call(port, token, "GET", "/v1/revisions")
+            base = answer["current"]
+            counter[0] += 1
+            document = json.loads(json.dumps(routes))
+            document["routes"].append({"id": "crash-%d" % counter[0], "patterns": ["/crash/%d" % counter[0]],
+                                       "destination": "home", "owner": "crash-test"})
+            status, answer = call(port, token, "POST", "/v1/revisions",
+                                  {"message": "crash test %d" % counter[0], "routes": document},
+                                  {"If-Match": '"rev-%d"' % base, "Content-Type": "application/json"})
+            if status == 201:
+                acked["revisions"][answer["number"]] = answer["sha256"]
+            elif status != 412:
+                fail("publish answered %d: %s" % (status, answer))
+        except (OSError, http.client.HTTPException, ValueError):
+            return  # the daemon was killed: whatever was not answered was not acknowledged
+
+
+def writer_schemas(port, token, acked, stop, schema_text, counter):
+    while not stop.is_set():
+        try:
+            counter[0] += 1
+            version = "5.3.%d" % counter[0]
+            body = schema_text.replace('"version": "5.3.0"', '"version": "%s"' % version).encode()
+            status, answer = call(port, token, "PUT", "/v1/schemas/ios/" + version, body)
+            if status in (200, 201):
+                acked["schemas"][version] = answer["sha256"]
+            else:
+                fail("schema registration answered %d: %s" % (status, answer))
+        except (OSError, http.client.HTTPException, ValueError):
+            return
+
+
+def verify(daemon, data, acked):
+    for root, _, names in os.walk(data):
+        for name in names:
+            if name.startswith(".tmp-"):
+                fail("a temporary file survived a restart: " + os.path.join(root, name))
+    status, answer = call(daemon.port, daemon.token, "GET", "/v1/revisions")
+    served = {revision["number"]: revision["sha256"] for revision in answer["revisions"]}
+    if sorted(served) != list(range(1, len(served) + 1)):
+        fail("revisions are not numbered 1…n: %s" % sorted(served))
+    for number, sha in acked["revisions"].items():
+        if served.get(number) != sha:
+            fail("revision %d was acknowledged with sha256 %s but the restarted daemon has %s" % (number, sha, served.get(number)))
+    # Spot-check that what is served parses: the newest revision and a manifest.
+    latest = max(served)
+    status, revision = call(daemon.port, daemon.token, "GET", "/v1/revisions/%d" % latest)
+    if status != 200 or not isinstance(revision.get("routes"), dict):
+        fail("revision %d is not served whole (%d)" % (latest, status))
+    status, manifest = call(daemon.port, daemon.token, "GET", "/v1/manifest?platform=ios&version=5.3.0")
+    if status != 200 or manifest.get("revision") != latest:
+        fail("the manifest is not the latest revision (%d, %s)" % (status, manifest and manifest.get("revision")))
+    status, answer = call(daemon.port, daemon.token, "GET", "/v1/schemas")
+    schemas = {schema["version"]: schema["sha256"] for schema in answer["schemas"]}
+    for version, sha in acked["schemas"].items():
+        if schemas.get(version) != sha:
+            fail("schema ios %s was acknowledged but the restarted daemon has %s" % (version, schemas.get(version)))
+    with open(os.path.join(data, "audit.log"), "rb") as log:
+        for number, line in enumerate(log.read().split(b"\n")[:-1], 1):
+            try:
+                json.loads(line)
+            except ValueError:
+                fail("audit.log line %d is not JSON: %r" % (number, line[:80]))
+    return len(served), len(schemas)
+
+
+def main():
+    binary = sys.argv[1]
+    kills = int(sys.argv[2]) if len(sys.argv) > 2 else 50
+    rng = random.Random(int(sys.argv[3]) if len(sys.argv) > 3 else 20261121)
+    with open(os.path.join(EXAMPLE, "routes.json")) as handle:
+        routes = json.load(handle)
+    with open(os.path.join(EXAMPLE, "schema-ios-5.3.0.json")) as handle:
+        schema_text = handle.read()
+    work = tempfile.mkdtemp(prefix="waymark-crash-")
+    data = os.path.join(work, "data")
+    acked = {"revisions": {}, "schemas": {}}
+    publish_counter, schema_counter = [0], [0]
+    token = None
+    started = time.time()
+    try:
+        for kill in range(1, kills + 1):
+            daemon = Daemon(binary, data)
+            token = token or daemon.token
+            daemon.token = token
+            if token is None:
+                fail("the first start printed no admin token")
+            if acked["revisions"] or kill > 1:
+                verify(daemon, data, acked)
+            stop = threading.Event()
+            writers = [threading.Thread(target=writer_publish, args=(daemon.port, token, acked, stop, routes, publish_counter)),
+                       threading.Thread(target=writer_schemas, args=(daemon.port, token, acked, stop, schema_text, schema_counter))]
+            for writer in writers:
+                writer.start()
+            time.sleep(rng.uniform(0.02, 0.4))
+            daemon.kill()
+            stop.set()
+            for writer in writers:
+                writer.join()
+        daemon = Daemon(binary, data)
+        daemon.token = token
+        revisions, schemas = verify(daemon, data, acked)
+        daemon.process.terminate()
+        daemon.process.wait()
+        print("crash-test: %d SIGKILLs in %.0f s; %d revisions and %d schema registrations acknowledged, all present after "
+              "every restart (%d revisions, %d schemas stored); no temporary files left; audit log whole"
+              % (kills, time.time() - started, len(acked["revisions"]), len(acked["schemas"]), revisions, schemas))
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
