@@ -9,7 +9,7 @@ SCHEMAS    := --schema $(EXAMPLE)/schema-ios-5.2.0.json --schema $(EXAMPLE)/sche
 BIN        := .build/debug/waymark
 RELEASE    := .build/release
 
-.PHONY: all build run test test-unit test-live test-crash fuzz-ci check-example bench bench-http bench-events fuzz deps toolchain clean
+.PHONY: all build run test test-unit test-live test-crash test-api fuzz-ci check-example bench bench-http bench-events fuzz deps toolchain clean
 
 all: build
 
@@ -30,7 +30,7 @@ run: build
 	$(BIN) serve --data-dir data $(SERVE_ARGS)
 
 # Unit tests run last, so their summary closes the output.
-test: check-example test-live test-crash fuzz-ci test-unit
+test: check-example test-live test-crash test-api fuzz-ci test-unit
 
 test-unit: deps
 	$(SWIFT) build --build-tests
@@ -46,7 +46,13 @@ test-live: build
 # seed), 60 times; every acknowledged change must survive each restart.
 CRASH_KILLS ?= 60
 test-crash: build
+	bash Tests/Scripts/install-packages.sh python3=python3
 	python3 Tests/Scripts/crash-test.py $(BIN) $(CRASH_KILLS)
+
+# Schemathesis (PyPI, in .venv) against a live daemon: every operation of docs/openapi.yaml,
+# every check, a fixed seed; must report 0 failures.
+test-api: build
+	bash Tests/Scripts/api-fuzz.sh
 
 # A short libFuzzer run with AddressSanitizer on every CI run.
 fuzz-ci:

@@ -61,8 +61,9 @@ public struct Router: Sendable {
             }
             allowed.append(entry.method)
         }
-        guard Self.knownMethods.contains(method) else { return .notImplemented }
-        guard !allowed.isEmpty else { return .notFound }
+        // A path that exists answers 405 with what it allows, whatever the method (so a
+        // client learns the resource's methods); 501 is kept for a method no route knows.
+        guard !allowed.isEmpty else { return Self.knownMethods.contains(method) ? .notFound : .notImplemented }
         if allowed.contains("GET") { allowed.append("HEAD") }
         return .methodNotAllowed(allow: Array(Set(allowed)).sorted())
     }

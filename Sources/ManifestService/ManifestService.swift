@@ -314,6 +314,7 @@ public final class ManifestService: Sendable {
 
     private func validate(_ request: HTTPRequest) -> HTTPResponse {
         if let denied = denial(request, .routesPublish, action: "validate") { return denied }
+        guard !request.body.isEmpty else { return API.error(.badRequest, "missingBody", "Send the routes document to validate as the body.") }
         let report = ManifestStore.validate(request.body, against: store.snapshot)
         guard case .object(var object) = report.json else { return API.json(report.json) }
         object["valid"] = .bool(report.isValid)

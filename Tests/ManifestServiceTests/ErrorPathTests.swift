@@ -69,6 +69,8 @@ let errorPaths: [ErrorPath] = [
     ErrorPath(method: "POST", target: "/v1/revisions/1/rollback", scope: .routesPublish, headers: [("If-Match", "\"rev-3\"")], status: 412, code: "staleBase"),
     ErrorPath(method: "POST", target: "/v1/revisions/1/rollback", scope: .routesPublish, headers: rev1, body: "{\"routes\": {}}", status: 400, code: "unknownField"),
     ErrorPath(method: "POST", target: "/v1/revisions/1/rollback", scope: .routesPublish, headers: rev1, body: "nope", status: 400, code: "badJSON"),
+    // POST /v1/validate (any JSON gets the validator's report; no body is a mistake)
+    ErrorPath(method: "POST", target: "/v1/validate", scope: .routesPublish, body: "", status: 400, code: "missingBody"),
     // PUT /v1/schemas/P/V
     ErrorPath(method: "PUT", target: "/v1/schemas/ios/5.2.0", scope: .schemasWrite, body: "", status: 422, code: "invalidSchema"),
     ErrorPath(method: "PUT", target: "/v1/schemas/ios/5.2.0", scope: .schemasWrite, body: "{\"format\": \"waymark.schema/1\"}", status: 422, code: "invalidSchema"),

@@ -39,7 +39,8 @@ check "curl Expect over the limit gets 413, no 100" bash -c "out=\$(head -c 7000
 check "curl 404, 405 with Allow, 501" bash -c "
   [ \$(curl -s -o /dev/null -w '%{http_code}' '$url/nope') = 404 ]
   curl -s -D - -o /dev/null -X DELETE '$url/manifest.json' | tr -d '\r' | grep -qx 'Allow: GET, HEAD'
-  [ \$(curl -s -o /dev/null -w '%{http_code}' -X BREW '$url/manifest.json') = 501 ]"
+  curl -s -D - -o /dev/null -X BREW '$url/manifest.json' | tr -d '\r' | grep -qx 'Allow: GET, HEAD'
+  [ \$(curl -s -o /dev/null -w '%{http_code}' -X BREW '$url/nope') = 501 ]"
 check "curl HTTP/1.0 gets Connection: close" bash -c "curl -fs --http1.0 -D - -o /dev/null '$url/manifest.json' | tr -d '\r' | grep -qx 'Connection: close'"
 check "curl reuses one connection for two requests" bash -c "curl -sv '$url/manifest.json' '$url/manifest.json' -o /dev/null -o /dev/null 2>&1 | grep -q 'Re-using existing connection'"
 check "curl over IPv4 sets Date and X-Request-Id" bash -c "curl -fsI '$url/manifest.json' | tr -d '\r' | grep -q '^Date: .* GMT$' && curl -fsI '$url/manifest.json' | grep -qi '^X-Request-Id: '"
