@@ -9,7 +9,7 @@ SCHEMAS    := --schema $(EXAMPLE)/schema-ios-5.2.0.json --schema $(EXAMPLE)/sche
 BIN        := .build/debug/waymark
 RELEASE    := .build/release
 
-.PHONY: all build run test test-unit test-live test-crash test-api fuzz-ci check-example bench bench-http bench-events fuzz deps toolchain clean
+.PHONY: all build run test test-unit test-live test-crash test-api fuzz-ci check-example bench bench-http bench-publish bench-events fuzz deps toolchain clean
 
 all: build
 
@@ -72,6 +72,11 @@ bench: deps
 # Installs nginx and wrk from Debian when missing.
 bench-http: deps
 	bash Tests/Scripts/bench-http.sh
+
+# Publishing a 10,000-route document (validation included) to a live release daemon,
+# beside the dry run of the same document.
+bench-publish: deps
+	bash Tests/Scripts/bench-publish.sh
 
 # Why epoll: a thread per core with epoll against Dispatch read sources, same echo workload.
 bench-events: deps
