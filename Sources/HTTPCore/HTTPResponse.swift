@@ -1,14 +1,39 @@
 /// A response as handlers build it. The serializer adds `Content-Length`, `Date` and
 /// `Connection`; handlers set the rest.
 public struct HTTPResponse: Hashable, Sendable {
-    public var status: HTTPStatus
-    public var headers: HTTPHeaders
-    public var body: [UInt8]
+    public var status: HTTPStatus { didSet { preparedHead = nil } }
+    public var headers: HTTPHeaders { didSet { preparedHead = nil } }
+    public var body: [UInt8] { didSet { preparedHead = nil } }
+    /// The status line, the handler's fields and Content-Length, serialized once by
+    /// `prepared()` for a response served many times; any change drops it.
+    public private(set) var preparedHead: [UInt8]?
+
+    public static func == (a: HTTPResponse, b: HTTPResponse) -> Bool {
+        a.status == b.status && a.headers == b.headers && a.body == b.body
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(status)
+        hasher.combine(headers)
+        hasher.combine(body)
+    }
+
+    /// This response with its head serialized ahead of time, for a handler that answers
+    /// with the same response again and again (a cached manifest and its 304). It must not
+    /// carry the field the server adds itself (the request id).
+    public func prepared() -> HTTPResponse {
+        var copy = self
+        var head: [UInt8] = []
+        HTTPResponseSerializer.serializeStatusAndFields(self, field: nil, into: &head)
+        copy.preparedHead = head
+        return copy
+    }
 
     public init(status: HTTPStatus = .ok, headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = []) {
         self.status = status
         self.headers = headers
         self.body = body
+        preparedHead = nil
     }
 
     public init(status: HTTPStatus = .ok, contentType: String, body: [UInt8]) {

@@ -23,25 +23,42 @@ public enum HTTPResponseSerializer {
 
     /// The status line and fields only, so a server can send the content from where it
     /// already is (a gather write) instead of copying it behind the head.
-    public static func serializeHead(_ response: HTTPResponse, date: String, keepAlive: Bool, into out: inout [UInt8]) {
+    /// - Parameter field: one more field the server adds (a request id), replacing any the
+    ///   handler set under that name; passed here so a handler's shared, precomputed
+    ///   response is never copied to add it.
+    public static func serializeHead(_ response: HTTPResponse, date: String, keepAlive: Bool,
+                                     field: (name: String, value: String)? = nil, into out: inout [UInt8]) {
+        if let prepared = response.preparedHead {
+            out.append(contentsOf: prepared)
+            if let field { appendField(field.name, field.value, to: &out) }
+        } else {
+            serializeStatusAndFields(response, field: field, into: &out)
+        }
+        appendField("Date", date, to: &out)
+        if !keepAlive { appendField("Connection", "close", to: &out) }
+        out.append(0x0D)
+        out.append(0x0A)
+    }
+
+    /// The status line, the handler's fields (and `field`) and Content-Length: everything
+    /// of the head that does not change from one sending to the next.
+    static func serializeStatusAndFields(_ response: HTTPResponse, field: (name: String, value: String)?, into out: inout [UInt8]) {
         out.append(contentsOf: "HTTP/1.1 ".utf8)
         out.append(contentsOf: String(response.status.code).utf8)
         out.append(0x20)
         out.append(contentsOf: response.status.reason.utf8)
         out.append(0x0D)
         out.append(0x0A)
-        for field in response.headers where !isFramingField(field.name) {
-            appendField(field.name, field.value, to: &out)
+        for handlerField in response.headers where !isFramingField(handlerField.name) {
+            if let field, handlerField.name.equalsIgnoringASCIICase(field.name) { continue }
+            appendField(handlerField.name, handlerField.value, to: &out)
         }
+        if let field { appendField(field.name, field.value, to: &out) }
         // RFC 9110 §8.6: Content-Length on every response that can carry content; a HEAD
         // response gives the length the GET would have had.
         if response.status.allowsContent {
             appendField("Content-Length", String(response.body.count), to: &out)
         }
-        appendField("Date", date, to: &out)
-        if !keepAlive { appendField("Connection", "close", to: &out) }
-        out.append(0x0D)
-        out.append(0x0A)
     }
 
     /// `HTTP/1.1 100 Continue` (RFC 9110 §15.2.1).

@@ -46,7 +46,9 @@ public struct HTTPHeaders: Hashable, Sendable, Sequence {
 
     /// Every value of the field named `name`, in order.
     public func values(_ name: String) -> [String] {
-        fields.filter { $0.name.equalsIgnoringASCIICase(name) }.map(\.value)
+        var values: [String] = []
+        for field in fields where field.name.equalsIgnoringASCIICase(name) { values.append(field.value) }
+        return values
     }
 
     /// The comma-separated list elements of every field named `name`, trimmed and lowercased.
@@ -111,13 +113,21 @@ public struct HTTPRequest: Hashable, Sendable {
 }
 
 extension StringProtocol {
-    func equalsIgnoringASCIICase(_ other: some StringProtocol) -> Bool {
+    public func equalsIgnoringASCIICase(_ other: some StringProtocol) -> Bool {
         guard utf8.count == other.utf8.count else { return false }
+        // Field names are compared several times per request: on contiguous bytes when possible.
+        let contiguous = utf8.withContiguousStorageIfAvailable { a in
+            other.utf8.withContiguousStorageIfAvailable { b in
+                for index in 0..<a.count where asciiLowercase(a[index]) != asciiLowercase(b[index]) { return false }
+                return true
+            }
+        }
+        if let contiguous = contiguous ?? nil { return contiguous }
         return zip(utf8, other.utf8).allSatisfy { asciiLowercase($0) == asciiLowercase($1) }
     }
 
     /// Without optional whitespace (SP, HTAB) at either end (RFC 9110 §5.6.3).
-    func trimmingOWS() -> String {
+    public func trimmingOWS() -> String {
         var utf8 = Substring(self).utf8[...]
         while let first = utf8.first, first == 0x20 || first == 0x09 { utf8 = utf8.dropFirst() }
         while let last = utf8.last, last == 0x20 || last == 0x09 { utf8 = utf8.dropLast() }

@@ -247,16 +247,19 @@ final class EventLoop: @unchecked Sendable {
             case .handle(let request):
                 let started = clock.now()
                 let keepAlive = connection.machine.mayKeepAlive(request)
-                let response = respond(to: request)
+                let response = router.respond(to: request)
+                requestCounter &+= 1
+                let requestID = "\(requestIDPrefix)-\(index)-\(String(requestCounter, radix: 16))"
                 let isHead = request.head.method == "HEAD"
                 var bytes = connection.enqueue { out in
-                    HTTPResponseSerializer.serializeHead(response, date: date(), keepAlive: keepAlive, into: &out)
+                    HTTPResponseSerializer.serializeHead(response, date: date(), keepAlive: keepAlive,
+                                                         field: (configuration.requestIDHeader, requestID), into: &out)
                 }
                 if HTTPResponseSerializer.sendsContent(response, isHead: isHead) {
                     connection.enqueue(response.body)
                     bytes += response.body.count
                 }
-                if configuration.accessLog { logAccess(request, response, bytes: bytes, started: started) }
+                if configuration.accessLog { logAccess(request, response, id: requestID, bytes: bytes, started: started) }
                 pending += connection.machine.responseQueued(bytes: bytes, keepAlive: keepAlive, now: clock.now())
             case .sendContinue:
                 connection.enqueue(HTTPResponseSerializer.continueResponse)
@@ -278,13 +281,6 @@ final class EventLoop: @unchecked Sendable {
             }
         }
         write(connection)
-    }
-
-    private func respond(to request: HTTPRequest) -> HTTPResponse {
-        requestCounter &+= 1
-        var response = router.respond(to: request)
-        response.headers.replace(configuration.requestIDHeader, with: "\(requestIDPrefix)-\(index)-\(String(requestCounter, radix: 16))")
-        return response
     }
 
     private func write(_ connection: Connection) {
@@ -365,9 +361,8 @@ final class EventLoop: @unchecked Sendable {
         return cachedDate
     }
 
-    private func logAccess(_ request: HTTPRequest, _ response: HTTPResponse, bytes: Int, started: Int64) {
+    private func logAccess(_ request: HTTPRequest, _ response: HTTPResponse, id: String, bytes: Int, started: Int64) {
         let microseconds = (clock.now() - started) / 1000
-        let id = response.headers[configuration.requestIDHeader] ?? ""
         log("{\"method\":\"\(request.head.method)\",\"path\":\"\(jsonSafe(request.head.path))\",\"status\":\(response.status.code),"
             + "\"bytes\":\(bytes),\"durationUs\":\(microseconds),\"requestId\":\"\(id)\"}")
     }

@@ -92,8 +92,15 @@ public struct Router: Sendable {
 
     /// `/a/b/` → `["a", "b"]`: split on UTF-8 bytes (a path is ASCII), a trailing slash ignored.
     private static func segments(of path: Substring) -> [Substring] {
-        var parts = path.utf8.split(separator: 0x2F, omittingEmptySubsequences: false).dropFirst().map { Substring($0) }
-        if parts.last?.isEmpty == true { parts.removeLast() }
+        let utf8 = path.utf8
+        var parts: [Substring] = []
+        parts.reserveCapacity(8)
+        guard var start = utf8.firstIndex(of: 0x2F).map(utf8.index(after:)) else { return parts }
+        while let slash = utf8[start...].firstIndex(of: 0x2F) {
+            parts.append(Substring(utf8[start..<slash]))
+            start = utf8.index(after: slash)
+        }
+        if start != utf8.endIndex { parts.append(Substring(utf8[start...])) }
         return parts
     }
 

@@ -48,8 +48,15 @@ public struct SHA256: Sendable {
         while tail.count % 64 != 56 { tail.append(0) }
         for shift in stride(from: 56, through: 0, by: -8) { tail.append(UInt8(truncatingIfNeeded: bits >> UInt64(shift))) }
         for start in stride(from: 0, to: tail.count, by: 64) { compress(tail[start..<start + 64]) }
-        let words = [state.0, state.1, state.2, state.3, state.4, state.5, state.6, state.7]
-        return words.flatMap { word in (0..<4).map { UInt8(truncatingIfNeeded: word >> UInt32(24 - 8 * $0)) } }
+        var digest: [UInt8] = []
+        digest.reserveCapacity(32)
+        for word in [state.0, state.1, state.2, state.3, state.4, state.5, state.6, state.7] {
+            digest.append(UInt8(truncatingIfNeeded: word >> 24))
+            digest.append(UInt8(truncatingIfNeeded: word >> 16))
+            digest.append(UInt8(truncatingIfNeeded: word >> 8))
+            digest.append(UInt8(truncatingIfNeeded: word))
+        }
+        return digest
     }
 
     public static func hash(_ bytes: [UInt8]) -> [UInt8] {
@@ -75,7 +82,11 @@ public struct SHA256: Sendable {
     ]
 
     private mutating func compress(_ block: some Collection<UInt8>) {
-        var w = [UInt32](repeating: 0, count: 64)
+        // The message schedule lives on the stack: a token check hashes on every request.
+        withUnsafeTemporaryAllocation(of: UInt32.self, capacity: 64) { w in compress(block, schedule: w) }
+    }
+
+    private mutating func compress(_ block: some Collection<UInt8>, schedule w: UnsafeMutableBufferPointer<UInt32>) {
         var index = block.startIndex
         for t in 0..<16 {
             var word: UInt32 = 0

@@ -1,6 +1,13 @@
 import HTTPCore
 import RouteEngine
 
+/// A decoded query string; the first value of a repeated name wins.
+struct Query {
+    let pairs: [(name: String, value: String)]
+
+    subscript(_ name: String) -> String? { pairs.first { $0.name == name }?.value }
+}
+
 /// A request refused before it reached the store, with the response to send.
 struct Refusal: Error {
     let response: HTTPResponse
@@ -26,20 +33,25 @@ enum API {
     }
 
     /// The query's `name=value` pairs, percent-decoded, `+` as space; nil if an escape is malformed.
-    static func query(_ request: HTTPRequest) -> [String: String]? {
-        PercentDecoding.queryItems(request.head.query)
+    static func query(_ request: HTTPRequest) -> Query? {
+        PercentDecoding.queryPairs(request.head.query).map(Query.init)
     }
 
     /// RFC 9110 §13.1.2: does an `If-None-Match` field match `etag` (weak comparison, `*`)?
+    /// Compared on bytes, without copies: conditional manifest fetches are the hot path.
     static func ifNoneMatch(_ request: HTTPRequest, matches etag: String) -> Bool {
         let values = request.head.headers.values("If-None-Match")
         guard !values.isEmpty else { return false }
-        let opaque = etag.hasPrefix("W/") ? String(etag.dropFirst(2)) : etag
+        let opaque = etag.utf8.starts(with: "W/".utf8) ? Substring(etag.utf8.dropFirst(2)) : Substring(etag)
         for value in values {
-            for candidate in value.split(separator: ",") {
-                let tag = candidate.trimmingCharacters(in: " \t")
-                if tag == "*" { return true }
-                if (tag.hasPrefix("W/") ? String(tag.dropFirst(2)) : tag) == opaque { return true }
+            if value == etag { return true }
+            for candidate in value.utf8.split(separator: UInt8(ascii: ",")) {
+                var tag = candidate[...]
+                while let first = tag.first, first == 0x20 || first == 0x09 { tag = tag.dropFirst() }
+                while let last = tag.last, last == 0x20 || last == 0x09 { tag = tag.dropLast() }
+                if tag.elementsEqual("*".utf8) { return true }
+                if tag.starts(with: "W/".utf8) { tag = tag.dropFirst(2) }
+                if tag.elementsEqual(opaque.utf8) { return true }
             }
         }
         return false
@@ -48,15 +60,5 @@ enum API {
     /// A `304 Not Modified` carrying the fields a 200 would have had that caches need (RFC 9110 §15.4.5).
     static func notModified(etag: String, cacheControl: String) -> HTTPResponse {
         HTTPResponse(status: .notModified, headers: HTTPHeaders([("ETag", etag), ("Cache-Control", cacheControl)]))
-    }
-}
-
-extension Substring {
-    func trimmingCharacters(in set: String) -> String {
-        let characters = Set(set)
-        var slice = self[...]
-        while let first = slice.first, characters.contains(first) { slice = slice.dropFirst() }
-        while let last = slice.last, characters.contains(last) { slice = slice.dropLast() }
-        return String(slice)
     }
 }

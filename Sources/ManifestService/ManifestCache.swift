@@ -1,4 +1,5 @@
 import Foundation
+import HTTPCore
 import Hashing
 import ManifestStore
 import RouteEngine
@@ -14,6 +15,8 @@ final class BuildView: Sendable {
     let resolver: Resolver
     /// Ids of the revision's routes this build cannot resolve.
     let unresolvable: [String]
+    /// The 200 and the 304, whole, for private and for public reads: a fetch copies nothing.
+    let responses: (private: (ok: HTTPResponse, notModified: HTTPResponse), public: (ok: HTTPResponse, notModified: HTTPResponse))
 
     init(revision: Revision, stored: StoredSchema) {
         self.revision = revision.number
@@ -41,6 +44,14 @@ final class BuildView: Sendable {
         ]
         manifest = body.serializedBytes()
         etag = "\"m\(revision.number)-\(SHA256.hex(manifest).prefix(32))\""
+        let (bytes, etag) = (manifest, etag)
+        func pair(_ cacheControl: String) -> (ok: HTTPResponse, notModified: HTTPResponse) {
+            (HTTPResponse(status: .ok, headers: HTTPHeaders([("Content-Type", "application/json"), ("ETag", etag), ("Cache-Control", cacheControl)]),
+                          body: bytes).prepared(),
+             API.notModified(etag: etag, cacheControl: cacheControl).prepared())
+        }
+        // Private unless reads are public: a shared cache must not serve one app's token-gated bytes to another.
+        responses = (pair("private, no-cache"), pair("no-cache"))
     }
 }
 

@@ -57,12 +57,12 @@ public final class ManifestService: Sendable {
         if scope == .manifestRead, options.publicManifestReads { return .success("public") }
         let challenge = [("WWW-Authenticate", "Bearer realm=\"waymark\"")]
         let fields = request.head.headers.values("Authorization")
-        guard fields.count == 1, let field = fields.first, field.count > 7, field.prefix(7).lowercased() == "bearer " else {
+        guard fields.count == 1, let token = Self.bearerToken(fields[0]) else {
             audit(action, actor: "anonymous", reason: "noToken", scope: scope)
             return .failure(Refusal(response: API.error(.unauthorized, "unauthorized",
                 "This endpoint needs a bearer token (Authorization: Bearer wm_…) with the scope \(scope.rawValue).", headers: challenge)))
         }
-        guard let record = store.tokens.authenticate(String(field.dropFirst(7)).trimmingCharacters(in: .whitespaces)) else {
+        guard let record = store.tokens.authenticate(bytes: Array(token.utf8)) else {
             audit(action, actor: "anonymous", reason: "invalidToken", scope: scope)
             return .failure(Refusal(response: API.error(.unauthorized, "unauthorized", "The bearer token is unknown or revoked.", headers: challenge)))
         }
@@ -72,6 +72,18 @@ public final class ManifestService: Sendable {
                 details: ["required": .string(scope.rawValue), "granted": .array(record.scopes.sorted().map { JSONValue.string($0.rawValue) })]))
         }
         return .success(record.name)
+    }
+
+    /// The credentials of `Authorization: Bearer <token>` (RFC 6750 §2.1; the scheme name is
+    /// case-insensitive), or nil for another scheme. Byte-level: this runs on every request.
+    static func bearerToken(_ field: String) -> Substring? {
+        let utf8 = field.utf8
+        guard utf8.count > 7, utf8.prefix(6).elementsEqual("bearer".utf8, by: { $0 | 0x20 == $1 }),
+              utf8[utf8.index(utf8.startIndex, offsetBy: 6)] == UInt8(ascii: " ") else { return nil }
+        var token = utf8.dropFirst(7)
+        while let first = token.first, first == 0x20 || first == 0x09 { token = token.dropFirst() }
+        while let last = token.last, last == 0x20 || last == 0x09 { token = token.dropLast() }
+        return token.isEmpty ? nil : Substring(token)
     }
 
     /// nil when the request may go on; otherwise the response refusing it.
@@ -115,10 +127,8 @@ public final class ManifestService: Sendable {
             return API.error(.notFound, "noRevision", "No routes have been published yet.")
         }
         let view = cache.view(revision: current, stored: stored)
-        let cacheControl = options.publicManifestReads ? "no-cache" : "private, no-cache"
-        if API.ifNoneMatch(request, matches: view.etag) { return API.notModified(etag: view.etag, cacheControl: cacheControl) }
-        return HTTPResponse(status: .ok, headers: HTTPHeaders([("Content-Type", "application/json"), ("ETag", view.etag),
-                                                               ("Cache-Control", cacheControl)]), body: view.manifest)
+        let responses = options.publicManifestReads ? view.responses.public : view.responses.private
+        return API.ifNoneMatch(request, matches: view.etag) ? responses.notModified : responses.ok
     }
 
     // MARK: Revisions

@@ -39,6 +39,29 @@ struct HTTPResponseTests {
         #expect(text.contains("Connection: close\r\n"))
     }
 
+    func head(_ response: HTTPResponse, field: (String, String)? = nil, keepAlive: Bool = true) -> String {
+        var out: [UInt8] = []
+        HTTPResponseSerializer.serializeHead(response, date: "Sat, 21 Nov 2026 10:00:00 GMT", keepAlive: keepAlive,
+                                             field: field.map { (name: $0.0, value: $0.1) }, into: &out)
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    @Test func thePrivilegedFieldReplacesTheHandlersAndAPreparedHeadMatches() {
+        var response = HTTPResponse(status: .ok, headers: HTTPHeaders([("ETag", "\"a\""), ("x-request-id", "forged")]), body: Array("{}".utf8))
+        let text = head(response, field: ("X-Request-Id", "r-1"))
+        #expect(text.contains("X-Request-Id: r-1\r\n") && !text.contains("forged"), "the server's request id wins")
+        response.headers.remove("x-request-id")
+        let prepared = response.prepared()
+        #expect(prepared.preparedHead != nil && prepared == response)
+        for keepAlive in [true, false] {
+            #expect(head(prepared, keepAlive: keepAlive) == head(response, keepAlive: keepAlive), "same bytes, prepared or not")
+        }
+        #expect(head(prepared, field: ("X-Request-Id", "r-2")).contains("X-Request-Id: r-2\r\n"))
+        var changed = prepared
+        changed.body = Array("{\"a\":1}".utf8)
+        #expect(changed.preparedHead == nil && head(changed).contains("Content-Length: 7\r\n"), "a change drops the prepared head")
+    }
+
     @Test(arguments: [(HTTPStatus.badRequest, "badRequest"), (.contentTooLarge, "contentTooLarge"), (.uriTooLong, "uriTooLong"),
                       (.requestHeaderFieldsTooLarge, "requestHeaderFieldsTooLarge"), (.httpVersionNotSupported, "httpVersionNotSupported"),
                       (.methodNotAllowed, "methodNotAllowed")])

@@ -1,7 +1,12 @@
 #!/usr/bin/env bash
-# make bench-http: Waymark's HTTP server and nginx serve the same ~40 KB JSON file on
-# loopback, in the same run; wrk drives each for a 200 and a conditional 304 (If-None-Match).
-# Prints req/s, p50 and p99 for each, and Waymark/nginx ratios.
+# make bench-http: Waymark and nginx on loopback, in the same run; wrk drives each for a
+# 200 and a conditional 304 (If-None-Match), in two pairs:
+#   file      HTTPFixtureServer and nginx serve the same ~40 KB JSON file (the HTTP server alone);
+#   manifest  the real `waymark serve` answers GET /v1/manifest?platform=ios&version=5.3.0 with
+#             a manifest:read token (store snapshot, token check, cached per-build view),
+#             and nginx serves the same bytes as a static file.
+# Prints req/s, p50 and p99 for each, and Waymark/nginx ratios. BENCH_ONLY=file|manifest
+# runs one pair.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 bash Tests/Scripts/install-packages.sh wrk=wrk nginx=nginx-light
@@ -14,13 +19,19 @@ WRK_THREADS=${BENCH_WRK_THREADS:-2}
 PIN=${BENCH_PIN:-1}
 WAYMARK_PORT=${WAYMARK_PORT:-18080}
 NGINX_PORT=${NGINX_PORT:-18081}
+API_PORT=${API_PORT:-18082}
+ONLY=${BENCH_ONLY:-}
+# BENCH_PUBLIC=1: the daemon runs with --public-reads and apps send no token.
+PUBLIC=${BENCH_PUBLIC:-0}
 work=$(mktemp -d)
 pids=()
 cleanup() { for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done; rm -rf "$work"; }
 trap cleanup EXIT
 
 swift build -c release --product HTTPFixtureServer >/dev/null
+swift build -c release --product waymark >/dev/null
 bin=$(swift build -c release --show-bin-path)/HTTPFixtureServer
+waymark=$(swift build -c release --show-bin-path)/waymark
 
 # A manifest-shaped JSON document of about 40 KB.
 python3 - "$work/manifest.json" <<'PY'
@@ -56,9 +67,33 @@ http {
         listen 127.0.0.1:$NGINX_PORT reuseport;
         root $work/www;
         location = /manifest.json { add_header Cache-Control no-cache; }
+        location = /v1/manifest { alias $work/www/api-manifest.json; default_type application/json; add_header Cache-Control no-cache; }
     }
 }
 CONF
+# The real daemon: seeded from the storefront example, then a revision with 300 more
+# campaign routes so its iOS 5.3.0 manifest is about 40 KB too; a manifest:read token for the app.
+"$waymark" serve --data-dir "$work/data" --seed manifests/storefront --port "$API_PORT" --threads "$(nproc)" --quiet \
+  $([ "$PIN" = 1 ] && echo --pin-threads) $([ "$PUBLIC" = 1 ] && echo --public-reads) >"$work/serve.out" 2>&1 & pids+=($!)
+for _ in $(seq 100); do grep -q "^Listening on" "$work/serve.out" 2>/dev/null && break; sleep 0.1; done
+admin=$(grep -o 'wm_[0-9a-f]\{8\}_[A-Za-z0-9_-]\{43\}' "$work/serve.out" | head -1)
+python3 - "$work/publish.json" <<'PY'
+import json, sys
+document = json.load(open("manifests/storefront/routes.json"))
+document["routes"] += [{"id": f"campaign-{i}", "patterns": [f"/campaign/spring-{i}/:slug"], "destination": "category",
+                        "owner": "marketing"} for i in range(300)]
+json.dump({"message": "bench-http", "routes": document}, open(sys.argv[1], "w"))
+PY
+[ "$(curl -s -o /dev/null -w '%{http_code}' -X POST -H "Authorization: Bearer $admin" -H 'If-Match: "rev-1"' \
+    --data-binary @"$work/publish.json" "http://127.0.0.1:$API_PORT/v1/revisions")" = 201 ]
+app_token=$("$waymark" token create --data-dir "$work/data" --name bench-app --scope manifest:read 2>/dev/null)
+api_auth="Authorization: Bearer $app_token"
+[ "$PUBLIC" = 1 ] && api_auth="Accept: application/json"
+api_path="/v1/manifest?platform=ios&version=5.3.0"
+curl -fs -H "$api_auth" "http://127.0.0.1:$API_PORT$api_path" > "$work/www/api-manifest.json"
+chmod a+r "$work/www/api-manifest.json"
+api_bytes=$(stat -c %s "$work/www/api-manifest.json")
+
 nginx -p "$work/nginx" -c "$work/nginx/nginx.conf" & pids+=($!)
 "$bin" "$work/manifest.json" "$WAYMARK_PORT" "$(nproc)" $([ "$PIN" = 1 ] && echo --pin) >/dev/null & pids+=($!)
 for port in "$NGINX_PORT" "$WAYMARK_PORT"; do
@@ -71,16 +106,20 @@ cmp <(curl -fs "http://127.0.0.1:$WAYMARK_PORT/manifest.json") "$work/manifest.j
 cmp <(curl -fs "http://127.0.0.1:$NGINX_PORT/manifest.json") "$work/manifest.json"
 [ "$(curl -s -o /dev/null -w '%{http_code}' -H "If-None-Match: $waymark_etag" "http://127.0.0.1:$WAYMARK_PORT/manifest.json")" = 304 ]
 [ "$(curl -s -o /dev/null -w '%{http_code}' -H "If-None-Match: $nginx_etag" "http://127.0.0.1:$NGINX_PORT/manifest.json")" = 304 ]
+api_etag=$(curl -fsI -H "$api_auth" "http://127.0.0.1:$API_PORT$api_path" | tr -d '\r' | awk -F': ' 'tolower($1)=="etag"{print $2}')
+nginx_api_etag=$(curl -fsI "http://127.0.0.1:$NGINX_PORT$api_path" | tr -d '\r' | awk -F': ' 'tolower($1)=="etag"{print $2}')
+cmp <(curl -fs -H "$api_auth" "http://127.0.0.1:$API_PORT$api_path") <(curl -fs "http://127.0.0.1:$NGINX_PORT$api_path")
+[ "$(curl -s -o /dev/null -w '%{http_code}' -H "$api_auth" -H "If-None-Match: $api_etag" "http://127.0.0.1:$API_PORT$api_path")" = 304 ]
+[ "$(curl -s -o /dev/null -w '%{http_code}' -H "If-None-Match: $nginx_api_etag" "http://127.0.0.1:$NGINX_PORT$api_path")" = 304 ]
 
-# run PORT [HEADER] -> "req/s p50_ms p99_ms"
+# run URL [HEADER...] -> "req/s p50_ms p99_ms"
 run() {
-  local out
-  if [ -n "${2:-}" ]; then
-    out=$(wrk -t"$WRK_THREADS" -c"$CONNECTIONS" -d"${DURATION}s" --latency -H "$2" "http://127.0.0.1:$1/manifest.json")
-  else
-    out=$(wrk -t"$WRK_THREADS" -c"$CONNECTIONS" -d"${DURATION}s" --latency "http://127.0.0.1:$1/manifest.json")
-  fi
-  if echo "$out" | grep -q "Non-2xx or 3xx"; then echo "unexpected status codes from port $1" >&2; echo "$out" >&2; exit 1; fi
+  local url=$1 out
+  shift
+  local headers=()
+  for header in "$@"; do headers+=(-H "$header"); done
+  out=$(wrk -t"$WRK_THREADS" -c"$CONNECTIONS" -d"${DURATION}s" --latency "${headers[@]}" "$url")
+  if echo "$out" | grep -q "Non-2xx or 3xx"; then echo "unexpected status codes from $url" >&2; echo "$out" >&2; exit 1; fi
   echo "$out" | awk '
     function ms(v) { if (v ~ /us$/) return v/1000; if (v ~ /ms$/) return v+0; if (v ~ /s$/) return v*1000; return v }
     /Requests\/sec/ { rps=$2 } $1=="50%" { p50=ms($2) } $1=="99%" { p99=ms($2) }
@@ -88,34 +127,53 @@ run() {
 }
 
 # Warm both up, then measure each case back to back.
-wrk -t2 -c"$CONNECTIONS" -d2s "http://127.0.0.1:$WAYMARK_PORT/manifest.json" >/dev/null
-wrk -t2 -c"$CONNECTIONS" -d2s "http://127.0.0.1:$NGINX_PORT/manifest.json" >/dev/null
-# Interleave the four cases over several rounds; the machine is shared, so each figure
-# printed is the median round (the spread is printed beside it).
+file_w="http://127.0.0.1:$WAYMARK_PORT/manifest.json"; file_n="http://127.0.0.1:$NGINX_PORT/manifest.json"
+api_w="http://127.0.0.1:$API_PORT$api_path"; api_n="http://127.0.0.1:$NGINX_PORT$api_path"
+for url in "$file_w" "$file_n" "$api_n"; do wrk -t2 -c"$CONNECTIONS" -d2s "$url" >/dev/null; done
+wrk -t2 -c"$CONNECTIONS" -d2s -H "$api_auth" "$api_w" >/dev/null
+# Interleave the cases over several rounds; the machine is shared, so each figure
+# printed is the median round (the spread is printed beside it). nginx gets the same
+# Authorization header (and ignores it), so both parse requests of the same size.
 ROUNDS=${BENCH_ROUNDS:-3}
 : > "$work/results"
 for round in $(seq "$ROUNDS"); do
-  echo "w200 $(run "$WAYMARK_PORT")" >> "$work/results"
-  echo "n200 $(run "$NGINX_PORT")" >> "$work/results"
-  echo "w304 $(run "$WAYMARK_PORT" "If-None-Match: $waymark_etag")" >> "$work/results"
-  echo "n304 $(run "$NGINX_PORT" "If-None-Match: $nginx_etag")" >> "$work/results"
+  if [ "$ONLY" != manifest ]; then
+    echo "w200 $(run "$file_w")" >> "$work/results"
+    echo "n200 $(run "$file_n")" >> "$work/results"
+    echo "w304 $(run "$file_w" "If-None-Match: $waymark_etag")" >> "$work/results"
+    echo "n304 $(run "$file_n" "If-None-Match: $nginx_etag")" >> "$work/results"
+  fi
+  if [ "$ONLY" != file ]; then
+    echo "a200 $(run "$api_w" "$api_auth")" >> "$work/results"
+    echo "m200 $(run "$api_n" "$api_auth")" >> "$work/results"
+    echo "a304 $(run "$api_w" "$api_auth" "If-None-Match: $api_etag")" >> "$work/results"
+    echo "m304 $(run "$api_n" "$api_auth" "If-None-Match: $nginx_api_etag")" >> "$work/results"
+  fi
 done
 # median CASE COLUMN -> the median of that column over the rounds
 median() { awk -v c="$1" -v k="$2" '$1==c {print $k}' "$work/results" | sort -g | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'; }
 spread() { awk -v c="$1" '$1==c {print $2}' "$work/results" | sort -g | awk '{v[NR]=$1} END {printf "%s-%s", v[1], v[NR]}'; }
-for c in w200 n200 w304 n304; do
-  eval "${c}=$(median $c 2) ${c}p50=$(median $c 3) ${c}p99=$(median $c 4) ${c}range=$(spread $c)"
-done
+row() { printf "  %-22s %10s %18s %9s %9s\n" "$1" "$(median "$2" 2)" "($(spread "$2"))" "$(median "$2" 3)" "$(median "$2" 4)"; }
+# verdict LABEL WAYMARK NGINX -> ratio line with the targets
+verdict() {
+  awk -v l="$1" -v w2="$(median "$2" 2)" -v n2="$(median "$3" 2)" -v w3="$(median "$4" 2)" -v n3="$(median "$5" 2)" \
+      -v p2="$(median "$2" 4)" -v p3="$(median "$4" 4)" 'BEGIN {
+    r2 = w2 / n2; r3 = w3 / n3
+    printf "  %s ratio Waymark/nginx: 200 %.2f, 304 %.2f\n", l, r2, r3
+    printf "  %s targets: ratio >= 1.0 on 200 %s, on 304 %s; p99 < 5 ms: 200 %s, 304 %s\n", l,
+      (r2 >= 1 ? "ok" : "MISSED"), (r3 >= 1 ? "ok" : "MISSED"), (p2 < 5 ? "ok" : "MISSED"), (p3 < 5 ? "ok" : "MISSED") }'
+}
 
-echo "bench-http: $bytes-byte JSON, wrk -t$WRK_THREADS -c$CONNECTIONS -d${DURATION}s on loopback, $(nproc) cores shared by servers and wrk, workers pinned: $([ "$PIN" = 1 ] && echo yes || echo no)"
+echo "bench-http: wrk -t$WRK_THREADS -c$CONNECTIONS -d${DURATION}s on loopback, $(nproc) cores shared by servers and wrk, workers pinned: $([ "$PIN" = 1 ] && echo yes || echo no)"
 echo "  median of $ROUNDS interleaved rounds (req/s range over rounds in brackets)"
-printf "  %-12s %10s %18s %9s %9s\n" "" "req/s" "(range)" "p50 ms" "p99 ms"
-printf "  %-12s %10s %18s %9s %9s\n" "200 Waymark" "$w200" "($w200range)" "$w200p50" "$w200p99"
-printf "  %-12s %10s %18s %9s %9s\n" "200 nginx" "$n200" "($n200range)" "$n200p50" "$n200p99"
-printf "  %-12s %10s %18s %9s %9s\n" "304 Waymark" "$w304" "($w304range)" "$w304p50" "$w304p99"
-printf "  %-12s %10s %18s %9s %9s\n" "304 nginx" "$n304" "($n304range)" "$n304p50" "$n304p99"
-awk -v w2="$w200" -v n2="$n200" -v w3="$w304" -v n3="$n304" -v p2="$w200p99" -v p3="$w304p99" 'BEGIN {
-  r2 = w2 / n2; r3 = w3 / n3
-  printf "  ratio Waymark/nginx: 200 %.2f, 304 %.2f\n", r2, r3
-  printf "targets: ratio >= 1.0 on 200 %s, on 304 %s; p99 < 5 ms: 200 %s, 304 %s\n",
-    (r2 >= 1 ? "ok" : "MISSED"), (r3 >= 1 ? "ok" : "MISSED"), (p2 < 5 ? "ok" : "MISSED"), (p3 < 5 ? "ok" : "MISSED") }'
+printf "  %-22s %10s %18s %9s %9s\n" "" "req/s" "(range)" "p50 ms" "p99 ms"
+if [ "$ONLY" != manifest ]; then
+  echo "  file: the same $bytes-byte JSON file"
+  row "200 Waymark" w200; row "200 nginx" n200; row "304 Waymark" w304; row "304 nginx" n304
+  verdict file w200 n200 w304 n304
+fi
+if [ "$ONLY" != file ]; then
+  echo "  manifest: GET $api_path, $api_bytes bytes, $([ "$PUBLIC" = 1 ] && echo "public reads (no token)" || echo "with a manifest:read token")"
+  row "200 waymark serve" a200; row "200 nginx (same bytes)" m200; row "304 waymark serve" a304; row "304 nginx" m304
+  verdict manifest a200 m200 a304 m304
+fi

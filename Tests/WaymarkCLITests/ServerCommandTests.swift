@@ -41,6 +41,7 @@ struct ServerCommandTests {
         #expect(waymark(environment: [:], "token", "frobnicate", "--data-dir", directory).code == .usage)
         let revoked = waymark(environment: [:], "token", "revoke", "ci", "--data-dir", directory)
         #expect(revoked.code == .success && revoked.out.contains("Revoked 1 token"))
+        Thread.sleep(forTimeInterval: Double(TokenStore.recheckInterval) / 1e9 + 0.05)  // a running daemon's recheck
         #expect(tokens.authenticate(token) == nil)
     }
 
