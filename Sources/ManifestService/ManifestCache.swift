@@ -16,7 +16,12 @@ final class BuildView: Sendable {
     /// Ids of the revision's routes this build cannot resolve.
     let unresolvable: [String]
     /// The 200 and the 304, whole, for private and for public reads: a fetch copies nothing.
-    let responses: (private: (ok: HTTPResponse, notModified: HTTPResponse), public: (ok: HTTPResponse, notModified: HTTPResponse))
+    private let privateOK: HTTPResponse, privateNotModified: HTTPResponse
+    private let publicOK: HTTPResponse, publicNotModified: HTTPResponse
+
+    func response(publicReads: Bool, notModified: Bool) -> HTTPResponse {
+        publicReads ? (notModified ? publicNotModified : publicOK) : (notModified ? privateNotModified : privateOK)
+    }
 
     init(revision: Revision, stored: StoredSchema) {
         self.revision = revision.number
@@ -51,7 +56,8 @@ final class BuildView: Sendable {
              API.notModified(etag: etag, cacheControl: cacheControl).prepared())
         }
         // Private unless reads are public: a shared cache must not serve one app's token-gated bytes to another.
-        responses = (pair("private, no-cache"), pair("no-cache"))
+        (privateOK, privateNotModified) = pair("private, no-cache")
+        (publicOK, publicNotModified) = pair("no-cache")
     }
 }
 
@@ -71,6 +77,20 @@ final class ManifestCache: Sendable {
     }
 
     private let views = Mutex<[Key: BuildView]>([:])
+    /// The views of one store generation by build: a manifest fetch is one lock and one
+    /// small lookup, without copying the snapshot or hashing schema digests.
+    private let current = Mutex<(generation: Int, views: [SchemaKey: BuildView])>((-1, [:]))
+
+    func current(generation: Int, _ key: SchemaKey) -> BuildView? {
+        current.withLock { $0.generation == generation ? $0.views[key] : nil }
+    }
+
+    func remember(_ view: BuildView, generation: Int) {
+        current.withLock { current in
+            if current.generation != generation { current = (generation, [:]) }
+            current.views[view.key] = view
+        }
+    }
     private let domains = Mutex<(key: String, files: AssociatedDomainFiles)?>(nil)
 
     /// The associated-domain files, rebuilt only when the revision or a schema changes

@@ -62,7 +62,7 @@ public final class ManifestService: Sendable {
             return .failure(Refusal(response: API.error(.unauthorized, "unauthorized",
                 "This endpoint needs a bearer token (Authorization: Bearer wm_…) with the scope \(scope.rawValue).", headers: challenge)))
         }
-        guard let record = store.tokens.authenticate(bytes: Array(token.utf8)) else {
+        guard let record = store.tokens.authenticate(bytes: token.utf8.withContiguousStorageIfAvailable(Array.init) ?? Array(token.utf8)) else {
             audit(action, actor: "anonymous", reason: "invalidToken", scope: scope)
             return .failure(Refusal(response: API.error(.unauthorized, "unauthorized", "The bearer token is unknown or revoked.", headers: challenge)))
         }
@@ -116,8 +116,14 @@ public final class ManifestService: Sendable {
         guard let platform = query["platform"], !platform.isEmpty, let version = query["version"], !version.isEmpty else {
             return API.error(.badRequest, "missingBuild", "Say which app build: ?platform=ios&version=5.3.0.")
         }
-        let snapshot = store.snapshot
         let key = SchemaKey(platform: platform, version: version)
+        // The generation is read before the snapshot: a view remembered under it can only be
+        // older than the store, never newer, and the next change retires it.
+        let generation = store.generation
+        if let view = cache.current(generation: generation, key) {
+            return view.response(publicReads: options.publicManifestReads, notModified: API.ifNoneMatch(request, matches: view.etag))
+        }
+        let snapshot = store.snapshot
         guard let stored = snapshot.schemas[key] else {
             return API.error(.notFound, "unknownBuild", "No schema is registered for \(key); this server knows: "
                 + snapshot.schemas.keys.sorted().map(\.description).joined(separator: ", ") + ".",
@@ -127,8 +133,8 @@ public final class ManifestService: Sendable {
             return API.error(.notFound, "noRevision", "No routes have been published yet.")
         }
         let view = cache.view(revision: current, stored: stored)
-        let responses = options.publicManifestReads ? view.responses.public : view.responses.private
-        return API.ifNoneMatch(request, matches: view.etag) ? responses.notModified : responses.ok
+        cache.remember(view, generation: generation)
+        return view.response(publicReads: options.publicManifestReads, notModified: API.ifNoneMatch(request, matches: view.etag))
     }
 
     // MARK: Revisions

@@ -115,6 +115,10 @@ public final class ManifestStore: Sendable {
 
     public var path: String { directory.path }
     public var snapshot: StoreSnapshot { state.withLock { $0 } }
+    /// Bumped after every change to revisions or schemas (never to tokens): a reader that
+    /// saw generation g and sees g again knows nothing it derived from the snapshot changed.
+    public var generation: Int { changes.load(ordering: .acquiring) }
+    private let changes = Atomic<Int>(0)
 
     private init(directory: DataDirectory, snapshot: StoreSnapshot) throws(StoreError) {
         self.directory = directory
@@ -323,6 +327,7 @@ public final class ManifestStore: Sendable {
         if let restores { entry["restores"] = .int(restores) }
         try appendAudit(entry, time: now)
         state.withLock { $0.revisions.append(revision) }
+        changes.add(1, ordering: .releasing)
         return .published(revision)
     }
 
@@ -384,6 +389,7 @@ public final class ManifestStore: Sendable {
             try appendAudit(["action": "registerSchema", "actor": .string(author), "outcome": "ok", "platform": .string(key.platform),
                              "version": .string(key.version), "sha256": .string(record.sha256), "replaced": .bool(replaced)], time: now)
             state.withLock { $0.schemas[key] = stored }
+            changes.add(1, ordering: .releasing)
             return .registered(stored, replaced: replaced)
         }
     }
