@@ -36,12 +36,24 @@ public enum PercentDecoding {
         var pairs: [(name: String, value: String)] = []
         guard let query else { return pairs }
         pairs.reserveCapacity(4)
-        for item in query.utf8.split(separator: UInt8(ascii: "&")) {
-            let equals = item.firstIndex(of: UInt8(ascii: "=")) ?? item.endIndex
-            let value = equals == item.endIndex ? item[equals...] : item[item.index(after: equals)...]
-            guard let name = decode(Substring(item[..<equals]), plusAsSpace: true),
-                  let value = decode(Substring(value), plusAsSpace: true) else { return nil }
-            pairs.append((name, value))
+        // One pass over the bytes, no intermediate arrays: every manifest fetch parses a query.
+        let utf8 = query.utf8
+        var start = utf8.startIndex
+        while start < utf8.endIndex {
+            var end = start
+            var equals: Substring.UTF8View.Index?
+            while end < utf8.endIndex, utf8[end] != UInt8(ascii: "&") {
+                if equals == nil, utf8[end] == UInt8(ascii: "=") { equals = end }
+                end = utf8.index(after: end)
+            }
+            if end > start {  // empty items (`a=1&&b=2`) are skipped, as before
+                let nameEnd = equals ?? end
+                let valueStart = equals.map(utf8.index(after:)) ?? end
+                guard let name = decode(Substring(utf8[start..<nameEnd]), plusAsSpace: true),
+                      let value = decode(Substring(utf8[valueStart..<end]), plusAsSpace: true) else { return nil }
+                pairs.append((name, value))
+            }
+            start = end < utf8.endIndex ? utf8.index(after: end) : end
         }
         return pairs
     }

@@ -35,4 +35,12 @@ struct PercentDecodingTests {
         #expect(PercentDecoding.queryItems("a=%zz") == nil)
         #expect(PercentDecoding.queryItems("&&a=1&&") == ["a": "1"])
     }
+
+    @Test func queryPairsKeepOrderAndRepeats() {
+        let pairs = PercentDecoding.queryPairs("a=b=c&=x&flag&e=&q=1&q=2&%41=%42")?.map { "\($0.name)|\($0.value)" }
+        #expect(pairs == ["a|b=c", "|x", "flag|", "e|", "q|1", "q|2", "A|B"])
+        #expect(PercentDecoding.queryPairs("")?.isEmpty == true)
+        #expect(PercentDecoding.queryPairs("&")?.isEmpty == true)
+        #expect(PercentDecoding.queryPairs("ok=1&bad=%G0") == nil)
+    }
 }
