@@ -74,7 +74,18 @@ public final class TokenStore: Sendable {
     private struct Loaded {
         var records: [TokenRecord]
         var identity: FileIdentity?
-        var verified: [String: (token: [UInt8], record: TokenRecord)] = [:]
+        var verified: [String: Verified] = [:]
+    }
+
+    /// A token that matched its record's hash, kept whole (a class: one retain to read).
+    private final class Verified: Sendable {
+        let token: [UInt8]
+        let record: TokenRecord
+
+        init(token: [UInt8], record: TokenRecord) {
+            self.token = token
+            self.record = record
+        }
     }
 
     static let fileName = "tokens.json"
@@ -223,7 +234,7 @@ public final class TokenStore: Sendable {
             for record in loaded.records where record.id == id && record.revoked == nil {
                 if constantTimeEquals(record.sha256, digest) { found = record }
             }
-            if let found { loaded.verified[id] = (presented, found) }
+            if let found { loaded.verified[id] = Verified(token: presented, record: found) }
             return found
         }
     }
