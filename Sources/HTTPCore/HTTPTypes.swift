@@ -128,10 +128,17 @@ extension StringProtocol {
 
     /// Without optional whitespace (SP, HTAB) at either end (RFC 9110 §5.6.3).
     public func trimmingOWS() -> String {
-        var utf8 = Substring(self).utf8[...]
+        String(Substring(self).withoutOWS)
+    }
+}
+
+extension Substring {
+    /// The same bytes without optional whitespace (SP, HTAB) at either end: a view, no copy.
+    public var withoutOWS: Substring {
+        var utf8 = self.utf8
         while let first = utf8.first, first == 0x20 || first == 0x09 { utf8 = utf8.dropFirst() }
         while let last = utf8.last, last == 0x20 || last == 0x09 { utf8 = utf8.dropLast() }
-        return String(Substring(utf8))
+        return Substring(utf8)
     }
 }
 

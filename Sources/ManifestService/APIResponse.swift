@@ -46,9 +46,7 @@ enum API {
         for value in values {
             if value == etag { return true }
             for candidate in value.utf8.split(separator: UInt8(ascii: ",")) {
-                var tag = candidate[...]
-                while let first = tag.first, first == 0x20 || first == 0x09 { tag = tag.dropFirst() }
-                while let last = tag.last, last == 0x20 || last == 0x09 { tag = tag.dropLast() }
+                var tag = Substring(candidate).withoutOWS.utf8
                 if tag.elementsEqual("*".utf8) { return true }
                 if tag.starts(with: "W/".utf8) { tag = tag.dropFirst(2) }
                 if tag.elementsEqual(opaque.utf8) { return true }

@@ -80,10 +80,8 @@ public final class ManifestService: Sendable {
         let utf8 = field.utf8
         guard utf8.count > 7, utf8.prefix(6).elementsEqual("bearer".utf8, by: { $0 | 0x20 == $1 }),
               utf8[utf8.index(utf8.startIndex, offsetBy: 6)] == UInt8(ascii: " ") else { return nil }
-        var token = utf8.dropFirst(7)
-        while let first = token.first, first == 0x20 || first == 0x09 { token = token.dropFirst() }
-        while let last = token.last, last == 0x20 || last == 0x09 { token = token.dropLast() }
-        return token.isEmpty ? nil : Substring(token)
+        let token = Substring(utf8.dropFirst(7)).withoutOWS
+        return token.isEmpty ? nil : token
     }
 
     /// nil when the request may go on; otherwise the response refusing it.
