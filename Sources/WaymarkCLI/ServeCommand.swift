@@ -135,13 +135,15 @@ enum ServeCommand {
 
     private static func printFirstToken(_ token: String, base: String, dataDirectory: String, current: Int?, output: inout Output) {
         let ifMatch = current.map { "-H 'If-Match: \"rev-\($0)\"'" } ?? "-H 'If-None-Match: *'"
+        // As this binary was started (`.build/debug/waymark` under `make run`), so the line runs as printed.
+        let program = CommandLine.arguments.first.map { $0.hasSuffix("/waymark") || $0 == "waymark" ? $0 : "waymark" } ?? "waymark"
         output.print("""
 
             No tokens existed, so an admin token was created. It is shown only this once:
 
                 \(token)
 
-            Keep it somewhere safe; make narrower ones with 'waymark token create --data-dir \(dataDirectory) --name N --scope S'.
+            Keep it somewhere safe; make narrower ones with '\(program) token create --data-dir \(dataDirectory) --name N --scope S'.
             Try it:
 
                 export WAYMARK_TOKEN=\(token)
@@ -152,7 +154,7 @@ enum ServeCommand {
                   --data-binary @<(printf '{"message": "From curl", "routes": %s}' "$(cat manifests/storefront/routes.json)") \\
                   \(base)/v1/revisions
                 # or the same with the CLI, which finds the current revision itself
-                waymark publish manifests/storefront/routes.json --server \(base) --message 'From the CLI'
+                \(program) publish manifests/storefront/routes.json --server \(base) --message 'From the CLI'
 
             """)
     }
