@@ -16,4 +16,17 @@ public struct Output: Sendable {
     mutating func error(_ line: String) {
         if echo { FileHandle.standardError.write(Data((line + "\n").utf8)) } else { standardError += line + "\n" }
     }
+
+    /// Rows as aligned columns, two spaces apart; the last column is not padded, and no
+    /// line ends in spaces.
+    mutating func table(_ rows: [[String]]) {
+        let columns = rows.map(\.count).max() ?? 0
+        let widths = (0..<columns).map { column in rows.map { column < $0.count ? $0[column].count : 0 }.max() ?? 0 }
+        for row in rows {
+            let cells = row.enumerated().map { index, cell in
+                index == row.count - 1 ? cell : cell.padding(toLength: widths[index], withPad: " ", startingAt: 0)
+            }
+            print(String(cells.joined(separator: "  ").reversed().drop(while: { $0 == " " }).reversed()))
+        }
+    }
 }

@@ -118,11 +118,7 @@ enum RemoteCommands {
             return [number == current ? "*" : "", String(number), revision["time"]?.stringValue ?? "",
                     revision["author"]?.stringValue ?? "", message]
         }
-        let widths = (0..<4).map { column in rows.map { $0[column].count }.max() ?? 0 }
-        for row in rows {
-            let padded = zip(row.prefix(4), widths).map { $0.padding(toLength: $1, withPad: " ", startingAt: 0) }
-            output.print(String((padded + [row[4]]).joined(separator: "  ").reversed().drop(while: { $0 == " " }).reversed()))
-        }
+        output.table(rows)
         return .success
     }
 

@@ -72,11 +72,7 @@ enum TokenCommand {
                 [record.id, record.name, record.scopes.sorted().map(\.rawValue).joined(separator: ","),
                  Timestamp.format(record.created), record.revoked.map(Timestamp.format) ?? "-"]
             }
-            let widths = (0..<5).map { column in rows.map { $0[column].count }.max() ?? 0 }
-            for row in rows {
-                output.print(zip(row, widths).map { $0.padding(toLength: $1, withPad: " ", startingAt: 0) }.joined(separator: "  ")
-                    .trimmingCharacters(in: .whitespaces))
-            }
+            output.table(rows)
             return .success
         case "revoke":
             guard parsed.positionals.count == 2 else {

@@ -50,6 +50,7 @@ struct TokenTests {
         for (scope, allowed) in expected {
             let record = try store.tokens.create(name: scope.rawValue, scopes: [scope], actor: "test", now: now).record
             #expect(Set(Scope.allCases.filter(record.allows)) == allowed, "\(scope)")
+            #expect(scope.implied == allowed, "Scope.implied and TokenRecord.allows say the same for \(scope)")
         }
     }
 
