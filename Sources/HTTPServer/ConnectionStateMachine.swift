@@ -57,6 +57,8 @@ public struct ConnectionStateMachine: Sendable {
     private var writeStartedAt: Int64 = 0
     private var isPaused = false
     private var isShuttingDown = false
+    /// A request was handed out and its response is not queued yet (a deferred handler).
+    private(set) var awaitingResponse = false
     /// The body limit for a request head, e.g. the route's; nil keeps the default.
     private let bodyLimit: @Sendable (HTTPRequestHead) -> Int?
 
@@ -73,7 +75,7 @@ public struct ConnectionStateMachine: Sendable {
 
     public var isClosed: Bool { phase == .closed }
     /// Whether the shell should be reading from the socket.
-    public var wantsRead: Bool { !isPaused && phase != .closing && phase != .closed }
+    public var wantsRead: Bool { !isPaused && !awaitingResponse && phase != .closing && phase != .closed }
 
     // MARK: Events
 
@@ -87,16 +89,17 @@ public struct ConnectionStateMachine: Sendable {
     /// The peer closed its side. A request in progress is abandoned; queued output is still written.
     public mutating func receivedEOF() -> [Action] {
         guard phase != .closed else { return [] }
-        if outputPending == 0 { return closeNow() }
+        if outputPending == 0, !awaitingResponse { return closeNow() }
         phase = .closing
         return []
     }
 
     /// The shell queued a response of `bytes` bytes for the last `.handle`.
     public mutating func responseQueued(bytes: Int, keepAlive requested: Bool, now: Int64) -> [Action] {
+        awaitingResponse = false
         if outputPending == 0 { writeStartedAt = now }
         outputPending += bytes
-        if !requested || isShuttingDown {
+        if !requested || isShuttingDown || phase == .closing {
             phase = .closing
             return isPaused ? [] : [.pauseReading]
         }
@@ -106,7 +109,7 @@ public struct ConnectionStateMachine: Sendable {
 
     /// Whether the response to the request just handled may keep the connection open.
     public func mayKeepAlive(_ request: HTTPRequest) -> Bool {
-        request.head.wantsKeepAlive && !isShuttingDown
+        request.head.wantsKeepAlive && !isShuttingDown && phase != .closing
     }
 
     /// The shell wrote `bytes` of queued output.
@@ -130,7 +133,7 @@ public struct ConnectionStateMachine: Sendable {
             return [.abort]
         }
         switch phase {
-        case .idle(let since) where input.isEmpty && now - since > timeouts.idle:
+        case .idle(let since) where input.isEmpty && !awaitingResponse && now - since > timeouts.idle:
             return closeNow()
         case .head(let since) where now - since > timeouts.head:
             return fail(.requestTimeout, "The request head took too long.")
@@ -145,7 +148,7 @@ public struct ConnectionStateMachine: Sendable {
     /// that request, answers it with `Connection: close`, and then closes.
     public mutating func beginShutdown() -> [Action] {
         isShuttingDown = true
-        if case .idle = phase, input.isEmpty, outputPending == 0 { return closeNow() }
+        if case .idle = phase, input.isEmpty, outputPending == 0, !awaitingResponse { return closeNow() }
         return []
     }
 
@@ -193,6 +196,7 @@ public struct ConnectionStateMachine: Sendable {
             case .request(let request):
                 // The response must be queued before the next request is decoded.
                 phase = .idle(since: now)
+                awaitingResponse = true
                 return actions + [.handle(request)]
             }
         }

@@ -31,6 +31,8 @@ final class EventLoop: @unchecked Sendable {
     private let shutdownRequested = Atomic<Bool>(false)
     /// Connected descriptors handed over by other threads (`adopt`), taken on this thread.
     private let adoptions = Mutex<[Int32]>([])
+    /// Answers of deferred handlers, from any thread, written out on this loop's thread.
+    private let completions = Mutex<[Completion]>([])
     private let balancer: LoopBalancer
     private let openCount = Atomic<Int>(0)
     /// Connections this loop is serving now; safe from any thread.
@@ -122,6 +124,7 @@ final class EventLoop: @unchecked Sendable {
                     var value: UInt64 = 0
                     _ = Glibc.read(wakeFD, &value, 8)
                     for adopted in adoptions.withLock({ queue in defer { queue.removeAll() }; return queue }) { register(adopted) }
+                    for completion in completions.withLock({ queue in defer { queue.removeAll() }; return queue }) { finish(completion) }
                 } else if listeners.contains(fd) {
                     acceptAll(fd)
                 } else if let connection = connections[fd] {
@@ -246,21 +249,19 @@ final class EventLoop: @unchecked Sendable {
             switch action {
             case .handle(let request):
                 let started = clock.now()
-                let keepAlive = connection.machine.mayKeepAlive(request)
-                let response = router.respond(to: request)
-                requestCounter &+= 1
-                let requestID = "\(requestIDPrefix)-\(index)-\(String(requestCounter, radix: 16))"
-                let isHead = request.head.method == "HEAD"
-                var bytes = connection.enqueue { out in
-                    HTTPResponseSerializer.serializeHead(response, date: date(), keepAlive: keepAlive,
-                                                         field: (configuration.requestIDHeader, requestID), into: &out)
+                switch router.route(request) {
+                case .response(let response):
+                    pending += queue(response, to: request, on: connection, started: started)
+                case .deferred(let handler, let parameters):
+                    // Nothing more is decoded or read on this connection until it answers.
+                    let ticket = Ticket(connection: connection, request: request, started: started)
+                    let responder = Responder { [self] response in
+                        completions.withLock { $0.append(Completion(ticket: ticket, response: response)) }
+                        var one: UInt64 = 1
+                        _ = Glibc.write(wakeFD, &one, 8)
+                    }
+                    handler(request, parameters, responder)
                 }
-                if HTTPResponseSerializer.sendsContent(response, isHead: isHead) {
-                    connection.enqueue(response.body)
-                    bytes += response.body.count
-                }
-                if configuration.accessLog { logAccess(request, response, id: requestID, bytes: bytes, started: started) }
-                pending += connection.machine.responseQueued(bytes: bytes, keepAlive: keepAlive, now: clock.now())
             case .sendContinue:
                 connection.enqueue(HTTPResponseSerializer.continueResponse)
             case .sendError(let status, let message):
@@ -281,6 +282,32 @@ final class EventLoop: @unchecked Sendable {
             }
         }
         write(connection)
+    }
+
+    /// Serializes the response to `request`, logs it, and tells the state machine.
+    private func queue(_ response: HTTPResponse, to request: HTTPRequest, on connection: Connection, started: Int64) -> [ConnectionStateMachine.Action] {
+        let keepAlive = connection.machine.mayKeepAlive(request)
+        requestCounter &+= 1
+        let requestID = "\(requestIDPrefix)-\(index)-\(String(requestCounter, radix: 16))"
+        let isHead = request.head.method == "HEAD"
+        var bytes = connection.enqueue { out in
+            HTTPResponseSerializer.serializeHead(response, date: date(), keepAlive: keepAlive,
+                                                 field: (configuration.requestIDHeader, requestID), into: &out)
+        }
+        if HTTPResponseSerializer.sendsContent(response, isHead: isHead) {
+            connection.enqueue(response.body)
+            bytes += response.body.count
+        }
+        if configuration.accessLog { logAccess(request, response, id: requestID, bytes: bytes, started: started) }
+        return connection.machine.responseQueued(bytes: bytes, keepAlive: keepAlive, now: clock.now())
+    }
+
+    /// A deferred handler answered: queue it if the connection is still the one that asked.
+    private func finish(_ completion: Completion) {
+        let ticket = completion.ticket
+        let connection = ticket.connection
+        guard connections[connection.fd] === connection, !connection.machine.isClosed else { return }
+        perform(queue(completion.response, to: ticket.request, on: connection, started: ticket.started), on: connection)
     }
 
     private func write(_ connection: Connection) {
@@ -309,8 +336,10 @@ final class EventLoop: @unchecked Sendable {
         let writes = connection.hasPendingOutput
         guard reads != connection.isWatchingReads || writes != connection.isWatchingWrites else { return }
         connection.setWatching(reads: reads, writes: writes)
-        var events = EPOLLRDHUP.rawValue
-        if reads { events |= EPOLLIN.rawValue }
+        // RDHUP is level-triggered: watched only with reads, or a half-closed peer whose
+        // input is paused would wake the loop on every turn.
+        var events: UInt32 = 0
+        if reads { events |= EPOLLIN.rawValue | EPOLLRDHUP.rawValue }
         if writes { events |= EPOLLOUT.rawValue }
         do {
             try control(EPOLL_CTL_MOD, connection.fd, events: events)
@@ -378,6 +407,20 @@ final class EventLoop: @unchecked Sendable {
         logBuffer.withUnsafeBytes { _ = Glibc.write(2, $0.baseAddress, $0.count) }
         logBuffer.removeAll(keepingCapacity: true)
     }
+}
+
+/// A request handed to a deferred handler, as its loop will need it back.
+private struct Ticket: @unchecked Sendable {
+    // @unchecked: the connection is only dereferenced on its own loop's thread (`finish`).
+    let connection: Connection
+    let request: HTTPRequest
+    let started: Int64
+}
+
+/// A deferred handler's answer on its way back to the loop that owns the connection.
+private struct Completion: Sendable {
+    let ticket: Ticket
+    let response: HTTPResponse
 }
 
 /// Escapes what could break a JSON string; paths are already restricted to URL characters.

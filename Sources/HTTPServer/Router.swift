@@ -14,6 +14,14 @@ public struct RouteParameters: Hashable, Sendable {
 /// §15.6.2). `HEAD` is served by the `GET` handler; the serializer drops the content.
 public struct Router: Sendable {
     public typealias Handler = @Sendable (HTTPRequest, RouteParameters) -> HTTPResponse
+    /// A handler that answers later, from any thread, through the `Responder` (e.g. once a
+    /// write is durable). The connection reads nothing more until it has answered.
+    public typealias DeferredHandler = @Sendable (HTTPRequest, RouteParameters, Responder) -> Void
+
+    enum Work: Sendable {
+        case now(Handler)
+        case later(DeferredHandler)
+    }
 
     private enum Segment: Hashable, Sendable {
         case literal(String)
@@ -24,7 +32,7 @@ public struct Router: Sendable {
         var method: String
         var segments: [Segment]
         var maximumBody: Int?
-        var handler: Handler
+        var work: Work
     }
 
     /// Methods RFC 9110 defines, plus PATCH.
@@ -37,27 +45,36 @@ public struct Router: Sendable {
     /// Adds a route. `path` is literal segments and `:name` parameters, e.g. `/v1/revisions/:number`.
     /// `maximumBody` overrides the server's body limit for this route.
     public mutating func add(_ method: String, _ path: String, maximumBody: Int? = nil, _ handler: @escaping Handler) {
+        add(method, path, maximumBody: maximumBody, work: .now(handler))
+    }
+
+    /// Adds a route whose handler answers later through a `Responder`.
+    public mutating func addDeferred(_ method: String, _ path: String, maximumBody: Int? = nil, _ handler: @escaping DeferredHandler) {
+        add(method, path, maximumBody: maximumBody, work: .later(handler))
+    }
+
+    private mutating func add(_ method: String, _ path: String, maximumBody: Int?, work: Work) {
         let segments = path.split(separator: "/").map { part -> Segment in
             part.first == ":" ? .parameter(String(part.dropFirst())) : .literal(String(part))
         }
-        entries.append(Entry(method: method, segments: segments, maximumBody: maximumBody, handler: handler))
+        entries.append(Entry(method: method, segments: segments, maximumBody: maximumBody, work: work))
     }
 
-    public enum Match: Sendable {
-        case found(Handler, RouteParameters)
+    enum Match: Sendable {
+        case found(Work, RouteParameters)
         case methodNotAllowed(allow: [String])
         case notFound
         case notImplemented
     }
 
     /// - Complexity: O(routes × segments); a service has a few dozen routes.
-    public func match(method: String, path: Substring) -> Match {
+    func match(method: String, path: Substring) -> Match {
         let segments = Self.segments(of: path)
         var allowed: [String] = []
         for entry in entries {
             guard let parameters = Self.bind(entry.segments, to: segments) else { continue }
             if entry.method == method || (method == "HEAD" && entry.method == "GET") {
-                return .found(entry.handler, parameters)
+                return .found(entry.work, parameters)
             }
             allowed.append(entry.method)
         }
@@ -74,20 +91,32 @@ public struct Router: Sendable {
         return entries.first { $0.method == head.method && Self.bind($0.segments, to: segments) != nil }?.maximumBody
     }
 
-    /// Calls the matching handler, or answers 404 / 405 / 501 itself.
-    public func respond(to request: HTTPRequest) -> HTTPResponse {
+    enum Routed {
+        case response(HTTPResponse)
+        case deferred(DeferredHandler, RouteParameters)
+    }
+
+    /// Calls the matching handler, or answers 404 / 405 / 501 itself; a deferred route is
+    /// returned for the caller to start with a `Responder`.
+    func route(_ request: HTTPRequest) -> Routed {
         switch match(method: request.head.method, path: request.head.path) {
-        case .found(let handler, let parameters):
-            return handler(request, parameters)
+        case .found(.now(let handler), let parameters):
+            return .response(handler(request, parameters))
+        case .found(.later(let handler), let parameters):
+            return .deferred(handler, parameters)
         case .methodNotAllowed(let allow):
-            var response = HTTPResponse.error(.methodNotAllowed, message: "\(request.head.method) is not allowed here; use \(allow.joined(separator: ", ")).")
-            response.headers.add("Allow", allow.joined(separator: ", "))
-            return response
+            return .response(Self.methodNotAllowed(request, allow: allow))
         case .notFound:
-            return .error(.notFound, message: "There is nothing at \(request.head.path).")
+            return .response(.error(.notFound, message: "There is nothing at \(request.head.path)."))
         case .notImplemented:
-            return .error(.notImplemented, message: "The method \(request.head.method) is not implemented.")
+            return .response(.error(.notImplemented, message: "The method \(request.head.method) is not implemented."))
         }
+    }
+
+    private static func methodNotAllowed(_ request: HTTPRequest, allow: [String]) -> HTTPResponse {
+        var response = HTTPResponse.error(.methodNotAllowed, message: "\(request.head.method) is not allowed here; use \(allow.joined(separator: ", ")).")
+        response.headers.add("Allow", allow.joined(separator: ", "))
+        return response
     }
 
     /// `/a/b/` → `["a", "b"]`: split on UTF-8 bytes (a path is ASCII), a trailing slash ignored.

@@ -16,6 +16,14 @@ final class SocketPairHarness {
         var router = Router()
         router.add("GET", "/big") { _, _ in HTTPResponse(status: .ok, contentType: "text/plain", body: [UInt8](repeating: 0x61, count: 4 << 20)) }
         router.add("GET", "/n/:n") { _, parameters in HTTPResponse(status: .ok, contentType: "text/plain", body: Array((parameters["n"] ?? "").utf8)) }
+        // Answers from another thread after the given milliseconds, as a group commit would.
+        router.addDeferred("GET", "/later/:ms") { _, parameters, responder in
+            let milliseconds = Int(parameters["ms"] ?? "") ?? 0
+            DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(milliseconds)) {
+                responder.respond(HTTPResponse(status: .accepted, contentType: "text/plain", body: Array("later \(milliseconds)".utf8)))
+            }
+        }
+        router.addDeferred("GET", "/forgotten") { _, _, _ in }
         var configuration = ServerConfiguration()
         configuration.accessLog = false
         configure(&configuration)
@@ -93,6 +101,37 @@ struct SocketPairTests {
         let (text, closed) = harness.read()
         #expect(closed)
         #expect(text.utf8.count < 4 << 20)
+    }
+
+    @Test func deferredAnswersKeepRequestOrderWithPipelinedRequests() throws {
+        let harness = try SocketPairHarness()
+        defer { harness.stop() }
+        // The slow deferred answer must go out before the instant one pipelined behind it.
+        harness.send("GET /later/200 HTTP/1.1\r\nHost: a\r\n\r\nGET /n/2 HTTP/1.1\r\nHost: a\r\n\r\nGET /later/0 HTTP/1.1\r\nHost: a\r\n\r\n")
+        let (text, closed) = harness.read { $0.hasSuffix("later 0") }
+        #expect(!closed)
+        let bodies = text.components(separatedBy: "HTTP/1.1 ").dropFirst().map { $0.components(separatedBy: "\r\n\r\n").last ?? "" }
+        #expect(bodies == ["later 200", "2", "later 0"])
+        #expect(text.hasPrefix("HTTP/1.1 202 Accepted"))
+    }
+
+    @Test func deferredHandlerThatNeverAnswersGets500() throws {
+        let harness = try SocketPairHarness()
+        defer { harness.stop() }
+        harness.send("GET /forgotten HTTP/1.1\r\nHost: a\r\n\r\nGET /n/3 HTTP/1.1\r\nHost: a\r\n\r\n")
+        let (text, _) = harness.read { $0.hasSuffix("\r\n\r\n3") }
+        #expect(text.hasPrefix("HTTP/1.1 500 Internal Server Error"))
+    }
+
+    @Test func halfClosedPeerStillGetsTheDeferredAnswerThenEOF() throws {
+        let harness = try SocketPairHarness()
+        defer { harness.stop() }
+        harness.send("GET /later/100 HTTP/1.1\r\nHost: a\r\n\r\n")
+        shutdown(harness.peer, Int32(SHUT_WR))
+        let (text, closed) = harness.read()
+        #expect(text.hasSuffix("later 100"))
+        #expect(closed)
+        #expect(harness.loop.openConnections == 0)
     }
 
     @Test func garbageGets400AndEOF() throws {
