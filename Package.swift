@@ -24,6 +24,8 @@ let package = Package(
         .target(name: "ManifestStore", dependencies: ["RouteEngine", "Hashing"]),
         // The HTTP API of `waymark serve`: endpoints, tokens and scopes, cached manifests.
         .target(name: "ManifestService", dependencies: ["ManifestStore", "HTTPServer", "HTTPCore", "RouteEngine", "Hashing"]),
+        // Resolution telemetry: batch parsing, a group-committed log, counts by dimension.
+        .target(name: "Telemetry", dependencies: ["CivilDate"]),
         .target(name: "WaymarkCLI", dependencies: ["RouteEngine", "ManifestStore", "ManifestService", "HTTPServer"]),
         .executableTarget(name: "waymark", dependencies: ["WaymarkCLI"]),
         .executableTarget(name: "RouteEngineBench", dependencies: ["RouteEngine"]),
@@ -38,6 +40,7 @@ let package = Package(
         .testTarget(name: "WaymarkCLITests", dependencies: ["WaymarkCLI", "ManifestStore", "RouteEngine", "TestSupport"]),
         .testTarget(name: "HTTPCoreTests", dependencies: ["HTTPCore"]),
         .testTarget(name: "HashingTests", dependencies: ["Hashing"]),
+        .testTarget(name: "TelemetryTests", dependencies: ["Telemetry", "TestSupport"]),
         .testTarget(name: "ManifestServiceTests", dependencies: ["ManifestService", "ManifestStore", "HTTPServer", "HTTPCore", "RouteEngine", "TestSupport"]),
         .testTarget(name: "ManifestStoreTests", dependencies: ["ManifestStore", "RouteEngine", "TestSupport"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "HTTPCore", "TestSupport"]),

@@ -1,0 +1,439 @@
+import CivilDate
+
+/// Limits and retention of telemetry; configuration, with these defaults.
+public struct TelemetryLimits: Sendable {
+    /// Events in one batch; more is refused whole (413).
+    public var maximumEvents = 1_000
+    /// Bytes of one batch; more is refused whole (413).
+    public var maximumBatchBytes = 1 << 20
+    /// The largest `count` one event may carry.
+    public var maximumCount = 1_000_000
+    /// How far in the future an event's `ts` may be, in seconds (clock skew).
+    public var maximumClockSkew = 300
+    /// How long per-minute counts are kept, in seconds.
+    public var minuteRetention = 48 * 3_600
+    /// How long per-hour counts are kept, in seconds; older events are rejected.
+    public var hourRetention = 90 * 86_400
+    /// Distinct route ids, preconditions and app versions counted by name; past the cap
+    /// (and for names the server never had) they are counted as `other`.
+    public var maximumRoutes = 10_000
+    public var maximumPreconditions = 60
+    public var maximumAppVersions = 1_000
+    /// The longest route id, destination, precondition or app version, in bytes.
+    public var maximumNameBytes = 128
+
+    public init() {}
+}
+
+/// One accepted event, reduced to what is counted. Names are slots: 0 none, 1 other,
+/// n ≥ 2 the batch's `routes[n - 2]` / `preconditions[n - 2]`.
+public struct Tally: Hashable, Sendable {
+    public var minute: Int32
+    public var entry: UInt8
+    public var outcome: UInt8
+    public var reason: UInt8
+    public var route: UInt16
+    public var precondition: UInt16
+    public var count: UInt32
+}
+
+public struct Rejection: Hashable, Sendable {
+    public var index: Int
+    public var error: String
+}
+
+/// A validated batch: its client, the events accepted (as tallies) and those rejected.
+public struct Batch: Sendable {
+    public var platform: Platform = .ios
+    /// The app version, or nil when no schema has it (`other`).
+    public var appVersion: [UInt8]?
+    /// The manifest revision the client had, or 0 when no such revision exists (`other`).
+    public var revision: UInt32 = 0
+    public var routes: [[UInt8]] = []
+    public var preconditions: [[UInt8]] = []
+    public var tallies: [Tally] = []
+    public var rejected: [Rejection] = []
+
+    public init() {}
+}
+
+/// Why a batch is refused whole.
+public enum BatchError: Error, Equatable, Sendable {
+    /// Not JSON, or not the shape of a batch: 400.
+    case malformed(String)
+    /// The client object is missing or wrong: 400.
+    case invalidClient(String)
+    /// More events than `maximumEvents`: 413.
+    case tooManyEvents(Int)
+}
+
+/// Reads a `POST /v1/telemetry` body in one pass, validating each event and mapping every
+/// name to what the vocabulary knows. No `String` is made for a valid event.
+public struct BatchParser: Sendable {
+    public let vocabulary: Vocabulary
+    public let limits: TelemetryLimits
+
+    public init(vocabulary: Vocabulary, limits: TelemetryLimits = TelemetryLimits()) {
+        self.vocabulary = vocabulary
+        self.limits = limits
+    }
+
+    /// Parses `body` as of `now` (seconds since 1970).
+    public func parse(_ body: UnsafeBufferPointer<UInt8>, now: Int) throws(BatchError) -> Batch {
+        var scanner = JSONScanner(body)
+        var state = State(parser: self, now: now)
+        do throws(JSONScanner.Malformed) {
+            try state.batch(&scanner)
+        } catch {
+            if case .tooManyEvents? = state.failure { throw state.failure! }
+            throw .malformed("The body is not valid JSON: \(error.message) at byte \(error.offset).")
+        }
+        if let failure = state.failure { throw failure }
+        return state.batch
+    }
+
+    public func parse(_ body: [UInt8], now: Int) throws(BatchError) -> Batch {
+        try body.withUnsafeBufferPointer { (bytes) throws(BatchError) in try parse(bytes, now: now) }
+    }
+
+    /// The parse in progress: the batch so far and the first batch-level failure.
+    private struct State {
+        let parser: BatchParser
+        let now: Int
+        var batch = Batch()
+        var failure: BatchError?
+        var routeSlots: [Int: UInt16] = [:]
+        var preconditionSlots: [Int: UInt16] = [:]
+
+        init(parser: BatchParser, now: Int) {
+            self.parser = parser
+            self.now = now
+        }
+
+        var limits: TelemetryLimits { parser.limits }
+
+        mutating func batch(_ scanner: inout JSONScanner) throws(JSONScanner.Malformed) {
+            guard scanner.peek() == 0x7B else {
+                try scanner.skipValue()
+                scanner.skipWhitespace()
+                guard scanner.atEnd else { throw scanner.fail("unexpected bytes after the value") }
+                return note(.malformed("The body must be a JSON object {\"client\": …, \"events\": […]}."))
+            }
+            scanner.offset += 1
+            var sawClient = false, sawEvents = false
+            if !scanner.consume(0x7D) {
+                repeat {
+                    let key = try scanner.string()
+                    try scanner.expect(0x3A, "':'")
+                    if key.equals("client") {
+                        if sawClient { note(.malformed("The field \"client\" appears twice.")) }
+                        sawClient = true
+                        try client(&scanner)
+                    } else if key.equals("events") {
+                        if sawEvents { note(.malformed("The field \"events\" appears twice.")) }
+                        sawEvents = true
+                        try events(&scanner)
+                    } else {
+                        note(.malformed("Unknown field \"\(key.string)\"; a batch has \"client\" and \"events\"."))
+                        try scanner.skipValue()
+                    }
+                } while try scanner.more(close: 0x7D)
+            }
+            scanner.skipWhitespace()
+            guard scanner.atEnd else { throw scanner.fail("unexpected bytes after the batch") }
+            if !sawClient { note(.invalidClient("The batch has no \"client\" ({\"platform\", \"appVersion\", \"revision\"}).")) }
+            if !sawEvents { note(.malformed("The batch has no \"events\" array.")) }
+        }
+
+        mutating func note(_ error: BatchError) {
+            if failure == nil { failure = error }
+        }
+
+        mutating func client(_ scanner: inout JSONScanner) throws(JSONScanner.Malformed) {
+            guard scanner.peek() == 0x7B else {
+                note(.invalidClient("\"client\" must be an object."))
+                return try scanner.skipValue()
+            }
+            try scanner.expect(0x7B, "'{'")
+            var platform: Platform?
+            var version: JSONScanner.Text?
+            if !scanner.consume(0x7D) {
+                repeat {
+                    let key = try scanner.string()
+                    try scanner.expect(0x3A, "':'")
+                    if key.equals("platform") {
+                        let value = scanner.peek() == 0x22 ? try scanner.string() : nil
+                        if value == nil { try scanner.skipValue() }
+                        if let value, value.equals("ios") { platform = .ios }
+                        else if let value, value.equals("android") { platform = .android }
+                        else { note(.invalidClient("client.platform must be \"ios\" or \"android\".")) }
+                    } else if key.equals("appVersion") {
+                        if scanner.peek() == 0x22 { version = try scanner.string() } else { try scanner.skipValue() }
+                        if let text = version, Self.isVersion(text, limit: limits.maximumNameBytes) {} else {
+                            version = nil
+                            note(.invalidClient("client.appVersion must be a version string such as \"5.3.0\"."))
+                        }
+                    } else if key.equals("revision") {
+                        if let number = try integerValue(&scanner), number >= 0 {
+                            batch.revision = number <= parser.vocabulary.latestRevision && number <= Dimension.revision.capacity ? UInt32(number) : 0
+                        } else {
+                            note(.invalidClient("client.revision must be a whole number."))
+                        }
+                    } else {
+                        note(.invalidClient("Unknown field client.\(key.string); a client has platform, appVersion and revision."))
+                        try scanner.skipValue()
+                    }
+                } while try scanner.more(close: 0x7D)
+            }
+            guard let platform else { return note(.invalidClient("client.platform (\"ios\" or \"android\") is required.")) }
+            guard let version else { return note(.invalidClient("client.appVersion is required.")) }
+            batch.platform = platform
+            batch.appVersion = version.withBytes { bytes in
+                parser.vocabulary.appVersions[Int(platform.rawValue)].index(of: bytes) != nil ? Array(bytes) : nil
+            }
+        }
+
+        /// Digits, letters, `.`, `-` and `+` (semantic versions and build numbers).
+        static func isVersion(_ text: JSONScanner.Text, limit: Int) -> Bool {
+            text.withBytes { bytes in
+                !bytes.isEmpty && bytes.count <= limit && bytes.allSatisfy { byte in
+                    (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte)
+                        || byte == 0x2E || byte == 0x2D || byte == 0x2B
+                }
+            }
+        }
+
+        mutating func events(_ scanner: inout JSONScanner) throws(JSONScanner.Malformed) {
+            guard scanner.peek() == 0x5B else {
+                note(.malformed("\"events\" must be an array."))
+                return try scanner.skipValue()
+            }
+            try scanner.expect(0x5B, "'['")
+            if scanner.consume(0x5D) { return }
+            var index = 0
+            batch.tallies.reserveCapacity(64)
+            repeat {
+                if index == limits.maximumEvents {
+                    // Refused whole; no need to read the rest.
+                    note(.tooManyEvents(limits.maximumEvents))
+                    throw JSONScanner.Malformed(offset: scanner.offset, message: "too many events")
+                }
+                var error: String?
+                let tally = try event(&scanner, error: &error)
+                if let tally, error == nil { batch.tallies.append(tally) } else {
+                    batch.rejected.append(Rejection(index: index, error: error ?? "The event is not valid."))
+                }
+                index += 1
+            } while try scanner.more(close: 0x5D)
+        }
+
+        /// One event; nil with `error` set when it is not valid. Reads the whole value either way.
+        mutating func event(_ scanner: inout JSONScanner, error: inout String?) throws(JSONScanner.Malformed) -> Tally? {
+            guard scanner.peek() == 0x7B else {
+                error = "An event must be an object."
+                try scanner.skipValue()
+                return nil
+            }
+            try scanner.expect(0x7B, "'{'")
+            var seconds: Int?
+            var entry: EntryPoint?, outcome: Outcome?, reason: FailureReason?
+            var route: UInt16 = 0, precondition: UInt16 = 0
+            var count = 1
+            var seen: UInt16 = 0
+            func fail(_ message: String) { if error == nil { error = message } }
+            if !scanner.consume(0x7D) {
+                repeat {
+                    let key = try scanner.string()
+                    try scanner.expect(0x3A, "':'")
+                    let field = Self.eventField(key)
+                    if field >= 0 {
+                        if seen & (1 << field) != 0 { fail("The field \"\(key.string)\" appears twice.") }
+                        seen |= 1 << field
+                    }
+                    switch field {
+                    case 0:
+                        guard let text = try stringValue(&scanner) else { fail("ts must be an RFC 3339 time such as \"2026-11-21T10:00:00Z\"."); continue }
+                        guard let time = text.withBytes(Timestamp.parse) else { fail("ts must be an RFC 3339 time such as \"2026-11-21T10:00:00Z\"."); continue }
+                        seconds = time
+                    case 1:
+                        guard let text = try stringValue(&scanner), let value = Self.entryPoint(text) else {
+                            fail("entry must be universalLink, scheme, push or inApp."); continue
+                        }
+                        entry = value
+                    case 2:
+                        guard let text = try stringValue(&scanner), let value = Self.outcome(text) else {
+                            fail("outcome must be proceed, gated or notFound."); continue
+                        }
+                        outcome = value
+                    case 3:
+                        guard let text = try stringValue(&scanner), let value = Self.reason(text) else {
+                            fail("reason must be malformed, unknownRoute, validationFailed or expired."); continue
+                        }
+                        reason = value
+                    case 4:
+                        guard let text = try stringValue(&scanner), (1...limits.maximumNameBytes).contains(text.count) else {
+                            fail("route must be a route id of 1 to \(limits.maximumNameBytes) bytes."); continue
+                        }
+                        route = text.withBytes { slot(for: parser.vocabulary.routes.index(of: $0), in: &routeSlots, names: &batch.routes, table: parser.vocabulary.routes) }
+                    case 5:
+                        guard let text = try stringValue(&scanner), (1...limits.maximumNameBytes).contains(text.count) else {
+                            fail("destination must be a destination name of 1 to \(limits.maximumNameBytes) bytes."); continue
+                        }
+                    case 6:
+                        guard let text = try stringValue(&scanner), (1...limits.maximumNameBytes).contains(text.count) else {
+                            fail("precondition must be a precondition name of 1 to \(limits.maximumNameBytes) bytes."); continue
+                        }
+                        precondition = text.withBytes {
+                            slot(for: parser.vocabulary.preconditions.index(of: $0), in: &preconditionSlots, names: &batch.preconditions, table: parser.vocabulary.preconditions)
+                        }
+                    case 7:
+                        guard let value = try integerValue(&scanner), (1...limits.maximumCount).contains(value) else {
+                            fail("count must be a whole number from 1 to \(limits.maximumCount)."); continue
+                        }
+                        count = value
+                    default:
+                        try scanner.skipValue()
+                        fail(key.equals("url") || key.equals("link")
+                             ? "Raw URLs are not accepted (links can carry personal data); send the route id."
+                             : "Unknown field \"\(key.string)\".")
+                    }
+                } while try scanner.more(close: 0x7D)
+            }
+            if error != nil { return nil }
+            guard let seconds else { error = "ts is required."; return nil }
+            guard let entry else { error = "entry is required."; return nil }
+            guard let outcome else { error = "outcome is required."; return nil }
+            if outcome == .notFound, reason == nil { error = "A notFound event needs a reason."; return nil }
+            if outcome != .notFound, reason != nil { error = "Only a notFound event has a reason."; return nil }
+            if outcome != .gated, precondition != 0 { error = "Only a gated event has a precondition."; return nil }
+            if seconds > now + limits.maximumClockSkew { error = "ts is in the future."; return nil }
+            if seconds < now - limits.hourRetention { error = "ts is older than the \(limits.hourRetention / 86_400)-day retention."; return nil }
+            let minute = seconds >= 0 ? seconds / 60 : (seconds - 59) / 60
+            return Tally(minute: Int32(clamping: minute), entry: entry.rawValue, outcome: outcome.rawValue, reason: (reason ?? FailureReason.none).rawValue,
+                         route: route, precondition: precondition, count: UInt32(count))
+        }
+
+        /// The value if it is a string; otherwise it is skipped and nil returned.
+        func stringValue(_ scanner: inout JSONScanner) throws(JSONScanner.Malformed) -> JSONScanner.Text? {
+            if scanner.peek() == 0x22 { return try scanner.string() }
+            try scanner.skipValue()
+            return nil
+        }
+
+        /// The value if it is an integer that fits; otherwise it is skipped and nil returned.
+        func integerValue(_ scanner: inout JSONScanner) throws(JSONScanner.Malformed) -> Int? {
+            guard let byte = scanner.peek(), byte == 0x2D || (0x30...0x39).contains(byte) else {
+                try scanner.skipValue()
+                return nil
+            }
+            guard case .integer(let value) = try scanner.number() else { return nil }
+            return value
+        }
+
+        /// The batch-local slot of a vocabulary name: `other` (1) when it is not known.
+        func slot(for index: Int?, in slots: inout [Int: UInt16], names: inout [[UInt8]], table: NameTable) -> UInt16 {
+            guard let index else { return UInt16(Interned.other) }
+            if let slot = slots[index] { return slot }
+            let slot = UInt16(names.count + 2)
+            names.append(table.names[index])
+            slots[index] = slot
+            return slot
+        }
+
+        static func eventField(_ key: JSONScanner.Text) -> Int {
+            key.withBytes { bytes in
+                switch bytes.count {
+                case 2 where bytes[0] == 0x74 && bytes[1] == 0x73: 0  // ts
+                case 5 where key.equals("entry"): 1
+                case 5 where key.equals("route"): 4
+                case 5 where key.equals("count"): 7
+                case 6 where key.equals("reason"): 3
+                case 7 where key.equals("outcome"): 2
+                case 11 where key.equals("destination"): 5
+                case 12 where key.equals("precondition"): 6
+                default: -1
+                }
+            }
+        }
+
+        static func entryPoint(_ text: JSONScanner.Text) -> EntryPoint? {
+            if text.equals("universalLink") { return .universalLink }
+            if text.equals("scheme") { return .scheme }
+            if text.equals("push") { return .push }
+            if text.equals("inApp") { return .inApp }
+            return nil
+        }
+
+        static func outcome(_ text: JSONScanner.Text) -> Outcome? {
+            if text.equals("proceed") { return .proceed }
+            if text.equals("gated") { return .gated }
+            if text.equals("notFound") { return .notFound }
+            return nil
+        }
+
+        static func reason(_ text: JSONScanner.Text) -> FailureReason? {
+            if text.equals("malformed") { return .malformed }
+            if text.equals("unknownRoute") { return .unknownRoute }
+            if text.equals("validationFailed") { return .validationFailed }
+            if text.equals("expired") { return .expired }
+            return nil
+        }
+    }
+}
+
+/// RFC 3339 date-times (`2026-11-21T10:00:00Z`, `…10:00:00.250+01:00`) to seconds since 1970.
+public enum Timestamp {
+    public static func parse(_ bytes: UnsafeBufferPointer<UInt8>) -> Int? {
+        guard bytes.count >= 20 else { return nil }
+        func digits(_ start: Int, _ count: Int) -> Int? {
+            var value = 0
+            for index in start..<start + count {
+                let byte = bytes[index]
+                guard (0x30...0x39).contains(byte) else { return nil }
+                value = value * 10 + Int(byte - 0x30)
+            }
+            return value
+        }
+        guard let year = digits(0, 4), bytes[4] == 0x2D, let month = digits(5, 2), bytes[7] == 0x2D, let day = digits(8, 2),
+              bytes[10] | 0x20 == 0x74, let hour = digits(11, 2), bytes[13] == 0x3A, let minute = digits(14, 2),
+              bytes[16] == 0x3A, let second = digits(17, 2) else { return nil }
+        guard (1...12).contains(month), day >= 1, day <= daysIn(month: month, year: year), hour <= 23, minute <= 59, second <= 60 else { return nil }
+        var index = 19
+        if bytes[index] == 0x2E {
+            index += 1
+            let start = index
+            while index < bytes.count, (0x30...0x39).contains(bytes[index]) { index += 1 }
+            guard index > start else { return nil }
+        }
+        guard index < bytes.count else { return nil }
+        var offset = 0
+        if bytes[index] | 0x20 == 0x7A {
+            index += 1
+        } else if bytes[index] == 0x2B || bytes[index] == 0x2D {
+            guard index + 6 == bytes.count, let hours = digits(index + 1, 2), bytes[index + 3] == 0x3A, let minutes = digits(index + 4, 2),
+                  hours <= 23, minutes <= 59 else { return nil }
+            offset = (hours * 60 + minutes) * 60 * (bytes[index] == 0x2B ? 1 : -1)
+            index += 6
+        } else {
+            return nil
+        }
+        guard index == bytes.count else { return nil }
+        return CivilDate.days(year: year, month: month, day: day) * 86_400 + hour * 3_600 + minute * 60 + min(second, 59) - offset
+    }
+
+    static func daysIn(month: Int, year: Int) -> Int {
+        switch month {
+        case 2: (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
+        case 4, 6, 9, 11: 30
+        default: 31
+        }
+    }
+
+    /// `2026-11-21T10:00:00Z` for seconds since 1970.
+    public static func format(_ seconds: Int) -> String {
+        let (days, second) = CivilDate.split(secondsSince1970: seconds)
+        let (year, month, day) = CivilDate.date(fromDays: days)
+        func two(_ value: Int) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        return "\(year)-\(two(month))-\(two(day))T\(two(second / 3_600)):\(two(second / 60 % 60)):\(two(second % 60))Z"
+    }
+}

@@ -1,0 +1,137 @@
+/// The dimensions a resolution is counted by. Each has a small, fixed or capped set of
+/// values, so the counts cannot grow without bound whatever clients send.
+public enum Platform: UInt8, CaseIterable, Sendable {
+    case ios, android
+
+    public var name: String { self == .ios ? "ios" : "android" }
+}
+
+public enum EntryPoint: UInt8, CaseIterable, Sendable {
+    case universalLink, scheme, push, inApp
+
+    public var name: String { ["universalLink", "scheme", "push", "inApp"][Int(rawValue)] }
+}
+
+public enum Outcome: UInt8, CaseIterable, Sendable {
+    case proceed, gated, notFound
+
+    public var name: String { ["proceed", "gated", "notFound"][Int(rawValue)] }
+}
+
+/// Why a resolution ended in `notFound`; `none` for the other outcomes.
+public enum FailureReason: UInt8, CaseIterable, Sendable {
+    case none, malformed, unknownRoute, validationFailed, expired
+
+    public var name: String { ["none", "malformed", "unknownRoute", "validationFailed", "expired"][Int(rawValue)] }
+}
+
+/// A dimension of the counts, as named in queries (`groupBy=route,reason`).
+public enum Dimension: String, CaseIterable, Sendable {
+    case platform, appVersion, revision, entry, outcome, reason, route, precondition
+
+    /// Where the dimension sits in a packed `CountKey` (shift, width in bits).
+    var field: (shift: UInt64, width: UInt64) {
+        switch self {
+        case .platform: (0, 1)
+        case .entry: (1, 2)
+        case .outcome: (3, 2)
+        case .reason: (5, 3)
+        case .precondition: (8, 6)
+        case .appVersion: (14, 12)
+        case .revision: (26, 20)
+        case .route: (46, 18)
+        }
+    }
+
+    var mask: UInt64 { ((1 << field.width) - 1) << field.shift }
+
+    func value(of key: UInt64) -> UInt64 { (key >> field.shift) & ((1 << field.width) - 1) }
+
+    /// The largest value the packed field holds.
+    var capacity: Int { (1 << Int(field.width)) - 1 }
+}
+
+/// The reserved values of the interned dimensions (routes, preconditions, app versions).
+enum Interned {
+    /// No value: an event without a route or precondition.
+    static let none: UInt64 = 0
+    /// A value no revision or schema ever had, or one past the configured cap.
+    static let other: UInt64 = 1
+}
+
+/// All the dimensions of one count, packed in 64 bits (layout in `Dimension.field`).
+struct CountKey {
+    static func pack(platform: UInt8, entry: UInt8, outcome: UInt8, reason: UInt8, precondition: UInt64,
+                     appVersion: UInt64, revision: UInt64, route: UInt64) -> UInt64 {
+        UInt64(platform) | UInt64(entry) << 1 | UInt64(outcome) << 3 | UInt64(reason) << 5
+            | precondition << 8 | appVersion << 14 | revision << 26 | route << 46
+    }
+}
+
+/// What the server knows exists: route ids any revision ever had, the preconditions and app
+/// versions schemas declare, the newest revision. Anything else a client reports is counted
+/// as `other`, so a client cannot add dimension values.
+public struct Vocabulary: Sendable {
+    public var routes: NameTable
+    public var preconditions: NameTable
+    /// App versions with a schema, per platform.
+    public var appVersions: [NameTable]
+    public var latestRevision: Int
+
+    public init(routes: [String] = [], preconditions: [String] = [], appVersions: [Platform: [String]] = [:], latestRevision: Int = 0) {
+        self.routes = NameTable(routes)
+        self.preconditions = NameTable(preconditions)
+        self.appVersions = Platform.allCases.map { NameTable(appVersions[$0] ?? []) }
+        self.latestRevision = latestRevision
+    }
+}
+
+/// A set of names looked up by their UTF-8 bytes without making a `String`: open
+/// addressing over FNV-1a hashes. Built once per vocabulary, read by every ingest thread.
+public struct NameTable: Sendable {
+    public private(set) var names: [[UInt8]] = []
+    private var slots: [Int32]
+    private let mask: Int
+
+    public init(_ list: [String]) {
+        var unique: [[UInt8]] = []
+        var seen = Set<String>()
+        for name in list where seen.insert(name).inserted { unique.append(Array(name.utf8)) }
+        var capacity = 16
+        while capacity < unique.count * 2 { capacity <<= 1 }
+        mask = capacity - 1
+        slots = [Int32](repeating: -1, count: capacity)
+        for name in unique {
+            let index = Int32(names.count)
+            names.append(name)
+            let hash = name.withUnsafeBufferPointer { Self.hash($0) }
+            var slot = Int(truncatingIfNeeded: hash) & mask
+            while slots[slot] >= 0 { slot = (slot + 1) & mask }
+            slots[slot] = index
+        }
+    }
+
+    public var count: Int { names.count }
+
+    /// The index of the name spelled by `bytes`, if it is in the table.
+    public func index(of bytes: UnsafeBufferPointer<UInt8>) -> Int? {
+        var slot = Int(truncatingIfNeeded: Self.hash(bytes)) & mask
+        while true {
+            let index = slots[slot]
+            if index < 0 { return nil }
+            if names[Int(index)].withUnsafeBufferPointer({ $0.elementsEqual(bytes) }) { return Int(index) }
+            slot = (slot + 1) & mask
+        }
+    }
+
+    public func contains(_ name: String) -> Bool {
+        var name = name
+        return name.withUTF8 { index(of: $0) } != nil
+    }
+
+    static func hash(_ bytes: UnsafeBufferPointer<UInt8>) -> UInt64 {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        return hash
+    }
+}

@@ -1,0 +1,205 @@
+import Foundation
+import Testing
+@testable import Telemetry
+
+/// 2026-11-21T12:00:00Z
+let testNow = 1_795_262_400
+let vocabulary = Vocabulary(routes: ["product", "orders", "héllo"], preconditions: ["auth"],
+                            appVersions: [.ios: ["5.3.0"], .android: ["5.3.0", "5.2.1"]], latestRevision: 7)
+
+func batchBody(_ events: [String], client: String = #"{"platform": "ios", "appVersion": "5.3.0", "revision": 7}"#) -> String {
+    #"{"client": \#(client), "events": [\#(events.joined(separator: ","))]}"#
+}
+
+func parse(_ body: String, limits: TelemetryLimits = TelemetryLimits()) throws(BatchError) -> Batch {
+    try BatchParser(vocabulary: vocabulary, limits: limits).parse(Array(body.utf8), now: testNow)
+}
+
+@Suite("Telemetry batch parsing")
+struct BatchParserTests {
+    static let accepted: [(String, Tally)] = [
+        (#"{"ts": "2026-11-21T11:59:30Z", "entry": "universalLink", "outcome": "proceed", "route": "product", "destination": "productDetail"}"#,
+         Tally(minute: Int32(testNow / 60 - 1), entry: 0, outcome: 0, reason: 0, route: 2, precondition: 0, count: 1)),
+        (#"{"ts": "2026-11-21T11:00:00.250+01:00", "entry": "scheme", "outcome": "notFound", "reason": "unknownRoute"}"#,
+         Tally(minute: Int32(testNow / 60 - 120), entry: 1, outcome: 2, reason: 2, route: 0, precondition: 0, count: 1)),
+        (#"{"outcome": "gated", "precondition": "auth", "entry": "push", "ts": "2026-11-21t12:00:00z", "route": "orders", "count": 12}"#,
+         Tally(minute: Int32(testNow / 60), entry: 2, outcome: 1, reason: 0, route: 2, precondition: 2, count: 12)),
+        (#"{"ts": "2026-11-21T12:04:59Z", "entry": "inApp", "outcome": "notFound", "reason": "expired", "route": "campaign-2019"}"#,
+         Tally(minute: Int32(testNow / 60 + 4), entry: 3, outcome: 2, reason: 4, route: 1, precondition: 0, count: 1)),
+        (#"{"ts": "2026-08-24T12:00:00Z", "entry": "scheme", "outcome": "gated", "precondition": "premium"}"#,
+         Tally(minute: Int32((testNow - 89 * 86_400) / 60), entry: 1, outcome: 1, reason: 0, route: 0, precondition: 1, count: 1)),
+        (#"{"ts":"2026-11-21T12:00:00Z","entry":"scheme","outcome":"notFound","reason":"validationFailed","route":"h\u00e9llo"}"#,
+         Tally(minute: Int32(testNow / 60), entry: 1, outcome: 2, reason: 3, route: 2, precondition: 0, count: 1)),
+        (#"{"ts":"2026-11-21T12:00:00Z","entry":"scheme","outcome":"notFound","reason":"malformed","count":1000000}"#,
+         Tally(minute: Int32(testNow / 60), entry: 1, outcome: 2, reason: 1, route: 0, precondition: 0, count: 1_000_000)),
+    ]
+
+    @Test(arguments: accepted)
+    func acceptsAValidEvent(_ event: String, _ expected: Tally) throws {
+        let batch = try parse(batchBody([event]))
+        #expect(batch.rejected == [])
+        #expect(batch.tallies == [expected])
+    }
+
+    static let rejected: [(String, String)] = [
+        (#"{"entry": "scheme", "outcome": "proceed"}"#, "ts is required"),
+        (#"{"ts": "2026-11-21T12:00:00Z", "outcome": "proceed"}"#, "entry is required"),
+        (#"{"ts": "2026-11-21T12:00:00Z", "entry": "scheme"}"#, "outcome is required"),
+        (#"{"ts": "2026-11-21 12:00:00", "entry": "scheme", "outcome": "proceed"}"#, "RFC 3339"),
+        (#"{"ts": "2026-02-30T12:00:00Z", "entry": "scheme", "outcome": "proceed"}"#, "RFC 3339"),
+        (#"{"ts": "2026-11-21T24:00:00Z", "entry": "scheme", "outcome": "proceed"}"#, "RFC 3339"),
+        (#"{"ts": "2026-11-21T12:00:00", "entry": "scheme", "outcome": "proceed"}"#, "RFC 3339"),
+        (#"{"ts": 1795262400, "entry": "scheme", "outcome": "proceed"}"#, "RFC 3339"),
+        (#"{"ts": "2026-11-21T12:05:01Z", "entry": "scheme", "outcome": "proceed"}"#, "in the future"),
+        (#"{"ts": "2026-08-22T12:00:00Z", "entry": "scheme", "outcome": "proceed"}"#, "90-day retention"),
+        (#"{"ts": "2026-11-21T12:00:00Z", "entry": "email", "outcome": "proceed"}"#, "entry must be"),
+        (#"{"ts": "2026-11-21T12:00:00Z", "entry": "Scheme", "outcome": "proceed"}"#, "entry must be"),
+        (#"{"ts": "2026-11-21T12:00:00Z", "entry": "scheme", "outcome": "crashed"}"#, "outcome must be"),
+        (#"{"ts": "2026-11-21T12:00:00Z", "entry": "scheme", "outcome": "notFound"}"#, "needs a reason"),
+        (#"{"ts": "2026-11-21T12:00:00Z", "entry": "scheme", "outcome": "notFound", "reason": "gone"}"#, "reason must be"),
+        (#"{"ts": "2026-11-21T12:00:00Z", "entry": "scheme", "outcome": "proceed", "reason": "expired"}"#, "Only a notFound"),
+        (#"{"ts": "2026-11-21T12:00:00Z", "entry": "scheme", "outcome": "proceed", "precondition": "auth"}"#, "Only a gated"),
+        (#"{"ts": "2026-11-21T12:00:00Z", "entry": "scheme", "outcome": "proceed", "route": ""}"#, "route must be"),
+        (#"{"ts": "2026-11-21T12:00:00Z", "entry": "scheme", "outcome": "proceed", "route": 7}"#, "route must be"),
+        (#"{"ts": "2026-11-21T12:00:00Z", "entry": "scheme", "outcome": "proceed", "route": "\#(String(repeating: "r", count: 129))"}"#, "route must be"),
+        (#"{"ts": "2026-11-21T12:00:00Z", "entry": "scheme", "outcome": "proceed", "destination": ["a"]}"#, "destination must be"),
+        (#"{"ts": "2026-11-21T12:00:00Z", "entry": "scheme", "outcome": "proceed", "count": 0}"#, "count must be"),
+        (#"{"ts": "2026-11-21T12:00:00Z", "entry": "scheme", "outcome": "proceed", "count": 1.5}"#, "count must be"),
+        (#"{"ts": "2026-11-21T12:00:00Z", "entry": "scheme", "outcome": "proceed", "count": 1000001}"#, "count must be"),
+        (#"{"ts": "2026-11-21T12:00:00Z", "entry": "scheme", "outcome": "proceed", "count": "2"}"#, "count must be"),
+        (#"{"ts": "2026-11-21T12:00:00Z", "entry": "scheme", "outcome": "proceed", "url": "https://shop.example/p/1?email=a@b"}"#, "Raw URLs"),
+        (#"{"ts": "2026-11-21T12:00:00Z", "entry": "scheme", "outcome": "proceed", "user": {"id": 1}}"#, "Unknown field \"user\""),
+        (#"{"ts": "2026-11-21T12:00:00Z", "entry": "scheme", "outcome": "proceed", "outcome": "gated"}"#, "appears twice"),
+        (#"["ts", "2026-11-21T12:00:00Z"]"#, "must be an object"),
+        (#"null"#, "must be an object"),
+    ]
+
+    @Test(arguments: rejected)
+    func rejectsAnInvalidEventAndKeepsTheOthers(_ event: String, _ message: String) throws {
+        let good = #"{"ts": "2026-11-21T12:00:00Z", "entry": "scheme", "outcome": "proceed"}"#
+        let batch = try parse(batchBody([good, event, good]))
+        #expect(batch.tallies.count == 2)
+        #expect(batch.rejected.count == 1)
+        #expect(batch.rejected.first?.index == 1)
+        #expect(batch.rejected.first?.error.contains(message) == true, "\(batch.rejected.first?.error ?? "accepted")")
+    }
+
+    static let refused: [(String, BatchError)] = [
+        ("", .malformed("The body is not valid JSON: unexpected end of the body at byte 0.")),
+        ("[]", .malformed("The body must be a JSON object {\"client\": …, \"events\": […]}.")),
+        ("[] []", .malformed("The body is not valid JSON: unexpected bytes after the value at byte 3.")),
+        (#"{"client": {"platform": "ios", "appVersion": "5.3.0"}, "events": [}"#, .malformed("The body is not valid JSON: expected a JSON value at byte 66.")),
+        (#"{"client": {"platform": "ios", "appVersion": "5.3.0"}, "events": [],}"#, .malformed("The body is not valid JSON: expected a string at byte 68.")),
+        (#"{"client": {"platform": "ios", "appVersion": "5.3.0"}, "events": []} x"#, .malformed("The body is not valid JSON: unexpected bytes after the batch at byte 69.")),
+        (#"{"client": {"platform": "ios", "appVersion": "5.3.0"}, "events": [{"ts": "\#u{01}"}]}"#, .malformed("The body is not valid JSON: a control character in a string at byte 74.")),
+        (#"{"client": {"platform": "ios", "appVersion": "5.3.0"}, "events": [{"count": 01}]}"#, .malformed("The body is not valid JSON: a number with a leading zero at byte 77.")),
+        (#"{"client": {"platform": "ios", "appVersion": "5.3.0"}, "events": [{"x": "\ud800"}]}"#, .malformed("The body is not valid JSON: a lone surrogate in a \\u escape at byte 79.")),
+        (#"{"client": {"platform": "ios", "appVersion": "5.3.0"}}"#, .malformed("The batch has no \"events\" array.")),
+        (#"{"client": {"platform": "ios", "appVersion": "5.3.0"}, "events": {}}"#, .malformed("\"events\" must be an array.")),
+        (#"{"client": {"platform": "ios", "appVersion": "5.3.0"}, "events": [], "user": 1}"#, .malformed("Unknown field \"user\"; a batch has \"client\" and \"events\".")),
+        (#"{"events": []}"#, .invalidClient("The batch has no \"client\" ({\"platform\", \"appVersion\", \"revision\"}).")),
+        (#"{"client": {"platform": "web", "appVersion": "5.3.0"}, "events": []}"#, .invalidClient("client.platform must be \"ios\" or \"android\".")),
+        (#"{"client": {"appVersion": "5.3.0"}, "events": []}"#, .invalidClient("client.platform (\"ios\" or \"android\") is required.")),
+        (#"{"client": {"platform": "ios"}, "events": []}"#, .invalidClient("client.appVersion is required.")),
+        (#"{"client": {"platform": "ios", "appVersion": "5.3 beta"}, "events": []}"#, .invalidClient("client.appVersion must be a version string such as \"5.3.0\".")),
+        (#"{"client": {"platform": "ios", "appVersion": "5.3.0", "revision": -1}, "events": []}"#, .invalidClient("client.revision must be a whole number.")),
+        (#"{"client": {"platform": "ios", "appVersion": "5.3.0", "revision": "7"}, "events": []}"#, .invalidClient("client.revision must be a whole number.")),
+        (#"{"client": {"platform": "ios", "appVersion": "5.3.0", "device": "x"}, "events": []}"#, .invalidClient("Unknown field client.device; a client has platform, appVersion and revision.")),
+        (#"{"client": [], "events": []}"#, .invalidClient("\"client\" must be an object.")),
+    ]
+
+    @Test(arguments: refused)
+    func refusesABatchWhole(_ body: String, _ expected: BatchError) {
+        #expect(throws: expected) { try parse(body) }
+    }
+
+    @Test func refusesMoreEventsThanTheLimit() {
+        var limits = TelemetryLimits()
+        limits.maximumEvents = 3
+        let event = #"{"ts": "2026-11-21T12:00:00Z", "entry": "scheme", "outcome": "proceed"}"#
+        #expect(throws: BatchError.tooManyEvents(3)) { try parse(batchBody(Array(repeating: event, count: 4)), limits: limits) }
+        #expect((try? parse(batchBody(Array(repeating: event, count: 3)), limits: limits))?.tallies.count == 3)
+    }
+
+    @Test func namesNoVocabularyHasAreOther() throws {
+        let event = #"{"ts": "2026-11-21T12:00:00Z", "entry": "scheme", "outcome": "proceed", "route": "product"}"#
+        let known = try parse(batchBody([event]))
+        #expect(known.appVersion == Array("5.3.0".utf8))
+        #expect(known.revision == 7)
+        #expect(known.routes == [Array("product".utf8)])
+        let unknown = try parse(batchBody([event], client: #"{"platform": "ios", "appVersion": "5.2.1", "revision": 8}"#))
+        #expect(unknown.appVersion == nil, "5.2.1 has a schema on android only")
+        #expect(unknown.revision == 0, "revision 8 does not exist")
+        let android = try parse(batchBody([event], client: #"{"platform": "android", "appVersion": "5.2.1"}"#))
+        #expect(android.platform == .android)
+        #expect(android.appVersion == Array("5.2.1".utf8))
+    }
+
+    @Test func aRouteNamedTwiceTakesOneSlot() throws {
+        let events = ["product", "orders", "product", "nope"].map {
+            #"{"ts": "2026-11-21T12:00:00Z", "entry": "scheme", "outcome": "proceed", "route": "\#($0)"}"#
+        }
+        let batch = try parse(batchBody(events))
+        #expect(batch.routes == [Array("product".utf8), Array("orders".utf8)])
+        #expect(batch.tallies.map(\.route) == [2, 3, 2, 1])
+    }
+
+    /// Every prefix of a valid body is refused, never accepted or crashed on.
+    @Test func everyTruncationIsRefused() {
+        let body = batchBody([#"{"ts": "2026-11-21T12:00:00Z", "entry": "scheme", "outcome": "notFound", "reason": "malformed", "route": "h\u00e9llo", "count": 3}"#])
+        let bytes = Array(body.utf8)
+        for length in 0..<bytes.count {
+            let prefix = Array(bytes[0..<length])
+            #expect(throws: BatchError.self) { try BatchParser(vocabulary: vocabulary).parse(prefix, now: testNow) }
+        }
+    }
+
+    /// What Foundation's parser accepts as a batch, this one reads the same way.
+    @Test func agreesWithJSONSerializationOnValidity() throws {
+        let bodies = Self.refused.map(\.0) + Self.rejected.map { batchBody([$0.0]) } + Self.accepted.map { batchBody([$0.0]) }
+        for body in bodies {
+            let foundation = (try? JSONSerialization.jsonObject(with: Data(body.utf8))) != nil
+            var ours = true
+            do { _ = try parse(body) } catch { if case .malformed(let message) = error, message.hasPrefix("The body is not valid JSON") { ours = false } }
+            // Foundation accepts a trailing comma; RFC 8259 does not, and neither do we.
+            if body.contains("],}") {
+                #expect(!ours)
+                continue
+            }
+            #expect(foundation == ours, "\(body)")
+        }
+    }
+}
+
+@Suite("RFC 3339 timestamps")
+struct TimestampTests {
+    static let rows: [(String, Int?)] = [
+        ("1970-01-01T00:00:00Z", 0),
+        ("2026-11-21T12:00:00Z", testNow),
+        ("2026-11-21T13:00:00+01:00", testNow),
+        ("2026-11-21T11:30:00-00:30", testNow),
+        ("2026-11-21T12:00:00.999999Z", testNow),
+        ("2024-02-29T00:00:00Z", 1_709_164_800),
+        ("2016-12-31T23:59:60Z", 1_483_228_799),
+        ("2023-02-29T00:00:00Z", nil),
+        ("2026-13-01T00:00:00Z", nil),
+        ("2026-11-21T12:00:00.Z", nil),
+        ("2026-11-21T12:00:00+0100", nil),
+        ("2026-11-21T12:00:00+24:00", nil),
+        ("2026-11-21T12:00Z", nil),
+        ("2026-11-21T12:00:00ZZ", nil),
+        ("+2026-11-21T12:00:00Z", nil),
+    ]
+
+    @Test(arguments: rows)
+    func parses(_ text: String, _ expected: Int?) {
+        var text = text
+        #expect(text.withUTF8(Timestamp.parse) == expected)
+    }
+
+    @Test func formatsWhatItParses() {
+        var text = Timestamp.format(testNow + 59)
+        #expect(text == "2026-11-21T12:00:59Z")
+        #expect(text.withUTF8(Timestamp.parse) == testNow + 59)
+    }
+}
