@@ -25,7 +25,7 @@ let package = Package(
         // The HTTP API of `waymark serve`: endpoints, tokens and scopes, cached manifests.
         .target(name: "ManifestService", dependencies: ["ManifestStore", "HTTPServer", "HTTPCore", "RouteEngine", "Hashing"]),
         // Resolution telemetry: batch parsing, a group-committed log, counts by dimension.
-        .target(name: "Telemetry", dependencies: ["CivilDate"]),
+        .target(name: "Telemetry", dependencies: ["CivilDate", "ManifestStore"]),
         .target(name: "WaymarkCLI", dependencies: ["RouteEngine", "ManifestStore", "ManifestService", "HTTPServer"]),
         .executableTarget(name: "waymark", dependencies: ["WaymarkCLI"]),
         .executableTarget(name: "RouteEngineBench", dependencies: ["RouteEngine"]),

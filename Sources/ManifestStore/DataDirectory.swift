@@ -11,7 +11,7 @@ public struct StoreError: Error, Hashable, Sendable, CustomStringConvertible {
 
     public var description: String { message }
 
-    static func system(_ call: String, _ path: String, _ code: Int32 = errno) -> StoreError {
+    public static func system(_ call: String, _ path: String, _ code: Int32 = errno) -> StoreError {
         StoreError("\(call) \(path): \(String(cString: strerror(code)))")
     }
 }
@@ -28,16 +28,16 @@ struct FileIdentity: Hashable, Sendable {
 /// written under a temporary name, fsynced, renamed into place, and the directory fsynced,
 /// so after a crash a name holds either nothing or the whole file. Appends are fsynced
 /// before they are acknowledged. A lock file keeps a second daemon out.
-final class DataDirectory: Sendable {
+public final class DataDirectory: Sendable {
     static let temporaryPrefix = ".tmp-"
-    let path: String
+    public let path: String
     private let lockFD: Int32
     private let temporaryCounter = Atomic<Int>(0)
 
     /// - Parameter exclusive: take `DIR/LOCK` for the life of this object (the daemon);
     ///   false for a short edit beside a running daemon (`waymark token`), which must
     ///   then serialize its writes with `withFileLock`.
-    init(path: String, subdirectories: [String], exclusive: Bool = true) throws(StoreError) {
+    public init(path: String, subdirectories: [String], exclusive: Bool = true) throws(StoreError) {
         self.path = path
         try Self.makeDirectory(path)
         for name in subdirectories { try Self.makeDirectory(path + "/" + name) }
@@ -81,6 +81,11 @@ final class DataDirectory: Sendable {
                             modifiedSeconds: Int64(info.st_mtim.tv_sec), modifiedNanoseconds: Int64(info.st_mtim.tv_nsec))
     }
 
+    /// Creates `DIR/name` if it does not exist (durably).
+    public func makeSubdirectory(_ name: String) throws(StoreError) {
+        try Self.makeDirectory(path + "/" + name)
+    }
+
     private static func makeDirectory(_ path: String) throws(StoreError) {
         if mkdir(path, 0o755) == 0 {
             // The new entry must survive a crash too: fsync the parent.
@@ -93,7 +98,7 @@ final class DataDirectory: Sendable {
         guard stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else { throw StoreError("\(path) exists and is not a directory.") }
     }
 
-    static func syncDirectory(_ path: String) throws(StoreError) {
+    public static func syncDirectory(_ path: String) throws(StoreError) {
         let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard fd >= 0 else { throw .system("open", path) }
         defer { close(fd) }
@@ -115,7 +120,7 @@ final class DataDirectory: Sendable {
         return names.sorted()
     }
 
-    func read(_ relativePath: String) throws(StoreError) -> [UInt8] {
+    public func read(_ relativePath: String) throws(StoreError) -> [UInt8] {
         let filePath = path + "/" + relativePath
         let fd = open(filePath, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw .system("open", filePath) }
@@ -133,13 +138,13 @@ final class DataDirectory: Sendable {
         }
     }
 
-    func exists(_ relativePath: String) -> Bool {
+    public func exists(_ relativePath: String) -> Bool {
         access(path + "/" + relativePath, F_OK) == 0
     }
 
     /// Writes `bytes` as `subdirectory/name`: temp file, fsync, rename, fsync the directory.
     /// With `replacing: false` an existing file is an error (revisions are immutable).
-    func writeDurably(_ bytes: [UInt8], subdirectory: String, name: String, replacing: Bool) throws(StoreError) {
+    public func writeDurably(_ bytes: [UInt8], subdirectory: String, name: String, replacing: Bool) throws(StoreError) {
         let directoryPath = path + "/" + subdirectory
         let counter = temporaryCounter.add(1, ordering: .relaxed).newValue
         let temporaryPath = "\(directoryPath)/\(Self.temporaryPrefix)\(name)-\(getpid())-\(counter)"
@@ -147,7 +152,7 @@ final class DataDirectory: Sendable {
         let fd = open(temporaryPath, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw .system("open", temporaryPath) }
         do throws(StoreError) {
-            try writeAll(fd, bytes, temporaryPath)
+            try Self.writeAll(fd, bytes, temporaryPath)
             guard fsync(fd) == 0 else { throw StoreError.system("fsync", temporaryPath) }
             close(fd)
         } catch {
@@ -181,13 +186,13 @@ final class DataDirectory: Sendable {
         let fd = open(filePath, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw .system("open", filePath) }
         defer { close(fd) }
-        try writeAll(fd, bytes, filePath)
+        try Self.writeAll(fd, bytes, filePath)
         guard fdatasync(fd) == 0 else { throw .system("fdatasync", filePath) }
         if created { try Self.syncDirectory(path) }
     }
 
     /// Cuts `name` to its first `length` bytes (a torn append after a crash) and fsyncs it.
-    func truncate(_ name: String, to length: Int) throws(StoreError) {
+    public func truncate(_ name: String, to length: Int) throws(StoreError) {
         let filePath = path + "/" + name
         let fd = open(filePath, O_WRONLY | O_CLOEXEC)
         guard fd >= 0 else { throw .system("open", filePath) }
@@ -197,7 +202,7 @@ final class DataDirectory: Sendable {
 
     /// Removes temporary files a crash left behind; they were never acknowledged.
     /// Returns their paths relative to the data directory.
-    func removeStaleTemporaries(in subdirectories: [String]) throws(StoreError) -> [String] {
+    public func removeStaleTemporaries(in subdirectories: [String]) throws(StoreError) -> [String] {
         var removed: [String] = []
         for subdirectory in subdirectories {
             let before = removed.count
@@ -211,7 +216,8 @@ final class DataDirectory: Sendable {
         return removed
     }
 
-    private func writeAll(_ fd: Int32, _ bytes: [UInt8], _ filePath: String) throws(StoreError) {
+    /// Writes all of `bytes` to `fd`, retrying short writes and EINTR.
+    public static func writeAll(_ fd: Int32, _ bytes: [UInt8], _ filePath: String) throws(StoreError) {
         var offset = 0
         while offset < bytes.count {
             let written = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + offset, $0.count - offset) }

@@ -106,7 +106,8 @@ public final class ManifestStore: Sendable {
     static let auditLog = DataDirectory.auditLog
     static let subdirectories = ["revisions", "schemas"]
 
-    private let directory: DataDirectory
+    /// The data directory, held locked for the life of the store; telemetry lives in it too.
+    public let directory: DataDirectory
     /// The bearer tokens kept in the same directory.
     public let tokens: TokenStore
     private let state: Mutex<StoreSnapshot>

@@ -175,7 +175,7 @@ public struct BatchParser: Sendable {
                         }
                     } else if key.equals("revision") {
                         if let number = try integerValue(&scanner), number >= 0 {
-                            batch.revision = number <= parser.vocabulary.latestRevision && number <= Dimension.revision.capacity ? UInt32(number) : 0
+                            batch.revision = number <= parser.vocabulary.latestRevision && number <= TelemetryDimension.revision.capacity ? UInt32(number) : 0
                         } else {
                             note(.invalidClient("client.revision must be a whole number."))
                         }

@@ -26,7 +26,7 @@ public enum FailureReason: UInt8, CaseIterable, Sendable {
 }
 
 /// A dimension of the counts, as named in queries (`groupBy=route,reason`).
-public enum Dimension: String, CaseIterable, Sendable {
+public enum TelemetryDimension: String, CaseIterable, Sendable {
     case platform, appVersion, revision, entry, outcome, reason, route, precondition
 
     /// Where the dimension sits in a packed `CountKey` (shift, width in bits).
@@ -59,7 +59,7 @@ enum Interned {
     static let other: UInt64 = 1
 }
 
-/// All the dimensions of one count, packed in 64 bits (layout in `Dimension.field`).
+/// All the dimensions of one count, packed in 64 bits (layout in `TelemetryDimension.field`).
 struct CountKey {
     static func pack(platform: UInt8, entry: UInt8, outcome: UInt8, reason: UInt8, precondition: UInt64,
                      appVersion: UInt64, revision: UInt64, route: UInt64) -> UInt64 {

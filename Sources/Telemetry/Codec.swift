@@ -1,0 +1,209 @@
+/// The binary forms on disk: log frames (one accepted batch each) and the snapshot of
+/// the counts. Little-endian, length-prefixed, each checked by CRC-32C.
+struct ByteWriter {
+    var bytes: [UInt8] = []
+
+    mutating func u8(_ value: UInt8) { bytes.append(value) }
+    mutating func u16(_ value: UInt16) { withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) } }
+    mutating func u32(_ value: UInt32) { withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) } }
+    mutating func u64(_ value: UInt64) { withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) } }
+
+    /// A name: 16-bit length, then its bytes.
+    mutating func name(_ value: [UInt8]) {
+        u16(UInt16(clamping: value.count))
+        bytes.append(contentsOf: value.prefix(Int(UInt16.max)))
+    }
+}
+
+struct ByteReader {
+    let bytes: UnsafeRawBufferPointer
+    var offset = 0
+
+    init(_ bytes: UnsafeRawBufferPointer) {
+        self.bytes = bytes
+    }
+
+    var remaining: Int { bytes.count - offset }
+
+    private mutating func fixed<T: FixedWidthInteger>(_: T.Type) -> T? {
+        let size = MemoryLayout<T>.size
+        guard remaining >= size else { return nil }
+        var value: T = 0
+        withUnsafeMutableBytes(of: &value) { $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[offset..<offset + size])) }
+        offset += size
+        return T(littleEndian: value)
+    }
+
+    mutating func u8() -> UInt8? { fixed(UInt8.self) }
+    mutating func u16() -> UInt16? { fixed(UInt16.self) }
+    mutating func u32() -> UInt32? { fixed(UInt32.self) }
+    mutating func u64() -> UInt64? { fixed(UInt64.self) }
+
+    mutating func name() -> [UInt8]? {
+        guard let count = u16().map(Int.init), remaining >= count else { return nil }
+        defer { offset += count }
+        return Array(bytes[offset..<offset + count])
+    }
+}
+
+/// CRC-32C (Castagnoli), as ext4 and iSCSI use it; table-driven, a byte at a time.
+enum CRC32C {
+    static let table: [UInt32] = (0..<256).map { index in
+        var crc = UInt32(index)
+        for _ in 0..<8 { crc = crc & 1 == 1 ? (crc >> 1) ^ 0x82F6_3B78 : crc >> 1 }
+        return crc
+    }
+
+    static func checksum(_ bytes: UnsafeRawBufferPointer) -> UInt32 {
+        var crc: UInt32 = 0xFFFF_FFFF
+        table.withUnsafeBufferPointer { table in
+            for byte in bytes { crc = table[Int((crc ^ UInt32(byte)) & 0xFF)] ^ (crc >> 8) }
+        }
+        return crc ^ 0xFFFF_FFFF
+    }
+}
+
+/// One accepted batch in the log: `[u32 payload length][u32 CRC-32C of payload][payload]`.
+enum Frame {
+    static let headerSize = 8
+    /// Larger than any batch can encode to; a length past it is damage, not a frame.
+    static let maximumPayload = 64 << 20
+
+    static func encode(_ batch: Batch, sequence: UInt64, into out: inout [UInt8]) {
+        var writer = ByteWriter()
+        writer.bytes.reserveCapacity(64 + batch.tallies.count * 15)
+        writer.u64(sequence)
+        writer.u8(batch.platform.rawValue)
+        writer.u32(batch.revision)
+        writer.u8(batch.appVersion == nil ? 0 : 1)
+        writer.name(batch.appVersion ?? [])
+        writer.u16(UInt16(batch.routes.count))
+        for name in batch.routes { writer.name(name) }
+        writer.u16(UInt16(batch.preconditions.count))
+        for name in batch.preconditions { writer.name(name) }
+        writer.u32(UInt32(batch.tallies.count))
+        for tally in batch.tallies {
+            writer.u32(UInt32(bitPattern: tally.minute))
+            writer.u8(tally.entry)
+            writer.u8(tally.outcome)
+            writer.u8(tally.reason)
+            writer.u16(tally.route)
+            writer.u16(tally.precondition)
+            writer.u32(tally.count)
+        }
+        var header = ByteWriter()
+        header.u32(UInt32(writer.bytes.count))
+        header.u32(writer.bytes.withUnsafeBytes(CRC32C.checksum))
+        out.append(contentsOf: header.bytes)
+        out.append(contentsOf: writer.bytes)
+    }
+
+    /// A checked payload back to its batch; nil if it does not describe a valid one.
+    static func decode(_ payload: UnsafeRawBufferPointer) -> (sequence: UInt64, batch: Batch)? {
+        var reader = ByteReader(payload)
+        var batch = Batch()
+        guard let sequence = reader.u64(), let platform = reader.u8().flatMap(Platform.init(rawValue:)),
+              let revision = reader.u32(), let hasVersion = reader.u8(), let version = reader.name(),
+              let routeCount = reader.u16() else { return nil }
+        batch.platform = platform
+        batch.revision = revision
+        batch.appVersion = hasVersion == 1 ? version : nil
+        for _ in 0..<routeCount {
+            guard let name = reader.name() else { return nil }
+            batch.routes.append(name)
+        }
+        guard let preconditionCount = reader.u16() else { return nil }
+        for _ in 0..<preconditionCount {
+            guard let name = reader.name() else { return nil }
+            batch.preconditions.append(name)
+        }
+        guard let tallyCount = reader.u32(), reader.remaining == Int(tallyCount) * 15 else { return nil }
+        batch.tallies.reserveCapacity(Int(tallyCount))
+        for _ in 0..<tallyCount {
+            guard let minute = reader.u32(), let entry = reader.u8(), let outcome = reader.u8(), let reason = reader.u8(),
+                  let route = reader.u16(), let precondition = reader.u16(), let count = reader.u32(),
+                  EntryPoint(rawValue: entry) != nil, Outcome(rawValue: outcome) != nil, FailureReason(rawValue: reason) != nil,
+                  Int(route) < batch.routes.count + 2, Int(precondition) < batch.preconditions.count + 2 else { return nil }
+            batch.tallies.append(Tally(minute: Int32(bitPattern: minute), entry: entry, outcome: outcome, reason: reason,
+                                       route: route, precondition: precondition, count: count))
+        }
+        return (sequence, batch)
+    }
+
+    /// Every whole, checked frame from the start of a log, and the length they span: what
+    /// follows is a torn or damaged tail.
+    static func scan(_ log: UnsafeRawBufferPointer) -> (frames: [(sequence: UInt64, batch: Batch)], validLength: Int) {
+        var frames: [(UInt64, Batch)] = []
+        var reader = ByteReader(log)
+        while true {
+            let start = reader.offset
+            guard let length = reader.u32().map(Int.init), let crc = reader.u32(), length <= maximumPayload, reader.remaining >= length else {
+                return (frames, start)
+            }
+            let payload = UnsafeRawBufferPointer(rebasing: log[reader.offset..<reader.offset + length])
+            guard CRC32C.checksum(payload) == crc, let frame = Frame.decode(payload) else { return (frames, start) }
+            frames.append(frame)
+            reader.offset += length
+        }
+    }
+}
+
+/// The counts as a file: `WMTSNAP1`, the last sequence, the interned names, the buckets,
+/// then a CRC-32C of all that.
+enum SnapshotCodec {
+    static let magic = Array("WMTSNAP1".utf8)
+
+    static func encode(_ counts: Counts) -> [UInt8] {
+        var writer = ByteWriter()
+        writer.bytes.append(contentsOf: magic)
+        writer.u64(counts.lastSequence)
+        for interner in [counts.routes, counts.preconditions, counts.appVersions] {
+            writer.u32(UInt32(interner.interned.count))
+            for name in interner.interned { writer.name(name) }
+        }
+        for buckets in [counts.minutes, counts.hours] {
+            writer.u32(UInt32(buckets.count))
+            for (bucket, keys) in buckets.sorted(by: { $0.key < $1.key }) {
+                writer.u32(UInt32(bitPattern: bucket))
+                writer.u32(UInt32(keys.count))
+                for (key, count) in keys {
+                    writer.u64(key)
+                    writer.u64(count)
+                }
+            }
+        }
+        writer.u32(writer.bytes.withUnsafeBytes(CRC32C.checksum))
+        return writer.bytes
+    }
+
+    static func decode(_ bytes: UnsafeRawBufferPointer, limits: TelemetryLimits) -> Counts? {
+        guard bytes.count >= magic.count + 12, bytes.prefix(magic.count).elementsEqual(magic) else { return nil }
+        let body = UnsafeRawBufferPointer(rebasing: bytes[0..<bytes.count - 4])
+        var trailer = ByteReader(UnsafeRawBufferPointer(rebasing: bytes[(bytes.count - 4)...]))
+        guard trailer.u32() == CRC32C.checksum(body) else { return nil }
+        var reader = ByteReader(body)
+        reader.offset = magic.count
+        var counts = Counts(limits: limits)
+        guard let sequence = reader.u64() else { return nil }
+        counts.lastSequence = sequence
+        for path in [\Counts.routes, \Counts.preconditions, \Counts.appVersions] as [WritableKeyPath<Counts, Interner>] {
+            guard let count = reader.u32() else { return nil }
+            for _ in 0..<count {
+                guard let name = reader.name() else { return nil }
+                counts[keyPath: path].restore(name)
+            }
+        }
+        for path in [\Counts.minutes, \Counts.hours] as [WritableKeyPath<Counts, [Int32: [UInt64: UInt64]]>] {
+            guard let bucketCount = reader.u32() else { return nil }
+            for _ in 0..<bucketCount {
+                guard let bucket = reader.u32(), let keyCount = reader.u32(), reader.remaining >= Int(keyCount) * 16 else { return nil }
+                var keys: [UInt64: UInt64] = [:]
+                keys.reserveCapacity(Int(keyCount))
+                for _ in 0..<keyCount { keys[reader.u64()!] = reader.u64()! }
+                counts[keyPath: path][Int32(bitPattern: bucket)] = keys
+            }
+        }
+        guard reader.remaining == 0 else { return nil }
+        return counts
+    }
+}

@@ -1,0 +1,119 @@
+/// The resolution of a count series.
+public enum Step: Int, Sendable {
+    case minute = 60
+    case hour = 3_600
+
+    public var name: String { self == .minute ? "1m" : "1h" }
+}
+
+/// `GET /v1/telemetry/counts` and `/top`, as values.
+public struct CountQuery: Sendable {
+    /// Seconds since 1970; the range is [from, to), widened to whole steps.
+    public var from: Int
+    public var to: Int
+    public var step: Step
+    /// TelemetryDimension → the one name it must have.
+    public var filters: [TelemetryDimension: String] = [:]
+    public var groupBy: [TelemetryDimension] = []
+    /// The most groups returned, largest first; the rest are counted in `omittedGroups`.
+    public var limit = 100
+    /// Whether each group carries its series (top lists do not).
+    public var series = true
+
+    public init(from: Int, to: Int, step: Step) {
+        self.from = from
+        self.to = to
+        self.step = step
+    }
+
+    /// Buckets in the range.
+    public var points: Int {
+        let first = Self.floor(from, step.rawValue), end = Self.floor(to + step.rawValue - 1, step.rawValue)
+        return max(0, end - first)
+    }
+
+    static func floor(_ value: Int, _ unit: Int) -> Int { value >= 0 ? value / unit : (value - unit + 1) / unit }
+}
+
+public struct CountGroup: Sendable {
+    /// The group's value of each `groupBy` dimension, in that order.
+    public var key: [(dimension: TelemetryDimension, name: String)]
+    public var total: UInt64 = 0
+    /// Resolutions that ended in `notFound`.
+    public var failures: UInt64 = 0
+    /// Per bucket, when series were asked for.
+    public var counts: [UInt64] = []
+    public var failureCounts: [UInt64] = []
+
+    public var failureRate: Double { total == 0 ? 0 : Double(failures) / Double(total) }
+}
+
+public struct CountResult: Sendable {
+    /// The start of each bucket, seconds since 1970.
+    public var bucketStarts: [Int]
+    public var groups: [CountGroup]
+    public var total: UInt64
+    public var failures: UInt64
+    public var omittedGroups: Int
+
+    public var failureRate: Double { total == 0 ? 0 : Double(failures) / Double(total) }
+}
+
+extension Counts {
+    /// Counts in the query's range matching every filter, grouped. Two passes: totals per
+    /// group, then series for the `limit` largest only, so memory stays bounded by the limit.
+    public func query(_ query: CountQuery) -> CountResult {
+        let unit = query.step.rawValue
+        let first = CountQuery.floor(query.from, unit)
+        let buckets = query.step == .minute ? minutes : hours
+        let starts = (0..<query.points).map { (first + $0) * unit }
+        var result = CountResult(bucketStarts: starts, groups: [], total: 0, failures: 0, omittedGroups: 0)
+        var mask: UInt64 = 0, wanted: UInt64 = 0
+        for (dimension, name) in query.filters {
+            // A name no count has (yet) matches nothing.
+            guard let value = value(of: name, for: dimension) else { return result }
+            mask |= dimension.mask
+            wanted |= value << dimension.field.shift
+        }
+        let groupMask = query.groupBy.reduce(UInt64(0)) { $0 | $1.mask }
+        let failureMask = TelemetryDimension.outcome.mask
+        let failure = UInt64(Outcome.notFound.rawValue) << TelemetryDimension.outcome.field.shift
+
+        var totals: [UInt64: (total: UInt64, failures: UInt64)] = [:]
+        for index in 0..<starts.count {
+            guard let bucket = buckets[Int32(clamping: first + index)] else { continue }
+            for (key, count) in bucket where key & mask == wanted {
+                let failed = key & failureMask == failure ? count : 0
+                totals[key & groupMask, default: (0, 0)].total += count
+                totals[key & groupMask, default: (0, 0)].failures += failed
+                result.total += count
+                result.failures += failed
+            }
+        }
+        let ranked = totals.sorted { $0.value.total != $1.value.total ? $0.value.total > $1.value.total : $0.key < $1.key }
+        let kept = ranked.prefix(max(0, query.limit))
+        result.omittedGroups = ranked.count - kept.count
+        var position: [UInt64: Int] = [:]
+        for (index, entry) in kept.enumerated() {
+            position[entry.key] = index
+            var group = CountGroup(key: query.groupBy.map { ($0, name(of: $0.value(of: entry.key), for: $0)) })
+            group.total = entry.value.total
+            group.failures = entry.value.failures
+            if query.series {
+                group.counts = Array(repeating: 0, count: starts.count)
+                group.failureCounts = Array(repeating: 0, count: starts.count)
+            }
+            result.groups.append(group)
+        }
+        guard query.series, !kept.isEmpty else { return result }
+        for index in 0..<starts.count {
+            guard let bucket = buckets[Int32(clamping: first + index)] else { continue }
+            for (key, count) in bucket where key & mask == wanted {
+                guard let slot = position[key & groupMask] else { continue }
+                result.groups[slot].counts[index] += count
+                if key & failureMask == failure { result.groups[slot].failureCounts[index] += count }
+            }
+        }
+        return result
+    }
+}

@@ -1,0 +1,142 @@
+/// The aggregate of every accepted event: per-minute and per-hour buckets of counts keyed
+/// by all dimensions packed in 64 bits, and the names interned for routes, preconditions
+/// and app versions (each capped; past the cap a name is counted as `other`).
+///
+/// A value type with no locking; `TelemetryStore` owns one and serializes access.
+public struct Counts: Sendable {
+    public let limits: TelemetryLimits
+    var routes: Interner
+    var preconditions: Interner
+    var appVersions: Interner
+    /// Minute since 1970 → key → count; the last `minuteRetention`.
+    var minutes: [Int32: [UInt64: UInt64]] = [:]
+    /// Hour since 1970 → key → count; the last `hourRetention`.
+    var hours: [Int32: [UInt64: UInt64]] = [:]
+    /// The sequence number of the last batch applied.
+    public internal(set) var lastSequence: UInt64 = 0
+
+    public init(limits: TelemetryLimits = TelemetryLimits()) {
+        self.limits = limits
+        routes = Interner(reserved: ["", "other"], capacity: min(limits.maximumRoutes, TelemetryDimension.route.capacity - 1))
+        preconditions = Interner(reserved: ["", "other"], capacity: min(limits.maximumPreconditions, TelemetryDimension.precondition.capacity - 1))
+        appVersions = Interner(reserved: ["other"], capacity: min(limits.maximumAppVersions, TelemetryDimension.appVersion.capacity))
+    }
+
+    /// Adds a batch as of `now` (seconds since 1970): every tally to its hour, and to its
+    /// minute while that minute is still kept.
+    public mutating func apply(_ batch: Batch, sequence: UInt64, now: Int) {
+        let appVersion = batch.appVersion.map { appVersions.id(for: $0) } ?? 0
+        let routeIDs = batch.routes.map { routes.id(for: $0) }
+        let preconditionIDs = batch.preconditions.map { preconditions.id(for: $0) }
+        let oldestMinute = Int32(clamping: (now - limits.minuteRetention) / 60)
+        let fixed = CountKey.pack(platform: batch.platform.rawValue, entry: 0, outcome: 0, reason: 0, precondition: 0,
+                                  appVersion: appVersion, revision: UInt64(batch.revision), route: 0)
+        for tally in batch.tallies {
+            let route = tally.route < 2 ? UInt64(tally.route) : routeIDs[Int(tally.route) - 2]
+            let precondition = tally.precondition < 2 ? UInt64(tally.precondition) : preconditionIDs[Int(tally.precondition) - 2]
+            let key = fixed | UInt64(tally.entry) << 1 | UInt64(tally.outcome) << 3 | UInt64(tally.reason) << 5
+                | precondition << 8 | route << 46
+            let count = UInt64(tally.count)
+            hours[Self.hour(ofMinute: tally.minute), default: [:]][key, default: 0] += count
+            if tally.minute >= oldestMinute { minutes[tally.minute, default: [:]][key, default: 0] += count }
+        }
+        lastSequence = max(lastSequence, sequence)
+    }
+
+    static func hour(ofMinute minute: Int32) -> Int32 { minute >= 0 ? minute / 60 : (minute - 59) / 60 }
+
+    /// Drops buckets past their retention.
+    public mutating func prune(now: Int) {
+        let oldestMinute = Int32(clamping: (now - limits.minuteRetention) / 60)
+        let oldestHour = Int32(clamping: (now - limits.hourRetention) / 3_600)
+        minutes = minutes.filter { $0.key >= oldestMinute }
+        hours = hours.filter { $0.key >= oldestHour }
+    }
+
+    /// Buckets held, for tests and metrics.
+    public var bucketCounts: (minutes: Int, hours: Int) { (minutes.count, hours.count) }
+
+    // MARK: Names
+
+    /// The packed value of a dimension's name, or nil if no count can have it.
+    public func value(of name: String, for dimension: TelemetryDimension) -> UInt64? {
+        switch dimension {
+        case .platform: return Platform.allCases.first { $0.name == name }.map { UInt64($0.rawValue) }
+        case .entry: return EntryPoint.allCases.first { $0.name == name }.map { UInt64($0.rawValue) }
+        case .outcome: return Outcome.allCases.first { $0.name == name }.map { UInt64($0.rawValue) }
+        case .reason: return FailureReason.allCases.first { $0.name == name }.map { UInt64($0.rawValue) }
+        case .revision: return name == "other" ? 0 : UInt64(name).flatMap { $0 > 0 && $0 <= UInt64(TelemetryDimension.revision.capacity) ? $0 : nil }
+        case .route: return name == "none" ? Interned.none : routes.existingID(for: Array(name.utf8))
+        case .precondition: return name == "none" ? Interned.none : preconditions.existingID(for: Array(name.utf8))
+        case .appVersion: return appVersions.existingID(for: Array(name.utf8))
+        }
+    }
+
+    /// Whether `name` is a value the dimension can ever have (as opposed to one not seen yet).
+    public static func isValid(_ name: String, for dimension: TelemetryDimension) -> Bool {
+        switch dimension {
+        case .platform: Platform.allCases.contains { $0.name == name }
+        case .entry: EntryPoint.allCases.contains { $0.name == name }
+        case .outcome: Outcome.allCases.contains { $0.name == name }
+        case .reason: FailureReason.allCases.contains { $0.name == name }
+        case .revision: name == "other" || UInt64(name).map { $0 > 0 } == true
+        case .route, .precondition, .appVersion: !name.isEmpty && name.utf8.count <= 128
+        }
+    }
+
+    /// The name of a packed value; "none" for an absent route, reason or precondition.
+    public func name(of value: UInt64, for dimension: TelemetryDimension) -> String {
+        switch dimension {
+        case .platform: Platform(rawValue: UInt8(value))?.name ?? "?"
+        case .entry: EntryPoint(rawValue: UInt8(value))?.name ?? "?"
+        case .outcome: Outcome(rawValue: UInt8(value))?.name ?? "?"
+        case .reason: FailureReason(rawValue: UInt8(value))?.name ?? "?"
+        case .revision: value == 0 ? "other" : String(value)
+        case .route: value == Interned.none ? "none" : routes.name(value)
+        case .precondition: value == Interned.none ? "none" : preconditions.name(value)
+        case .appVersion: appVersions.name(value)
+        }
+    }
+}
+
+/// Names to small ids, grow-only and capped; the first ids are reserved.
+struct Interner: Sendable {
+    private(set) var names: [[UInt8]]
+    private var ids: [[UInt8]: UInt64] = [:]
+    let reserved: Int
+    let capacity: Int
+
+    init(reserved: [String], capacity: Int) {
+        names = reserved.map { Array($0.utf8) }
+        self.reserved = reserved.count
+        self.capacity = capacity
+    }
+
+    /// The id of `name`, interning it if there is room; `other` (the last reserved id) if not.
+    mutating func id(for name: [UInt8]) -> UInt64 {
+        if let id = ids[name] { return id }
+        guard names.count - reserved < capacity else { return UInt64(reserved - 1) }
+        let id = UInt64(names.count)
+        names.append(name)
+        ids[name] = id
+        return id
+    }
+
+    /// Re-interns a name from a snapshot, whatever the cap now is: the stored counts use its id.
+    mutating func restore(_ name: [UInt8]) {
+        ids[name] = UInt64(names.count)
+        names.append(name)
+    }
+
+    func existingID(for name: [UInt8]) -> UInt64? {
+        if let id = ids[name] { return id }
+        return names[0..<reserved].firstIndex(of: name).map(UInt64.init)
+    }
+
+    func name(_ id: UInt64) -> String {
+        id < UInt64(names.count) ? String(decoding: names[Int(id)], as: UTF8.self) : "?"
+    }
+
+    /// Names past the reserved ones, in id order (what a snapshot stores).
+    var interned: ArraySlice<[UInt8]> { names[reserved...] }
+}

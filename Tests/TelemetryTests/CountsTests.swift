@@ -1,0 +1,169 @@
+import Foundation
+import Testing
+@testable import Telemetry
+
+/// A batch of events given as (seconds after `testNow`, outcome, reason, route).
+func batch(_ events: [(Int, String, String?, String?)], platform: String = "ios", appVersion: String = "5.3.0", revision: Int = 7,
+           entry: String = "universalLink", vocabulary: Vocabulary = vocabulary) throws -> Batch {
+    let items = events.map { offset, outcome, reason, route in
+        var fields = [#""ts": "\#(Timestamp.format(testNow + offset))""#, #""entry": "\#(entry)""#, #""outcome": "\#(outcome)""#]
+        if let reason { fields.append(#""reason": "\#(reason)""#) }
+        if let route { fields.append(#""route": "\#(route)""#) }
+        return "{" + fields.joined(separator: ", ") + "}"
+    }
+    let client = #"{"platform": "\#(platform)", "appVersion": "\#(appVersion)", "revision": \#(revision)}"#
+    return try BatchParser(vocabulary: vocabulary).parse(Array(batchBody(items, client: client).utf8), now: testNow)
+}
+
+func lastHour(step: Step = .minute) -> CountQuery {
+    CountQuery(from: testNow - 3_600, to: testNow + 60, step: step)
+}
+
+@Suite("Telemetry counts")
+struct CountsTests {
+    @Test func bucketsByMinuteAndHour() throws {
+        var counts = Counts()
+        counts.apply(try batch([(-3_000, "proceed", nil, "product"), (-2_990, "proceed", nil, "product"), (0, "notFound", "unknownRoute", nil)]),
+                     sequence: 1, now: testNow)
+        let minutes = counts.query(lastHour())
+        #expect(minutes.total == 3)
+        #expect(minutes.failures == 1)
+        #expect(minutes.bucketStarts.count == 61)
+        let perBucket = Dictionary(uniqueKeysWithValues: zip(minutes.bucketStarts, minutes.groups[0].counts).filter { $0.1 > 0 })
+        #expect(perBucket == [testNow - 3_000: 2, testNow: 1])
+        var hours = lastHour(step: .hour)
+        hours.from = testNow - 7_200
+        let hourly = counts.query(hours)
+        #expect(hourly.total == 3)
+        #expect(hourly.groups[0].counts.filter { $0 > 0 } == [2, 1], "11:10 and 12:00 fall in two hours")
+    }
+
+    @Test func groupsFiltersAndRanks() throws {
+        var counts = Counts()
+        counts.apply(try batch([(0, "proceed", nil, "product"), (0, "notFound", "validationFailed", "product"),
+                                (0, "notFound", "validationFailed", "product"), (0, "notFound", "unknownRoute", nil),
+                                (0, "gated", nil, "orders")]), sequence: 1, now: testNow)
+        counts.apply(try batch([(0, "notFound", "expired", "orders")], platform: "android", appVersion: "5.2.1"), sequence: 2, now: testNow)
+        var query = lastHour()
+        query.groupBy = [.route, .outcome]
+        let grouped = counts.query(query)
+        #expect(Set(grouped.groups.map { $0.key.map(\.name) }) == [["product", "notFound"], ["none", "notFound"], ["orders", "gated"],
+                                                                  ["orders", "notFound"], ["product", "proceed"]])
+        #expect(grouped.groups.first.map { $0.key.map(\.name) } == ["product", "notFound"])
+        #expect(grouped.groups.first?.total == 2)
+        #expect(grouped.groups.count == 5)
+        query.filters = [.outcome: "notFound"]
+        query.groupBy = [.reason]
+        let reasons = counts.query(query)
+        #expect(Dictionary(uniqueKeysWithValues: reasons.groups.map { ($0.key[0].name, $0.total) })
+                == ["validationFailed": 2, "unknownRoute": 1, "expired": 1])
+        query.filters = [.platform: "android", .appVersion: "5.2.1"]
+        query.groupBy = []
+        #expect(counts.query(query).total == 1)
+        query.filters = [.route: "never-seen"]
+        #expect(counts.query(query).total == 0)
+        query.filters = [:]
+        query.groupBy = [.route]
+        let product = counts.query(query).groups.first { $0.key[0].name == "product" }
+        #expect(product?.failureRate == 2.0 / 3.0)
+        query.limit = 1
+        let limited = counts.query(query)
+        #expect(limited.groups.count == 1)
+        #expect(limited.omittedGroups == 2)
+    }
+
+    @Test func namesPastTheCapAreOther() throws {
+        var limits = TelemetryLimits()
+        limits.maximumRoutes = 2
+        limits.maximumAppVersions = 1
+        let known = Vocabulary(routes: (0..<5).map { "r\($0)" }, appVersions: [.ios: ["1.0", "2.0"]], latestRevision: 7)
+        var counts = Counts(limits: limits)
+        for (index, route) in ["r0", "r1", "r2", "r3", "nope"].enumerated() {
+            counts.apply(try batch([(0, "proceed", nil, route)], appVersion: index < 2 ? "1.0" : "2.0", vocabulary: known),
+                         sequence: UInt64(index + 1), now: testNow)
+        }
+        var query = lastHour()
+        query.groupBy = [.route]
+        let routes = Dictionary(uniqueKeysWithValues: counts.query(query).groups.map { ($0.key[0].name, $0.total) })
+        #expect(routes == ["r0": 1, "r1": 1, "other": 3])
+        query.groupBy = [.appVersion]
+        let versions = Dictionary(uniqueKeysWithValues: counts.query(query).groups.map { ($0.key[0].name, $0.total) })
+        #expect(versions == ["1.0": 2, "other": 3])
+    }
+
+    @Test func aFloodOfUnknownNamesAddsNoValues() throws {
+        var counts = Counts()
+        for index in 0..<2_000 {
+            counts.apply(try batch([(0, "proceed", nil, "route-\(index)")], appVersion: "9.\(index)", revision: 1_000 + index), sequence: UInt64(index + 1), now: testNow)
+        }
+        #expect(counts.routes.interned.isEmpty)
+        #expect(counts.appVersions.interned.isEmpty)
+        var query = lastHour()
+        query.groupBy = [.route, .appVersion, .revision]
+        let groups = counts.query(query).groups
+        #expect(groups.count == 1)
+        #expect(groups.first?.key.map(\.name) == ["other", "other", "other"])
+        #expect(groups.first?.total == 2_000)
+    }
+
+    @Test func retentionDropsMinutesButTheHoursRemain() throws {
+        var counts = Counts()
+        counts.apply(try batch([(-3 * 86_400, "notFound", "expired", "product"), (-60, "proceed", nil, "product")]), sequence: 1, now: testNow)
+        #expect(counts.bucketCounts.minutes == 1, "an event older than 48 h goes to its hour only")
+        #expect(counts.bucketCounts.hours == 2)
+        counts.prune(now: testNow + 2 * 86_400)
+        #expect(counts.bucketCounts.minutes == 0)
+        #expect(counts.bucketCounts.hours == 2)
+        var query = CountQuery(from: testNow - 4 * 86_400, to: testNow, step: .hour)
+        #expect(counts.query(query).total == 2)
+        counts.prune(now: testNow + 88 * 86_400)
+        #expect(counts.bucketCounts.hours == 1)
+        query.to = testNow + 88 * 86_400
+        #expect(counts.query(query).total == 1)
+        counts.prune(now: testNow + 91 * 86_400)
+        #expect(counts.bucketCounts.hours == 0)
+    }
+
+    @Test func snapshotRoundTrips() throws {
+        var counts = Counts()
+        counts.apply(try batch([(0, "proceed", nil, "product"), (-100_000, "notFound", "expired", "orders")]), sequence: 41, now: testNow)
+        counts.apply(try batch([(0, "gated", nil, "orders")], platform: "android", appVersion: "5.2.1"), sequence: 42, now: testNow)
+        let bytes = SnapshotCodec.encode(counts)
+        let restored = try #require(bytes.withUnsafeBytes { SnapshotCodec.decode($0, limits: TelemetryLimits()) })
+        #expect(restored.lastSequence == 42)
+        #expect(restored.minutes == counts.minutes)
+        #expect(restored.hours == counts.hours)
+        var query = lastHour()
+        query.groupBy = [.route, .platform, .appVersion]
+        #expect(restored.query(query).groups.map { $0.key.map(\.name) } == counts.query(query).groups.map { $0.key.map(\.name) })
+        for index in [0, 8, bytes.count / 2, bytes.count - 1] {
+            var damaged = bytes
+            damaged[index] ^= 0x40
+            #expect(damaged.withUnsafeBytes { SnapshotCodec.decode($0, limits: TelemetryLimits()) } == nil, "flipped byte \(index)")
+        }
+    }
+
+    @Test func framesRoundTripAndATornTailIsCut() throws {
+        let first = try batch([(0, "proceed", nil, "product"), (0, "gated", nil, "orders")])
+        let second = try batch([(0, "notFound", "malformed", nil)], platform: "android", appVersion: "0.0.1")
+        var log: [UInt8] = []
+        Frame.encode(first, sequence: 5, into: &log)
+        let firstLength = log.count
+        Frame.encode(second, sequence: 6, into: &log)
+        let scanned = log.withUnsafeBytes { Frame.scan($0) }
+        #expect(scanned.frames.map(\.sequence) == [5, 6])
+        #expect(scanned.validLength == log.count)
+        #expect(scanned.frames[0].batch.tallies == first.tallies)
+        #expect(scanned.frames[0].batch.routes == first.routes)
+        #expect(scanned.frames[1].batch.appVersion == nil)
+        for cut in stride(from: firstLength, to: log.count, by: 3) {
+            let torn = Array(log[0..<cut])
+            let result = torn.withUnsafeBytes { Frame.scan($0) }
+            #expect(result.frames.count == 1)
+            #expect(result.validLength == firstLength)
+        }
+        var flipped = log
+        flipped[firstLength + 12] ^= 1
+        #expect(flipped.withUnsafeBytes { Frame.scan($0) }.validLength == firstLength)
+    }
+}
