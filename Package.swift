@@ -23,10 +23,10 @@ let package = Package(
         // Durable revisions, schemas and the audit log in a data directory.
         .target(name: "ManifestStore", dependencies: ["RouteEngine", "Hashing"]),
         // The HTTP API of `waymark serve`: endpoints, tokens and scopes, cached manifests.
-        .target(name: "ManifestService", dependencies: ["ManifestStore", "HTTPServer", "HTTPCore", "RouteEngine", "Hashing"]),
+        .target(name: "ManifestService", dependencies: ["ManifestStore", "Telemetry", "HTTPServer", "HTTPCore", "RouteEngine", "Hashing"]),
         // Resolution telemetry: batch parsing, a group-committed log, counts by dimension.
         .target(name: "Telemetry", dependencies: ["CivilDate", "ManifestStore"]),
-        .target(name: "WaymarkCLI", dependencies: ["RouteEngine", "ManifestStore", "ManifestService", "HTTPServer"]),
+        .target(name: "WaymarkCLI", dependencies: ["RouteEngine", "ManifestStore", "ManifestService", "Telemetry", "HTTPServer"]),
         .executableTarget(name: "waymark", dependencies: ["WaymarkCLI"]),
         .executableTarget(name: "RouteEngineBench", dependencies: ["RouteEngine"]),
         .executableTarget(name: "HTTPFixtureServer", dependencies: ["HTTPServer", "HTTPCore"]),
@@ -35,13 +35,13 @@ let package = Package(
         // libFuzzer target (make fuzz); an ordinary build replays inputs given as files.
         .executableTarget(name: "HTTPFuzz", dependencies: ["HTTPCore"]),
 
-        .target(name: "TestSupport", dependencies: ["RouteEngine", "ManifestStore", "ManifestService", "HTTPServer", "HTTPCore"], path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["RouteEngine", "ManifestStore", "ManifestService", "Telemetry", "HTTPServer", "HTTPCore"], path: "Tests/TestSupport"),
         .testTarget(name: "RouteEngineTests", dependencies: ["RouteEngine", "TestSupport"]),
         .testTarget(name: "WaymarkCLITests", dependencies: ["WaymarkCLI", "ManifestStore", "RouteEngine", "TestSupport"]),
         .testTarget(name: "HTTPCoreTests", dependencies: ["HTTPCore"]),
         .testTarget(name: "HashingTests", dependencies: ["Hashing"]),
         .testTarget(name: "TelemetryTests", dependencies: ["Telemetry", "TestSupport"]),
-        .testTarget(name: "ManifestServiceTests", dependencies: ["ManifestService", "ManifestStore", "HTTPServer", "HTTPCore", "RouteEngine", "TestSupport"]),
+        .testTarget(name: "ManifestServiceTests", dependencies: ["ManifestService", "ManifestStore", "Telemetry", "HTTPServer", "HTTPCore", "RouteEngine", "TestSupport"]),
         .testTarget(name: "ManifestStoreTests", dependencies: ["ManifestStore", "RouteEngine", "TestSupport"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "HTTPCore", "TestSupport"]),
     ],

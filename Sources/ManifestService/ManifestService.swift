@@ -3,6 +3,8 @@ import HTTPCore
 import HTTPServer
 import ManifestStore
 import RouteEngine
+import Synchronization
+import Telemetry
 
 /// The HTTP API of `waymark serve` over a `ManifestStore` (see docs/api.md and docs/openapi.yaml).
 public final class ManifestService: Sendable {
@@ -16,11 +18,17 @@ public final class ManifestService: Sendable {
     }
 
     public let store: ManifestStore
+    /// Accepted resolution telemetry, kept in the same data directory.
+    public let telemetry: TelemetryStore
     public let options: Options
     private let cache = ManifestCache()
+    let vocabulary = VocabularyCache()
+    /// Events refused one by one inside accepted batches, since start.
+    let telemetryRejected = Atomic<UInt64>(0)
 
-    public init(store: ManifestStore, options: Options = Options()) {
+    public init(store: ManifestStore, telemetry: TelemetryStore, options: Options = Options()) {
         self.store = store
+        self.telemetry = telemetry
         self.options = options
     }
 
@@ -46,6 +54,7 @@ public final class ManifestService: Sendable {
         router.add("POST", "/v1/resolve", maximumBody: 64 << 10) { [self] request, _ in resolve(request) }
         router.add("GET", "/.well-known/apple-app-site-association") { [self] _, _ in associatedDomainFile(\.apple) }
         router.add("GET", "/.well-known/assetlinks.json") { [self] _, _ in associatedDomainFile(\.google) }
+        addTelemetryRoutes(to: &router)
         return router
     }
 
@@ -53,7 +62,7 @@ public final class ManifestService: Sendable {
 
     /// The name of the token that allows `scope` ("public" for open reads), or the 401 or
     /// 403 to send. Refused writes are audited.
-    private func authorize(_ request: HTTPRequest, _ scope: Scope, action: String) -> Result<String, Refusal> {
+    func authorize(_ request: HTTPRequest, _ scope: Scope, action: String) -> Result<String, Refusal> {
         if scope == .manifestRead, options.publicManifestReads { return .success("public") }
         let challenge = [("WWW-Authenticate", "Bearer realm=\"waymark\"")]
         let fields = request.head.headers.values("Authorization")
@@ -85,7 +94,7 @@ public final class ManifestService: Sendable {
     }
 
     /// nil when the request may go on; otherwise the response refusing it.
-    private func denial(_ request: HTTPRequest, _ scope: Scope, action: String) -> HTTPResponse? {
+    func denial(_ request: HTTPRequest, _ scope: Scope, action: String) -> HTTPResponse? {
         if case .failure(let refusal) = authorize(request, scope, action: action) { return refusal.response }
         return nil
     }

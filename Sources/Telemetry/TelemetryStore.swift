@@ -145,9 +145,13 @@ public final class TelemetryStore: Sendable {
 
     public var currentStatistics: Statistics { statistics.withLock { $0 } }
 
-    /// Commits what is queued, stops the committer and waits for it.
+    /// Commits what is queued, stops the committer and waits for it. Later calls return at once.
     public func close() {
-        queue.withLock { $0.closing = true }
+        let wasClosing = queue.withLock { queue in
+            defer { queue.closing = true }
+            return queue.closing
+        }
+        guard !wasClosing else { return }
         wake.signal()
         finished.wait()
     }

@@ -2,6 +2,7 @@ import Foundation
 import HTTPServer
 import ManifestService
 import ManifestStore
+import Telemetry
 
 /// `waymark serve`: opens (or creates and seeds) the data directory and serves the API.
 enum ServeCommand {
@@ -25,6 +26,11 @@ enum ServeCommand {
           --max-connections N      Open connections before new ones wait (default 10000)
           --max-document-bytes N   Largest routes document or schema accepted (default 16777216)
           --pin-threads            Pin event loop i to the i-th allowed CPU
+          --telemetry-minutes H    Keep per-minute telemetry counts for H hours (default 48)
+          --telemetry-hours D      Keep per-hour telemetry counts for D days (default 90)
+          --telemetry-max-routes N Route ids counted by name; the rest are "other" (default 10000)
+          --telemetry-max-versions N
+                                   App versions counted by name (default 1000)
           --quiet                  No access log (one JSON line per request on stderr)
           --help                   Show this help
 
@@ -36,7 +42,8 @@ enum ServeCommand {
 
     static func run(_ arguments: [String], output: inout Output) throws(CLIError) -> ExitCode {
         let parsed = try Arguments(arguments, command: "serve",
-                                   options: ["--host", "--port", "--data-dir", "--seed", "--threads", "--max-connections", "--max-document-bytes"],
+                                   options: ["--host", "--port", "--data-dir", "--seed", "--threads", "--max-connections", "--max-document-bytes",
+                                             "--telemetry-minutes", "--telemetry-hours", "--telemetry-max-routes", "--telemetry-max-versions"],
                                    booleans: ["--no-seed", "--public-reads", "--pin-threads", "--quiet", "--help"])
         if parsed.has("--help") {
             output.print(help)
@@ -57,8 +64,21 @@ enum ServeCommand {
             ?? options.maximumDocumentBytes
         if parsed.has("--no-seed"), parsed.last("--seed") != nil { throw .invalidValue(option: "--seed", value: parsed.last("--seed")!, expected: "no --seed with --no-seed") }
         let dataDirectory = parsed.last("--data-dir") ?? "data"
+        var telemetryOptions = TelemetryStore.Options()
+        telemetryOptions.limits.minuteRetention = try number(parsed, "--telemetry-minutes", in: 1...24 * 31, expected: "1 to 744 hours").map { $0 * 3_600 }
+            ?? telemetryOptions.limits.minuteRetention
+        telemetryOptions.limits.hourRetention = try number(parsed, "--telemetry-hours", in: 1...3_660, expected: "1 to 3660 days").map { $0 * 86_400 }
+            ?? telemetryOptions.limits.hourRetention
+        telemetryOptions.limits.maximumRoutes = try number(parsed, "--telemetry-max-routes", in: 0...200_000, expected: "0 to 200000")
+            ?? telemetryOptions.limits.maximumRoutes
+        telemetryOptions.limits.maximumAppVersions = try number(parsed, "--telemetry-max-versions", in: 0...4_000, expected: "0 to 4000")
+            ?? telemetryOptions.limits.maximumAppVersions
+        if telemetryOptions.limits.minuteRetention > telemetryOptions.limits.hourRetention {
+            throw .invalidValue(option: "--telemetry-minutes", value: parsed.last("--telemetry-minutes") ?? "", expected: "no longer than --telemetry-hours")
+        }
 
         let store: ManifestStore
+        let telemetry: TelemetryStore
         do {
             let (opened, report) = try ManifestStore.open(at: dataDirectory)
             store = opened
@@ -72,6 +92,12 @@ enum ServeCommand {
                 output.print("Added \(report.recoveredAuditEntries) audit entr\(report.recoveredAuditEntries == 1 ? "y" : "ies") for changes stored just before a crash.")
             }
             try seed(store, parsed, output: &output)
+            telemetry = try TelemetryStore(directory: store.directory, options: telemetryOptions)
+            let replay = telemetry.openReport
+            if replay.replayedBatches > 0 || replay.truncatedBytes > 0 {
+                output.print("Telemetry: replayed \(replay.replayedBatches) batch(es) from the log"
+                    + (replay.truncatedBytes > 0 ? ", cut a torn tail of \(replay.truncatedBytes) bytes (never acknowledged)." : "."))
+            }
         } catch {
             throw .store(error.message)
         }
@@ -79,7 +105,7 @@ enum ServeCommand {
         output.print("Data directory \(dataDirectory): " + (snapshot.current.map { "revision \($0.number) current" } ?? "no revision yet")
             + ", schemas " + (snapshot.schemas.isEmpty ? "none" : snapshot.schemas.keys.sorted().map(\.description).joined(separator: ", ")) + ".")
 
-        let server = HTTPServer(configuration: configuration, router: ManifestService(store: store, options: options).router())
+        let server = HTTPServer(configuration: configuration, router: ManifestService(store: store, telemetry: telemetry, options: options).router())
         do {
             try server.start()
         } catch {
@@ -102,6 +128,7 @@ enum ServeCommand {
             FileHandle.standardError.write(Data("waymark: stopping: finishing requests in flight\n".utf8))
         }
         server.wait()
+        telemetry.close()
         output.print("Stopped.")
         return .success
     }

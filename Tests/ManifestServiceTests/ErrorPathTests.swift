@@ -89,6 +89,33 @@ let errorPaths: [ErrorPath] = [
               body: "{\"url\": \"/\", \"platform\": \"ios\", \"version\": \"5.3.0\", \"now\": \"tomorrow\"}", status: 400, code: "badNow"),
     ErrorPath(method: "POST", target: "/v1/resolve", scope: .manifestRead,
               body: "{\"url\": \"/\", \"platform\": \"ios\", \"version\": \"1.0.0\"}", status: 404, code: "unknownBuild"),
+    // POST /v1/telemetry
+    ErrorPath(method: "POST", target: "/v1/telemetry", scope: .telemetryWrite, body: "", status: 400, code: "missingBody"),
+    ErrorPath(method: "POST", target: "/v1/telemetry", scope: .telemetryWrite, body: "{\"client\": ", status: 400, code: "invalidBatch"),
+    ErrorPath(method: "POST", target: "/v1/telemetry", scope: .telemetryWrite, body: "[]", status: 400, code: "invalidBatch"),
+    ErrorPath(method: "POST", target: "/v1/telemetry", scope: .telemetryWrite, body: "{\"client\": {\"platform\": \"ios\", \"appVersion\": \"5.3.0\"}}",
+              status: 400, code: "invalidBatch"),
+    ErrorPath(method: "POST", target: "/v1/telemetry", scope: .telemetryWrite, body: "{\"client\": {\"platform\": \"web\", \"appVersion\": \"5.3.0\"}, \"events\": []}",
+              status: 400, code: "invalidClient"),
+    ErrorPath(method: "POST", target: "/v1/telemetry", scope: .telemetryWrite, body: "{\"events\": []}", status: 400, code: "invalidClient"),
+    ErrorPath(method: "POST", target: "/v1/telemetry", scope: .telemetryWrite,
+              body: "{\"client\": {\"platform\": \"ios\", \"appVersion\": \"5.3.0\"}, \"events\": [" + Array(repeating: "{}", count: 1_001).joined(separator: ",") + "]}",
+              status: 413, code: "tooManyEvents"),
+    // GET /v1/telemetry/counts and /top
+    ErrorPath(method: "GET", target: "/v1/telemetry/counts?color=red", scope: .telemetryRead, status: 400, code: "unknownParameter"),
+    ErrorPath(method: "GET", target: "/v1/telemetry/counts?step=5m", scope: .telemetryRead, status: 400, code: "badParameter"),
+    ErrorPath(method: "GET", target: "/v1/telemetry/counts?from=yesterday", scope: .telemetryRead, status: 400, code: "badParameter"),
+    ErrorPath(method: "GET", target: "/v1/telemetry/counts?from=2026-01-01T00:00:00Z&to=2025-01-01T00:00:00Z", scope: .telemetryRead, status: 400, code: "badParameter"),
+    ErrorPath(method: "GET", target: "/v1/telemetry/counts?from=2020-01-01T00:00:00Z&step=1m", scope: .telemetryRead, status: 400, code: "badParameter"),
+    ErrorPath(method: "GET", target: "/v1/telemetry/counts?from=2000-01-01T00:00:00Z&step=1h", scope: .telemetryRead, status: 400, code: "badParameter"),
+    ErrorPath(method: "GET", target: "/v1/telemetry/counts?groupBy=route,color", scope: .telemetryRead, status: 400, code: "badParameter"),
+    ErrorPath(method: "GET", target: "/v1/telemetry/counts?outcome=crashed", scope: .telemetryRead, status: 400, code: "badParameter"),
+    ErrorPath(method: "GET", target: "/v1/telemetry/counts?limit=0", scope: .telemetryRead, status: 400, code: "badParameter"),
+    ErrorPath(method: "GET", target: "/v1/telemetry/top?by=route,reason", scope: .telemetryRead, status: 400, code: "badParameter"),
+    ErrorPath(method: "GET", target: "/v1/telemetry/top?by=url", scope: .telemetryRead, status: 400, code: "badParameter"),
+    ErrorPath(method: "GET", target: "/v1/telemetry/top?limit=1001", scope: .telemetryRead, status: 400, code: "badParameter"),
+    ErrorPath(method: "GET", target: "/v1/telemetry/top?groupBy=route", scope: .telemetryRead, status: 400, code: "unknownParameter"),
+    ErrorPath(method: "DELETE", target: "/v1/telemetry", scope: .admin, status: 405, code: "methodNotAllowed"),
 ]
 
 @Suite("API error paths over loopback", .serialized)
@@ -105,6 +132,7 @@ struct ErrorPathTests {
             if path.status == 405 { #expect(reply["Allow"] != nil, "\(path.testDescription) says what is allowed") }
         }
         let after = service.store.snapshot
+        #expect(service.telemetry.currentStatistics.batches == 0, "no refused batch was counted")
         #expect(after.revisions.count == before.revisions.count)
         #expect(after.orderedSchemas.map(\.sha256) == before.orderedSchemas.map(\.sha256))
         let refused = try service.store.auditEntries().filter { $0["outcome"]?.stringValue == "refused" }

@@ -4,6 +4,7 @@ import HTTPServer
 import ManifestService
 import ManifestStore
 import RouteEngine
+import Telemetry
 import Testing
 import TestSupport
 
@@ -12,6 +13,13 @@ func publishBody(extraRoute id: String, message: String = "m") -> String {
     routes.append(["id": .string(id), "patterns": [.string("/campaign/\(id)")], "destination": "home", "owner": "marketing"])
     document["routes"] = .array(routes)
     return JSONValue.object(["message": .string(message), "routes": .object(document)]).serialized()
+}
+
+/// A telemetry batch from iOS 5.3.0 on revision 1; each event gets `"ts"` of now unless it has one.
+func telemetryBody(_ events: [String], client: String = #"{"platform": "ios", "appVersion": "5.3.0", "revision": 1}"#) -> String {
+    let now = Int(Date().timeIntervalSince1970)
+    let stamped = events.map { $0.contains("\"ts\"") ? $0 : "{\"ts\": \"\(Telemetry.Timestamp.format(now))\", " + $0.dropFirst() }
+    return #"{"client": \#(client), "events": [\#(stamped.joined(separator: ", "))]}"#
 }
 
 @Suite("Manifest service endpoints", .serialized)
@@ -27,6 +35,9 @@ struct ManifestServiceTests {
         ("POST", "/v1/validate", .routesPublish, "{}", nil, 200),
         ("POST", "/v1/revisions", .routesPublish, publishBody(extraRoute: "table"), "\"rev-1\"", 201),
         ("POST", "/v1/revisions/1/rollback", .routesPublish, "", "\"rev-1\"", 201),
+        ("POST", "/v1/telemetry", .telemetryWrite, telemetryBody([#"{"entry": "scheme", "outcome": "proceed", "route": "home"}"#]), nil, 202),
+        ("GET", "/v1/telemetry/counts?groupBy=route", .telemetryRead, "", nil, 200),
+        ("GET", "/v1/telemetry/top?outcome=notFound", .telemetryRead, "", nil, 200),
         ("PUT", "/v1/schemas/ios/5.3.0", .schemasWrite, String(decoding: try! Data(contentsOf: Fixtures.repositoryRoot.appendingPathComponent("manifests/storefront/schema-ios-5.3.0.json")), as: UTF8.self), nil, 200),
     ]
 

@@ -59,9 +59,16 @@ struct TelemetryStoreTests {
         let scratch = TelemetryScratch()
         let store = try scratch.open()
         let one = try batch([(0, "proceed", nil, "product")])
-        DispatchQueue.concurrentPerform(iterations: 8) { _ in
-            for _ in 0..<50 { _ = commit(one, to: store) }
+        // Eight clients on threads of their own (concurrentPerform would run only one per core).
+        let group = DispatchGroup()
+        for _ in 0..<8 {
+            group.enter()
+            Thread {
+                for _ in 0..<50 { _ = commit(one, to: store) }
+                group.leave()
+            }.start()
         }
+        group.wait()
         let statistics = store.currentStatistics
         #expect(statistics.batches == 400)
         #expect(statistics.commits < 400, "group commit: \(statistics.commits) fdatasyncs for 400 batches")

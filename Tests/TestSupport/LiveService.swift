@@ -2,6 +2,7 @@ import Foundation
 import HTTPServer
 import ManifestService
 import ManifestStore
+import Telemetry
 import RouteEngine
 
 /// One answer as a client on the wire sees it.
@@ -32,12 +33,15 @@ public struct Reply: Sendable {
 public final class LiveService {
     public let path = NSTemporaryDirectory() + "waymark-live-\(UUID().uuidString)"
     public let store: ManifestStore
+    public let telemetry: TelemetryStore
     public let server: HTTPServer
     /// A token holding only that scope, named after it.
     public private(set) var tokens: [Scope: String] = [:]
 
-    public init(publicReads: Bool = false, seed: Bool = true, maximumDocumentBytes: Int? = nil) throws {
+    public init(publicReads: Bool = false, seed: Bool = true, maximumDocumentBytes: Int? = nil,
+                telemetryOptions: TelemetryStore.Options = TelemetryStore.Options()) throws {
         store = try ManifestStore.open(at: path).store
+        telemetry = try TelemetryStore(directory: store.directory, options: telemetryOptions)
         if seed { try store.seedIfEmpty(from: Fixtures.path("manifests/storefront")) }
         var options = ManifestService.Options()
         options.publicManifestReads = publicReads
@@ -47,7 +51,7 @@ public final class LiveService {
         configuration.port = 0
         configuration.threads = 1
         configuration.accessLog = false
-        server = HTTPServer(configuration: configuration, router: ManifestService(store: store, options: options).router())
+        server = HTTPServer(configuration: configuration, router: ManifestService(store: store, telemetry: telemetry, options: options).router())
         try server.start()
         for scope in Scope.allCases { tokens[scope] = try store.tokens.create(name: scope.rawValue, scopes: [scope], actor: "test").token }
     }
@@ -55,6 +59,7 @@ public final class LiveService {
     deinit {
         server.shutdown()
         server.wait()
+        telemetry.close()
         try? FileManager.default.removeItem(atPath: path)
     }
 

@@ -1,0 +1,251 @@
+import Foundation
+import HTTPCore
+import HTTPServer
+import ManifestStore
+import RouteEngine
+import Synchronization
+import Telemetry
+
+/// What telemetry may name, rebuilt when the store changes: every route id any revision
+/// ever had, the preconditions and app versions of the registered schemas, the newest
+/// revision. Revisions are immutable, so each is read once.
+final class VocabularyCache: Sendable {
+    private struct State {
+        var generation = -1
+        var parser: BatchParser?
+        var routeIDs: [String] = []
+        var seenRoutes: Set<String> = []
+        var revisionsRead = 0
+    }
+
+    private let state = Mutex(State())
+
+    func parser(for store: ManifestStore, limits: TelemetryLimits) -> BatchParser {
+        let generation = store.generation
+        return state.withLock { state in
+            if state.generation == generation, let parser = state.parser { return parser }
+            let snapshot = store.snapshot
+            for revision in snapshot.revisions.dropFirst(state.revisionsRead) {
+                let routes = (try? JSONParser().parse(revision.routes))?["routes"]?.arrayValue ?? []
+                for id in routes.compactMap({ $0["id"]?.stringValue }) where state.seenRoutes.insert(id).inserted {
+                    state.routeIDs.append(id)
+                }
+            }
+            state.revisionsRead = snapshot.revisions.count
+            var versions: [Platform: [String]] = [:]
+            var preconditions: [String] = []
+            for stored in snapshot.orderedSchemas {
+                if let platform = Platform.allCases.first(where: { $0.name == stored.schema.platform }) {
+                    versions[platform, default: []].append(stored.schema.version)
+                }
+                preconditions += stored.schema.preconditions
+            }
+            let vocabulary = Vocabulary(routes: state.routeIDs, preconditions: preconditions, appVersions: versions,
+                                        latestRevision: snapshot.current?.number ?? 0)
+            let parser = BatchParser(vocabulary: vocabulary, limits: limits)
+            state.parser = parser
+            state.generation = generation
+            return parser
+        }
+    }
+}
+
+extension ManifestService {
+    func addTelemetryRoutes(to router: inout Router) {
+        router.addDeferred("POST", "/v1/telemetry", maximumBody: telemetry.options.limits.maximumBatchBytes) { [self] request, _, responder in
+            ingest(request, responder)
+        }
+        router.add("GET", "/v1/telemetry/counts") { [self] request, _ in counts(request) }
+        router.add("GET", "/v1/telemetry/top") { [self] request, _ in top(request) }
+    }
+
+    // MARK: Ingest
+
+    /// `POST /v1/telemetry`: parse and validate here, on the connection's loop; answer
+    /// `202` from the committer once the batch is on disk.
+    private func ingest(_ request: HTTPRequest, _ responder: Responder) {
+        if case .failure(let refusal) = authorize(request, .telemetryWrite, action: "postTelemetry") {
+            return responder.respond(refusal.response)
+        }
+        guard !request.body.isEmpty else {
+            return responder.respond(API.error(.badRequest, "missingBody", "The body must be a batch: {\"client\": {…}, \"events\": […]}."))
+        }
+        let parser = vocabulary.parser(for: store, limits: telemetry.options.limits)
+        let batch: Batch
+        do throws(BatchError) {
+            batch = try parser.parse(request.body, now: telemetry.options.clock())
+        } catch {
+            switch error {
+            case .malformed(let message): return responder.respond(API.error(.badRequest, "invalidBatch", message + " Nothing was counted."))
+            case .invalidClient(let message): return responder.respond(API.error(.badRequest, "invalidClient", message + " Nothing was counted."))
+            case .tooManyEvents(let limit):
+                return responder.respond(API.error(.contentTooLarge, "tooManyEvents",
+                    "A batch holds at most \(limit) events; send the rest in another batch. Nothing was counted."))
+            }
+        }
+        telemetryRejected.add(UInt64(batch.rejected.count), ordering: .relaxed)
+        let accepted = Self.acceptedResponse(batch)
+        telemetry.submit(batch) { result in
+            switch result {
+            case .success: responder.respond(accepted)
+            case .failure(let error):
+                var response = API.error(.serviceUnavailable, "telemetryUnavailable",
+                                         "The batch could not be made durable (\(error.message)); nothing was counted. Retry later.")
+                response.headers.add("Retry-After", "5")
+                responder.respond(response)
+            }
+        }
+    }
+
+    /// `202 {"accepted": n, "rejected": [{"index", "error"}]}`, made before the commit so
+    /// the committer only hands it over.
+    static func acceptedResponse(_ batch: Batch) -> HTTPResponse {
+        if batch.rejected.isEmpty {
+            return HTTPResponse(status: .accepted, contentType: "application/json",
+                                body: Array("{\"accepted\":\(batch.tallies.count),\"rejected\":[]}".utf8))
+        }
+        let rejected = batch.rejected.map { JSONValue.object(["index": .int($0.index), "error": .string($0.error)]) }
+        return API.json(["accepted": .int(batch.tallies.count), "rejected": .array(rejected)], status: .accepted)
+    }
+
+    // MARK: Reading
+
+    private static let filterNames = TelemetryDimension.allCases.map(\.rawValue)
+
+    /// The range, filters and step shared by `counts` and `top`.
+    private func countQuery(_ query: Query, now: Int, allowed: Set<String>, defaultSpan: Int) -> Result<CountQuery, Refusal> {
+        let known = allowed.union(["from", "to", "step"]).union(Self.filterNames)
+        if let unknown = query.pairs.map(\.name).first(where: { !known.contains($0) }) {
+            return .failure(API.refusal(.badRequest, "unknownParameter",
+                "Unknown query parameter \"\(unknown)\"; use from, to, step, \(Self.filterNames.joined(separator: ", ")) and \(allowed.sorted().joined(separator: ", "))."))
+        }
+        func time(_ name: String) -> Result<Int?, Refusal> {
+            guard var text = query[name] else { return .success(nil) }
+            guard let seconds = text.withUTF8(Timestamp.parse) else {
+                return .failure(API.refusal(.badRequest, "badParameter", "\(name) must be an RFC 3339 time such as 2026-11-21T10:00:00Z."))
+            }
+            return .success(seconds)
+        }
+        let to: Int, from: Int
+        switch (time("to"), time("from")) {
+        case (.failure(let refusal), _), (_, .failure(let refusal)): return .failure(refusal)
+        case (.success(let end), .success(let start)):
+            to = end ?? now
+            from = start ?? to - defaultSpan
+        }
+        guard from < to else { return .failure(API.refusal(.badRequest, "badParameter", "from must be before to.")) }
+        let limits = telemetry.options.limits
+        let minutesKept = now - limits.minuteRetention
+        let step: Step
+        switch query["step"] {
+        case nil: step = from >= minutesKept ? .minute : .hour
+        case "1m"?:
+            guard from >= minutesKept - 60 else {
+                return .failure(API.refusal(.badRequest, "badParameter",
+                    "Per-minute counts are kept for \(limits.minuteRetention / 3_600) hours; use step=1h for older ranges."))
+            }
+            step = .minute
+        case "1h"?: step = .hour
+        case let other?: return .failure(API.refusal(.badRequest, "badParameter", "step must be 1m or 1h, not \"\(other)\"."))
+        }
+        var result = CountQuery(from: from, to: to, step: step)
+        guard result.points <= 10_000 else {
+            return .failure(API.refusal(.badRequest, "badParameter", "The range holds \(result.points) steps; at most 10,000 (use step=1h or a shorter range)."))
+        }
+        for dimension in TelemetryDimension.allCases {
+            guard let value = query[dimension.rawValue] else { continue }
+            guard Counts.isValid(value, for: dimension) else {
+                return .failure(API.refusal(.badRequest, "badParameter", "\"\(value)\" is not a value \(dimension.rawValue) can have."))
+            }
+            result.filters[dimension] = value
+        }
+        return .success(result)
+    }
+
+    private static func dimensions(_ text: String, parameter: String) -> Result<[TelemetryDimension], Refusal> {
+        var dimensions: [TelemetryDimension] = []
+        for name in text.split(separator: ",", omittingEmptySubsequences: false) {
+            guard let dimension = TelemetryDimension(rawValue: String(name)) else {
+                return .failure(API.refusal(.badRequest, "badParameter",
+                    "\(parameter) takes \(filterNames.joined(separator: ", ")); \"\(name)\" is none of them."))
+            }
+            if !dimensions.contains(dimension) { dimensions.append(dimension) }
+        }
+        return .success(dimensions)
+    }
+
+    private static func limit(_ query: Query, default value: Int) -> Result<Int, Refusal> {
+        guard let text = query["limit"] else { return .success(value) }
+        guard let number = Int(text), (1...1_000).contains(number) else {
+            return .failure(API.refusal(.badRequest, "badParameter", "limit must be a whole number from 1 to 1000."))
+        }
+        return .success(number)
+    }
+
+    /// `GET /v1/telemetry/counts`: series of counts with totals and failure rates per group.
+    private func counts(_ request: HTTPRequest) -> HTTPResponse {
+        if let denied = denial(request, .telemetryRead, action: "readTelemetry") { return denied }
+        guard let query = API.query(request) else { return API.error(.badRequest, "badQuery", "The query string has a malformed %-escape.") }
+        var countQuery: CountQuery
+        switch self.countQuery(query, now: telemetry.options.clock(), allowed: ["groupBy", "limit"], defaultSpan: 3_600) {
+        case .failure(let refusal): return refusal.response
+        case .success(let value): countQuery = value
+        }
+        if let groupBy = query["groupBy"], !groupBy.isEmpty {
+            switch Self.dimensions(groupBy, parameter: "groupBy") {
+            case .failure(let refusal): return refusal.response
+            case .success(let value): countQuery.groupBy = value
+            }
+        }
+        switch Self.limit(query, default: 100) {
+        case .failure(let refusal): return refusal.response
+        case .success(let value): countQuery.limit = value
+        }
+        let result = telemetry.read { $0.query(countQuery) }
+        let groups: [JSONValue] = result.groups.map { group in
+            .object(["key": .object(Dictionary(uniqueKeysWithValues: group.key.map { ($0.dimension.rawValue, JSONValue.string($0.name)) })),
+                     "total": .int(Int(group.total)), "failures": .int(Int(group.failures)), "failureRate": .double(group.failureRate),
+                     "counts": .array(group.counts.map { .int(Int($0)) }), "failureCounts": .array(group.failureCounts.map { .int(Int($0)) })])
+        }
+        return API.json(["from": .string(Timestamp.format(countQuery.from)), "to": .string(Timestamp.format(countQuery.to)),
+                         "step": .string(countQuery.step.name), "groupBy": .array(countQuery.groupBy.map { .string($0.rawValue) }),
+                         "filters": .object(Dictionary(uniqueKeysWithValues: countQuery.filters.map { ($0.key.rawValue, JSONValue.string($0.value)) })),
+                         "buckets": .array(result.bucketStarts.map { .string(Timestamp.format($0)) }),
+                         "total": .int(Int(result.total)), "failures": .int(Int(result.failures)), "failureRate": .double(result.failureRate),
+                         "groups": .array(groups), "omittedGroups": .int(result.omittedGroups)],
+                        headers: [("Cache-Control", "no-store")])
+    }
+
+    /// `GET /v1/telemetry/top?outcome=notFound&by=route&limit=20`: the largest groups of one dimension.
+    private func top(_ request: HTTPRequest) -> HTTPResponse {
+        if let denied = denial(request, .telemetryRead, action: "readTelemetry") { return denied }
+        guard let query = API.query(request) else { return API.error(.badRequest, "badQuery", "The query string has a malformed %-escape.") }
+        var countQuery: CountQuery
+        switch self.countQuery(query, now: telemetry.options.clock(), allowed: ["by", "limit"], defaultSpan: 86_400) {
+        case .failure(let refusal): return refusal.response
+        case .success(let value): countQuery = value
+        }
+        switch Self.dimensions(query["by"] ?? "route", parameter: "by") {
+        case .failure(let refusal): return refusal.response
+        case .success(let value) where value.count == 1: countQuery.groupBy = value
+        case .success: return API.error(.badRequest, "badParameter", "by takes one dimension.")
+        }
+        switch Self.limit(query, default: 20) {
+        case .failure(let refusal): return refusal.response
+        case .success(let value): countQuery.limit = value
+        }
+        countQuery.series = false
+        let result = telemetry.read { $0.query(countQuery) }
+        let by = countQuery.groupBy[0].rawValue
+        let items: [JSONValue] = result.groups.map { group in
+            .object([by: .string(group.key[0].name), "count": .int(Int(group.total)), "failures": .int(Int(group.failures)),
+                     "failureRate": .double(group.failureRate),
+                     "share": .double(result.total == 0 ? 0 : Double(group.total) / Double(result.total))])
+        }
+        return API.json(["from": .string(Timestamp.format(countQuery.from)), "to": .string(Timestamp.format(countQuery.to)),
+                         "by": .string(by), "total": .int(Int(result.total)),
+                         "filters": .object(Dictionary(uniqueKeysWithValues: countQuery.filters.map { ($0.key.rawValue, JSONValue.string($0.value)) })),
+                         "items": .array(items), "omitted": .int(result.omittedGroups)],
+                        headers: [("Cache-Control", "no-store")])
+    }
+}

@@ -1,0 +1,87 @@
+import Foundation
+import ManifestStore
+import RouteEngine
+import Telemetry
+import Testing
+import TestSupport
+
+@Suite("Telemetry endpoints over loopback", .serialized)
+struct TelemetryEndpointTests {
+    @Test func acceptedEventsAreCountedAndRejectedOnesNamed() throws {
+        let service = try LiveService()
+        let write = service.tokens[.telemetryWrite]!, read = service.tokens[.telemetryRead]!
+        let body = telemetryBody([
+            #"{"entry": "universalLink", "outcome": "proceed", "route": "product", "destination": "productDetail"}"#,
+            #"{"entry": "scheme", "outcome": "notFound", "reason": "validationFailed", "route": "product", "count": 3}"#,
+            #"{"entry": "push", "outcome": "gated", "precondition": "auth", "route": "orders"}"#,
+            #"{"entry": "scheme", "outcome": "notFound", "reason": "unknownRoute"}"#,
+            #"{"entry": "scheme", "outcome": "notFound", "reason": "unknownRoute", "route": "no-such-route"}"#,
+            #"{"entry": "scheme", "outcome": "proceed", "url": "https://storefront.example/p/1?email=a@b.c"}"#,
+            #"{"entry": "email", "outcome": "proceed"}"#,
+        ])
+        let posted = service.call("POST", "/v1/telemetry", token: write, body: body)
+        #expect(posted.status == 202, "\(posted.text)")
+        #expect(posted.json["accepted"] == .int(5))
+        let rejected = posted.json["rejected"]?.arrayValue ?? []
+        #expect(rejected.map { $0["index"] } == [.int(5), .int(6)])
+        #expect(rejected.first?["error"]?.stringValue?.contains("Raw URLs") == true)
+
+        let counts = service.call("GET", "/v1/telemetry/counts?groupBy=route", token: read)
+        #expect(counts.status == 200, "\(counts.text)")
+        #expect(counts.json["total"] == .int(7), "resolutions, counting count: 3")
+        #expect(counts.json["failures"] == .int(5))
+        #expect(counts.json["step"] == .string("1m"))
+        #expect((60...61).contains(counts.json["buckets"]?.arrayValue?.count ?? 0), "the last hour in whole minutes, both ends partial")
+        let groups = Dictionary(uniqueKeysWithValues: (counts.json["groups"]?.arrayValue ?? []).map {
+            ($0["key"]?["route"]?.stringValue ?? "?", $0["total"]?.intValue ?? -1)
+        })
+        #expect(groups == ["product": 4, "orders": 1, "none": 1, "other": 1])
+        let product = counts.json["groups"]?.arrayValue?.first { $0["key"]?["route"] == .string("product") }
+        #expect(product?["failureRate"] == .double(0.75))
+        #expect(product?["counts"]?.arrayValue?.compactMap(\.intValue).reduce(0, +) == 4)
+
+        let top = service.call("GET", "/v1/telemetry/top?outcome=notFound&by=route&limit=2", token: read)
+        #expect(top.status == 200, "\(top.text)")
+        #expect(top.json["items"]?.arrayValue?.first?["route"] == .string("product"))
+        #expect(top.json["items"]?.arrayValue?.first?["count"] == .int(3))
+        #expect(top.json["items"]?.arrayValue?.count == 2)
+        #expect(top.json["omitted"] == .int(1))
+
+        let byVersion = service.call("GET", "/v1/telemetry/counts?groupBy=appVersion,revision,platform&outcome=notFound", token: read)
+        let key = byVersion.json["groups"]?.arrayValue?.first?["key"]
+        #expect(key == .object(["appVersion": "5.3.0", "revision": "1", "platform": "ios"]))
+    }
+
+    @Test func unknownClientsAreCountedAsOther() throws {
+        let service = try LiveService()
+        let body = telemetryBody([#"{"entry": "scheme", "outcome": "proceed", "route": "home"}"#],
+                                 client: #"{"platform": "android", "appVersion": "9.9.9", "revision": 42}"#)
+        #expect(service.call("POST", "/v1/telemetry", token: service.tokens[.telemetryWrite]!, body: body).status == 202)
+        let counts = service.call("GET", "/v1/telemetry/counts?groupBy=appVersion,revision", token: service.tokens[.telemetryRead]!)
+        #expect(counts.json["groups"]?.arrayValue?.first?["key"] == .object(["appVersion": "other", "revision": "other"]))
+    }
+
+    @Test func aBatchOverTheByteLimitIs413() throws {
+        let service = try LiveService()
+        let event = #"{"entry": "scheme", "outcome": "notFound", "reason": "unknownRoute", "destination": "\#(String(repeating: "d", count: 120))"}"#
+        let body = telemetryBody(Array(repeating: event, count: 900))
+        #expect(body.utf8.count < 1 << 20)
+        #expect(service.call("POST", "/v1/telemetry", token: service.tokens[.telemetryWrite]!, body: body).status == 202)
+        let padded = body + String(repeating: " ", count: (1 << 20) - body.utf8.count + 1)
+        let refused = service.call("POST", "/v1/telemetry", token: service.tokens[.telemetryWrite]!, body: padded)
+        #expect(refused.status == 413)
+        #expect(service.telemetry.currentStatistics.batches == 1)
+    }
+
+    @Test func countsSurviveARestartOfTheService() throws {
+        let service = try LiveService()
+        let body = telemetryBody([#"{"entry": "scheme", "outcome": "notFound", "reason": "expired", "route": "spring-sale"}"#])
+        for _ in 0..<3 { #expect(service.call("POST", "/v1/telemetry", token: service.tokens[.telemetryWrite]!, body: body).status == 202) }
+        service.telemetry.close()
+        let reopened = try TelemetryStore(directory: DataDirectory(path: service.path, subdirectories: [], exclusive: false))
+        defer { reopened.close() }
+        var query = CountQuery(from: Int(Date().timeIntervalSince1970) - 600, to: Int(Date().timeIntervalSince1970) + 60, step: .minute)
+        query.filters = [.route: "spring-sale", .reason: "expired"]
+        #expect(reopened.read { $0.query(query).total } == 3)
+    }
+}
