@@ -9,7 +9,7 @@ SCHEMAS    := --schema $(EXAMPLE)/schema-ios-5.2.0.json --schema $(EXAMPLE)/sche
 BIN        := .build/debug/waymark
 RELEASE    := .build/release
 
-.PHONY: all build run test test-unit test-live test-crash test-api fuzz-ci check-example bench bench-http bench-publish bench-events fuzz deps toolchain clean
+.PHONY: all build run test test-unit test-live test-crash test-api fuzz-ci check-example bench bench-http bench-publish bench-telemetry bench-events fuzz deps toolchain clean
 
 all: build
 
@@ -77,6 +77,10 @@ bench-http: deps
 # beside the dry run of the same document.
 bench-publish: deps
 	bash Tests/Scripts/bench-publish.sh
+
+# wrk posting telemetry batches (durable) beside JSONDecoder on the same batches.
+bench-telemetry: deps
+	bash Tests/Scripts/bench-telemetry.sh
 
 # Why epoll: a thread per core with epoll against Dispatch read sources, same echo workload.
 bench-events: deps

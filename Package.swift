@@ -29,6 +29,8 @@ let package = Package(
         .target(name: "WaymarkCLI", dependencies: ["RouteEngine", "ManifestStore", "ManifestService", "Telemetry", "HTTPServer"]),
         .executableTarget(name: "waymark", dependencies: ["WaymarkCLI"]),
         .executableTarget(name: "RouteEngineBench", dependencies: ["RouteEngine"]),
+        // make bench-telemetry: batch generation and the JSONDecoder comparison.
+        .executableTarget(name: "TelemetryBench", dependencies: ["Telemetry"]),
         .executableTarget(name: "HTTPFixtureServer", dependencies: ["HTTPServer", "HTTPCore"]),
         // epoll against Dispatch read sources, the same echo over socket pairs (make bench-events).
         .executableTarget(name: "EventDeliveryBench", dependencies: ["CSystemShim"]),
