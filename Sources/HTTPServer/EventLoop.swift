@@ -256,9 +256,15 @@ final class EventLoop: @unchecked Sendable {
                     // Nothing more is decoded or read on this connection until it answers.
                     let ticket = Ticket(connection: connection, request: request, started: started)
                     let responder = Responder { [self] response in
-                        completions.withLock { $0.append(Completion(ticket: ticket, response: response)) }
-                        var one: UInt64 = 1
-                        _ = Glibc.write(wakeFD, &one, 8)
+                        // One wake-up per batch of answers: the loop takes them all at once.
+                        let first = completions.withLock { queue in
+                            queue.append(Completion(ticket: ticket, response: response))
+                            return queue.count == 1
+                        }
+                        if first {
+                            var one: UInt64 = 1
+                            _ = Glibc.write(wakeFD, &one, 8)
+                        }
                     }
                     handler(request, parameters, responder)
                 }

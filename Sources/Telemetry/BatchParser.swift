@@ -102,8 +102,8 @@ public struct BatchParser: Sendable {
         let now: Int
         var batch = Batch()
         var failure: BatchError?
-        var routeSlots: [Int: UInt16] = [:]
-        var preconditionSlots: [Int: UInt16] = [:]
+        var routeSlots = Slots()
+        var preconditionSlots = Slots()
 
         init(parser: BatchParser, now: Int) {
             self.parser = parser
@@ -331,12 +331,12 @@ public struct BatchParser: Sendable {
         }
 
         /// The batch-local slot of a vocabulary name: `other` (1) when it is not known.
-        func slot(for index: Int?, in slots: inout [Int: UInt16], names: inout [[UInt8]], table: NameTable) -> UInt16 {
+        func slot(for index: Int?, in slots: inout Slots, names: inout [[UInt8]], table: NameTable) -> UInt16 {
             guard let index else { return UInt16(Interned.other) }
-            if let slot = slots[index] { return slot }
+            if let slot = slots.slot(of: index) { return slot }
             let slot = UInt16(names.count + 2)
             names.append(table.names[index])
-            slots[index] = slot
+            slots.add(index, slot)
             return slot
         }
 
@@ -356,28 +356,56 @@ public struct BatchParser: Sendable {
             }
         }
 
+        // The names of each enumeration have distinct lengths: one comparison each.
         static func entryPoint(_ text: JSONScanner.Text) -> EntryPoint? {
-            if text.equals("universalLink") { return .universalLink }
-            if text.equals("scheme") { return .scheme }
-            if text.equals("push") { return .push }
-            if text.equals("inApp") { return .inApp }
-            return nil
+            switch text.count {
+            case 13: text.equals("universalLink") ? .universalLink : nil
+            case 6: text.equals("scheme") ? .scheme : nil
+            case 4: text.equals("push") ? .push : nil
+            case 5: text.equals("inApp") ? .inApp : nil
+            default: nil
+            }
         }
 
         static func outcome(_ text: JSONScanner.Text) -> Outcome? {
-            if text.equals("proceed") { return .proceed }
-            if text.equals("gated") { return .gated }
-            if text.equals("notFound") { return .notFound }
-            return nil
+            switch text.count {
+            case 7: text.equals("proceed") ? .proceed : nil
+            case 5: text.equals("gated") ? .gated : nil
+            case 8: text.equals("notFound") ? .notFound : nil
+            default: nil
+            }
         }
 
         static func reason(_ text: JSONScanner.Text) -> FailureReason? {
-            if text.equals("malformed") { return .malformed }
-            if text.equals("unknownRoute") { return .unknownRoute }
-            if text.equals("validationFailed") { return .validationFailed }
-            if text.equals("expired") { return .expired }
-            return nil
+            switch text.count {
+            case 9: text.equals("malformed") ? .malformed : nil
+            case 12: text.equals("unknownRoute") ? .unknownRoute : nil
+            case 16: text.equals("validationFailed") ? .validationFailed : nil
+            case 7: text.equals("expired") ? .expired : nil
+            default: nil
+            }
         }
+    }
+}
+
+/// Vocabulary index → batch-local slot. A batch names a handful of routes: a short list
+/// scanned in order, and a dictionary only once it grows past that.
+struct Slots {
+    private var indices: [Int] = []
+    private var slots: [UInt16] = []
+    private var large: [Int: UInt16]?
+
+    func slot(of index: Int) -> UInt16? {
+        if let large { return large[index] }
+        for position in indices.indices where indices[position] == index { return slots[position] }
+        return nil
+    }
+
+    mutating func add(_ index: Int, _ slot: UInt16) {
+        if large != nil { large![index] = slot; return }
+        indices.append(index)
+        slots.append(slot)
+        if indices.count > 32 { large = Dictionary(uniqueKeysWithValues: zip(indices, slots)) }
     }
 }
 

@@ -46,18 +46,42 @@ struct ByteReader {
     }
 }
 
-/// CRC-32C (Castagnoli), as ext4 and iSCSI use it; table-driven, a byte at a time.
+/// CRC-32C (Castagnoli), as ext4 and iSCSI use it: slicing-by-8 (eight bytes per step
+/// through eight tables), then a byte at a time for the tail.
 enum CRC32C {
-    static let table: [UInt32] = (0..<256).map { index in
-        var crc = UInt32(index)
-        for _ in 0..<8 { crc = crc & 1 == 1 ? (crc >> 1) ^ 0x82F6_3B78 : crc >> 1 }
-        return crc
-    }
+    static let tables: [UInt32] = {
+        var tables = [UInt32](repeating: 0, count: 8 * 256)
+        for index in 0..<256 {
+            var crc = UInt32(index)
+            for _ in 0..<8 { crc = crc & 1 == 1 ? (crc >> 1) ^ 0x82F6_3B78 : crc >> 1 }
+            tables[index] = crc
+        }
+        for index in 0..<256 {
+            for table in 1..<8 {
+                let previous = tables[(table - 1) * 256 + index]
+                tables[table * 256 + index] = (previous >> 8) ^ tables[Int(previous & 0xFF)]
+            }
+        }
+        return tables
+    }()
 
     static func checksum(_ bytes: UnsafeRawBufferPointer) -> UInt32 {
         var crc: UInt32 = 0xFFFF_FFFF
-        table.withUnsafeBufferPointer { table in
-            for byte in bytes { crc = table[Int((crc ^ UInt32(byte)) & 0xFF)] ^ (crc >> 8) }
+        guard let base = bytes.baseAddress else { return 0 }
+        var offset = 0
+        tables.withUnsafeBufferPointer { t in
+            while offset + 8 <= bytes.count {
+                let word = UInt64(littleEndian: (base + offset).loadUnaligned(as: UInt64.self)) ^ UInt64(crc)
+                crc = t[7 * 256 + Int(word & 0xFF)] ^ t[6 * 256 + Int((word >> 8) & 0xFF)]
+                    ^ t[5 * 256 + Int((word >> 16) & 0xFF)] ^ t[4 * 256 + Int((word >> 24) & 0xFF)]
+                    ^ t[3 * 256 + Int((word >> 32) & 0xFF)] ^ t[2 * 256 + Int((word >> 40) & 0xFF)]
+                    ^ t[1 * 256 + Int((word >> 48) & 0xFF)] ^ t[Int(word >> 56)]
+                offset += 8
+            }
+            while offset < bytes.count {
+                crc = t[Int((crc ^ UInt32(bytes[offset])) & 0xFF)] ^ (crc >> 8)
+                offset += 1
+            }
         }
         return crc ^ 0xFFFF_FFFF
     }
@@ -70,32 +94,54 @@ enum Frame {
     static let maximumPayload = 64 << 20
 
     static func encode(_ batch: Batch, sequence: UInt64, into out: inout [UInt8]) {
-        var writer = ByteWriter()
-        writer.bytes.reserveCapacity(64 + batch.tallies.count * 15)
-        writer.u64(sequence)
-        writer.u8(batch.platform.rawValue)
-        writer.u32(batch.revision)
-        writer.u8(batch.appVersion == nil ? 0 : 1)
-        writer.name(batch.appVersion ?? [])
-        writer.u16(UInt16(batch.routes.count))
-        for name in batch.routes { writer.name(name) }
-        writer.u16(UInt16(batch.preconditions.count))
-        for name in batch.preconditions { writer.name(name) }
-        writer.u32(UInt32(batch.tallies.count))
-        for tally in batch.tallies {
-            writer.u32(UInt32(bitPattern: tally.minute))
-            writer.u8(tally.entry)
-            writer.u8(tally.outcome)
-            writer.u8(tally.reason)
-            writer.u16(tally.route)
-            writer.u16(tally.precondition)
-            writer.u32(tally.count)
+        let names = batch.routes.reduce(0) { $0 + 2 + $1.count } + batch.preconditions.reduce(0) { $0 + 2 + $1.count }
+        let payload = 8 + 1 + 4 + 1 + 2 + (batch.appVersion?.count ?? 0) + 2 + 2 + names + 4 + batch.tallies.count * 15
+        let start = out.count
+        out.append(contentsOf: repeatElement(0, count: headerSize + payload))
+        out.withUnsafeMutableBytes { buffer in
+            var cursor = Cursor(base: buffer.baseAddress! + start + headerSize)
+            cursor.put(sequence)
+            cursor.put(batch.platform.rawValue)
+            cursor.put(batch.revision)
+            cursor.put(UInt8(batch.appVersion == nil ? 0 : 1))
+            cursor.put(name: batch.appVersion ?? [])
+            cursor.put(UInt16(batch.routes.count))
+            for name in batch.routes { cursor.put(name: name) }
+            cursor.put(UInt16(batch.preconditions.count))
+            for name in batch.preconditions { cursor.put(name: name) }
+            cursor.put(UInt32(batch.tallies.count))
+            for tally in batch.tallies {
+                cursor.put(UInt32(bitPattern: tally.minute))
+                cursor.put(tally.entry)
+                cursor.put(tally.outcome)
+                cursor.put(tally.reason)
+                cursor.put(tally.route)
+                cursor.put(tally.precondition)
+                cursor.put(tally.count)
+            }
+            let body = UnsafeRawBufferPointer(start: buffer.baseAddress! + start + headerSize, count: payload)
+            var header = Cursor(base: buffer.baseAddress! + start)
+            header.put(UInt32(payload))
+            header.put(CRC32C.checksum(body))
         }
-        var header = ByteWriter()
-        header.u32(UInt32(writer.bytes.count))
-        header.u32(writer.bytes.withUnsafeBytes(CRC32C.checksum))
-        out.append(contentsOf: header.bytes)
-        out.append(contentsOf: writer.bytes)
+    }
+
+    /// Little-endian stores into a buffer sized beforehand.
+    private struct Cursor {
+        var base: UnsafeMutableRawPointer
+
+        @inline(__always)
+        mutating func put<T: FixedWidthInteger>(_ value: T) {
+            base.storeBytes(of: value.littleEndian, toByteOffset: 0, as: T.self)
+            base += MemoryLayout<T>.size
+        }
+
+        mutating func put(name: [UInt8]) {
+            put(UInt16(name.count))
+            guard !name.isEmpty else { return }
+            name.withUnsafeBytes { base.copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
+            base += name.count
+        }
     }
 
     /// A checked payload back to its batch; nil if it does not describe a valid one.

@@ -119,7 +119,7 @@ public struct NameTable: Sendable {
         while true {
             let index = slots[slot]
             if index < 0 { return nil }
-            if names[Int(index)].withUnsafeBufferPointer({ $0.elementsEqual(bytes) }) { return Int(index) }
+            if names[Int(index)].withUnsafeBufferPointer({ sameBytes($0, bytes) }) { return Int(index) }
             slot = (slot + 1) & mask
         }
     }

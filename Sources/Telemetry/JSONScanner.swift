@@ -23,10 +23,11 @@ struct JSONScanner {
 
         var count: Int { withBytes { $0.count } }
 
+        @inline(__always)
         func equals(_ literal: StaticString) -> Bool {
             withBytes { bytes in
                 bytes.count == literal.utf8CodeUnitCount
-                    && UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount).elementsEqual(bytes)
+                    && sameBytes(bytes, UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount))
             }
         }
 
@@ -53,6 +54,7 @@ struct JSONScanner {
 
     func fail(_ message: String) -> Malformed { Malformed(offset: offset, message: message) }
 
+    @inline(__always)
     mutating func skipWhitespace() {
         while offset < bytes.count {
             switch bytes[offset] {
@@ -63,17 +65,20 @@ struct JSONScanner {
     }
 
     /// The next significant byte, not consumed; nil at the end.
+    @inline(__always)
     mutating func peek() -> UInt8? {
         skipWhitespace()
         return offset < bytes.count ? bytes[offset] : nil
     }
 
-    mutating func expect(_ byte: UInt8, _ what: String) throws(Malformed) {
-        guard peek() == byte else { throw fail("expected \(what)") }
+    @inline(__always)
+    mutating func expect(_ byte: UInt8, _ what: @autoclosure () -> String) throws(Malformed) {
+        guard peek() == byte else { throw fail("expected \(what())") }
         offset += 1
     }
 
     /// Consumes `byte` if it is next.
+    @inline(__always)
     mutating func consume(_ byte: UInt8) -> Bool {
         guard peek() == byte else { return false }
         offset += 1
@@ -98,6 +103,18 @@ struct JSONScanner {
     mutating func string() throws(Malformed) -> Text {
         try expect(0x22, "a string")
         let start = offset
+        // Eight bytes at a time while none is a quote, a backslash, a control or a
+        // non-ASCII byte (the SWAR "has zero byte" test on each).
+        if let base = bytes.baseAddress {
+            while offset + 8 <= bytes.count {
+                let word = UnsafeRawPointer(base + offset).loadUnaligned(as: UInt64.self)
+                let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
+                let quote = word ^ (ones &* 0x22), backslash = word ^ (ones &* 0x5C)
+                let special = ((quote &- ones) & ~quote) | ((backslash &- ones) & ~backslash) | (word &- ones &* 0x20) | word
+                if special & highs != 0 { break }
+                offset += 8
+            }
+        }
         while offset < bytes.count {
             let byte = bytes[offset]
             if byte == 0x22 {
@@ -277,4 +294,26 @@ struct JSONScanner {
         default: throw fail("expected a JSON value")
         }
     }
+}
+
+/// Whether two buffers of the same length hold the same bytes: a plain loop, which the
+/// optimizer keeps tight (the generic `elementsEqual` is not, for names a few bytes long).
+@inline(__always)
+func sameBytes(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Bool {
+    guard a.count == b.count else { return false }
+    guard var left = a.baseAddress, var right = b.baseAddress else { return a.count == 0 }
+    var remaining = a.count
+    while remaining >= 8 {
+        if UnsafeRawPointer(left).loadUnaligned(as: UInt64.self) != UnsafeRawPointer(right).loadUnaligned(as: UInt64.self) { return false }
+        left += 8
+        right += 8
+        remaining -= 8
+    }
+    while remaining > 0 {
+        if left.pointee != right.pointee { return false }
+        left += 1
+        right += 1
+        remaining -= 1
+    }
+    return true
 }

@@ -144,6 +144,16 @@ struct BatchParserTests {
         #expect(batch.tallies.map(\.route) == [2, 3, 2, 1])
     }
 
+    @Test func manyDistinctRoutesInOneBatchKeepTheirSlots() throws {
+        let names = (0..<40).map { "route-\($0)" }
+        let wide = Vocabulary(routes: names, appVersions: [.ios: ["5.3.0"]], latestRevision: 7)
+        let events = (names + names.reversed()).map { #"{"ts": "2026-11-21T12:00:00Z", "entry": "scheme", "outcome": "proceed", "route": "\#($0)"}"# }
+        let batch = try BatchParser(vocabulary: wide).parse(Array(batchBody(events).utf8), now: testNow)
+        #expect(batch.routes.map { String(decoding: $0, as: UTF8.self) } == names)
+        let forward: [UInt16] = (0..<40).map { UInt16($0 + 2) }
+        #expect(batch.tallies.map(\.route) == forward + forward.reversed())
+    }
+
     /// Every prefix of a valid body is refused, never accepted or crashed on.
     @Test func everyTruncationIsRefused() {
         let body = batchBody([#"{"ts": "2026-11-21T12:00:00Z", "entry": "scheme", "outcome": "notFound", "reason": "malformed", "route": "h\u00e9llo", "count": 3}"#])

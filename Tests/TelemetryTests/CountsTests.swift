@@ -167,3 +167,45 @@ struct CountsTests {
         #expect(flipped.withUnsafeBytes { Frame.scan($0) }.validLength == firstLength)
     }
 }
+
+@Suite("CRC-32C and string scanning")
+struct CodecTests {
+    /// The bitwise definition, for comparison.
+    static func reference(_ bytes: [UInt8]) -> UInt32 {
+        var crc: UInt32 = 0xFFFF_FFFF
+        for byte in bytes {
+            crc ^= UInt32(byte)
+            for _ in 0..<8 { crc = crc & 1 == 1 ? (crc >> 1) ^ 0x82F6_3B78 : crc >> 1 }
+        }
+        return ~crc
+    }
+
+    @Test func crc32cMatchesTheCheckValueAndTheBitwiseDefinition() {
+        #expect(Array("123456789".utf8).withUnsafeBytes(CRC32C.checksum) == 0xE306_9283, "RFC 3720 check value")
+        var generator = SystemRandomNumberGenerator()
+        for length in 0..<70 {
+            let bytes = (0..<length).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            #expect(bytes.withUnsafeBytes(CRC32C.checksum) == Self.reference(bytes), "length \(length)")
+        }
+    }
+
+    /// Each special byte at every position of a string, across the 8-byte steps of the scan.
+    @Test func specialBytesAreFoundWhereverTheyFallInAWord() throws {
+        let cases: [(json: String, decoded: String?)] = [("\\\"", "\""), ("\\\\", "\\"), ("\\n", "\n"), ("é", "é"), ("\\u00e9", "é"), ("\u{01}", nil), ("\u{1F}", nil), (" ", " "), ("~", "~")]
+        for (json, decoded) in cases {
+            for position in 0..<20 {
+                let name = String(repeating: "a", count: position) + json + "bcdefghij"
+                let body = batchBody([#"{"ts": "2026-11-21T12:00:00Z", "entry": "scheme", "outcome": "proceed", "route": "\#(name)"}"#])
+                let expected = decoded.map { String(repeating: "a", count: position) + $0 + "bcdefghij" }
+                let wide = Vocabulary(routes: expected.map { [$0] } ?? [], appVersions: [.ios: ["5.3.0"]], latestRevision: 7)
+                let result = Result { try BatchParser(vocabulary: wide).parse(Array(body.utf8), now: testNow) }
+                switch (result, expected) {
+                case (.success(let batch), let expected?):
+                    #expect(batch.routes.map { String(decoding: $0, as: UTF8.self) } == [expected], "\(json) at \(position)")
+                case (.failure, nil): break
+                default: Issue.record("\(json) at \(position): \(result)")
+                }
+            }
+        }
+    }
+}
