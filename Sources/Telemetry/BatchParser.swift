@@ -104,6 +104,7 @@ public struct BatchParser: Sendable {
         var failure: BatchError?
         var routeSlots = Slots()
         var preconditionSlots = Slots()
+        var dayCache = Timestamp.DayCache()
 
         init(parser: BatchParser, now: Int) {
             self.parser = parser
@@ -253,7 +254,7 @@ public struct BatchParser: Sendable {
                     switch field {
                     case 0:
                         guard let text = try stringValue(&scanner) else { fail("ts must be an RFC 3339 time such as \"2026-11-21T10:00:00Z\"."); continue }
-                        guard let time = text.withBytes(Timestamp.parse) else { fail("ts must be an RFC 3339 time such as \"2026-11-21T10:00:00Z\"."); continue }
+                        guard let time = text.withBytes({ Timestamp.parse($0, cache: &dayCache) }) else { fail("ts must be an RFC 3339 time such as \"2026-11-21T10:00:00Z\"."); continue }
                         seconds = time
                     case 1:
                         guard let text = try stringValue(&scanner), let value = Self.entryPoint(text) else {
@@ -411,8 +412,23 @@ struct Slots {
 
 /// RFC 3339 date-times (`2026-11-21T10:00:00Z`, `…10:00:00.250+01:00`) to seconds since 1970.
 public enum Timestamp {
+    /// The last date seen (its first ten bytes, checked, and its day number): the events
+    /// of a batch mostly share a day, so its calendar arithmetic is done once.
+    public struct DayCache {
+        var prefix: (UInt64, UInt16) = (0, 0)
+        var days = 0
+
+        public init() {}
+    }
+
     public static func parse(_ bytes: UnsafeBufferPointer<UInt8>) -> Int? {
-        guard bytes.count >= 20 else { return nil }
+        var cache = DayCache()
+        return parse(bytes, cache: &cache)
+    }
+
+    public static func parse(_ bytes: UnsafeBufferPointer<UInt8>, cache: inout DayCache) -> Int? {
+        guard bytes.count >= 20, let base = bytes.baseAddress else { return nil }
+        let prefix = (UnsafeRawPointer(base).loadUnaligned(as: UInt64.self), UnsafeRawPointer(base + 8).loadUnaligned(as: UInt16.self))
         func digits(_ start: Int, _ count: Int) -> Int? {
             var value = 0
             for index in start..<start + count {
@@ -422,10 +438,18 @@ public enum Timestamp {
             }
             return value
         }
-        guard let year = digits(0, 4), bytes[4] == 0x2D, let month = digits(5, 2), bytes[7] == 0x2D, let day = digits(8, 2),
-              bytes[10] | 0x20 == 0x74, let hour = digits(11, 2), bytes[13] == 0x3A, let minute = digits(14, 2),
-              bytes[16] == 0x3A, let second = digits(17, 2) else { return nil }
-        guard (1...12).contains(month), day >= 1, day <= daysIn(month: month, year: year), hour <= 23, minute <= 59, second <= 60 else { return nil }
+        let days: Int
+        if prefix == cache.prefix {
+            days = cache.days
+        } else {
+            guard let year = digits(0, 4), bytes[4] == 0x2D, let month = digits(5, 2), bytes[7] == 0x2D, let day = digits(8, 2),
+                  (1...12).contains(month), day >= 1, day <= daysIn(month: month, year: year) else { return nil }
+            days = CivilDate.days(year: year, month: month, day: day)
+            cache.prefix = prefix
+            cache.days = days
+        }
+        guard bytes[10] | 0x20 == 0x74, let hour = digits(11, 2), bytes[13] == 0x3A, let minute = digits(14, 2),
+              bytes[16] == 0x3A, let second = digits(17, 2), hour <= 23, minute <= 59, second <= 60 else { return nil }
         var index = 19
         if bytes[index] == 0x2E {
             index += 1
@@ -446,7 +470,7 @@ public enum Timestamp {
             return nil
         }
         guard index == bytes.count else { return nil }
-        return CivilDate.days(year: year, month: month, day: day) * 86_400 + hour * 3_600 + minute * 60 + min(second, 59) - offset
+        return days * 86_400 + hour * 3_600 + minute * 60 + min(second, 59) - offset
     }
 
     static func daysIn(month: Int, year: Int) -> Int {

@@ -31,33 +31,33 @@ public struct Counts: Sendable {
         let oldestMinute = Int32(clamping: (now - limits.minuteRetention) / 60)
         let fixed = CountKey.pack(platform: batch.platform.rawValue, entry: 0, outcome: 0, reason: 0, precondition: 0,
                                   appVersion: appVersion, revision: UInt64(batch.revision), route: 0)
-        // Tallies of one batch mostly share a few minutes: take each bucket out once per
-        // run of equal minutes and put it back, so an update hashes its key once.
-        var minute = Int32.min, hour = Int32.min
-        var minuteBucket: [UInt64: UInt64]?
-        var hourBucket: [UInt64: UInt64] = [:]
-        for tally in batch.tallies {
+        // Sorted by minute, the tallies of a batch fall in a few runs; each run updates its
+        // minute and hour buckets in place (one lookup per run, one hash per tally).
+        let tallies = batch.tallies.sorted { $0.minute < $1.minute }
+        func key(_ tally: Tally) -> UInt64 {
             let route = tally.route < 2 ? UInt64(tally.route) : routeIDs[Int(tally.route) - 2]
             let precondition = tally.precondition < 2 ? UInt64(tally.precondition) : preconditionIDs[Int(tally.precondition) - 2]
-            let key = fixed | UInt64(tally.entry) << 1 | UInt64(tally.outcome) << 3 | UInt64(tally.reason) << 5
-                | precondition << 8 | route << 46
-            let count = UInt64(tally.count)
-            if tally.minute != minute {
-                if let bucket = minuteBucket { minutes[minute] = bucket }
-                minute = tally.minute
-                minuteBucket = minute >= oldestMinute ? (minutes.removeValue(forKey: minute) ?? [:]) : nil
-                let newHour = Self.hour(ofMinute: minute)
-                if newHour != hour {
-                    if hour != Int32.min { hours[hour] = hourBucket }
-                    hour = newHour
-                    hourBucket = hours.removeValue(forKey: hour) ?? [:]
-                }
-            }
-            hourBucket[key, default: 0] += count
-            minuteBucket?[key, default: 0] += count
+            return fixed | UInt64(tally.entry) << 1 | UInt64(tally.outcome) << 3 | UInt64(tally.reason) << 5 | precondition << 8 | route << 46
         }
-        if let bucket = minuteBucket { minutes[minute] = bucket }
-        if hour != Int32.min { hours[hour] = hourBucket }
+        func add(_ run: ArraySlice<Tally>, to bucket: inout [UInt64: UInt64]) {
+            for tally in run { bucket[key(tally), default: 0] += UInt64(tally.count) }
+        }
+        var start = tallies.startIndex
+        while start < tallies.endIndex {
+            let hour = Self.hour(ofMinute: tallies[start].minute)
+            var end = start
+            while end < tallies.endIndex, Self.hour(ofMinute: tallies[end].minute) == hour { end += 1 }
+            add(tallies[start..<end], to: &hours[hour, default: [:]])
+            var first = start
+            while first < end {
+                let minute = tallies[first].minute
+                var last = first
+                while last < end, tallies[last].minute == minute { last += 1 }
+                if minute >= oldestMinute { add(tallies[first..<last], to: &minutes[minute, default: [:]]) }
+                first = last
+            }
+            start = end
+        }
         lastSequence = max(lastSequence, sequence)
     }
 

@@ -96,7 +96,7 @@ p99 = statistics.median(r[2] for r in rounds)
 decoder = float(figures["jsondecoder_events_per_second"])
 parser = float(figures["batchparser_events_per_second"])
 print(f"{sys.argv[3]} batches of 50 events ({int(sys.argv[4]) // int(sys.argv[3])} bytes each), wrk -c{sys.argv[6]}, {sys.argv[5]} s x {len(rounds)} rounds (median):")
-print(f"  ingested (202 after fdatasync, counted by the daemon): {ingest:12,.0f} events/s  (rounds: {', '.join(f'{r[0]:,.0f}' for r in rounds)}; p99 {p99} ms)")
+print(f"  ingested (202 after fdatasync, counted by the daemon): {ingest:12,.0f} events/s  (rounds: {', '.join(f'{r[0]:,.0f}' for r in rounds)}; p99 {p99:.2f} ms)")
 print(f"  JSONDecoder into Codable structs, in process:          {decoder:12,.0f} events/s")
 print(f"  BatchParser alone, in process:                         {parser:12,.0f} events/s")
 ratio = ingest / decoder

@@ -207,6 +207,14 @@ struct TimestampTests {
         #expect(text.withUTF8(Timestamp.parse) == expected)
     }
 
+    @Test func theDayCacheGivesTheSameAnswers() {
+        var cache = Timestamp.DayCache()
+        for (text, expected) in Self.rows + Self.rows.reversed() + [("2026-11-21T23:59:59Z", testNow + 43_199), ("2026-11-21T24:00:00Z", nil)] {
+            var text = text
+            #expect(text.withUTF8 { Timestamp.parse($0, cache: &cache) } == expected, "\(text)")
+        }
+    }
+
     @Test func formatsWhatItParses() {
         var text = Timestamp.format(testNow + 59)
         #expect(text == "2026-11-21T12:00:59Z")
