@@ -7,7 +7,10 @@ killed with SIGKILL at random moments, KILLS times. After every restart it check
   - the daemon started at all (it verifies every stored hash and refuses a damaged store),
     every revision and manifest it serves parses, revisions are numbered without gaps;
   - no temporary files are left in the data directory after start;
-  - the audit log is whole JSON lines.
+  - the audit log is whole JSON lines;
+  - every telemetry batch answered 202 is counted exactly once, and a batch that was in
+    flight when the daemon died is counted once or not at all (each batch's events go to
+    cells of (minute, entry, route) no other batch uses, so a double count shows).
 
 Usage: crash-test.py WAYMARK_BINARY [KILLS] [SEED]   (fixed seed: same kill times each run)
 """
@@ -110,6 +113,78 @@ def writer_schemas(port, token, acked, stop, schema_text, counter):
             return
 
 
+ROUTES = ["home", "product", "category", "search", "cart", "orders", "order-detail", "settings", "new-arrivals", "spring-sale"]
+ENTRIES = ["universalLink", "scheme", "push", "inApp"]
+EVENTS_PER_BATCH = 5
+MINUTES = 2800  # cells stay inside the 48 h of per-minute counts
+
+
+def cell(index, origin):
+    """Cell `index` as (ts, entry, route): one of MINUTES x 4 x 10 distinct count keys."""
+    minute, rest = divmod(index, len(ENTRIES) * len(ROUTES))
+    return origin - minute * 60, ENTRIES[rest // len(ROUTES)], ROUTES[rest % len(ROUTES)]
+
+
+def iso(seconds):
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(seconds))
+
+
+def writer_telemetry(port, token, telemetry, stop, origin):
+    """Posts batches of EVENTS_PER_BATCH events, each in cells of its own."""
+    capacity = MINUTES * len(ENTRIES) * len(ROUTES) // EVENTS_PER_BATCH
+    while not stop.is_set():
+        with telemetry["lock"]:
+            batch = telemetry["next"]
+            if batch >= capacity:
+                return
+            telemetry["next"] += 1
+            telemetry["sent"].add(batch)
+        events = []
+        for index in range(batch * EVENTS_PER_BATCH, (batch + 1) * EVENTS_PER_BATCH):
+            ts, entry, route = cell(index, origin)
+            events.append({"ts": iso(ts), "entry": entry, "outcome": "proceed", "route": route})
+        body = {"client": {"platform": "ios", "appVersion": "5.3.0", "revision": 1}, "events": events}
+        try:
+            status, answer = call(port, token, "POST", "/v1/telemetry", body, {"Content-Type": "application/json"})
+        except (OSError, http.client.HTTPException, ValueError):
+            return  # in flight when the daemon died: counted once or not at all
+        if status != 202 or answer != {"accepted": EVENTS_PER_BATCH, "rejected": []}:
+            fail("telemetry answered %d: %s" % (status, answer))
+        with telemetry["lock"]:
+            telemetry["acked"].add(batch)
+
+
+def verify_telemetry(daemon, telemetry, origin):
+    query = "/v1/telemetry/counts?step=1m&groupBy=entry,route&limit=1000&from=%s&to=%s" % (iso(origin - MINUTES * 60), iso(origin + 60))
+    status, answer = call(daemon.port, daemon.token, "GET", query)
+    if status != 200:
+        fail("telemetry counts answered %d: %s" % (status, answer))
+    counted = {}
+    starts = [int(time.mktime(time.strptime(bucket, "%Y-%m-%dT%H:%M:%SZ"))) - time.timezone for bucket in answer["buckets"]]
+    for group in answer["groups"]:
+        entry, route = group["key"]["entry"], group["key"]["route"]
+        for start, count in zip(starts, group["counts"]):
+            if count:
+                counted[((origin - start) // 60, entry, route)] = count
+    with telemetry["lock"]:
+        acked, sent = set(telemetry["acked"]), set(telemetry["sent"])
+    seen_batches = set()
+    for batch in sent:
+        counts = set()
+        for index in range(batch * EVENTS_PER_BATCH, (batch + 1) * EVENTS_PER_BATCH):
+            ts, entry, route = cell(index, origin)
+            counts.add(counted.pop(((origin - ts) // 60, entry, route), 0))
+        if batch in acked and counts != {1}:
+            fail("telemetry batch %d was acknowledged but its events are counted %s times" % (batch, sorted(counts)))
+        if counts not in ({0}, {1}):
+            fail("telemetry batch %d (in flight at a kill) is counted %s times: not all or nothing, or twice" % (batch, sorted(counts)))
+        if counts == {1}:
+            seen_batches.add(batch)
+    if counted:
+        fail("telemetry counts events no batch sent: %s" % list(counted.items())[:5])
+    return len(acked), len(seen_batches)
+
+
 def verify(daemon, data, acked):
     for root, _, names in os.walk(data):
         for name in names:
@@ -155,6 +230,8 @@ def main():
     work = tempfile.mkdtemp(prefix="waymark-crash-")
     data = os.path.join(work, "data")
     acked = {"revisions": {}, "schemas": {}}
+    telemetry = {"lock": threading.Lock(), "next": 0, "sent": set(), "acked": set()}
+    origin = int(time.time()) // 60 * 60 - 120
     publish_counter, schema_counter = [0], [0]
     token = None
     started = time.time()
@@ -167,9 +244,11 @@ def main():
                 fail("the first start printed no admin token")
             if acked["revisions"] or kill > 1:
                 verify(daemon, data, acked)
+                verify_telemetry(daemon, telemetry, origin)
             stop = threading.Event()
             writers = [threading.Thread(target=writer_publish, args=(daemon.port, token, acked, stop, routes, publish_counter)),
                        threading.Thread(target=writer_schemas, args=(daemon.port, token, acked, stop, schema_text, schema_counter))]
+            writers += [threading.Thread(target=writer_telemetry, args=(daemon.port, token, telemetry, stop, origin)) for _ in range(3)]
             for writer in writers:
                 writer.start()
             time.sleep(rng.uniform(0.02, 0.4))
@@ -180,11 +259,14 @@ def main():
         daemon = Daemon(binary, data)
         daemon.token = token
         revisions, schemas = verify(daemon, data, acked)
+        batches, counted = verify_telemetry(daemon, telemetry, origin)
         daemon.process.terminate()
         daemon.process.wait()
         print("crash-test: %d SIGKILLs in %.0f s; %d revisions and %d schema registrations acknowledged, all present after "
-              "every restart (%d revisions, %d schemas stored); no temporary files left; audit log whole"
-              % (kills, time.time() - started, len(acked["revisions"]), len(acked["schemas"]), revisions, schemas))
+              "every restart (%d revisions, %d schemas stored); no temporary files left; audit log whole; "
+              "%d telemetry batches acknowledged, each counted exactly once (%d counted, %d of them in flight at a kill)"
+              % (kills, time.time() - started, len(acked["revisions"]), len(acked["schemas"]), revisions, schemas,
+                 batches, counted, counted - batches))
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
