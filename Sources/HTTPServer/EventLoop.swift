@@ -34,6 +34,8 @@ final class EventLoop: @unchecked Sendable {
     /// Answers of deferred handlers, from any thread, written out on this loop's thread.
     private let completions = Mutex<[Completion]>([])
     private let balancer: LoopBalancer
+    /// This loop's request counters, when the server keeps metrics.
+    private let metrics: HTTPMetrics.Slot?
     private let openCount = Atomic<Int>(0)
     /// Connections this loop is serving now; safe from any thread.
     var openConnections: Int { openCount.load(ordering: .relaxed) }
@@ -41,8 +43,9 @@ final class EventLoop: @unchecked Sendable {
     var peers: [EventLoop] = []
 
     init(index: Int, router: Router, configuration: ServerConfiguration, listeners: [Int32], requestIDPrefix: String,
-         balancer: LoopBalancer) throws(SystemError) {
+         balancer: LoopBalancer, metrics: HTTPMetrics.Slot? = nil) throws(SystemError) {
         self.index = index
+        self.metrics = metrics
         self.balancer = balancer
         self.router = router
         self.configuration = configuration
@@ -250,11 +253,11 @@ final class EventLoop: @unchecked Sendable {
             case .handle(let request):
                 let started = clock.now()
                 switch router.route(request) {
-                case .response(let response):
-                    pending += queue(response, to: request, on: connection, started: started)
-                case .deferred(let handler, let parameters):
+                case .response(let response, let route):
+                    pending += queue(response, to: request, on: connection, started: started, route: route)
+                case .deferred(let handler, let parameters, let route):
                     // Nothing more is decoded or read on this connection until it answers.
-                    let ticket = Ticket(connection: connection, request: request, started: started)
+                    let ticket = Ticket(connection: connection, request: request, started: started, route: route)
                     let responder = Responder { [self] response in
                         // One wake-up per batch of answers: the loop takes them all at once.
                         let first = completions.withLock { queue in
@@ -276,6 +279,7 @@ final class EventLoop: @unchecked Sendable {
                     HTTPResponseSerializer.serialize(response, date: date(), isHead: false, keepAlive: false, into: &out)
                 }
                 if configuration.accessLog { log("{\"status\":\(status.code),\"error\":\"\(message)\",\"bytes\":\(bytes)}") }
+                metrics?.record(route: -1, status: status.code, nanoseconds: 0)
                 pending += connection.machine.responseQueued(bytes: bytes, keepAlive: false, now: clock.now())
             case .pauseReading, .resumeReading:
                 break  // reflected in `wantsRead` when interest is updated below
@@ -291,7 +295,8 @@ final class EventLoop: @unchecked Sendable {
     }
 
     /// Serializes the response to `request`, logs it, and tells the state machine.
-    private func queue(_ response: HTTPResponse, to request: HTTPRequest, on connection: Connection, started: Int64) -> [ConnectionStateMachine.Action] {
+    private func queue(_ response: HTTPResponse, to request: HTTPRequest, on connection: Connection, started: Int64,
+                       route: Int) -> [ConnectionStateMachine.Action] {
         let keepAlive = connection.machine.mayKeepAlive(request)
         requestCounter &+= 1
         let requestID = "\(requestIDPrefix)-\(index)-\(String(requestCounter, radix: 16))"
@@ -305,6 +310,7 @@ final class EventLoop: @unchecked Sendable {
             bytes += response.body.count
         }
         if configuration.accessLog { logAccess(request, response, id: requestID, bytes: bytes, started: started) }
+        metrics?.record(route: route, status: response.status.code, nanoseconds: clock.now() - started)
         return connection.machine.responseQueued(bytes: bytes, keepAlive: keepAlive, now: clock.now())
     }
 
@@ -313,7 +319,7 @@ final class EventLoop: @unchecked Sendable {
         let ticket = completion.ticket
         let connection = ticket.connection
         guard connections[connection.fd] === connection, !connection.machine.isClosed else { return }
-        perform(queue(completion.response, to: ticket.request, on: connection, started: ticket.started), on: connection)
+        perform(queue(completion.response, to: ticket.request, on: connection, started: ticket.started, route: ticket.route), on: connection)
     }
 
     private func write(_ connection: Connection) {
@@ -421,6 +427,7 @@ private struct Ticket: @unchecked Sendable {
     let connection: Connection
     let request: HTTPRequest
     let started: Int64
+    let route: Int
 }
 
 /// A deferred handler's answer on its way back to the loop that owns the connection.

@@ -13,6 +13,8 @@ public final class HTTPServer: @unchecked Sendable {
     // thread can see them; afterwards only `shutdown()` (thread-safe per loop) touches them.
     public let configuration: ServerConfiguration
     private let router: Router
+    /// Requests by route and status, with latency; nil when not kept.
+    public let metrics: HTTPMetrics?
     private var loops: [EventLoop] = []
     private var threads: [Thread] = []
     private let finished = DispatchGroup()
@@ -21,9 +23,10 @@ public final class HTTPServer: @unchecked Sendable {
     /// The port actually bound (useful when configured as 0).
     public private(set) var port: UInt16 = 0
 
-    public init(configuration: ServerConfiguration, router: Router) {
+    public init(configuration: ServerConfiguration, router: Router, metrics: HTTPMetrics? = nil) {
         self.configuration = configuration
         self.router = router
+        self.metrics = metrics
         balancer = LoopBalancer(loops: max(1, configuration.threads))
     }
 
@@ -36,6 +39,7 @@ public final class HTTPServer: @unchecked Sendable {
         signal(SIGPIPE, SIG_IGN)
         var port = configuration.port
         let prefix = String(UInt32.random(in: 0...UInt32.max), radix: 36)
+        let slots = metrics?.configure(routes: router.routeLabels, loops: max(1, configuration.threads))
         for index in 0..<max(1, configuration.threads) {
             var listeners: [Int32] = []
             for host in configuration.hosts {
@@ -44,7 +48,7 @@ public final class HTTPServer: @unchecked Sendable {
                 port = bound  // port 0: every later listener joins the port the first one got
             }
             loops.append(try EventLoop(index: index, router: router, configuration: configuration, listeners: listeners,
-                                       requestIDPrefix: prefix, balancer: balancer))
+                                       requestIDPrefix: prefix, balancer: balancer, metrics: slots?[index]))
         }
         for loop in loops { loop.peers = loops }  // each loop clears its list when it stops
         self.port = port

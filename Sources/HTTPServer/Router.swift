@@ -60,8 +60,18 @@ public struct Router: Sendable {
         entries.append(Entry(method: method, segments: segments, maximumBody: maximumBody, work: work))
     }
 
+    /// Method and path pattern of each route, in the order added (metrics label them so).
+    public var routeLabels: [(method: String, path: String)] {
+        entries.map { ($0.method, "/" + $0.segments.map { segment in
+            switch segment {
+            case .literal(let text): text
+            case .parameter(let name): ":" + name
+            }
+        }.joined(separator: "/")) }
+    }
+
     enum Match: Sendable {
-        case found(Work, RouteParameters)
+        case found(Work, RouteParameters, route: Int)
         case methodNotAllowed(allow: [String])
         case notFound
         case notImplemented
@@ -71,10 +81,10 @@ public struct Router: Sendable {
     func match(method: String, path: Substring) -> Match {
         let segments = Self.segments(of: path)
         var allowed: [String] = []
-        for entry in entries {
+        for (index, entry) in entries.enumerated() {
             guard let parameters = Self.bind(entry.segments, to: segments) else { continue }
             if entry.method == method || (method == "HEAD" && entry.method == "GET") {
-                return .found(entry.work, parameters)
+                return .found(entry.work, parameters, route: index)
             }
             allowed.append(entry.method)
         }
@@ -91,25 +101,26 @@ public struct Router: Sendable {
         return entries.first { $0.method == head.method && Self.bind($0.segments, to: segments) != nil }?.maximumBody
     }
 
+    /// `route` is the index of the route taken, -1 when none was.
     enum Routed {
-        case response(HTTPResponse)
-        case deferred(DeferredHandler, RouteParameters)
+        case response(HTTPResponse, route: Int)
+        case deferred(DeferredHandler, RouteParameters, route: Int)
     }
 
     /// Calls the matching handler, or answers 404 / 405 / 501 itself; a deferred route is
     /// returned for the caller to start with a `Responder`.
     func route(_ request: HTTPRequest) -> Routed {
         switch match(method: request.head.method, path: request.head.path) {
-        case .found(.now(let handler), let parameters):
-            return .response(handler(request, parameters))
-        case .found(.later(let handler), let parameters):
-            return .deferred(handler, parameters)
+        case .found(.now(let handler), let parameters, let route):
+            return .response(handler(request, parameters), route: route)
+        case .found(.later(let handler), let parameters, let route):
+            return .deferred(handler, parameters, route: route)
         case .methodNotAllowed(let allow):
-            return .response(Self.methodNotAllowed(request, allow: allow))
+            return .response(Self.methodNotAllowed(request, allow: allow), route: -1)
         case .notFound:
-            return .response(.error(.notFound, message: "There is nothing at \(request.head.path)."))
+            return .response(.error(.notFound, message: "There is nothing at \(request.head.path)."), route: -1)
         case .notImplemented:
-            return .response(.error(.notImplemented, message: "The method \(request.head.method) is not implemented."))
+            return .response(.error(.notImplemented, message: "The method \(request.head.method) is not implemented."), route: -1)
         }
     }
 

@@ -25,6 +25,10 @@ public final class ManifestService: Sendable {
     let vocabulary = VocabularyCache()
     /// Events refused one by one inside accepted batches, since start.
     let telemetryRejected = Atomic<UInt64>(0)
+    /// Revisions published (rollbacks included) since start.
+    let publishes = Atomic<UInt64>(0)
+    /// Requests by route and status with latency: give it to the `HTTPServer` serving `router()`.
+    public let httpMetrics = HTTPMetrics()
 
     public init(store: ManifestStore, telemetry: TelemetryStore, options: Options = Options()) {
         self.store = store
@@ -55,6 +59,7 @@ public final class ManifestService: Sendable {
         router.add("GET", "/.well-known/apple-app-site-association") { [self] _, _ in associatedDomainFile(\.apple) }
         router.add("GET", "/.well-known/assetlinks.json") { [self] _, _ in associatedDomainFile(\.google) }
         addTelemetryRoutes(to: &router)
+        addMetricsRoute(to: &router)
         return router
     }
 
@@ -271,6 +276,7 @@ public final class ManifestService: Sendable {
         case .failure(let error):
             return API.error(.internalServerError, "storeFailed", "The revision could not be stored: \(error.message). Nothing was published.")
         case .success(.published(let revision)):
+            publishes.add(1, ordering: .relaxed)
             return API.json(Self.summary(revision), status: .created,
                             headers: [("ETag", Self.etag(revision)), ("Location", "/v1/revisions/\(revision.number)")])
         case .success(.invalid(let report)):

@@ -249,3 +249,58 @@ extension ManifestService {
                         headers: [("Cache-Control", "no-store")])
     }
 }
+
+// MARK: Prometheus
+
+extension ManifestService {
+    func addMetricsRoute(to router: inout Router) {
+        router.add("GET", "/metrics") { [self] request, _ in metrics(request) }
+    }
+
+    /// `GET /metrics` (scope telemetry:read): Prometheus text format 0.0.4.
+    private func metrics(_ request: HTTPRequest) -> HTTPResponse {
+        if let denied = denial(request, .telemetryRead, action: "readMetrics") { return denied }
+        var out = ""
+        func family(_ name: String, _ type: String, _ help: String) { out += "# HELP \(name) \(help)\n# TYPE \(name) \(type)\n" }
+        func label(_ text: String) -> String {
+            text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"").replacingOccurrences(of: "\n", with: "\\n")
+        }
+        let resolutions: [(String, UInt64)] = telemetry.read { counts in
+            counts.sinceStart.map { key, count in
+                let labels = [TelemetryDimension.platform, .outcome, .reason, .route].map { dimension in
+                    "\(dimension.rawValue)=\"\(label(counts.name(of: dimension.value(of: key), for: dimension)))\""
+                }
+                return (labels.joined(separator: ","), count)
+            }
+        }
+        family("waymark_resolutions_total", "counter", "Resolutions reported by clients since start, by platform, outcome, reason and route (bounded: unknown routes are \"other\").")
+        for (labels, count) in resolutions.sorted(by: { $0.0 < $1.0 }) { out += "waymark_resolutions_total{\(labels)} \(count)\n" }
+        let statistics = telemetry.currentStatistics
+        family("waymark_telemetry_events_accepted_total", "counter", "Telemetry events accepted (durable and counted) since start.")
+        out += "waymark_telemetry_events_accepted_total \(statistics.events)\n"
+        family("waymark_telemetry_events_rejected_total", "counter", "Telemetry events rejected one by one inside accepted batches since start.")
+        out += "waymark_telemetry_events_rejected_total \(telemetryRejected.load(ordering: .relaxed))\n"
+        family("waymark_telemetry_batches_total", "counter", "Telemetry batches made durable since start.")
+        out += "waymark_telemetry_batches_total \(statistics.batches)\n"
+        family("waymark_telemetry_commits_total", "counter", "Group commits (one fdatasync each) of the telemetry log since start.")
+        out += "waymark_telemetry_commits_total \(statistics.commits)\n"
+        family("waymark_telemetry_commit_failures_total", "counter", "Telemetry commits that failed (their batches were answered 503).")
+        out += "waymark_telemetry_commit_failures_total \(statistics.failedCommits)\n"
+        family("waymark_telemetry_log_bytes", "gauge", "Bytes in the telemetry log since the last snapshot.")
+        out += "waymark_telemetry_log_bytes \(statistics.logBytes)\n"
+        let snapshot = store.snapshot
+        family("waymark_publishes_total", "counter", "Revisions published (rollbacks included) since start.")
+        out += "waymark_publishes_total \(publishes.load(ordering: .relaxed))\n"
+        family("waymark_revision_current", "gauge", "The number of the current revision (0: none).")
+        out += "waymark_revision_current \(snapshot.current?.number ?? 0)\n"
+        family("waymark_store_revisions", "gauge", "Revisions stored.")
+        out += "waymark_store_revisions \(snapshot.revisions.count)\n"
+        family("waymark_store_schemas", "gauge", "App build schemas stored.")
+        out += "waymark_store_schemas \(snapshot.schemas.count)\n"
+        family("waymark_store_bytes", "gauge", "Bytes of stored revision documents and schemas.")
+        out += "waymark_store_bytes \(snapshot.revisions.reduce(0) { $0 + $1.routes.count } + snapshot.schemas.values.reduce(0) { $0 + $1.bytes.count })\n"
+        out += httpMetrics.exposition()
+        return HTTPResponse(status: .ok, headers: HTTPHeaders([("Content-Type", "text/plain; version=0.0.4; charset=utf-8"), ("Cache-Control", "no-store")]),
+                            body: Array(out.utf8))
+    }
+}

@@ -12,6 +12,11 @@ public struct Counts: Sendable {
     var minutes: [Int32: [UInt64: UInt64]] = [:]
     /// Hour since 1970 → key → count; the last `hourRetention`.
     var hours: [Int32: [UInt64: UInt64]] = [:]
+    /// Resolutions counted since the process started (not replayed ones), by platform,
+    /// outcome, reason and route: the monotonic counters `/metrics` exposes.
+    public internal(set) var sinceStart: [UInt64: UInt64] = [:]
+    static let metricMask = TelemetryDimension.platform.mask | TelemetryDimension.outcome.mask | TelemetryDimension.reason.mask
+        | TelemetryDimension.route.mask
     /// The sequence number of the last batch applied.
     public internal(set) var lastSequence: UInt64 = 0
 
@@ -24,7 +29,8 @@ public struct Counts: Sendable {
 
     /// Adds a batch as of `now` (seconds since 1970): every tally to its hour, and to its
     /// minute while that minute is still kept.
-    public mutating func apply(_ batch: Batch, sequence: UInt64, now: Int) {
+    /// `live`: a batch accepted now (counted in `sinceStart` too), not one replayed.
+    public mutating func apply(_ batch: Batch, sequence: UInt64, now: Int, live: Bool = false) {
         let appVersion = batch.appVersion.map { appVersions.id(for: $0) } ?? 0
         let routeIDs = batch.routes.map { routes.id(for: $0) }
         let preconditionIDs = batch.preconditions.map { preconditions.id(for: $0) }
@@ -41,6 +47,9 @@ public struct Counts: Sendable {
         }
         func add(_ run: ArraySlice<Tally>, to bucket: inout [UInt64: UInt64]) {
             for tally in run { bucket[key(tally), default: 0] += UInt64(tally.count) }
+        }
+        if live {
+            for tally in tallies { sinceStart[key(tally) & Self.metricMask, default: 0] += UInt64(tally.count) }
         }
         var start = tallies.startIndex
         while start < tallies.endIndex {

@@ -45,7 +45,7 @@ public enum TelemetryDimension: String, CaseIterable, Sendable {
 
     var mask: UInt64 { ((1 << field.width) - 1) << field.shift }
 
-    func value(of key: UInt64) -> UInt64 { (key >> field.shift) & ((1 << field.width) - 1) }
+    public func value(of key: UInt64) -> UInt64 { (key >> field.shift) & ((1 << field.width) - 1) }
 
     /// The largest value the packed field holds.
     var capacity: Int { (1 << Int(field.width)) - 1 }

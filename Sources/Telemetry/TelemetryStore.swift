@@ -202,7 +202,7 @@ public final class TelemetryStore: Sendable {
         var events: UInt64 = 0
         counts.withLock { counts in
             for (sequence, batch) in batches {
-                counts.apply(batch, sequence: sequence, now: now)
+                counts.apply(batch, sequence: sequence, now: now, live: true)
                 events += UInt64(batch.tallies.count)
             }
         }

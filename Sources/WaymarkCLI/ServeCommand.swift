@@ -105,7 +105,8 @@ enum ServeCommand {
         output.print("Data directory \(dataDirectory): " + (snapshot.current.map { "revision \($0.number) current" } ?? "no revision yet")
             + ", schemas " + (snapshot.schemas.isEmpty ? "none" : snapshot.schemas.keys.sorted().map(\.description).joined(separator: ", ")) + ".")
 
-        let server = HTTPServer(configuration: configuration, router: ManifestService(store: store, telemetry: telemetry, options: options).router())
+        let service = ManifestService(store: store, telemetry: telemetry, options: options)
+        let server = HTTPServer(configuration: configuration, router: service.router(), metrics: service.httpMetrics)
         do {
             try server.start()
         } catch {

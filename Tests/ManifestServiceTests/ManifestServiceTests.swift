@@ -38,6 +38,7 @@ struct ManifestServiceTests {
         ("POST", "/v1/telemetry", .telemetryWrite, telemetryBody([#"{"entry": "scheme", "outcome": "proceed", "route": "home"}"#]), nil, 202),
         ("GET", "/v1/telemetry/counts?groupBy=route", .telemetryRead, "", nil, 200),
         ("GET", "/v1/telemetry/top?outcome=notFound", .telemetryRead, "", nil, 200),
+        ("GET", "/metrics", .telemetryRead, "", nil, 200),
         ("PUT", "/v1/schemas/ios/5.3.0", .schemasWrite, String(decoding: try! Data(contentsOf: Fixtures.repositoryRoot.appendingPathComponent("manifests/storefront/schema-ios-5.3.0.json")), as: UTF8.self), nil, 200),
     ]
 

@@ -52,6 +52,48 @@ struct TelemetryEndpointTests {
         #expect(key == .object(["appVersion": "5.3.0", "revision": "1", "platform": "ios"]))
     }
 
+    @Test func metricsExposeResolutionsTelemetryAndRequests() throws {
+        let service = try LiveService()
+        let body = telemetryBody([
+            #"{"entry": "scheme", "outcome": "notFound", "reason": "validationFailed", "route": "product", "count": 3}"#,
+            #"{"entry": "push", "outcome": "proceed", "route": "no-such-route"}"#,
+            #"{"entry": "push", "outcome": "proceed", "url": "https://x.example/"}"#,
+        ])
+        #expect(service.call("POST", "/v1/telemetry", token: service.tokens[.telemetryWrite]!, body: body).status == 202)
+        #expect(service.call("GET", "/v1/manifest?platform=ios&version=5.3.0", token: service.tokens[.manifestRead]!).status == 200)
+        let reply = service.call("GET", "/metrics", token: service.tokens[.telemetryRead]!)
+        #expect(reply.status == 200)
+        #expect(reply["Content-Type"] == "text/plain; version=0.0.4; charset=utf-8")
+        let lines = reply.text.split(separator: "\n").map(String.init)
+        for line in [
+            #"waymark_resolutions_total{platform="ios",outcome="notFound",reason="validationFailed",route="product"} 3"#,
+            #"waymark_resolutions_total{platform="ios",outcome="proceed",reason="none",route="other"} 1"#,
+            "waymark_telemetry_events_accepted_total 2",
+            "waymark_telemetry_events_rejected_total 1",
+            "waymark_telemetry_batches_total 1",
+            "waymark_revision_current 1",
+            "waymark_store_revisions 1",
+            "waymark_store_schemas 2",
+            #"waymark_http_requests_total{method="POST",route="/v1/telemetry",status="202"} 1"#,
+            #"waymark_http_requests_total{method="GET",route="/v1/manifest",status="200"} 1"#,
+            #"waymark_http_request_duration_seconds_count{method="POST",route="/v1/telemetry"} 1"#,
+            #"waymark_http_request_duration_seconds_bucket{method="POST",route="/v1/telemetry",le="+Inf"} 1"#,
+        ] {
+            #expect(lines.contains(line), "missing: \(line)")
+        }
+        // Every line is a comment or `name{labels} value` (the text format's grammar, simplified).
+        let sample = try Regex(#"^[a-zA-Z_:][a-zA-Z0-9_:]*(\{([a-zA-Z_][a-zA-Z0-9_]*="([^"\\]|\\.)*",?)*\})? [0-9.e+-]+$"#)
+        for line in lines where !line.hasPrefix("# HELP ") && !line.hasPrefix("# TYPE ") {
+            #expect(line.wholeMatch(of: sample) != nil, "not a sample: \(line)")
+        }
+        // Histogram buckets are cumulative.
+        let buckets = lines.filter { $0.hasPrefix(#"waymark_http_request_duration_seconds_bucket{method="GET",route="/v1/manifest""#) }
+            .compactMap { Int($0.split(separator: " ").last ?? "") }
+        #expect(buckets.count == 13)
+        #expect(buckets == buckets.sorted())
+        #expect(service.call("GET", "/metrics", token: service.tokens[.manifestRead]!).status == 403)
+    }
+
     @Test func unknownClientsAreCountedAsOther() throws {
         let service = try LiveService()
         let body = telemetryBody([#"{"entry": "scheme", "outcome": "proceed", "route": "home"}"#],

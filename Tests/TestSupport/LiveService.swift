@@ -51,7 +51,8 @@ public final class LiveService {
         configuration.port = 0
         configuration.threads = 1
         configuration.accessLog = false
-        server = HTTPServer(configuration: configuration, router: ManifestService(store: store, telemetry: telemetry, options: options).router())
+        let service = ManifestService(store: store, telemetry: telemetry, options: options)
+        server = HTTPServer(configuration: configuration, router: service.router(), metrics: service.httpMetrics)
         try server.start()
         for scope in Scope.allCases { tokens[scope] = try store.tokens.create(name: scope.rawValue, scopes: [scope], actor: "test").token }
     }

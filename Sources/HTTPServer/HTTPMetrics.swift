@@ -1,0 +1,96 @@
+import Synchronization
+
+/// Requests served, by route and status, with a latency histogram per route, in
+/// Prometheus's text exposition format. Each event loop counts into its own slot (an
+/// uncontended lock on the request path); a scrape adds the slots up.
+public final class HTTPMetrics: Sendable {
+    /// Upper bounds of the latency buckets, in seconds (Prometheus's defaults, finer at the bottom).
+    public static let bounds: [Double] = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5]
+
+    struct Counters {
+        /// (route index, status code) → requests; route index -1 for requests no route took.
+        var requests: [Int64: UInt64] = [:]
+        /// Per route index + 1: a count per bound and one past the last, and the sum in seconds.
+        var buckets: [[UInt64]] = []
+        var sums: [Double] = []
+    }
+
+    /// One event loop's counters; only that loop records into them.
+    final class Slot: Sendable {
+        let counters: Mutex<Counters>
+
+        init(routes: Int) {
+            counters = Mutex(Counters(buckets: Array(repeating: Array(repeating: 0, count: HTTPMetrics.bounds.count + 1), count: routes + 1),
+                                      sums: Array(repeating: 0, count: routes + 1)))
+        }
+
+        /// Records one response; `route` is the router's index, -1 for none.
+        func record(route: Int, status: Int, nanoseconds: Int64) {
+            let seconds = Double(nanoseconds) / 1e9
+            var bucket = HTTPMetrics.bounds.count
+            for (index, bound) in HTTPMetrics.bounds.enumerated() where seconds <= bound {
+                bucket = index
+                break
+            }
+            counters.withLock { counters in
+                counters.requests[Int64(route) << 16 | Int64(status), default: 0] += 1
+                counters.buckets[route + 1][bucket] += 1
+                counters.sums[route + 1] += seconds
+            }
+        }
+    }
+
+    private let labels = Mutex<[(method: String, path: String)]>([])
+    private let slots = Mutex<[Slot]>([])
+
+    public init() {}
+
+    /// Called by the server before it serves: the routes' labels, and a slot for each loop.
+    func configure(routes: [(method: String, path: String)], loops: Int) -> [Slot] {
+        labels.withLock { $0 = routes }
+        let made = (0..<loops).map { _ in Slot(routes: routes.count) }
+        slots.withLock { $0 = made }
+        return made
+    }
+
+    /// The metrics as Prometheus text (`text/plain; version=0.0.4`).
+    public func exposition() -> String {
+        let labels = labels.withLock { $0 }
+        var total = Counters(buckets: Array(repeating: Array(repeating: 0, count: Self.bounds.count + 1), count: labels.count + 1),
+                             sums: Array(repeating: 0, count: labels.count + 1))
+        slots.withLock { slots in
+            for slot in slots {
+                slot.counters.withLock { counters in
+                    for (key, count) in counters.requests { total.requests[key, default: 0] += count }
+                    for route in counters.buckets.indices {
+                        for bucket in counters.buckets[route].indices { total.buckets[route][bucket] += counters.buckets[route][bucket] }
+                        total.sums[route] += counters.sums[route]
+                    }
+                }
+            }
+        }
+        func route(_ index: Int) -> String {
+            index < 0 || index >= labels.count ? "method=\"\",route=\"unmatched\"" : "method=\"\(labels[index].method)\",route=\"\(labels[index].path)\""
+        }
+        var out = "# HELP waymark_http_requests_total HTTP requests answered, by route and status.\n# TYPE waymark_http_requests_total counter\n"
+        for (key, count) in total.requests.sorted(by: { $0.key < $1.key }) {
+            out += "waymark_http_requests_total{\(route(Int(key >> 16))),status=\"\(key & 0xFFFF)\"} \(count)\n"
+        }
+        out += "# HELP waymark_http_request_duration_seconds Time from a request's decoding to its response being queued.\n"
+        out += "# TYPE waymark_http_request_duration_seconds histogram\n"
+        for index in -1..<labels.count {
+            let buckets = total.buckets[index + 1]
+            let count = buckets.reduce(0, +)
+            guard count > 0 else { continue }
+            var cumulative: UInt64 = 0
+            for (position, bound) in Self.bounds.enumerated() {
+                cumulative += buckets[position]
+                out += "waymark_http_request_duration_seconds_bucket{\(route(index)),le=\"\(bound)\"} \(cumulative)\n"
+            }
+            out += "waymark_http_request_duration_seconds_bucket{\(route(index)),le=\"+Inf\"} \(count)\n"
+            out += "waymark_http_request_duration_seconds_sum{\(route(index))} \(total.sums[index + 1])\n"
+            out += "waymark_http_request_duration_seconds_count{\(route(index))} \(count)\n"
+        }
+        return out
+    }
+}
