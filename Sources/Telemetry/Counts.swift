@@ -39,7 +39,9 @@ public struct Counts: Sendable {
                                   appVersion: appVersion, revision: UInt64(batch.revision), route: 0)
         // Sorted by minute, the tallies of a batch fall in a few runs; each run updates its
         // minute and hour buckets in place (one lookup per run, one hash per tally).
-        let tallies = batch.tallies.sorted { $0.minute < $1.minute }
+        // (A client records events in time order, so this is usually a check, not a sort.)
+        let inOrder = zip(batch.tallies, batch.tallies.dropFirst()).allSatisfy { $0.minute <= $1.minute }
+        let tallies = inOrder ? batch.tallies : batch.tallies.sorted { $0.minute < $1.minute }
         func key(_ tally: Tally) -> UInt64 {
             let route = tally.route < 2 ? UInt64(tally.route) : routeIDs[Int(tally.route) - 2]
             let precondition = tally.precondition < 2 ? UInt64(tally.precondition) : preconditionIDs[Int(tally.precondition) - 2]

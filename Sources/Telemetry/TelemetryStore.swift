@@ -114,6 +114,7 @@ public final class TelemetryStore: Sendable {
         statistics.withLock { $0.logBytes = validLength }
         if validLength > 0 { try compact() }
         let thread = Thread { [self] in commitLoop() }
+        thread.name = "waymark-commit"
         thread.start()
     }
 

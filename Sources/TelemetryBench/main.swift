@@ -45,8 +45,9 @@ func generate(directory: String, count: Int, now: Int) throws {
     try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
     for index in 0..<count {
         var events: [String] = []
-        for _ in 0..<50 {
-            let ts = Timestamp.format(now - next(600))
+        // A client records its events as they happen: a batch is in time order.
+        let times = (0..<50).map { _ in now - next(600) }.sorted()
+        for ts in times.map(Timestamp.format) {
             let entry = ["universalLink", "scheme", "push", "inApp"][next(4)]
             let route = next(20) == 0 ? "retired-campaign-\(next(1000))" : routes[next(routes.count)]
             var fields = [#""ts":"\#(ts)""#, #""entry":"\#(entry)""#]
