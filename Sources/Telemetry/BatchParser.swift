@@ -486,6 +486,7 @@ public enum Timestamp {
         let (days, second) = CivilDate.split(secondsSince1970: seconds)
         let (year, month, day) = CivilDate.date(fromDays: days)
         func two(_ value: Int) -> String { value < 10 ? "0\(value)" : "\(value)" }
-        return "\(year)-\(two(month))-\(two(day))T\(two(second / 3_600)):\(two(second / 60 % 60)):\(two(second % 60))Z"
+        let paddedYear = year >= 0 && year < 1_000 ? String(repeating: "0", count: 4 - String(year).count) + String(year) : String(year)
+        return "\(paddedYear)-\(two(month))-\(two(day))T\(two(second / 3_600)):\(two(second / 60 % 60)):\(two(second % 60))Z"
     }
 }

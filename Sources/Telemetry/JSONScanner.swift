@@ -220,7 +220,8 @@ struct JSONScanner {
         return length
     }
 
-    /// Reads a number (the grammar of RFC 8259 §6).
+    /// Reads a number (the grammar of RFC 8259 §6). Integral values are integers however
+    /// they are spelled (`12`, `12.0`, `1.2e1`), as JSON Schema's `integer` counts them.
     mutating func number() throws(Malformed) -> Number {
         skipWhitespace()
         var negative = false
@@ -229,34 +230,63 @@ struct JSONScanner {
             offset += 1
         }
         guard offset < bytes.count, (0x30...0x39).contains(bytes[offset]) else { throw fail("expected a number") }
+        // Every significant digit, integer and fraction, into `value`; `scale` counts the
+        // fraction digits taken, so the number is value × 10^(exponent − scale).
         var value = 0
         var fits = true
+        var scale = 0
+        func take(_ digit: UInt8) {
+            guard fits else { return }
+            let (times, overflowA) = value.multipliedReportingOverflow(by: 10)
+            let (sum, overflowB) = times.addingReportingOverflow(Int(digit - 0x30))
+            if overflowA || overflowB { fits = false } else { value = sum }
+        }
         if bytes[offset] == 0x30 {
             offset += 1
             if offset < bytes.count, (0x30...0x39).contains(bytes[offset]) { throw fail("a number with a leading zero") }
         } else {
             while offset < bytes.count, (0x30...0x39).contains(bytes[offset]) {
-                let (times, overflowA) = value.multipliedReportingOverflow(by: 10)
-                let (sum, overflowB) = times.addingReportingOverflow(Int(bytes[offset] - 0x30))
-                if overflowA || overflowB { fits = false } else { value = sum }
+                take(bytes[offset])
                 offset += 1
             }
         }
-        var integral = true
         if offset < bytes.count, bytes[offset] == 0x2E {
-            integral = false
             offset += 1
             guard offset < bytes.count, (0x30...0x39).contains(bytes[offset]) else { throw fail("a number with nothing after '.'") }
-            while offset < bytes.count, (0x30...0x39).contains(bytes[offset]) { offset += 1 }
+            while offset < bytes.count, (0x30...0x39).contains(bytes[offset]) {
+                take(bytes[offset])
+                scale += 1
+                offset += 1
+            }
         }
+        var exponent = 0
         if offset < bytes.count, bytes[offset] | 0x20 == 0x65 {
-            integral = false
             offset += 1
-            if offset < bytes.count, bytes[offset] == 0x2B || bytes[offset] == 0x2D { offset += 1 }
+            var negativeExponent = false
+            if offset < bytes.count, bytes[offset] == 0x2B || bytes[offset] == 0x2D {
+                negativeExponent = bytes[offset] == 0x2D
+                offset += 1
+            }
             guard offset < bytes.count, (0x30...0x39).contains(bytes[offset]) else { throw fail("a number with an empty exponent") }
-            while offset < bytes.count, (0x30...0x39).contains(bytes[offset]) { offset += 1 }
+            while offset < bytes.count, (0x30...0x39).contains(bytes[offset]) {
+                exponent = min(exponent * 10 + Int(bytes[offset] - 0x30), 10_000)
+                offset += 1
+            }
+            if negativeExponent { exponent = -exponent }
         }
-        guard integral, fits else { return .other }
+        guard fits else { return .other }
+        var shift = exponent - scale
+        while shift > 0, value != 0 {
+            let (times, overflow) = value.multipliedReportingOverflow(by: 10)
+            if overflow { return .other }
+            value = times
+            shift -= 1
+        }
+        while shift < 0, value != 0 {
+            guard value % 10 == 0 else { return .other }
+            value /= 10
+            shift += 1
+        }
         return .integer(negative ? -value : value)
     }
 

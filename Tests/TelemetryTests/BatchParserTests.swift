@@ -32,6 +32,12 @@ struct BatchParserTests {
          Tally(minute: Int32(testNow / 60), entry: 1, outcome: 2, reason: 3, route: 2, precondition: 0, count: 1)),
         (#"{"ts":"2026-11-21T12:00:00Z","entry":"scheme","outcome":"notFound","reason":"malformed","count":1000000}"#,
          Tally(minute: Int32(testNow / 60), entry: 1, outcome: 2, reason: 1, route: 0, precondition: 0, count: 1_000_000)),
+        (#"{"ts":"2026-11-21T12:00:00Z","entry":"scheme","outcome":"notFound","reason":"malformed","count":12.0}"#,
+         Tally(minute: Int32(testNow / 60), entry: 1, outcome: 2, reason: 1, route: 0, precondition: 0, count: 12)),
+        (#"{"ts":"2026-11-21T12:00:00Z","entry":"scheme","outcome":"notFound","reason":"malformed","count":1.5e1}"#,
+         Tally(minute: Int32(testNow / 60), entry: 1, outcome: 2, reason: 1, route: 0, precondition: 0, count: 15)),
+        (#"{"ts":"2026-11-21T12:00:00Z","entry":"scheme","outcome":"notFound","reason":"malformed","count":300E-2}"#,
+         Tally(minute: Int32(testNow / 60), entry: 1, outcome: 2, reason: 1, route: 0, precondition: 0, count: 3)),
     ]
 
     @Test(arguments: accepted)
@@ -66,6 +72,9 @@ struct BatchParserTests {
         (#"{"ts": "2026-11-21T12:00:00Z", "entry": "scheme", "outcome": "proceed", "count": 0}"#, "count must be"),
         (#"{"ts": "2026-11-21T12:00:00Z", "entry": "scheme", "outcome": "proceed", "count": 1.5}"#, "count must be"),
         (#"{"ts": "2026-11-21T12:00:00Z", "entry": "scheme", "outcome": "proceed", "count": 1000001}"#, "count must be"),
+        (#"{"ts": "2026-11-21T12:00:00Z", "entry": "scheme", "outcome": "proceed", "count": 1e7}"#, "count must be"),
+        (#"{"ts": "2026-11-21T12:00:00Z", "entry": "scheme", "outcome": "proceed", "count": 25e-1}"#, "count must be"),
+        (#"{"ts": "2026-11-21T12:00:00Z", "entry": "scheme", "outcome": "proceed", "count": 1e20}"#, "count must be"),
         (#"{"ts": "2026-11-21T12:00:00Z", "entry": "scheme", "outcome": "proceed", "count": "2"}"#, "count must be"),
         (#"{"ts": "2026-11-21T12:00:00Z", "entry": "scheme", "outcome": "proceed", "url": "https://shop.example/p/1?email=a@b"}"#, "Raw URLs"),
         (#"{"ts": "2026-11-21T12:00:00Z", "entry": "scheme", "outcome": "proceed", "user": {"id": 1}}"#, "Unknown field \"user\""),
@@ -216,6 +225,9 @@ struct TimestampTests {
     }
 
     @Test func formatsWhatItParses() {
+        var early = Timestamp.format(-56_000_000_000)
+        #expect(early.hasPrefix("0195-"), "years before 1000 keep four digits: \(early)")
+        #expect(early.withUTF8(Timestamp.parse) == -56_000_000_000)
         var text = Timestamp.format(testNow + 59)
         #expect(text == "2026-11-21T12:00:59Z")
         #expect(text.withUTF8(Timestamp.parse) == testNow + 59)
