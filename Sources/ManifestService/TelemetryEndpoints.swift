@@ -276,29 +276,26 @@ extension ManifestService {
         family("waymark_resolutions_total", "counter", "Resolutions reported by clients since start, by platform, outcome, reason and route (bounded: unknown routes are \"other\").")
         for (labels, count) in resolutions.sorted(by: { $0.0 < $1.0 }) { out += "waymark_resolutions_total{\(labels)} \(count)\n" }
         let statistics = telemetry.currentStatistics
-        family("waymark_telemetry_events_accepted_total", "counter", "Telemetry events accepted (durable and counted) since start.")
-        out += "waymark_telemetry_events_accepted_total \(statistics.events)\n"
-        family("waymark_telemetry_events_rejected_total", "counter", "Telemetry events rejected one by one inside accepted batches since start.")
-        out += "waymark_telemetry_events_rejected_total \(telemetryRejected.load(ordering: .relaxed))\n"
-        family("waymark_telemetry_batches_total", "counter", "Telemetry batches made durable since start.")
-        out += "waymark_telemetry_batches_total \(statistics.batches)\n"
-        family("waymark_telemetry_commits_total", "counter", "Group commits (one fdatasync each) of the telemetry log since start.")
-        out += "waymark_telemetry_commits_total \(statistics.commits)\n"
-        family("waymark_telemetry_commit_failures_total", "counter", "Telemetry commits that failed (their batches were answered 503).")
-        out += "waymark_telemetry_commit_failures_total \(statistics.failedCommits)\n"
-        family("waymark_telemetry_log_bytes", "gauge", "Bytes in the telemetry log since the last snapshot.")
-        out += "waymark_telemetry_log_bytes \(statistics.logBytes)\n"
         let snapshot = store.snapshot
-        family("waymark_publishes_total", "counter", "Revisions published (rollbacks included) since start.")
-        out += "waymark_publishes_total \(publishes.load(ordering: .relaxed))\n"
-        family("waymark_revision_current", "gauge", "The number of the current revision (0: none).")
-        out += "waymark_revision_current \(snapshot.current?.number ?? 0)\n"
-        family("waymark_store_revisions", "gauge", "Revisions stored.")
-        out += "waymark_store_revisions \(snapshot.revisions.count)\n"
-        family("waymark_store_schemas", "gauge", "App build schemas stored.")
-        out += "waymark_store_schemas \(snapshot.schemas.count)\n"
-        family("waymark_store_bytes", "gauge", "Bytes of stored revision documents and schemas.")
-        out += "waymark_store_bytes \(snapshot.revisions.reduce(0) { $0 + $1.routes.count } + snapshot.schemas.values.reduce(0) { $0 + $1.bytes.count })\n"
+        let storeBytes = snapshot.revisions.reduce(0) { $0 + $1.routes.count } + snapshot.schemas.values.reduce(0) { $0 + $1.bytes.count }
+        let single: [(name: String, type: String, help: String, value: UInt64)] = [
+            ("waymark_telemetry_events_accepted_total", "counter", "Telemetry events accepted (durable and counted) since start.", statistics.events),
+            ("waymark_telemetry_events_rejected_total", "counter", "Telemetry events rejected one by one inside accepted batches since start.",
+             telemetryRejected.load(ordering: .relaxed)),
+            ("waymark_telemetry_batches_total", "counter", "Telemetry batches made durable since start.", statistics.batches),
+            ("waymark_telemetry_commits_total", "counter", "Group commits (one fdatasync each) of the telemetry log since start.", statistics.commits),
+            ("waymark_telemetry_commit_failures_total", "counter", "Telemetry commits that failed (their batches were answered 503).", statistics.failedCommits),
+            ("waymark_telemetry_log_bytes", "gauge", "Bytes in the telemetry log since the last snapshot.", UInt64(statistics.logBytes)),
+            ("waymark_publishes_total", "counter", "Revisions published (rollbacks included) since start.", publishes.load(ordering: .relaxed)),
+            ("waymark_revision_current", "gauge", "The number of the current revision (0: none).", UInt64(snapshot.current?.number ?? 0)),
+            ("waymark_store_revisions", "gauge", "Revisions stored.", UInt64(snapshot.revisions.count)),
+            ("waymark_store_schemas", "gauge", "App build schemas stored.", UInt64(snapshot.schemas.count)),
+            ("waymark_store_bytes", "gauge", "Bytes of stored revision documents and schemas.", UInt64(storeBytes)),
+        ]
+        for metric in single {
+            family(metric.name, metric.type, metric.help)
+            out += "\(metric.name) \(metric.value)\n"
+        }
         out += httpMetrics.exposition()
         return HTTPResponse(status: .ok, headers: HTTPHeaders([("Content-Type", "text/plain; version=0.0.4; charset=utf-8"), ("Cache-Control", "no-store")]),
                             body: Array(out.utf8))
