@@ -182,24 +182,37 @@ extension ManifestService {
         return .success(number)
     }
 
+    /// What `counts` and `top` share: the scope, the query string, range, filters and limit.
+    private func telemetryRead(_ request: HTTPRequest, allowed: Set<String>, defaultSpan: Int, defaultLimit: Int)
+        -> Result<(query: Query, countQuery: CountQuery), Refusal> {
+        if let denied = denial(request, .telemetryRead, action: "readTelemetry") { return .failure(Refusal(response: denied)) }
+        guard let query = API.query(request) else { return .failure(API.refusal(.badRequest, "badQuery", "The query string has a malformed %-escape.")) }
+        return countQuery(query, now: telemetry.options.clock(), allowed: allowed, defaultSpan: defaultSpan).flatMap { countQuery in
+            Self.limit(query, default: defaultLimit).map { limit in
+                var countQuery = countQuery
+                countQuery.limit = limit
+                return (query, countQuery)
+            }
+        }
+    }
+
+    private static func filtersJSON(_ countQuery: CountQuery) -> JSONValue {
+        .object(Dictionary(uniqueKeysWithValues: countQuery.filters.map { ($0.key.rawValue, JSONValue.string($0.value)) }))
+    }
+
     /// `GET /v1/telemetry/counts`: series of counts with totals and failure rates per group.
     private func counts(_ request: HTTPRequest) -> HTTPResponse {
-        if let denied = denial(request, .telemetryRead, action: "readTelemetry") { return denied }
-        guard let query = API.query(request) else { return API.error(.badRequest, "badQuery", "The query string has a malformed %-escape.") }
+        let query: Query
         var countQuery: CountQuery
-        switch self.countQuery(query, now: telemetry.options.clock(), allowed: ["groupBy", "limit"], defaultSpan: 3_600) {
+        switch telemetryRead(request, allowed: ["groupBy", "limit"], defaultSpan: 3_600, defaultLimit: 100) {
         case .failure(let refusal): return refusal.response
-        case .success(let value): countQuery = value
+        case .success(let value): (query, countQuery) = value
         }
         if let groupBy = query["groupBy"], !groupBy.isEmpty {
             switch Self.dimensions(groupBy, parameter: "groupBy") {
             case .failure(let refusal): return refusal.response
             case .success(let value): countQuery.groupBy = value
             }
-        }
-        switch Self.limit(query, default: 100) {
-        case .failure(let refusal): return refusal.response
-        case .success(let value): countQuery.limit = value
         }
         let result = telemetry.read { $0.query(countQuery) }
         let groups: [JSONValue] = result.groups.map { group in
@@ -209,7 +222,7 @@ extension ManifestService {
         }
         return API.json(["from": .string(Timestamp.format(countQuery.from)), "to": .string(Timestamp.format(countQuery.to)),
                          "step": .string(countQuery.step.name), "groupBy": .array(countQuery.groupBy.map { .string($0.rawValue) }),
-                         "filters": .object(Dictionary(uniqueKeysWithValues: countQuery.filters.map { ($0.key.rawValue, JSONValue.string($0.value)) })),
+                         "filters": Self.filtersJSON(countQuery),
                          "buckets": .array(result.bucketStarts.map { .string(Timestamp.format($0)) }),
                          "total": .int(Int(result.total)), "failures": .int(Int(result.failures)), "failureRate": .double(result.failureRate),
                          "groups": .array(groups), "omittedGroups": .int(result.omittedGroups)],
@@ -218,21 +231,16 @@ extension ManifestService {
 
     /// `GET /v1/telemetry/top?outcome=notFound&by=route&limit=20`: the largest groups of one dimension.
     private func top(_ request: HTTPRequest) -> HTTPResponse {
-        if let denied = denial(request, .telemetryRead, action: "readTelemetry") { return denied }
-        guard let query = API.query(request) else { return API.error(.badRequest, "badQuery", "The query string has a malformed %-escape.") }
+        let query: Query
         var countQuery: CountQuery
-        switch self.countQuery(query, now: telemetry.options.clock(), allowed: ["by", "limit"], defaultSpan: 86_400) {
+        switch telemetryRead(request, allowed: ["by", "limit"], defaultSpan: 86_400, defaultLimit: 20) {
         case .failure(let refusal): return refusal.response
-        case .success(let value): countQuery = value
+        case .success(let value): (query, countQuery) = value
         }
         switch Self.dimensions(query["by"] ?? "route", parameter: "by") {
         case .failure(let refusal): return refusal.response
         case .success(let value) where value.count == 1: countQuery.groupBy = value
         case .success: return API.error(.badRequest, "badParameter", "by takes one dimension.")
-        }
-        switch Self.limit(query, default: 20) {
-        case .failure(let refusal): return refusal.response
-        case .success(let value): countQuery.limit = value
         }
         countQuery.series = false
         let result = telemetry.read { $0.query(countQuery) }
@@ -244,7 +252,7 @@ extension ManifestService {
         }
         return API.json(["from": .string(Timestamp.format(countQuery.from)), "to": .string(Timestamp.format(countQuery.to)),
                          "by": .string(by), "total": .int(Int(result.total)),
-                         "filters": .object(Dictionary(uniqueKeysWithValues: countQuery.filters.map { ($0.key.rawValue, JSONValue.string($0.value)) })),
+                         "filters": Self.filtersJSON(countQuery),
                          "items": .array(items), "omitted": .int(result.omittedGroups)],
                         headers: [("Cache-Control", "no-store")])
     }
