@@ -31,9 +31,18 @@ ROOT = os.path.normpath(os.path.join(os.path.dirname(__file__), "..", ".."))
 EXAMPLE = os.path.join(ROOT, "manifests", "storefront")
 
 
+FAILURES = []  # failures seen by client threads, raised by the main thread
+
+
 def fail(message):
+    if threading.current_thread() is not threading.main_thread():
+        FAILURES.append(message)
+        sys.exit(1)  # ends this client thread only; the main thread reports it
     print("crash-test: FAIL: " + message, file=sys.stderr)
     sys.exit(1)
+
+
+RUNNING = []  # daemons to kill if the test stops early
 
 
 class Daemon:
@@ -41,6 +50,7 @@ class Daemon:
         self.process = subprocess.Popen(
             [binary, "serve", "--data-dir", data, "--port", "0", "--threads", "2", "--quiet", "--seed", EXAMPLE],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        RUNNING.append(self.process)
         self.token = None
         self.port = None
         deadline = time.time() + 30
@@ -256,6 +266,8 @@ def main():
             stop.set()
             for writer in writers:
                 writer.join()
+            if FAILURES:
+                fail(FAILURES[0])
         daemon = Daemon(binary, data)
         daemon.token = token
         revisions, schemas = verify(daemon, data, acked)
@@ -268,6 +280,11 @@ def main():
               % (kills, time.time() - started, len(acked["revisions"]), len(acked["schemas"]), revisions, schemas,
                  batches, counted, counted - batches))
     finally:
+        # A failed check exits through here: leave no daemon behind.
+        for process in RUNNING:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
         shutil.rmtree(work, ignore_errors=True)
 
 
