@@ -124,11 +124,6 @@ public struct NameTable: Sendable {
         }
     }
 
-    public func contains(_ name: String) -> Bool {
-        var name = name
-        return name.withUTF8 { index(of: $0) } != nil
-    }
-
     static func hash(_ bytes: UnsafeBufferPointer<UInt8>) -> UInt64 {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
         for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }

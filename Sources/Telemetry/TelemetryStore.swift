@@ -102,11 +102,12 @@ public final class TelemetryStore: Sendable {
         }
         let now = options.clock()
         var highest = counts.lastSequence
-        for frame in frames where frame.sequence > counts.lastSequence {
+        for frame in frames {
+            highest = max(highest, frame.sequence)
+            guard frame.sequence > counts.lastSequence else { continue }
             counts.apply(frame.batch, sequence: frame.sequence, now: now)
             report.replayedBatches += 1
         }
-        for frame in frames { highest = max(highest, frame.sequence) }
         counts.prune(now: now)
         self.counts = Mutex(counts)
         queue = Mutex(Queue(nextSequence: highest + 1))
