@@ -9,7 +9,7 @@ SCHEMAS    := --schema $(EXAMPLE)/schema-ios-5.2.0.json --schema $(EXAMPLE)/sche
 BIN        := .build/debug/waymark
 RELEASE    := .build/release
 
-.PHONY: all build run test test-unit test-live test-crash test-api fuzz-ci check-example bench bench-http bench-publish bench-telemetry bench-events fuzz deps toolchain clean
+.PHONY: all build run test test-unit test-live test-crash test-api test-dashboard fuzz-ci check-example bench bench-http bench-publish bench-telemetry bench-events fuzz deps toolchain clean
 
 all: build
 
@@ -30,7 +30,7 @@ run: build
 	$(BIN) serve --data-dir data $(SERVE_ARGS)
 
 # Unit tests run last, so their summary closes the output.
-test: check-example test-live test-crash test-api fuzz-ci test-unit
+test: check-example test-live test-crash test-api test-dashboard fuzz-ci test-unit
 
 test-unit: deps
 	$(SWIFT) build --build-tests
@@ -53,6 +53,13 @@ test-crash: build
 # every check, a fixed seed; must report 0 failures.
 test-api: build
 	bash Tests/Scripts/api-fuzz.sh
+
+# GET /dashboard in headless Chromium (Debian's chromium, installed when missing): the
+# figures it draws equal the telemetry posted, it refreshes itself, it asks for a token;
+# leaves a screenshot in .build/dashboard.png.
+test-dashboard: build
+	bash Tests/Scripts/install-packages.sh python3=python3 chromium=chromium
+	python3 Tests/Scripts/dashboard-check.py $(BIN) .build/dashboard.png
 
 # A short libFuzzer run with AddressSanitizer on every CI run.
 fuzz-ci:

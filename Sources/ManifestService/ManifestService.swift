@@ -60,6 +60,7 @@ public final class ManifestService: Sendable {
         router.add("GET", "/.well-known/assetlinks.json") { [self] _, _ in associatedDomainFile(\.google) }
         addTelemetryRoutes(to: &router)
         addMetricsRoute(to: &router)
+        addDashboardRoute(to: &router)
         return router
     }
 

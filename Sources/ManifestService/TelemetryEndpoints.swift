@@ -229,7 +229,8 @@ extension ManifestService {
                         headers: [("Cache-Control", "no-store")])
     }
 
-    /// `GET /v1/telemetry/top?outcome=notFound&by=route&limit=20`: the largest groups of one dimension.
+    /// `GET /v1/telemetry/top?outcome=notFound&by=route&limit=20`: the largest groups of one or more
+    /// dimensions, totals only.
     private func top(_ request: HTTPRequest) -> HTTPResponse {
         let query: Query
         var countQuery: CountQuery
@@ -239,19 +240,19 @@ extension ManifestService {
         }
         switch Self.dimensions(query["by"] ?? "route", parameter: "by") {
         case .failure(let refusal): return refusal.response
-        case .success(let value) where value.count == 1: countQuery.groupBy = value
-        case .success: return API.error(.badRequest, "badParameter", "by takes one dimension.")
+        case .success(let value): countQuery.groupBy = value
         }
         countQuery.series = false
         let result = telemetry.read { $0.query(countQuery) }
-        let by = countQuery.groupBy[0].rawValue
         let items: [JSONValue] = result.groups.map { group in
-            .object([by: .string(group.key[0].name), "count": .int(Int(group.total)), "failures": .int(Int(group.failures)),
-                     "failureRate": .double(group.failureRate),
-                     "share": .double(result.total == 0 ? 0 : Double(group.total) / Double(result.total))])
+            var item: [String: JSONValue] = ["count": .int(Int(group.total)), "failures": .int(Int(group.failures)),
+                                             "failureRate": .double(group.failureRate),
+                                             "share": .double(result.total == 0 ? 0 : Double(group.total) / Double(result.total))]
+            for part in group.key { item[part.dimension.rawValue] = .string(part.name) }
+            return .object(item)
         }
         return API.json(["from": .string(Timestamp.format(countQuery.from)), "to": .string(Timestamp.format(countQuery.to)),
-                         "by": .string(by), "total": .int(Int(result.total)),
+                         "by": .string(countQuery.groupBy.map(\.rawValue).joined(separator: ",")), "total": .int(Int(result.total)),
                          "filters": Self.filtersJSON(countQuery),
                          "items": .array(items), "omitted": .int(result.omittedGroups)],
                         headers: [("Cache-Control", "no-store")])

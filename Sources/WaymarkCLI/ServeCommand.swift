@@ -183,6 +183,8 @@ enum ServeCommand {
                   \(base)/v1/revisions
                 # or the same with the CLI, which finds the current revision itself
                 \(program) publish manifests/storefront/routes.json --server \(base) --message 'From the CLI'
+                # the ops dashboard, in a browser (better with a token of scope telemetry:read only):
+                #   \(base)/dashboard#token=\(token)
 
             """)
     }

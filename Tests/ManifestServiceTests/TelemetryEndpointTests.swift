@@ -1,4 +1,5 @@
 import Foundation
+import Hashing
 import ManifestStore
 import RouteEngine
 import Telemetry
@@ -125,5 +126,62 @@ struct TelemetryEndpointTests {
         var query = CountQuery(from: Int(Date().timeIntervalSince1970) - 600, to: Int(Date().timeIntervalSince1970) + 60, step: .minute)
         query.filters = [.route: "spring-sale", .reason: "expired"]
         #expect(reopened.read { $0.query(query).total } == 3)
+    }
+}
+
+@Suite("Top by several dimensions, and the dashboard page", .serialized)
+struct DashboardTests {
+    @Test func topGroupsBySeveralDimensionsWithAFieldForEach() throws {
+        let service = try LiveService()
+        let body = telemetryBody([
+            #"{"entry": "scheme", "outcome": "notFound", "reason": "validationFailed", "route": "product", "count": 3}"#,
+            #"{"entry": "push", "outcome": "proceed", "route": "product"}"#,
+        ])
+        #expect(service.call("POST", "/v1/telemetry", token: service.tokens[.telemetryWrite]!, body: body).status == 202)
+        let top = service.call("GET", "/v1/telemetry/top?by=platform,appVersion,route", token: service.tokens[.telemetryRead]!)
+        #expect(top.status == 200, "\(top.text)")
+        #expect(top.json["by"] == .string("platform,appVersion,route"))
+        // share 1.0 is written as 1, and reads back as an integer.
+        #expect(top.json["items"] == .array([.object(["platform": "ios", "appVersion": "5.3.0", "route": "product", "count": .int(4), "failures": .int(3),
+                                                      "failureRate": .double(0.75), "share": .int(1)])]))
+        #expect(top.json["items"]?.arrayValue?.first?["counts"] == nil, "totals only")
+    }
+
+    @Test func theDashboardIsOneSelfContainedPageUnderAStrictPolicy() throws {
+        let service = try LiveService()
+        let page = service.call("GET", "/dashboard")
+        #expect(page.status == 200, "the page holds no data: its script asks for a token")
+        #expect(page["Content-Type"] == "text/html; charset=utf-8")
+        let html = page.text
+        #expect(html.hasPrefix("<!DOCTYPE html>"))
+
+        // Self-contained: nothing loaded from anywhere; the only URL is the SVG namespace.
+        for reference in ["src=", "href=", "<link", "@import", "url(", "<iframe", "<img"] {
+            #expect(!html.contains(reference), "the page loads \(reference)")
+        }
+        let urls = html.matches(of: try Regex(#"https?://[^\s"'`)]+"#)).map { String(html[$0.range]) }
+        #expect(Set(urls) == ["http://www.w3.org/2000/svg"])
+
+        // The policy allows exactly the page's own inline script and style, by hash.
+        let policy = try #require(page["Content-Security-Policy"])
+        #expect(policy.contains("default-src 'none'") && policy.contains("connect-src 'self'") && policy.contains("frame-ancestors 'none'"))
+        for tag in ["script", "style"] {
+            let match = try #require(html.firstMatch(of: try Regex("<\(tag)>([\\s\\S]*?)</\(tag)>")))
+            let content = try #require(match.output[1].substring)
+            let digest = Data(SHA256.hash(Array(content.utf8))).base64EncodedString()
+            #expect(policy.contains("\(tag)-src 'sha256-\(digest)'"), "\(tag) hash missing from \(policy)")
+        }
+        #expect(!policy.contains("unsafe"))
+
+        // Every API path the script reads exists and answers a telemetry:read token.
+        let paths = Set(html.matches(of: try Regex(#""(/v1/[a-z/]+)""#)).compactMap { $0.output[1].substring.map(String.init) })
+        #expect(paths == ["/v1/telemetry/counts", "/v1/telemetry/top"])
+        for path in paths { #expect(service.call("GET", path, token: service.tokens[.telemetryRead]!).status == 200) }
+
+        // Cached by validator; HEAD has no body.
+        let etag = try #require(page["ETag"])
+        #expect(service.call("GET", "/dashboard", headers: [("If-None-Match", etag)]).status == 304)
+        let head = service.call("HEAD", "/dashboard")
+        #expect(head.status == 200 && head.body.isEmpty && head["Content-Length"] == String(page.body.count))
     }
 }

@@ -1,0 +1,297 @@
+#!/usr/bin/env python3
+"""GET /dashboard in a real headless Chromium (Debian's `chromium`).
+
+Starts `waymark serve` on a scratch data directory, posts a known set of telemetry, then
+loads the page in Chromium three ways and reads the DOM Chromium built:
+  - with a token in the fragment: the page ran under its Content-Security-Policy, read
+    the counts and drew them; every figure on it (tiles, the failures-by-reason bars, the
+    top failing routes, the rates per app version and per revision) equals what was
+    posted, and it refreshed itself on its timer;
+  - without a token: it asks for one;
+  - with a revoked token: it says the server refused it and asks again.
+Finally it takes a screenshot (SCREENSHOT, default .build/dashboard.png) for people to
+look at, and checks that it is a PNG with something drawn on it.
+
+Usage: dashboard-check.py WAYMARK_BINARY [SCREENSHOT]
+"""
+import datetime
+import html.parser
+import http.client
+import json
+import os
+import re
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+import zlib
+
+ROOT = os.path.normpath(os.path.join(os.path.dirname(__file__), "..", ".."))
+EXAMPLE = os.path.join(ROOT, "manifests", "storefront")
+
+
+def fail(message):
+    print("dashboard-check: FAIL: " + message, file=sys.stderr)
+    sys.exit(1)
+
+
+def iso(seconds):
+    return datetime.datetime.fromtimestamp(seconds, datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+class Daemon:
+    def __init__(self, binary, data):
+        self.process = subprocess.Popen(
+            [binary, "serve", "--data-dir", data, "--port", "0", "--quiet", "--seed", EXAMPLE],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.token = self.port = None
+        for line in self.process.stdout:
+            match = re.search(r"(wm_[0-9a-f]{8}_[A-Za-z0-9_-]{43})", line)
+            if match:
+                self.token = match.group(1)
+            match = re.search(r"Listening on http://127\.0\.0\.1:(\d+)", line)
+            if match:
+                self.port = int(match.group(1))
+                break
+        if self.port is None or self.token is None:
+            self.process.kill()
+            fail("the daemon did not start:\n" + self.process.stderr.read())
+
+    def call(self, method, path, body=None, token=None):
+        connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
+        headers = {"Authorization": "Bearer " + (token or self.token)}
+        if body is not None:
+            headers["Content-Type"] = "application/json"
+        connection.request(method, path, body=body, headers=headers)
+        response = connection.getresponse()
+        data = response.read()
+        connection.close()
+        return response.status, data
+
+    def stop(self):
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+
+
+# What is posted: per minute over the last 50 minutes, a fixed mix. Routes are the
+# storefront's; revision 9 does not exist, so its events count under "other".
+def batches(now):
+    plans = [("5.3.0", 1, 50), ("5.2.0", 1, 30), ("5.3.0", 9, 10)]
+    for version, revision, minutes in plans:
+        events = []
+        for m in range(minutes):
+            ts = iso(now - 60 * m - 20)
+            events.append({"ts": ts, "entry": "universalLink", "outcome": "proceed", "route": "product", "count": 10 + m % 7})
+            events.append({"ts": ts, "entry": "push", "outcome": "notFound", "reason": "unknownRoute", "count": 1 + m % 5})
+            if m % 3 == 0:
+                events.append({"ts": ts, "entry": "scheme", "outcome": "notFound", "reason": "validationFailed", "route": "product", "count": 2})
+            if m % 4 == 0:
+                events.append({"ts": ts, "entry": "inApp", "outcome": "notFound", "reason": "expired", "route": "spring-sale", "count": 3})
+            if m % 10 == 0:
+                events.append({"ts": ts, "entry": "inApp", "outcome": "gated", "route": "orders", "precondition": "loggedIn", "count": 4})
+        yield {"client": {"platform": "ios", "appVersion": version, "revision": revision}, "events": events}
+
+
+def expectations(posted):
+    expected = {"total": 0, "failures": 0, "gated": 0, "reasons": {}, "routes": {}, "versions": {}, "revisions": {}}
+    for batch in posted:
+        client = batch["client"]
+        revision = str(client["revision"]) if client["revision"] == 1 else "other"
+        for event in batch["events"]:
+            count, failed = event["count"], event["outcome"] == "notFound"
+            expected["total"] += count
+            expected["gated"] += count if event["outcome"] == "gated" else 0
+            for table, key in (("versions", client["appVersion"]), ("revisions", revision)):
+                total, failures = expected[table].get(key, (0, 0))
+                expected[table][key] = (total + count, failures + (count if failed else 0))
+            if failed:
+                expected["failures"] += count
+                expected["reasons"][event["reason"]] = expected["reasons"].get(event["reason"], 0) + count
+                route = event.get("route", "none")
+                expected["routes"][route] = expected["routes"].get(route, 0) + count
+    return expected
+
+
+# HTML's void elements: the only ones Chromium's serialization writes without an end tag.
+VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
+
+
+class DOM(html.parser.HTMLParser):
+    """The elements of the dumped DOM: attributes by id, text by id, and every rect."""
+
+    def __init__(self, text):
+        super().__init__()
+        self.attributes, self.text, self.rects, self.stack = {}, {}, [], []
+        self.body = {}
+        self.feed(text)
+
+    def handle_starttag(self, tag, attributes):
+        attributes = dict(attributes)
+        if tag == "body":
+            self.body = attributes
+        if tag == "rect":
+            self.rects.append(attributes | {"svg": next((i for i in reversed(self.stack) if i and i.startswith("svg-")), None)})
+        identifier = attributes.get("id")
+        if identifier:
+            self.attributes[identifier] = attributes
+            self.text[identifier] = ""
+        if tag not in VOID:
+            self.stack.append(identifier)
+
+    def handle_endtag(self, tag):
+        if tag not in VOID and self.stack:
+            self.stack.pop()
+
+    def handle_data(self, data):
+        for identifier in self.stack:
+            if identifier:
+                self.text[identifier] += data
+
+
+def chromium(url, profile, extra):
+    arguments = ["chromium", "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--no-first-run",
+                 "--disable-extensions", "--user-data-dir=" + profile, "--window-size=1280,1100",
+                 "--enable-logging=stderr", "--v=0"] + extra + [url]
+    done = subprocess.run(arguments, capture_output=True, text=True, timeout=120)
+    if done.returncode != 0:
+        fail("chromium exited %d:\n%s" % (done.returncode, done.stderr[-2000:]))
+    refused = [line for line in done.stderr.splitlines() if "Content Security Policy" in line or "Refused to" in line]
+    if refused:
+        fail("the page broke its own Content-Security-Policy:\n" + "\n".join(refused))
+    return done.stdout
+
+
+def dump(daemon, profile, fragment="", query="", budget=6000):
+    url = "http://127.0.0.1:%d/dashboard%s%s" % (daemon.port, query, fragment)
+    return DOM(chromium(url, profile, ["--virtual-time-budget=%d" % budget, "--dump-dom"]))
+
+
+def check_figures(dom, expected):
+    if dom.body.get("data-state") != "ready":
+        fail("the page did not show the counts (state %r; status %r)" % (dom.body.get("data-state"), dom.text.get("status")))
+    tiles = {"tile-total": expected["total"], "tile-failures": expected["failures"], "tile-gated": expected["gated"]}
+    for identifier, value in tiles.items():
+        if dom.text[identifier].strip() != "{:,}".format(value):
+            fail("%s shows %r, expected %s" % (identifier, dom.text[identifier], "{:,}".format(value)))
+    rate = "%.1f%%" % (100 * expected["failures"] / expected["total"])
+    if dom.text["tile-rate"].strip() != rate:
+        fail("the failure rate shows %r, expected %s" % (dom.text["tile-rate"], rate))
+
+    reasons = {}
+    for rect in dom.rects:
+        if rect["svg"] == "svg-reasons":
+            reasons[rect["data-reason"]] = reasons.get(rect["data-reason"], 0) + int(rect["data-count"])
+    if reasons != expected["reasons"]:
+        fail("failures over time add up to %r, expected %r" % (reasons, expected["reasons"]))
+
+    routes = [(rect["data-route"], int(rect["data-failures"])) for rect in dom.rects if rect["svg"] == "svg-routes"]
+    wanted = sorted(expected["routes"].items(), key=lambda item: -item[1])
+    if routes != wanted:
+        fail("top failing routes are %r, expected %r" % (routes, wanted))
+
+    for svg, attribute, table in (("svg-versions", "data-appversion", "versions"), ("svg-revisions", "data-revision", "revisions")):
+        bars = {rect[attribute]: (int(rect["data-total"]), int(rect["data-failures"])) for rect in dom.rects if rect["svg"] == svg}
+        if bars != expected[table]:
+            fail("%s shows %r, expected %r" % (svg, bars, expected[table]))
+    if list(dict.fromkeys(rect["data-revision"] for rect in dom.rects if rect["svg"] == "svg-revisions")) != ["1", "other"]:
+        fail("revisions are not in order, numbered ones first")
+
+
+def check_screenshot(path):
+    with open(path, "rb") as file:
+        data = file.read()
+    if data[:8] != b"\x89PNG\r\n\x1a\n":
+        fail("the screenshot is not a PNG")
+    # Decode enough of the PNG to count colours: a blank or error page has a handful.
+    width, height, depth, colour = struct.unpack(">IIBB", data[16:26])
+    idat, offset = b"", 8
+    while offset < len(data):
+        length, kind = struct.unpack(">I4s", data[offset:offset + 8])
+        if kind == b"IDAT":
+            idat += data[offset + 8:offset + 8 + length]
+        offset += 12 + length
+    raw = zlib.decompress(idat)
+    channels = {2: 3, 6: 4}.get(colour)
+    if depth != 8 or channels is None:
+        fail("unexpected PNG format (depth %d, colour type %d)" % (depth, colour))
+    stride = width * channels
+    colours, previous, row = set(), bytearray(stride), 0
+    for y in range(height):
+        kind, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+        for x in range(stride):  # undo the row filter (PNG §9)
+            a = line[x - channels] if x >= channels else 0
+            b, c = previous[x], previous[x - channels] if x >= channels else 0
+            if kind == 1: line[x] = (line[x] + a) & 255
+            elif kind == 2: line[x] = (line[x] + b) & 255
+            elif kind == 3: line[x] = (line[x] + (a + b) // 2) & 255
+            elif kind == 4:
+                p = a + b - c
+                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+                line[x] = (line[x] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
+        if y % 8 == 0:
+            colours.update(bytes(line[i:i + 3]) for i in range(0, stride, channels * 4))
+        previous, row = line, row + 1
+    # The chart colours of the four reasons must be there.
+    for hexa in ("c2372b", "e08a1e", "6b5fb5"):
+        if bytes.fromhex(hexa) not in colours:
+            fail("the screenshot lacks the chart colour #%s (%d colours sampled)" % (hexa, len(colours)))
+    return width, height, len(colours)
+
+
+def main():
+    if len(sys.argv) < 2:
+        fail("usage: dashboard-check.py WAYMARK_BINARY [SCREENSHOT]")
+    binary = os.path.abspath(sys.argv[1])
+    screenshot = os.path.abspath(sys.argv[2] if len(sys.argv) > 2 else os.path.join(ROOT, ".build", "dashboard.png"))
+    if shutil.which("chromium") is None:
+        fail("chromium is not installed (make test-dashboard installs it)")
+    scratch = tempfile.mkdtemp(prefix="waymark-dashboard-")
+    daemon = Daemon(binary, os.path.join(scratch, "data"))
+    try:
+        now = int(time.time())
+        posted = list(batches(now))
+        for batch in posted:
+            status, body = daemon.call("POST", "/v1/telemetry", json.dumps(batch))
+            if status != 202 or json.loads(body)["rejected"]:
+                fail("posting telemetry: %d %s" % (status, body[:300]))
+        expected = expectations(posted)
+
+        # With a token (and a 10 s refresh, under 35 s of Chromium's virtual time).
+        dom = dump(daemon, os.path.join(scratch, "p1"), fragment="#token=" + daemon.token, query="?refresh=10", budget=35000)
+        check_figures(dom, expected)
+        loads = int(dom.body.get("data-loads", "0"))
+        if loads < 3:
+            fail("the page read the counts %d times in 35 s with a 10 s refresh" % loads)
+        print("dashboard-check: counts drawn as posted (%d resolutions, %d failures, %d routes); refreshed %d times in 35 s"
+              % (expected["total"], expected["failures"], len(expected["routes"]), loads))
+
+        # Without a token it asks for one.
+        dom = dump(daemon, os.path.join(scratch, "p2"))
+        if dom.body.get("data-state") != "token" or "hidden" in dom.attributes["token-form"]:
+            fail("without a token the page does not ask for one (state %r)" % dom.body.get("data-state"))
+        # A token without telemetry:read is refused, and the page says so.
+        created = subprocess.run([binary, "token", "create", "--data-dir", os.path.join(scratch, "data"), "--name", "reader",
+                                  "--scope", "manifest:read"], capture_output=True, text=True, check=True)
+        narrow = re.search(r"(wm_[0-9a-f]{8}_[A-Za-z0-9_-]{43})", created.stdout).group(1)
+        dom = dump(daemon, os.path.join(scratch, "p3"), fragment="#token=" + narrow)
+        if dom.body.get("data-state") != "token" or "refused" not in dom.text["token-reason"]:
+            fail("a token without telemetry:read is not reported (state %r, %r)" % (dom.body.get("data-state"), dom.text.get("token-reason")))
+        print("dashboard-check: asks for a token without one, and says when the server refuses it")
+
+        os.makedirs(os.path.dirname(screenshot), exist_ok=True)
+        url = "http://127.0.0.1:%d/dashboard#token=%s" % (daemon.port, daemon.token)
+        chromium(url, os.path.join(scratch, "p4"), ["--virtual-time-budget=6000", "--screenshot=" + screenshot])
+        width, height, colours = check_screenshot(screenshot)
+        print("dashboard-check: screenshot %s (%dx%d, %d colours sampled)" % (os.path.relpath(screenshot), width, height, colours))
+    finally:
+        daemon.stop()
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
