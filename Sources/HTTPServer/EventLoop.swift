@@ -39,6 +39,9 @@ final class EventLoop: @unchecked Sendable {
     private let openCount = Atomic<Int>(0)
     /// Connections this loop is serving now; safe from any thread.
     var openConnections: Int { openCount.load(ordering: .relaxed) }
+    private let turnCount = Atomic<Int>(0)
+    /// Returns from epoll_wait so far, for tests that a paused connection does not spin the loop.
+    var turns: Int { turnCount.load(ordering: .relaxed) }
     /// Every loop of the server, this one included; set before `run()`, cleared after it.
     var peers: [EventLoop] = []
 
@@ -121,6 +124,7 @@ final class EventLoop: @unchecked Sendable {
                 log("{\"event\":\"fatal\",\"error\":\"\(error)\"}")
                 return
             }
+            turnCount.add(1, ordering: .relaxed)
             for slot in 0..<Int(count) {
                 let fd = Int32(truncatingIfNeeded: data[slot])
                 if fd == wakeFD {
@@ -213,7 +217,13 @@ final class EventLoop: @unchecked Sendable {
             return
         }
         if events & EPOLLOUT.rawValue != 0 { write(connection) }
-        if events & EPOLLIN.rawValue != 0, connection.machine.wantsRead { read(connection) }
+        guard events & (EPOLLIN.rawValue | EPOLLRDHUP.rawValue) != 0 else { return }
+        if connection.machine.wantsRead {
+            read(connection)
+        } else if !connection.machine.isClosed {
+            // Input arrived while reading is paused: only now stop watching it (see updateInterest).
+            updateInterest(connection, dropPausedReads: true)
+        }
     }
 
     private func read(_ connection: Connection) {
@@ -342,9 +352,13 @@ final class EventLoop: @unchecked Sendable {
         updateInterest(connection)
     }
 
-    private func updateInterest(_ connection: Connection) {
+    /// Lazily: a connection that pauses reading (awaiting a deferred answer, or output
+    /// backed up) stays watched for input until input actually arrives, so a client that
+    /// waits for each answer before it sends again (most do) costs no epoll_ctl at all.
+    /// Input while paused wakes `service`, which drops the interest then.
+    private func updateInterest(_ connection: Connection, dropPausedReads: Bool = false) {
         guard !connection.machine.isClosed, connections[connection.fd] != nil else { return }
-        let reads = connection.machine.wantsRead
+        let reads = connection.machine.wantsRead || (connection.isWatchingReads && !dropPausedReads)
         let writes = connection.hasPendingOutput
         guard reads != connection.isWatchingReads || writes != connection.isWatchingWrites else { return }
         connection.setWatching(reads: reads, writes: writes)

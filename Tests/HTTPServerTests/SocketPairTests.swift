@@ -115,6 +115,24 @@ struct SocketPairTests {
         #expect(text.hasPrefix("HTTP/1.1 202 Accepted"))
     }
 
+    @Test func inputWhileAwaitingADeferredAnswerDoesNotSpinTheLoop() throws {
+        let harness = try SocketPairHarness()
+        defer { harness.stop() }
+        // The connection keeps watching input while it awaits (no epoll_ctl per request);
+        // input that arrives meanwhile must make the loop stop watching, not wake it on
+        // every turn (the poll is level-triggered).
+        harness.send("GET /later/600 HTTP/1.1\r\nHost: a\r\n\r\n")
+        Thread.sleep(forTimeInterval: 0.1)
+        harness.send("GET /n/2 HTTP/1.1\r\nHost: a\r\n\r\n")
+        Thread.sleep(forTimeInterval: 0.1)
+        let before = harness.loop.turns
+        Thread.sleep(forTimeInterval: 0.3)
+        let turns = harness.loop.turns - before
+        #expect(turns <= 6, "\(turns) turns in 0.3 s while awaiting: about 3 expected (the 100 ms sweep)")
+        let (text, _) = harness.read { $0.hasSuffix("\r\n\r\n2") }
+        #expect(text.hasPrefix("HTTP/1.1 202 Accepted") && text.contains("later 600"))
+    }
+
     @Test func deferredHandlerThatNeverAnswersGets500() throws {
         let harness = try SocketPairHarness()
         defer { harness.stop() }
