@@ -239,13 +239,16 @@ enum SnapshotCodec {
                 counts[keyPath: path].restore(name)
             }
         }
-        for path in [\Counts.minutes, \Counts.hours] as [WritableKeyPath<Counts, [Int32: [UInt64: UInt64]]>] {
+        for path in [\Counts.minutes, \Counts.hours] as [WritableKeyPath<Counts, [Int32: CountTable]>] {
             guard let bucketCount = reader.u32() else { return nil }
             for _ in 0..<bucketCount {
                 guard let bucket = reader.u32(), let keyCount = reader.u32(), reader.remaining >= Int(keyCount) * 16 else { return nil }
-                var keys: [UInt64: UInt64] = [:]
-                keys.reserveCapacity(Int(keyCount))
-                for _ in 0..<keyCount { keys[reader.u64()!] = reader.u64()! }
+                var keys = CountTable(minimumCapacity: Int(keyCount))
+                for _ in 0..<keyCount {
+                    let key = reader.u64()!, count = reader.u64()!
+                    guard count > 0, keys[key] == 0 else { return nil }  // every stored count is positive, every key once
+                    keys.add(key, count)
+                }
                 counts[keyPath: path][Int32(bitPattern: bucket)] = keys
             }
         }

@@ -9,12 +9,12 @@ public struct Counts: Sendable {
     var preconditions: Interner
     var appVersions: Interner
     /// Minute since 1970 → key → count; the last `minuteRetention`.
-    var minutes: [Int32: [UInt64: UInt64]] = [:]
+    var minutes: [Int32: CountTable] = [:]
     /// Hour since 1970 → key → count; the last `hourRetention`.
-    var hours: [Int32: [UInt64: UInt64]] = [:]
+    var hours: [Int32: CountTable] = [:]
     /// Resolutions counted since the process started (not replayed ones), by platform,
     /// outcome, reason and route: the monotonic counters `/metrics` exposes.
-    public internal(set) var sinceStart: [UInt64: UInt64] = [:]
+    public internal(set) var sinceStart = CountTable()
     static let metricMask = TelemetryDimension.platform.mask | TelemetryDimension.outcome.mask | TelemetryDimension.reason.mask
         | TelemetryDimension.route.mask
     /// The sequence number of the last batch applied.
@@ -47,24 +47,24 @@ public struct Counts: Sendable {
             let precondition = tally.precondition < 2 ? UInt64(tally.precondition) : preconditionIDs[Int(tally.precondition) - 2]
             return fixed | UInt64(tally.entry) << 1 | UInt64(tally.outcome) << 3 | UInt64(tally.reason) << 5 | precondition << 8 | route << 46
         }
-        func add(_ run: ArraySlice<Tally>, to bucket: inout [UInt64: UInt64]) {
-            for tally in run { bucket[key(tally), default: 0] += UInt64(tally.count) }
+        func add(_ run: ArraySlice<Tally>, to bucket: inout CountTable) {
+            for tally in run { bucket.add(key(tally), UInt64(tally.count)) }
         }
         if live {
-            for tally in tallies { sinceStart[key(tally) & Self.metricMask, default: 0] += UInt64(tally.count) }
+            for tally in tallies { sinceStart.add(key(tally) & Self.metricMask, UInt64(tally.count)) }
         }
         var start = tallies.startIndex
         while start < tallies.endIndex {
             let hour = Self.hour(ofMinute: tallies[start].minute)
             var end = start
             while end < tallies.endIndex, Self.hour(ofMinute: tallies[end].minute) == hour { end += 1 }
-            add(tallies[start..<end], to: &hours[hour, default: [:]])
+            add(tallies[start..<end], to: &hours[hour, default: CountTable()])
             var first = start
             while first < end {
                 let minute = tallies[first].minute
                 var last = first
                 while last < end, tallies[last].minute == minute { last += 1 }
-                if minute >= oldestMinute { add(tallies[first..<last], to: &minutes[minute, default: [:]]) }
+                if minute >= oldestMinute { add(tallies[first..<last], to: &minutes[minute, default: CountTable()]) }
                 first = last
             }
             start = end

@@ -210,3 +210,51 @@ struct CodecTests {
         }
     }
 }
+
+@Suite("CountTable against Dictionary")
+struct CountTableTests {
+    /// Keys as the packed layout makes them (high route bits, low dimension bits), the
+    /// extremes, and keys sharing a home slot; each added several times.
+    @Test(arguments: [0, 1, 7, 100, 5_000])
+    func agreesWithADictionary(distinct: Int) {
+        var generator = SplitMix(seed: UInt64(distinct))
+        var keys: [UInt64] = [0, .max, 1 << 63]
+        while keys.count < distinct + 3 {
+            let route = generator.next() % 10_000, low = generator.next() % 4_096
+            keys.append(route << 46 | low)
+        }
+        keys = Array(keys.prefix(distinct == 0 ? 0 : distinct + 3))
+        var table = CountTable(), reference: [UInt64: UInt64] = [:]
+        for round in 1...3 {
+            for key in keys.shuffled(using: &generator) {
+                let amount = UInt64(round) * (key % 5 + 1)
+                table.add(key, amount)
+                reference[key, default: 0] += amount
+            }
+        }
+        #expect(table.count == reference.count)
+        #expect(Dictionary(uniqueKeysWithValues: table.map { ($0.key, $0.count) }) == reference)
+        for (key, count) in reference { #expect(table[key] == count) }
+        #expect(table[12_345_678_901] == 0 || reference[12_345_678_901] != nil)
+        var other = CountTable(minimumCapacity: reference.count)
+        for (key, count) in reference.sorted(by: { $0.key > $1.key }) { other.add(key, count) }
+        #expect(other == table, "equal whatever the insertion order and capacity")
+        if let (key, _) = reference.first {
+            other.add(key, 1)
+            #expect(other != table)
+        }
+    }
+}
+
+/// A small deterministic generator, so a failing case can be replayed.
+struct SplitMix: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
