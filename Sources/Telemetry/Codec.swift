@@ -176,18 +176,32 @@ enum Frame {
         return (sequence, batch)
     }
 
-    /// Every whole, checked frame from the start of a log, and the length they span: what
-    /// follows is a torn or damaged tail.
-    static func scan(_ log: UnsafeRawBufferPointer) -> (frames: [(sequence: UInt64, batch: Batch)], validLength: Int) {
+    /// Where a scan of the log stopped.
+    enum End: Equatable {
+        /// Zeros: the part of the file allocated ahead and not yet written.
+        case zeros
+        /// A whole frame with a lower sequence number: written before the last compaction
+        /// emptied the log, and counted in the snapshot.
+        case olderFrame
+        /// Anything else: a write torn by a crash (never acknowledged) or damage.
+        case damaged
+    }
+
+    /// Every whole, checked frame from the start of a log whose sequence numbers rise, the
+    /// length they span, and what follows them.
+    static func scan(_ log: UnsafeRawBufferPointer) -> (frames: [(sequence: UInt64, batch: Batch)], validLength: Int, end: End) {
         var frames: [(UInt64, Batch)] = []
         var reader = ByteReader(log)
         while true {
             let start = reader.offset
-            guard let length = reader.u32().map(Int.init), let crc = reader.u32(), length <= maximumPayload, reader.remaining >= length else {
-                return (frames, start)
+            guard let length = reader.u32().map(Int.init), let crc = reader.u32() else {
+                return (frames, start, log[start...].allSatisfy { $0 == 0 } ? .zeros : .damaged)
             }
+            if length == 0, crc == 0 { return (frames, start, .zeros) }
+            guard length <= maximumPayload, reader.remaining >= length else { return (frames, start, .damaged) }
             let payload = UnsafeRawBufferPointer(rebasing: log[reader.offset..<reader.offset + length])
-            guard CRC32C.checksum(payload) == crc, let frame = Frame.decode(payload) else { return (frames, start) }
+            guard CRC32C.checksum(payload) == crc, let frame = Frame.decode(payload) else { return (frames, start, .damaged) }
+            if let previous = frames.last, frame.sequence <= previous.0 { return (frames, start, .olderFrame) }
             frames.append(frame)
             reader.offset += length
         }

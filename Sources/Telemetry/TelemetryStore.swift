@@ -7,16 +7,25 @@ import Glibc
 
 /// Accepted telemetry, durably: a log of batches with group commit, and the counts.
 ///
-///     DIR/telemetry/log        frames, appended; one fdatasync per group of batches
+///     DIR/telemetry/log        frames; one fdatasync per group of batches
 ///     DIR/telemetry/snapshot   the counts as of a sequence number (written atomically)
 ///
 /// `submit` queues a batch; one committer thread writes everything queued since its last
-/// turn with one `write` and one `fdatasync`, applies it to the counts, and only then calls
-/// each batch's completion, so the cost of the sync is shared by every request in flight
-/// and an acknowledged batch is on disk. When the log grows past `compactionBytes` the
-/// counts are snapshotted and the log emptied; on open the log is replayed after the
-/// snapshot (frames carry sequence numbers, so a crash between the two counts nothing
-/// twice) and a torn tail — a batch never acknowledged — is cut off.
+/// turn with one `pwrite` and one `fdatasync`, applies it to the counts, and only then
+/// calls each batch's completion, so the cost of the sync is shared by every request in
+/// flight and an acknowledged batch is on disk. When the log grows past `compactionBytes`
+/// the counts are snapshotted and the log starts again from its beginning; on open the
+/// log is replayed after the snapshot (frames carry sequence numbers, so a crash between
+/// the two counts nothing twice).
+///
+/// The file is allocated ahead (zeros written and synced, 1 MB, then doubling up to
+/// 8 MB at a time) and kept at its largest size: frames overwrite, never extend it, so a
+/// commit's `fdatasync` flushes data only, not the file's size through the filesystem
+/// journal — half the cost of an append on ext4. A scan of the log therefore stops at
+/// zeros, at a frame whose sequence number does not rise (one from before the last
+/// compaction), or at damage. On open, whatever follows the last whole frame is zeroed
+/// (a torn group never acknowledged, or older frames), so no frame written there later
+/// can be followed by an unacknowledged one that parses as its successor.
 public final class TelemetryStore: Sendable {
     public struct Options: Sendable {
         public var limits = TelemetryLimits()
@@ -64,6 +73,8 @@ public final class TelemetryStore: Sendable {
     public let options: Options
     private let directory: DataDirectory
     private let logFD: Int32
+    /// Where the next frames go, and the file's size; the committer's alone.
+    private let logFile: Mutex<(tail: Int, allocated: Int)>
     private let queue: Mutex<Queue>
     private let counts: Mutex<Counts>
     private let statistics = Mutex(Statistics())
@@ -90,16 +101,19 @@ public final class TelemetryStore: Sendable {
             report.snapshotSequence = restored.lastSequence
         }
         let logPath = directory.path + "/" + Self.logName
-        let fd = open(logPath, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
+        let fd = open(logPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw .system("open", logPath) }
         logFD = fd
         let log = try directory.read(Self.logName)
-        let (frames, validLength) = log.withUnsafeBytes { Frame.scan($0) }
-        if validLength < log.count {
-            // A torn tail: the batch in it was never acknowledged.
-            try directory.truncate(Self.logName, to: validLength)
-            report.truncatedBytes = log.count - validLength
+        let (frames, validLength, end) = log.withUnsafeBytes { Frame.scan($0) }
+        if let last = log.lastIndex(where: { $0 != 0 }), last >= validLength {
+            // Zero what follows the whole frames: a torn group was never acknowledged, and
+            // older frames are in the snapshot.
+            try Self.writeZeros(fd, from: validLength, to: last + 1, logPath)
+            guard fdatasync(fd) == 0 else { throw .system("fdatasync", logPath) }
+            if end == .damaged { report.truncatedBytes = last + 1 - validLength }
         }
+        logFile = Mutex((tail: validLength, allocated: log.count))
         let now = options.clock()
         var highest = counts.lastSequence
         for frame in frames {
@@ -158,6 +172,32 @@ public final class TelemetryStore: Sendable {
         finished.wait()
     }
 
+    // MARK: Writing
+
+    private static let terminator = [UInt8](repeating: 0, count: 8)
+
+    static func writeAll(_ fd: Int32, _ bytes: [UInt8], at offset: Int, _ path: String) throws(StoreError) {
+        var done = 0
+        while done < bytes.count {
+            let written = bytes.withUnsafeBytes { pwrite(fd, $0.baseAddress! + done, $0.count - done, off_t(offset + done)) }
+            if written < 0 {
+                if errno == EINTR { continue }
+                throw .system("pwrite", path)
+            }
+            done += written
+        }
+    }
+
+    static func writeZeros(_ fd: Int32, from start: Int, to end: Int, _ path: String) throws(StoreError) {
+        let zeros = [UInt8](repeating: 0, count: min(1 << 20, max(0, end - start)))
+        var offset = start
+        while offset < end {
+            let piece = min(zeros.count, end - offset)
+            try writeAll(fd, piece == zeros.count ? zeros : Array(zeros[0..<piece]), at: offset, path)
+            offset += piece
+        }
+    }
+
     // MARK: The committer
 
     private func commitLoop() {
@@ -187,13 +227,27 @@ public final class TelemetryStore: Sendable {
 
     private func commit(_ frames: [UInt8], _ batches: [(sequence: UInt64, batch: Batch)], _ completions: [Completion]) {
         let logPath = directory.path + "/" + Self.logName
-        let before = statistics.withLock { $0.logBytes }
+        let (tail, allocated) = logFile.withLock { $0 }
         do throws(StoreError) {
-            try DataDirectory.writeAll(logFD, frames, logPath)
+            // The frames and eight zero bytes after them, so that a scan ends at zeros rather
+            // than in the middle of an older frame (the next commit overwrites them).
+            var written = frames
+            written.append(contentsOf: Self.terminator)
+            if tail + written.count > allocated {
+                var size = allocated
+                while size < tail + written.count { size += min(max(size, 1 << 20), 8 << 20) }
+                try Self.writeZeros(logFD, from: allocated, to: size, logPath)
+                logFile.withLock { $0.allocated = size }
+            }
+            try Self.writeAll(logFD, written, at: tail, logPath)
             guard fdatasync(logFD) == 0 else { throw StoreError.system("fdatasync", logPath) }
+            logFile.withLock { $0.tail = tail + frames.count }
         } catch {
-            // Undo the partial append so a replay cannot count what was refused.
-            if ftruncate(logFD, off_t(before)) != 0 || fdatasync(logFD) != 0 {
+            // Zero what may have been written so a replay cannot count what was refused.
+            do throws(StoreError) {
+                try Self.writeZeros(logFD, from: tail, to: tail + frames.count, logPath)
+                guard fdatasync(logFD) == 0 else { throw .system("fdatasync", logPath) }
+            } catch {
                 queue.withLock { $0.broken = StoreError("Telemetry is not accepted: the log could not be repaired after \(error.message).") }
             }
             statistics.withLock { $0.failedCommits += 1 }
@@ -223,13 +277,13 @@ public final class TelemetryStore: Sendable {
         }
     }
 
-    /// Writes the counts as a snapshot, then empties the log. Only the committer (or the
-    /// initializer, before it starts) calls this, so no frame is appended in between.
+    /// Writes the counts as a snapshot, then starts the log again from its beginning (the
+    /// frames there are all in the snapshot). Only the committer (or the initializer,
+    /// before it starts) calls this, so no frame is written in between.
     private func compact() throws(StoreError) {
         let bytes = counts.withLock { SnapshotCodec.encode($0) }
         try directory.writeDurably(bytes, subdirectory: Self.subdirectory, name: Self.snapshotName, replacing: true)
-        let logPath = directory.path + "/" + Self.logName
-        guard ftruncate(logFD, 0) == 0, fdatasync(logFD) == 0 else { throw .system("ftruncate", logPath) }
+        logFile.withLock { $0.tail = 0 }
         statistics.withLock {
             $0.logBytes = 0
             $0.compactions += 1

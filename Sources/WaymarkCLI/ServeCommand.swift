@@ -96,7 +96,7 @@ enum ServeCommand {
             let replay = telemetry.openReport
             if replay.replayedBatches > 0 || replay.truncatedBytes > 0 {
                 output.print("Telemetry: replayed \(replay.replayedBatches) batch(es) from the log"
-                    + (replay.truncatedBytes > 0 ? ", cut a torn tail of \(replay.truncatedBytes) bytes (never acknowledged)." : "."))
+                    + (replay.truncatedBytes > 0 ? ", cleared a torn tail of \(replay.truncatedBytes) bytes (never acknowledged)." : "."))
             }
         } catch {
             throw .store(error.message)

@@ -166,6 +166,14 @@ struct CountsTests {
         var flipped = log
         flipped[firstLength + 12] ^= 1
         #expect(flipped.withUnsafeBytes { Frame.scan($0) }.validLength == firstLength)
+        #expect(flipped.withUnsafeBytes { Frame.scan($0) }.end == .damaged)
+        #expect(scanned.end == .zeros, "the end of the bytes")
+        #expect((log + Array(repeating: 0, count: 20)).withUnsafeBytes { Frame.scan($0) }.end == .zeros)
+        // A frame whose sequence does not rise was written before a compaction: the log ends there.
+        var older = log
+        Frame.encode(first, sequence: 2, into: &older)
+        let stale = older.withUnsafeBytes { Frame.scan($0) }
+        #expect(stale.validLength == log.count && stale.end == .olderFrame)
     }
 }
 

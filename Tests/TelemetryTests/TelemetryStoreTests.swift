@@ -21,6 +21,14 @@ final class TelemetryScratch {
     var snapshot: String { path + "/telemetry/snapshot" }
 }
 
+/// Overwrites `bytes` at `offset` of the file at `path`.
+func write(_ bytes: [UInt8], at offset: Int, to path: String) throws {
+    let handle = try #require(FileHandle(forWritingAtPath: path))
+    try handle.seek(toOffset: UInt64(offset))
+    try handle.write(contentsOf: Data(bytes))
+    try handle.close()
+}
+
 /// Submits and waits for the completion.
 func commit(_ batch: Batch, to store: TelemetryStore) -> Result<Void, StoreError> {
     let done = DispatchSemaphore(value: 0)
@@ -49,10 +57,16 @@ struct TelemetryStoreTests {
         #expect(totals(store) == ["product": 2, "orders": 1])
         store.close()
         let reopened = try scratch.open()
-        defer { reopened.close() }
         #expect(reopened.openReport.replayedBatches == 2)
         #expect(totals(reopened) == ["product": 2, "orders": 1])
-        #expect(try FileManager.default.attributesOfItem(atPath: scratch.log)[.size] as? Int == 0, "replayed into a snapshot, log emptied")
+        #expect(reopened.currentStatistics.logBytes == 0, "replayed into a snapshot, the log starts again")
+        let size = try #require(FileManager.default.attributesOfItem(atPath: scratch.log)[.size] as? Int)
+        #expect(size == 1 << 20, "allocated ahead, 1 MB first")
+        reopened.close()
+        let again = try scratch.open()
+        defer { again.close() }
+        #expect(again.openReport.replayedBatches == 0, "the frames still in the file are in the snapshot")
+        #expect(totals(again) == ["product": 2, "orders": 1])
     }
 
     @Test func concurrentBatchesShareCommits() throws {
@@ -86,18 +100,61 @@ struct TelemetryStoreTests {
         store.close()
         store = try scratch.open()  // snapshot taken, log empty
         _ = commit(try batch([(0, "proceed", nil, "orders")]), to: store)
+        let tail = store.currentStatistics.logBytes
         store.close()
-        // Half of a frame, as a crash mid-write leaves it.
+        // Half of a frame after the last one, as a crash mid-write leaves it.
         var frame: [UInt8] = []
-        Frame.encode(try batch([(0, "proceed", nil, "product")]), sequence: 99, into: &frame)
-        let handle = try #require(FileHandle(forWritingAtPath: scratch.log))
-        handle.seekToEndOfFile()
-        handle.write(Data(frame.prefix(frame.count / 2)))
-        try handle.close()
+        Frame.encode(try batch([(0, "proceed", nil, "product")]), sequence: 3, into: &frame)
+        try write(Array(frame.prefix(frame.count / 2)), at: tail, to: scratch.log)
         let reopened = try scratch.open()
         defer { reopened.close() }
         #expect(reopened.openReport.truncatedBytes == frame.count / 2)
         #expect(totals(reopened) == ["product": 1, "orders": 1])
+    }
+
+    /// A crash can leave a group's first frame torn and a later one whole. Neither was
+    /// acknowledged; the later one must not come back when, after a second crash, a new
+    /// frame of the same length lies where the torn one was without the zeros a commit
+    /// writes after its frames (new sequence numbers start again after the last whole
+    /// frame, so the old one would parse as the new one's successor).
+    @Test func aWholeFrameBehindATornOneNeverComesBack() throws {
+        let scratch = TelemetryScratch()
+        var store = try scratch.open()
+        _ = commit(try batch([(0, "proceed", nil, "product")]), to: store)
+        let tail = store.currentStatistics.logBytes
+        store.close()
+        var torn: [UInt8] = [], ghost: [UInt8] = []
+        Frame.encode(try batch([(0, "proceed", nil, "orders")]), sequence: 2, into: &torn)
+        Frame.encode(try batch([(0, "proceed", nil, "cart")]), sequence: 3, into: &ghost)
+        let crashed = Array(torn.prefix(10)) + Array(repeating: 0xEE, count: torn.count - 10) + ghost
+        try write(crashed, at: tail, to: scratch.log)
+        store = try scratch.open()
+        #expect(store.openReport.truncatedBytes == crashed.lastIndex { $0 != 0 }! + 1)
+        #expect(totals(store) == ["product": 1])
+        store.close()
+        // The second crash: a new batch of the torn one's length, as sequence 2, reached
+        // the disk but the zeros after it did not …
+        var second: [UInt8] = []
+        Frame.encode(try batch([(0, "proceed", nil, "orders")]), sequence: 2, into: &second)
+        #expect(second.count == torn.count)
+        try write(second, at: tail, to: scratch.log)
+        // … and on the next open the whole frame behind it is not counted.
+        let reopened = try scratch.open()
+        defer { reopened.close() }
+        #expect(totals(reopened) == ["product": 1, "orders": 1])
+    }
+
+    @Test func theLogStaysAtItsAllocatedSizeThroughCompactions() throws {
+        let scratch = TelemetryScratch()
+        let store = try scratch.open(compactionBytes: 64 << 10)
+        let one = try batch((0..<40).map { _ in (0, "proceed", nil, "product") })
+        for _ in 0..<600 { _ = commit(one, to: store) }
+        #expect(store.currentStatistics.compactions > 3)
+        store.close()
+        #expect(try FileManager.default.attributesOfItem(atPath: scratch.log)[.size] as? Int == 1 << 20)
+        let reopened = try scratch.open()
+        defer { reopened.close() }
+        #expect(totals(reopened) == ["product": 24_000])
     }
 
     @Test func aCrashBetweenSnapshotAndTruncationCountsNothingTwice() throws {
