@@ -217,7 +217,7 @@ public final class DataDirectory: Sendable {
     }
 
     /// Writes all of `bytes` to `fd`, retrying short writes and EINTR.
-    public static func writeAll(_ fd: Int32, _ bytes: [UInt8], _ filePath: String) throws(StoreError) {
+    static func writeAll(_ fd: Int32, _ bytes: [UInt8], _ filePath: String) throws(StoreError) {
         var offset = 0
         while offset < bytes.count {
             let written = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + offset, $0.count - offset) }
