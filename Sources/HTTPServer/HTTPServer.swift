@@ -40,6 +40,9 @@ public final class HTTPServer: @unchecked Sendable {
         var port = configuration.port
         let prefix = String(UInt32.random(in: 0...UInt32.max), radix: 36)
         let slots = metrics?.configure(routes: router.routeLabels, loops: max(1, configuration.threads))
+        if port != 0 {
+            for host in configuration.hosts { try Socket.ensureFree(host: host, port: port) }
+        }
         for index in 0..<max(1, configuration.threads) {
             var listeners: [Int32] = []
             for host in configuration.hosts {

@@ -9,6 +9,26 @@ enum Socket {
     /// `SO_REUSEPORT` lets each event loop own a listener on the same port, and the
     /// kernel spreads incoming connections between them (socket(7)).
     static func listen(host: String, port: UInt16, backlog: Int32) throws(SystemError) -> (fd: Int32, port: UInt16) {
+        let fd = try bound(host: host, port: port, reusePort: true)
+        do {
+            try syscallBlocking("listen") { Glibc.listen(fd, backlog) }
+            return (fd, try localPort(fd))
+        } catch {
+            close(fd)
+            throw error
+        }
+    }
+
+    /// Throws `EADDRINUSE` if anything listens on `host:port` — another process's
+    /// `SO_REUSEPORT` group included, which `listen` would otherwise silently join (and
+    /// the kernel would share the port's connections between two daemons). A bind
+    /// without `SO_REUSEPORT` conflicts with every listener there; the socket is closed
+    /// at once, never listening.
+    static func ensureFree(host: String, port: UInt16) throws(SystemError) {
+        close(try bound(host: host, port: port, reusePort: false))
+    }
+
+    private static func bound(host: String, port: UInt16, reusePort: Bool) throws(SystemError) -> Int32 {
         var address6 = sockaddr_in6()
         var address4 = sockaddr_in()
         let isIPv6 = host.contains(":")
@@ -26,7 +46,7 @@ enum Socket {
         }
         do {
             try setOption(fd, SOL_SOCKET, SO_REUSEADDR, 1)
-            try setOption(fd, SOL_SOCKET, SO_REUSEPORT, 1)
+            if reusePort { try setOption(fd, SOL_SOCKET, SO_REUSEPORT, 1) }
             if isIPv6 { try setOption(fd, Int32(IPPROTO_IPV6), IPV6_V6ONLY, 1) }
             if isIPv6 {
                 _ = try withUnsafePointer(to: &address6) { pointer throws(SystemError) in
@@ -41,8 +61,7 @@ enum Socket {
                     }
                 }
             }
-            try syscallBlocking("listen") { Glibc.listen(fd, backlog) }
-            return (fd, try localPort(fd))
+            return fd
         } catch {
             close(fd)
             throw error

@@ -140,6 +140,19 @@ struct LoopbackServerTests {
         #expect(responses[1].head.contains("Allow: GET, HEAD") && responses[2].head.contains("Allow: GET, HEAD"))
     }
 
+    @Test func aSecondServerOnTheSamePortIsRefusedNotJoined() throws {
+        let first = try TestServer()
+        defer { first.stop() }
+        // Its listeners use SO_REUSEPORT; without the check a second daemon would join the
+        // group and the kernel would split the port's connections between the two.
+        #expect(throws: SystemError.self) {
+            _ = try TestServer { $0.port = first.port }
+        }
+        let client = try LoopbackClient(port: first.port)
+        client.send("GET /hello HTTP/1.1\r\nHost: a\r\n\r\n")
+        #expect(client.read(responses: 1).first?.body == "hello")
+    }
+
     @Test func servesIPv6() throws {
         let server = try TestServer()
         defer { server.stop() }
