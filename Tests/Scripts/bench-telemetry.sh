@@ -40,18 +40,22 @@ for file in "$work/batches"/batch-0.json "$work/batches"/batch-1.json "$work/bat
   [ "$reply" = '{"accepted":50,"rejected":[]}' ] || { echo "unexpected reply: $reply" >&2; exit 1; }
 done
 
+# The requests are formatted once per wrk thread, not once per request: wrk shares the
+# two cores with the daemon (about 7% less of wrk's CPU per request, measured with top).
 cat > "$work/post.lua" <<LUA
-local bodies = {}
-for i = 0, $BATCHES - 1 do
-  local file = io.open("$work/batches/batch-" .. i .. ".json", "rb")
-  bodies[#bodies + 1] = file:read("*a")
-  file:close()
-end
+local requests = {}
 local index = 0
-local headers = { ["Authorization"] = "Bearer $write", ["Content-Type"] = "application/json" }
+init = function(args)
+  local headers = { ["Authorization"] = "Bearer $write", ["Content-Type"] = "application/json" }
+  for i = 0, $BATCHES - 1 do
+    local file = io.open("$work/batches/batch-" .. i .. ".json", "rb")
+    requests[#requests + 1] = wrk.format("POST", "/v1/telemetry", headers, file:read("*a"))
+    file:close()
+  end
+end
 request = function()
-  index = index % #bodies + 1
-  return wrk.format("POST", "/v1/telemetry", headers, bodies[index])
+  index = index % #requests + 1
+  return requests[index]
 end
 LUA
 
