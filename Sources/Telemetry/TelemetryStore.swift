@@ -20,8 +20,9 @@ import Glibc
 ///
 /// The file is allocated ahead (zeros written and synced, 1 MB, then doubling up to
 /// 8 MB at a time) and kept at its largest size: frames overwrite, never extend it, so a
-/// commit's `fdatasync` flushes data only, not the file's size through the filesystem
-/// journal — half the cost of an append on ext4. A scan of the log therefore stops at
+/// commit's `fdatasync` flushes data only, not the inode's new size and blocks (through
+/// the journal, where there is one) — half the cost of an append on this machine's
+/// ext4 (110 against 230 µs for 5 KB). A scan of the log therefore stops at
 /// zeros, at a frame whose sequence number does not rise (one from before the last
 /// compaction), or at damage. On open, whatever follows the last whole frame is zeroed
 /// (a torn group never acknowledged, or older frames), so no frame written there later
