@@ -130,7 +130,9 @@ extension ManifestService {
         switch (time("to"), time("from")) {
         case (.failure(let refusal), _), (_, .failure(let refusal)): return .failure(refusal)
         case (.success(let end), .success(let start)):
-            to = end ?? now
+            // The range is [from, to): by default it ends just after this second, so an event
+            // stamped now is in it even when now starts a minute.
+            to = end ?? now + 1
             from = start ?? to - defaultSpan
         }
         guard from < to else { return .failure(API.refusal(.badRequest, "badParameter", "from must be before to.")) }

@@ -95,6 +95,19 @@ struct TelemetryEndpointTests {
         #expect(service.call("GET", "/metrics", token: service.tokens[.manifestRead]!).status == 403)
     }
 
+    @Test func anEventStampedNowIsInTheDefaultRangeEvenAtAMinutesStart() throws {
+        let minute = (Int(Date().timeIntervalSince1970) / 60) * 60
+        var options = TelemetryStore.Options()
+        options.clock = { minute }
+        let service = try LiveService(telemetryOptions: options)
+        let body = #"{"client": {"platform": "ios", "appVersion": "5.3.0", "revision": 1}, "events": [{"ts": "\#(Timestamp.format(minute))", "entry": "push", "outcome": "proceed", "route": "home"}]}"#
+        #expect(service.call("POST", "/v1/telemetry", token: service.tokens[.telemetryWrite]!, body: body).status == 202)
+        for path in ["/v1/telemetry/counts", "/v1/telemetry/top"] {
+            let reply = service.call("GET", path, token: service.tokens[.telemetryRead]!)
+            #expect(reply.json["total"] == .int(1), "\(path): \(reply.text)")
+        }
+    }
+
     @Test func unknownClientsAreCountedAsOther() throws {
         let service = try LiveService()
         let body = telemetryBody([#"{"entry": "scheme", "outcome": "proceed", "route": "home"}"#],
