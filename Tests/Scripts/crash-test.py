@@ -18,7 +18,6 @@ import http.client
 import json
 import os
 import random
-import re
 import shutil
 import signal
 import subprocess
@@ -26,6 +25,8 @@ import sys
 import tempfile
 import threading
 import time
+
+import waymark_daemon
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(__file__), "..", ".."))
 EXAMPLE = os.path.join(ROOT, "manifests", "storefront")
@@ -47,23 +48,8 @@ RUNNING = []  # daemons to kill if the test stops early
 
 class Daemon:
     def __init__(self, binary, data):
-        self.process = subprocess.Popen(
-            [binary, "serve", "--data-dir", data, "--port", "0", "--threads", "2", "--quiet", "--seed", EXAMPLE],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.process, self.token, self.port = waymark_daemon.start(binary, data, "--threads", "2")
         RUNNING.append(self.process)
-        self.token = None
-        self.port = None
-        deadline = time.time() + 30
-        for line in self.process.stdout:
-            match = re.search(r"(wm_[0-9a-f]{8}_[A-Za-z0-9_-]{43})", line)
-            if match:
-                self.token = match.group(1)
-            match = re.search(r"Listening on http://127\.0\.0\.1:(\d+)", line)
-            if match:
-                self.port = int(match.group(1))
-                break
-            if time.time() > deadline:
-                break
         if self.port is None:
             self.process.kill()
             fail("the daemon did not start:\n" + self.process.stderr.read())

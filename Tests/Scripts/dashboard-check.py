@@ -19,7 +19,6 @@ import html.parser
 import http.client
 import json
 import os
-import re
 import shutil
 import struct
 import subprocess
@@ -28,8 +27,9 @@ import tempfile
 import time
 import zlib
 
+import waymark_daemon
+
 ROOT = os.path.normpath(os.path.join(os.path.dirname(__file__), "..", ".."))
-EXAMPLE = os.path.join(ROOT, "manifests", "storefront")
 
 
 def fail(message):
@@ -43,18 +43,7 @@ def iso(seconds):
 
 class Daemon:
     def __init__(self, binary, data):
-        self.process = subprocess.Popen(
-            [binary, "serve", "--data-dir", data, "--port", "0", "--quiet", "--seed", EXAMPLE],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        self.token = self.port = None
-        for line in self.process.stdout:
-            match = re.search(r"(wm_[0-9a-f]{8}_[A-Za-z0-9_-]{43})", line)
-            if match:
-                self.token = match.group(1)
-            match = re.search(r"Listening on http://127\.0\.0\.1:(\d+)", line)
-            if match:
-                self.port = int(match.group(1))
-                break
+        self.process, self.token, self.port = waymark_daemon.start(binary, data)
         if self.port is None or self.token is None:
             self.process.kill()
             fail("the daemon did not start:\n" + self.process.stderr.read())
@@ -277,7 +266,7 @@ def main():
         # A token without telemetry:read is refused, and the page says so.
         created = subprocess.run([binary, "token", "create", "--data-dir", os.path.join(scratch, "data"), "--name", "reader",
                                   "--scope", "manifest:read"], capture_output=True, text=True, check=True)
-        narrow = re.search(r"(wm_[0-9a-f]{8}_[A-Za-z0-9_-]{43})", created.stdout).group(1)
+        narrow = waymark_daemon.TOKEN.search(created.stdout).group(1)
         dom = dump(daemon, os.path.join(scratch, "p3"), fragment="#token=" + narrow)
         if dom.body.get("data-state") != "token" or "refused" not in dom.text["token-reason"]:
             fail("a token without telemetry:read is not reported (state %r, %r)" % (dom.body.get("data-state"), dom.text.get("token-reason")))

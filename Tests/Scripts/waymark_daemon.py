@@ -1,0 +1,31 @@
+"""Starting `waymark serve` from the Python test scripts (crash-test.py, dashboard-check.py)."""
+import os
+import re
+import subprocess
+import time
+
+ROOT = os.path.normpath(os.path.join(os.path.dirname(__file__), "..", ".."))
+EXAMPLE = os.path.join(ROOT, "manifests", "storefront")
+TOKEN = re.compile(r"(wm_[0-9a-f]{8}_[A-Za-z0-9_-]{43})")
+
+
+def start(binary, data, *arguments):
+    """Starts the daemon on a free loopback port, seeded from the storefront example.
+    Returns (process, admin token or None, port or None): the token is printed only when
+    the data directory had none; the port is None if the daemon did not start."""
+    process = subprocess.Popen(
+        [binary, "serve", "--data-dir", data, "--port", "0", "--quiet", "--seed", EXAMPLE, *arguments],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    token = port = None
+    deadline = time.time() + 30
+    for line in process.stdout:
+        match = TOKEN.search(line)
+        if match:
+            token = match.group(1)
+        match = re.search(r"Listening on http://127\.0\.0\.1:(\d+)", line)
+        if match:
+            port = int(match.group(1))
+            break
+        if time.time() > deadline:
+            break
+    return process, token, port
