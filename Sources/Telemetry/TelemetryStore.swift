@@ -44,6 +44,7 @@ public final class TelemetryStore: Sendable {
         public var events: UInt64 = 0
         public var commits: UInt64 = 0
         public var failedCommits: UInt64 = 0
+        /// Bytes of frames in the log since the last snapshot (where the next ones go).
         public var logBytes = 0
         public var compactions: UInt64 = 0
     }
@@ -127,7 +128,6 @@ public final class TelemetryStore: Sendable {
         self.counts = Mutex(counts)
         queue = Mutex(Queue(nextSequence: highest + 1))
         openReport = report
-        statistics.withLock { $0.logBytes = validLength }
         if validLength > 0 { try compact() }
         let thread = Thread { [self] in commitLoop() }
         thread.name = "waymark-commit"
@@ -160,7 +160,11 @@ public final class TelemetryStore: Sendable {
         counts.withLock { body($0) }
     }
 
-    public var currentStatistics: Statistics { statistics.withLock { $0 } }
+    public var currentStatistics: Statistics {
+        var current = statistics.withLock { $0 }
+        current.logBytes = logFile.withLock { $0.tail }
+        return current
+    }
 
     /// Commits what is queued, stops the committer and waits for it. Later calls return at once.
     public func close() {
@@ -263,15 +267,13 @@ public final class TelemetryStore: Sendable {
                 events += UInt64(batch.tallies.count)
             }
         }
-        let logBytes = statistics.withLock { statistics in
+        statistics.withLock { statistics in
             statistics.batches += UInt64(batches.count)
             statistics.events += events
             statistics.commits += 1
-            statistics.logBytes += frames.count
-            return statistics.logBytes
         }
         for completion in completions { completion(.success(())) }
-        if logBytes >= options.compactionBytes {
+        if tail + frames.count >= options.compactionBytes {
             do { try compact() } catch {
                 // The log keeps growing and stays correct; the next commit tries again.
             }
@@ -285,9 +287,6 @@ public final class TelemetryStore: Sendable {
         let bytes = counts.withLock { SnapshotCodec.encode($0) }
         try directory.writeDurably(bytes, subdirectory: Self.subdirectory, name: Self.snapshotName, replacing: true)
         logFile.withLock { $0.tail = 0 }
-        statistics.withLock {
-            $0.logBytes = 0
-            $0.compactions += 1
-        }
+        statistics.withLock { $0.compactions += 1 }
     }
 }
