@@ -16,8 +16,9 @@ all: build
 toolchain:
 	@command -v $(SWIFT) >/dev/null || { echo "The Swift toolchain (swift 6) is required: https://www.swift.org/install/linux/" >&2; exit 2; }
 
-# Nothing beyond the toolchain is needed yet; later targets add their packages here.
+# Beyond the toolchain: libcurl's headers (the link checks), found through pkg-config.
 deps: toolchain
+	@bash Tests/Scripts/install-packages.sh pkg-config=pkg-config curl-config=libcurl4-openssl-dev
 
 build: deps
 	$(SWIFT) build

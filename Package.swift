@@ -27,6 +27,10 @@ let package = Package(
                 resources: [.embedInCode("Resources/dashboard.html")]),
         // Resolution telemetry: batch parsing, a group-committed log, counts by dimension.
         .target(name: "Telemetry", dependencies: ["CivilDate", "ManifestStore"]),
+        // System libcurl (pkg-config libcurl; Debian libcurl4-openssl-dev, which `make` installs).
+        .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+        // Outbound checks of fallback URLs and associated-domain files, safe against SSRF.
+        .target(name: "LinkChecks", dependencies: ["CCurl", "RouteEngine"]),
         .target(name: "WaymarkCLI", dependencies: ["RouteEngine", "ManifestStore", "ManifestService", "Telemetry", "HTTPServer"]),
         .executableTarget(name: "waymark", dependencies: ["WaymarkCLI"]),
         .executableTarget(name: "RouteEngineBench", dependencies: ["RouteEngine"]),
@@ -46,6 +50,7 @@ let package = Package(
         .testTarget(name: "TelemetryTests", dependencies: ["Telemetry", "TestSupport"]),
         .testTarget(name: "ManifestServiceTests", dependencies: ["ManifestService", "ManifestStore", "Telemetry", "HTTPServer", "HTTPCore", "RouteEngine", "Hashing", "TestSupport"]),
         .testTarget(name: "ManifestStoreTests", dependencies: ["ManifestStore", "RouteEngine", "TestSupport"]),
+        .testTarget(name: "LinkChecksTests", dependencies: ["LinkChecks", "RouteEngine"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "HTTPCore", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
