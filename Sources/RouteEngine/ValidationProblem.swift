@@ -26,11 +26,17 @@ public enum ProblemCode: String, Hashable, Sendable, CaseIterable {
     case unsupportedByAllVersions
     case unsupportedByVersion
     case unknownField
+    // Found by the outbound link checks (LinkChecks), when they are on:
+    case unreachableFallback
+    case associatedDomainMissing
+    case associatedDomainWrongApp
+    case associatedDomainNotCovering
 
     /// The severity a problem of this kind has unless configured otherwise.
     public var defaultSeverity: Severity {
         switch self {
         case .expired, .unsupportedByVersion, .unknownField, .duplicatePattern: .warning
+        case .unreachableFallback, .associatedDomainMissing, .associatedDomainWrongApp, .associatedDomainNotCovering: .warning
         default: .error
         }
     }

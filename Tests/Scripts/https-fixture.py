@@ -6,7 +6,8 @@
 Makes a self-signed certificate for `localhost`, `*.waymark.test`, 127.0.0.1 and the extra
 --names in DIR (ca.pem, key.pem) unless there already is one, listens on a free port and
 prints `PORT <n>` once ready. Every connection and request is appended to DIR/requests.log
-before anything is answered, so a test can show that a refused target was never reached.
+(CONNECT, GET, and END once answered) before anything is answered, so a test can show
+that a refused target was never reached.
 The server exits when its parent does.
 
 What it serves, by path:
@@ -14,12 +15,14 @@ What it serves, by path:
   /redirect?to=URL    302 to URL (status=NNN to choose another 3xx)
   /drip               a 100,000-byte body, one byte every 0.25 s
   /endless            a chunked body that never ends
+  /slow?ms=N          200 after N milliseconds
   /hang               accepts and never answers
   CONNECT (a proxy request) is logged as PROXY and refused
   anything else       DIR/sites/HOST/PATH (HOST from the Host field, port removed);
                       404 when missing; the content type is application/json for
                       /.well-known/ files and text/html otherwise, unless a file
-                      PATH.type next to it says another
+                      PATH.type next to it says another; a file PATH.redirect
+                      makes it a 301 to the URL inside
 """
 import os
 import ssl
@@ -76,6 +79,12 @@ class Handler(BaseHTTPRequestHandler):
         host = (self.headers.get("Host") or "").lower()
         host = host.rsplit(":", 1)[0] if not host.endswith("]") else host
         log(f"GET {host} {self.path}")
+        try:
+            self.answer(host)
+        finally:
+            log(f"END {host} {self.path}")
+
+    def answer(self, host):
         url = urlsplit(self.path)
         query = parse_qs(url.query)
         if url.path.startswith("/status/"):
@@ -98,10 +107,16 @@ class Handler(BaseHTTPRequestHandler):
             chunk = b"x" * 16384
             while True:
                 self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+        elif url.path == "/slow":
+            time.sleep(int(query.get("ms", ["300"])[0]) / 1000)
+            self.send(200, b"<p>slow</p>")
         elif url.path == "/hang":
             time.sleep(60)
         else:
             path = os.path.normpath(os.path.join(directory, "sites", host, url.path.lstrip("/")))
+            if path.startswith(os.path.join(directory, "sites")) and os.path.exists(path + ".redirect"):
+                self.send(301, b"", headers=[("Location", open(path + ".redirect").read().strip())])
+                return
             if not path.startswith(os.path.join(directory, "sites")) or not os.path.isfile(path):
                 self.send(404, b"<p>not found</p>")
                 return

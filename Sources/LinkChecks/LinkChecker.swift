@@ -1,0 +1,222 @@
+import Foundation
+import RouteEngine
+import Synchronization
+
+/// How link checks run: what the network may be used for, how findings count, how many
+/// fetches at once, how long results are reused.
+public struct LinkCheckOptions: Hashable, Sendable {
+    public var fetch = FetchOptions()
+    /// Findings are warnings unless configured to block publishing.
+    public var severity: Severity = .warning
+    /// Fetches in flight at once.
+    public var parallelism = 8
+    /// Seconds a fetched result is reused (0: never).
+    public var cacheSeconds = 300
+    /// The largest associated-domain file read (Apple's limit is 128 KB).
+    public var maximumFileBytes = 128 << 10
+
+    public init() {}
+}
+
+/// Checks what the validator cannot see from the document alone: that every fallback URL
+/// answers, and that every universal-link host's `apple-app-site-association` and
+/// `assetlinks.json` name the app and open each route's patterns. Findings are validation
+/// problems (`unreachableFallback`, `associatedDomainMissing`, `associatedDomainWrongApp`,
+/// `associatedDomainNotCovering`) for the report. Each URL is fetched once per check, in
+/// parallel up to `parallelism`, and reused for `cacheSeconds`.
+public final class LinkChecker: Sendable {
+    public let options: LinkCheckOptions
+    private let fetcher: HTTPSFetcher
+    private let cache = Mutex<[Job: (outcome: Outcome, expires: ContinuousClock.Instant)]>([:])
+    /// Fetch rounds made (not cache hits), since start: for tests and metrics.
+    public let fetches = Atomic<Int>(0)
+
+    public init(options: LinkCheckOptions = LinkCheckOptions()) {
+        self.options = options
+        self.fetcher = HTTPSFetcher(options: options.fetch)
+    }
+
+    enum Job: Hashable, Sendable {
+        case fallback(String)
+        case apple(host: String)
+        case android(host: String)
+
+        var url: String {
+            switch self {
+            case .fallback(let url): url
+            case .apple(let host): "https://\(host)/.well-known/apple-app-site-association"
+            case .android(let host): "https://\(host)/.well-known/assetlinks.json"
+            }
+        }
+    }
+
+    enum Outcome: Sendable {
+        case fallback(FallbackProbe.Verdict)
+        /// The file's bytes, or why it could not be had.
+        case file(Result<[UInt8], AssociationError>)
+    }
+
+    /// The findings for a routes document against the schemas it is validated with. A
+    /// document that does not decode gives none: the validator reports why.
+    public func check(_ routes: JSONValue, against schemas: [Schema]) -> [ValidationProblem] {
+        guard let document = RoutesDocument.decode(routes).document else { return [] }
+        let routes = document.routes
+        var apple: [String: [String]] = [:]
+        var android: [String: [AndroidApp]] = [:]
+        for schema in schemas {
+            for host in schema.hosts {
+                if !schema.appleAppIDs.isEmpty { apple[host, default: []].append(contentsOf: schema.appleAppIDs) }
+                if let app = schema.android { android[host, default: []].append(app) }
+            }
+        }
+        let fallbacks = routes.compactMap(\.fallbackURL).filter { $0.lowercased().hasPrefix("https://") }
+        let hostJobs = apple.keys.sorted().map { Job.apple(host: $0) } + android.keys.sorted().map { Job.android(host: $0) }
+        let jobs = unique(fallbacks.map(Job.fallback) + hostJobs)
+        let outcomes = Dictionary(uniqueKeysWithValues: zip(jobs, run(jobs)))
+
+        var problems: [ValidationProblem] = []
+        for route in routes {
+            guard let url = route.fallbackURL, case .fallback(.unreachable(let reason))? = outcomes[.fallback(url)] else { continue }
+            problems.append(problem(.unreachableFallback, at: route.path + "fallbackURL",
+                "The fallback \(url) of route \"\(route.id)\" is unreachable: \(reason). People without the app would land on an error."))
+        }
+        for host in apple.keys.sorted() {
+            guard case .file(let fetched)? = outcomes[.apple(host: host)] else { continue }
+            problems += appleProblems(host: host, appIDs: unique(apple[host]!), file: fetched, routes: routes)
+        }
+        for host in android.keys.sorted() {
+            guard case .file(let fetched)? = outcomes[.android(host: host)] else { continue }
+            problems += androidProblems(host: host, apps: unique(android[host]!), file: fetched)
+        }
+        return problems
+    }
+
+    private func problem(_ code: ProblemCode, at path: JSONPath, _ message: String) -> ValidationProblem {
+        ValidationProblem(code, at: path, message, severity: options.severity)
+    }
+
+    private func appleProblems(host: String, appIDs: [String], file: Result<[UInt8], AssociationError>, routes: [RouteSpec]) -> [ValidationProblem] {
+        let url = Job.apple(host: host).url
+        let opening = "Universal links to \(host) will open in the browser, not the app"
+        let association: AppleAppSiteAssociation
+        switch file.flatMap({ AppleAppSiteAssociation.parse($0) }) {
+        case .failure(let error): return [problem(.associatedDomainMissing, at: .root, "\(opening): \(url) \(error.reason).")]
+        case .success(let value): association = value
+        }
+        let ruleSets = appIDs.compactMap { id in association.rules(for: id).map { (id, $0) } }
+        guard !ruleSets.isEmpty else {
+            let listed = association.appIDs.isEmpty ? "no app" : association.appIDs.joined(separator: ", ")
+            return [problem(.associatedDomainWrongApp, at: .root,
+                "\(opening): \(url) lists \(listed), not \(appIDs.joined(separator: " or ")).")]
+        }
+        var problems: [ValidationProblem] = []
+        for route in routes where route.scope.admits(.web(host: host)) {
+            for (index, pattern) in route.patterns.enumerated() where (try? URLPattern(pattern)) != nil {
+                let verdicts = ruleSets.map { PathCoverage.check(route: pattern, rules: $0.1) }
+                guard !verdicts.contains(.covered) else { continue }
+                let path = route.path + "patterns" + index
+                let lead = "Route \"\(route.id)\" (\(pattern)) will open in the browser on \(host), not the app"
+                switch verdicts[0] {
+                case .covered: break
+                case .undecided:
+                    problems.append(problem(.associatedDomainNotCovering, at: path,
+                        "\(lead)? It could not be decided: the patterns of \(url) are too complex to compare."))
+                case .notCovered(let example, let rule):
+                    let why = rule.map { "is excluded by \($0)" } ?? "matches none of the paths"
+                    problems.append(problem(.associatedDomainNotCovering, at: path,
+                        "\(lead): a link such as https://\(host)\(example) \(why) in \(url) for \(ruleSets[0].0)."))
+                }
+            }
+        }
+        return problems
+    }
+
+    private func androidProblems(host: String, apps: [AndroidApp], file: Result<[UInt8], AssociationError>) -> [ValidationProblem] {
+        let url = Job.android(host: host).url
+        let opening = "Android App Links to \(host) will not be verified and open in the browser"
+        let links: AssetLinks
+        switch file.flatMap({ AssetLinks.parse($0) }) {
+        case .failure(let error): return [problem(.associatedDomainMissing, at: .root, "\(opening): \(url) \(error.reason).")]
+        case .success(let value): links = value
+        }
+        return apps.filter { !links.allows(package: $0.package, fingerprints: $0.sha256CertFingerprints) }.map { app in
+            let why = links.lists(package: app.package)
+                ? "lists \(app.package) with other certificate fingerprints than the schema's"
+                : "does not list the package \(app.package) for handle_all_urls"
+            return problem(.associatedDomainWrongApp, at: .root, "\(opening): \(url) \(why).")
+        }
+    }
+
+    // MARK: Fetching
+
+    /// Each job's outcome, from the cache or fetched, `parallelism` at a time.
+    private func run(_ jobs: [Job]) -> [Outcome] {
+        let now = ContinuousClock.now
+        var outcomes: [Outcome?] = cache.withLock { cache in
+            cache = cache.filter { $0.value.expires > now }
+            return jobs.map { cache[$0]?.outcome }
+        }
+        let missing = jobs.indices.filter { outcomes[$0] == nil }
+        let fetched = Self.parallelMap(missing.map { jobs[$0] }, width: options.parallelism) { [self] job in fetch(job) }
+        fetches.add(missing.count, ordering: .relaxed)
+        let expires = ContinuousClock.now + .seconds(options.cacheSeconds)
+        cache.withLock { cache in
+            for (index, outcome) in zip(missing, fetched) where options.cacheSeconds > 0 { cache[jobs[index]] = (outcome, expires) }
+        }
+        for (index, outcome) in zip(missing, fetched) { outcomes[index] = outcome }
+        return outcomes.map { $0! }
+    }
+
+    private func fetch(_ job: Job) -> Outcome {
+        switch job {
+        case .fallback(let url): return .fallback(FallbackProbe(fetcher: fetcher).check(url))
+        case .apple, .android: return .file(fetchFile(job.url))
+        }
+    }
+
+    /// An associated-domain file as Apple and Google fetch it: 200, no redirect,
+    /// `application/json`, at most `maximumFileBytes`.
+    private func fetchFile(_ url: String) -> Result<[UInt8], AssociationError> {
+        switch fetcher.fetch(url, accept: "application/json", maximumBody: options.maximumFileBytes) {
+        case .failure(let failure): return .failure(AssociationError("cannot be fetched: \(failure.message)"))
+        case .success(let response):
+            if (300..<400).contains(response.status) {
+                return .failure(AssociationError("redirects to \(response.redirect ?? "another address"); it must be served directly"))
+            }
+            guard response.status == 200 else {
+                return .failure(AssociationError("answers \(response.status)\(FallbackProbe.statusName(response.status).map { " (\($0))" } ?? "")"))
+            }
+            guard response.mediaType == "application/json" else {
+                return .failure(AssociationError("is served as \(response.contentType ?? "no content type"), not application/json"))
+            }
+            return .success(response.body)
+        }
+    }
+
+    /// `body` over `items` on `width` threads of their own (the work blocks on the network,
+    /// so Dispatch's pool, sized to the cores, would run too few at once).
+    static func parallelMap<T: Sendable, R: Sendable>(_ items: [T], width: Int, _ body: @escaping @Sendable (T) -> R) -> [R] {
+        guard !items.isEmpty else { return [] }
+        let results = Mutex<[R?]>(Array(repeating: nil, count: items.count))
+        let next = Atomic<Int>(0)
+        let done = DispatchGroup()
+        for _ in 0..<max(1, min(width, items.count)) {
+            done.enter()
+            let thread = Thread {
+                while case let index = next.add(1, ordering: .relaxed).oldValue, index < items.count {
+                    let result = body(items[index])
+                    results.withLock { $0[index] = result }
+                }
+                done.leave()
+            }
+            thread.start()
+        }
+        done.wait()
+        return results.withLock { $0.map { $0! } }
+    }
+
+    private func unique<T: Hashable>(_ items: [T]) -> [T] {
+        var seen: Set<T> = []
+        return items.filter { seen.insert($0).inserted }
+    }
+}

@@ -1,0 +1,194 @@
+import Foundation
+import LinkChecks
+import RouteEngine
+import Testing
+
+/// The storefront example with its hosts renamed for one test (so parallel tests serve
+/// their own files), checked against real files served from loopback.
+struct Storefront {
+    let host: String
+    let wwwHost: String
+    let routes: JSONValue
+    let schemas: [Schema]
+
+    static let example = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../manifests/storefront")
+
+    init(_ name: String) throws {
+        let host = "\(name).waymark.test"
+        let wwwHost = "\(name)-www.waymark.test"
+        func load(_ file: String) throws -> JSONValue {
+            let text = try String(contentsOf: Self.example.appendingPathComponent(file), encoding: .utf8)
+                .replacingOccurrences(of: "www.storefront.example", with: wwwHost)
+                .replacingOccurrences(of: "storefront.example", with: host)
+            return try JSONParser().parse(text)
+        }
+        self.host = host
+        self.wwwHost = wwwHost
+        routes = try load("routes.json")
+        schemas = try ["schema-ios-5.2.0.json", "schema-ios-5.3.0.json"].map { try Schema.decode(load($0)).get().schema }
+    }
+
+    /// Fetch options sending both hosts to the fixture.
+    func options(_ fixture: HTTPSFixture = .site) -> LinkCheckOptions {
+        var options = LinkCheckOptions()
+        options.fetch = fixture.options()
+        options.fetch.connectTo = [fixture.connect(host), fixture.connect(wwwHost)]
+        return options
+    }
+
+    static let fingerprint = "14:6D:E9:83:C5:73:06:50:D8:EE:B9:95:2F:34:FC:64:16:A0:83:42:E6:1D:BE:A8:8A:04:96:B2:3F:CF:44:E5"
+    static let appID = "ABCDE12345.example.storefront"
+
+    static let componentsFile = """
+        {"applinks": {"details": [{"appIDs": ["\(appID)"], "components": [
+          {"/": "/account/*", "exclude": true},
+          {"/": "/"}, {"/": "/product/*"}, {"/": "/p/*"}, {"/": "/deeplink/*"}, {"/": "/c/*"}, {"/": "/category/*"},
+          {"/": "/search", "?": "*"}, {"/": "/cart"}, {"/": "/orders"}, {"/": "/orders/?*"}, {"/": "/settings"},
+          {"/": "/new"}, {"/": "/sale/*"}]}]}}
+        """
+    static let legacyFile = """
+        {"applinks": {"apps": [], "details": [{"appID": "\(appID)", "paths": ["NOT /admin/*", "*"]}]}}
+        """
+    static let assetLinksFile = """
+        [{"relation": ["delegate_permission/common.handle_all_urls"],
+          "target": {"namespace": "android_app", "package_name": "example.storefront", "sha256_cert_fingerprints": ["\(fingerprint)"]}}]
+        """
+
+    /// Good files on both hosts and the sale page.
+    func serveGoodFiles(_ fixture: HTTPSFixture = .site) throws {
+        try fixture.put(host, "/.well-known/apple-app-site-association", Self.componentsFile)
+        try fixture.put(wwwHost, "/.well-known/apple-app-site-association", Self.legacyFile)
+        try fixture.put(host, "/.well-known/assetlinks.json", Self.assetLinksFile)
+        try fixture.put(wwwHost, "/.well-known/assetlinks.json", Self.assetLinksFile)
+        try fixture.put(host, "/sale", "<p>sale</p>")
+    }
+}
+
+@Suite("LinkChecker: fallbacks and associated-domain files served from loopback")
+struct LinkCheckerTests {
+    func summary(_ problems: [ValidationProblem]) -> [String] {
+        problems.map { "\($0.code.rawValue)@\($0.path)" }
+    }
+
+    @Test func theExampleWithGoodFilesHasNoFindings() throws {
+        let storefront = try Storefront("good")
+        try storefront.serveGoodFiles()
+        let checker = LinkChecker(options: storefront.options())
+        #expect(checker.check(storefront.routes, against: storefront.schemas) == [])
+        // One fallback, two hosts with two files each: five fetches, each once.
+        #expect(checker.fetches.load(ordering: .relaxed) == 5)
+        #expect(HTTPSFixture.site.requests(host: storefront.host).count == 3)
+        #expect(HTTPSFixture.site.requests(host: storefront.wwwHost).count == 2)
+    }
+
+    @Test func findingsNameTheRouteThePatternAndTheReason() throws {
+        let storefront = try Storefront("bad")
+        let site = HTTPSFixture.site
+        // /p/* excluded, /orders/:orderId and /deeplink/… never listed.
+        try site.put(storefront.host, "/.well-known/apple-app-site-association", """
+            {"applinks": {"details": [{"appIDs": ["\(Storefront.appID)"], "components": [
+              {"/": "/p/*", "exclude": true}, {"/": "/"}, {"/": "/product/*"}, {"/": "/p/*"}, {"/": "/c/*"}, {"/": "/category/*"},
+              {"/": "/search"}, {"/": "/cart"}, {"/": "/orders"}, {"/": "/settings"}, {"/": "/new"}, {"/": "/sale/*"}]}]}}
+            """)
+        try site.put(storefront.host, "/.well-known/assetlinks.json", """
+            [{"relation": ["delegate_permission/common.handle_all_urls"],
+              "target": {"namespace": "android_app", "package_name": "example.storefront", "sha256_cert_fingerprints": ["AA:BB"]}}]
+            """)
+        // Nothing on the www host; no /sale page.
+        let problems = LinkChecker(options: storefront.options()).check(storefront.routes, against: storefront.schemas)
+        #expect(summary(problems) == [
+            "unreachableFallback@routes[9].fallbackURL",
+            "associatedDomainMissing@$",  // Apple, www host (hosts in order: "bad-www" < "bad")
+            "associatedDomainNotCovering@routes[1].patterns[1]",
+            "associatedDomainNotCovering@routes[1].patterns[2]",
+            "associatedDomainNotCovering@routes[6].patterns[0]",
+            "associatedDomainMissing@$",  // Android, www host
+            "associatedDomainWrongApp@$",
+        ])
+        #expect(problems.allSatisfy { $0.severity == .warning })
+        let messages = problems.map(\.message)
+        #expect(messages[0] == "The fallback https://\(storefront.host)/sale of route \"spring-sale\" is unreachable: it answers 404 (Not Found). People without the app would land on an error.")
+        #expect(messages[2] == "Route \"product\" (/p/:id) will open in the browser on \(storefront.host), not the app: a link such as https://\(storefront.host)/p/x is excluded by {\"/\":\"/p/*\",\"exclude\":true} in https://\(storefront.host)/.well-known/apple-app-site-association for \(Storefront.appID).")
+        #expect(messages[4].contains("a link such as https://\(storefront.host)/orders/x matches none of the paths"))
+        #expect(messages[1] == "Universal links to \(storefront.wwwHost) will open in the browser, not the app: https://\(storefront.wwwHost)/.well-known/apple-app-site-association answers 404 (Not Found).")
+        #expect(messages[6].hasSuffix("assetlinks.json lists example.storefront with other certificate fingerprints than the schema's."))
+    }
+
+    /// Apple's and Google's rules for the file itself, each refused with its reason.
+    @Test(arguments: [
+        ("redirect", "redirects to https://file-redirect.waymark.test/aasa.json; it must be served directly"),
+        ("html", "is served as text/html, not application/json"),
+        ("large", "cannot be fetched: the response is larger than 128 KB"),
+        ("broken", "is not valid JSON"),
+        ("otherApp", "lists ZZZZZ99999.example.other, not ABCDE12345.example.storefront"),
+    ])
+    func associatedDomainFileRules(_ variant: String, _ reason: String) throws {
+        let storefront = try Storefront("file-\(variant.lowercased())")
+        try storefront.serveGoodFiles()
+        let site = HTTPSFixture.site
+        let path = "/.well-known/apple-app-site-association"
+        switch variant {
+        case "redirect": try site.put(storefront.host, path + ".redirect", "https://\(storefront.host)/aasa.json")
+        case "html": try site.put(storefront.host, path, Storefront.componentsFile, contentType: "text/html")
+        case "large": try site.put(storefront.host, path, "{\"applinks\": {\"details\": []}, \"pad\": \"" + String(repeating: "x", count: 140_000) + "\"}")
+        case "broken": try site.put(storefront.host, path, "{\"applinks\": ")
+        default: try site.put(storefront.host, path, Storefront.componentsFile.replacingOccurrences(of: Storefront.appID, with: "ZZZZZ99999.example.other"))
+        }
+        let problems = LinkChecker(options: storefront.options()).check(storefront.routes, against: storefront.schemas)
+        let found = problems.filter { $0.message.contains("https://\(storefront.host)/.well-known/apple-app-site-association") }
+        #expect(found.count == 1, "\(problems.map(\.message))")
+        #expect(found.first?.message.contains(reason) == true, "\(found.map(\.message))")
+    }
+
+    @Test func findingsAreErrorsWhenConfigured() throws {
+        let storefront = try Storefront("strict")
+        var options = storefront.options()
+        options.severity = .error
+        let problems = LinkChecker(options: options).check(storefront.routes, against: storefront.schemas)
+        #expect(!problems.isEmpty)
+        #expect(problems.allSatisfy { $0.severity == .error })
+        #expect(!ValidationReport(problems).isValid)
+    }
+
+    @Test func resultsAreReusedForTheirLifetimeAndNoLonger() throws {
+        let storefront = try Storefront("cached")
+        try storefront.serveGoodFiles()
+        let checker = LinkChecker(options: storefront.options())
+        let first = checker.check(storefront.routes, against: storefront.schemas)
+        let requests = HTTPSFixture.site.requests(host: storefront.host).count
+        #expect(checker.check(storefront.routes, against: storefront.schemas) == first)
+        #expect(checker.fetches.load(ordering: .relaxed) == 5)
+        #expect(HTTPSFixture.site.requests(host: storefront.host).count == requests)
+
+        var uncached = storefront.options()
+        uncached.cacheSeconds = 0
+        let fresh = LinkChecker(options: uncached)
+        _ = fresh.check(storefront.routes, against: storefront.schemas)
+        _ = fresh.check(storefront.routes, against: storefront.schemas)
+        #expect(fresh.fetches.load(ordering: .relaxed) == 10)
+    }
+
+    @Test func fetchesRunInParallelUpToTheBound() throws {
+        let site = HTTPSFixture.site
+        var options = LinkCheckOptions()
+        options.fetch = site.options()
+        options.parallelism = 3
+        let host = "parallel.waymark.test"
+        options.fetch.connectTo = [site.connect(host)]
+        let routes = (0..<8).map { index in
+            "{\"id\": \"r\(index)\", \"patterns\": [\"/r\(index)\"], \"destination\": \"home\", \"fallbackURL\": \"https://\(host)/slow?ms=250&n=\(index)\"}"
+        }
+        let document = try JSONParser().parse("{\"format\": \"waymark.routes/1\", \"app\": \"storefront\", \"routes\": [\(routes.joined(separator: ","))]}")
+        let problems = LinkChecker(options: options).check(document, against: [])
+        #expect(problems == [])
+        // The most requests in progress at once, from the fixture's log.
+        var inFlight = 0
+        var most = 0
+        for line in site.log() where line.hasPrefix("GET \(host) ") || line.hasPrefix("END \(host) ") {
+            inFlight += line.hasPrefix("GET") ? 1 : -1
+            most = max(most, inFlight)
+        }
+        #expect(inFlight == 0)
+        #expect(most == 3, "at most 3 at once, and 8 requests of 250 ms leave time to reach 3")
+    }
+}
