@@ -23,7 +23,7 @@ let package = Package(
         // Durable revisions, schemas and the audit log in a data directory.
         .target(name: "ManifestStore", dependencies: ["RouteEngine", "Hashing"]),
         // The HTTP API of `waymark serve`: endpoints, tokens and scopes, cached manifests.
-        .target(name: "ManifestService", dependencies: ["ManifestStore", "Telemetry", "HTTPServer", "HTTPCore", "RouteEngine", "Hashing"],
+        .target(name: "ManifestService", dependencies: ["ManifestStore", "Telemetry", "HTTPServer", "HTTPCore", "RouteEngine", "Hashing", "LinkChecks"],
                 resources: [.embedInCode("Resources/dashboard.html")]),
         // Resolution telemetry: batch parsing, a group-committed log, counts by dimension.
         .target(name: "Telemetry", dependencies: ["CivilDate", "ManifestStore"]),
@@ -31,7 +31,7 @@ let package = Package(
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         // Outbound checks of fallback URLs and associated-domain files, safe against SSRF.
         .target(name: "LinkChecks", dependencies: ["CCurl", "RouteEngine"]),
-        .target(name: "WaymarkCLI", dependencies: ["RouteEngine", "ManifestStore", "ManifestService", "Telemetry", "HTTPServer"]),
+        .target(name: "WaymarkCLI", dependencies: ["RouteEngine", "ManifestStore", "ManifestService", "Telemetry", "HTTPServer", "LinkChecks"]),
         .executableTarget(name: "waymark", dependencies: ["WaymarkCLI"]),
         .executableTarget(name: "RouteEngineBench", dependencies: ["RouteEngine"]),
         // make bench-telemetry: batch generation and the JSONDecoder comparison.
@@ -42,15 +42,15 @@ let package = Package(
         // libFuzzer target (make fuzz); an ordinary build replays inputs given as files.
         .executableTarget(name: "HTTPFuzz", dependencies: ["HTTPCore"]),
 
-        .target(name: "TestSupport", dependencies: ["RouteEngine", "ManifestStore", "ManifestService", "Telemetry", "HTTPServer", "HTTPCore"], path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["RouteEngine", "ManifestStore", "ManifestService", "Telemetry", "HTTPServer", "HTTPCore", "LinkChecks"], path: "Tests/TestSupport"),
         .testTarget(name: "RouteEngineTests", dependencies: ["RouteEngine", "TestSupport"]),
         .testTarget(name: "WaymarkCLITests", dependencies: ["WaymarkCLI", "ManifestStore", "RouteEngine", "TestSupport"]),
         .testTarget(name: "HTTPCoreTests", dependencies: ["HTTPCore"]),
         .testTarget(name: "HashingTests", dependencies: ["Hashing"]),
         .testTarget(name: "TelemetryTests", dependencies: ["Telemetry", "TestSupport"]),
-        .testTarget(name: "ManifestServiceTests", dependencies: ["ManifestService", "ManifestStore", "Telemetry", "HTTPServer", "HTTPCore", "RouteEngine", "Hashing", "TestSupport"]),
+        .testTarget(name: "ManifestServiceTests", dependencies: ["ManifestService", "ManifestStore", "Telemetry", "HTTPServer", "HTTPCore", "RouteEngine", "Hashing", "LinkChecks", "TestSupport"]),
         .testTarget(name: "ManifestStoreTests", dependencies: ["ManifestStore", "RouteEngine", "TestSupport"]),
-        .testTarget(name: "LinkChecksTests", dependencies: ["LinkChecks", "RouteEngine"]),
+        .testTarget(name: "LinkChecksTests", dependencies: ["LinkChecks", "RouteEngine", "TestSupport"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "HTTPCore", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPCore
 import HTTPServer
+import LinkChecks
 import ManifestStore
 import RouteEngine
 import Synchronization
@@ -13,6 +14,9 @@ public final class ManifestService: Sendable {
         public var publicManifestReads = false
         /// Largest routes document or schema accepted, in bytes.
         public var maximumDocumentBytes = 16 << 20
+        /// Outbound checks of fallbacks and associated-domain files on validate and publish
+        /// (nil: off).
+        public var linkChecks: LinkCheckOptions?
 
         public init() {}
     }
@@ -29,11 +33,16 @@ public final class ManifestService: Sendable {
     let publishes = Atomic<UInt64>(0)
     /// Requests by route and status with latency: give it to the `HTTPServer` serving `router()`.
     public let httpMetrics = HTTPMetrics()
+    /// Present when link checks are on; its cache lives as long as the service.
+    public let linkChecker: LinkChecker?
+    /// Link checks block on the network: they run here, never on an event loop.
+    private let linkCheckQueue = DispatchQueue(label: "waymark.link-checks", attributes: .concurrent)
 
     public init(store: ManifestStore, telemetry: TelemetryStore, options: Options = Options()) {
         self.store = store
         self.telemetry = telemetry
         self.options = options
+        self.linkChecker = options.linkChecks.map(LinkChecker.init)
     }
 
     /// Every endpoint, ready for `HTTPServer`.
@@ -44,13 +53,13 @@ public final class ManifestService: Sendable {
         router.add("GET", "/readyz") { [self] _, _ in readiness() }
         router.add("GET", "/v1/manifest") { [self] request, _ in manifest(request) }
         router.add("GET", "/v1/revisions") { [self] request, _ in revisions(request) }
-        router.add("POST", "/v1/revisions", maximumBody: documentLimit) { [self] request, _ in publish(request) }
+        router.addDeferred("POST", "/v1/revisions", maximumBody: documentLimit) { [self] request, _, responder in publish(request, responder) }
         router.add("GET", "/v1/revisions/:number") { [self] request, parameters in revision(request, parameters["number"]) }
         router.add("GET", "/v1/revisions/:a/diff/:b") { [self] request, parameters in diff(request, parameters["a"], parameters["b"]) }
         router.add("POST", "/v1/revisions/:number/rollback", maximumBody: 64 << 10) { [self] request, parameters in
             rollback(request, parameters["number"])
         }
-        router.add("POST", "/v1/validate", maximumBody: documentLimit) { [self] request, _ in validate(request) }
+        router.addDeferred("POST", "/v1/validate", maximumBody: documentLimit) { [self] request, _, responder in validate(request, responder) }
         router.add("PUT", "/v1/schemas/:platform/:version", maximumBody: documentLimit) { [self] request, parameters in
             registerSchema(request, platform: parameters["platform"] ?? "", version: parameters["version"] ?? "")
         }
@@ -292,26 +301,38 @@ public final class ManifestService: Sendable {
         }
     }
 
-    private func publish(_ request: HTTPRequest) -> HTTPResponse {
+    /// Checked here, then (with link checks on) off the loop while the links are fetched.
+    private func publish(_ request: HTTPRequest, _ responder: Responder) {
         let author: String
         switch authorize(request, .routesPublish, action: "publish") {
-        case .failure(let refusal): return refusal.response
+        case .failure(let refusal): return responder.respond(refusal.response)
         case .success(let name): author = name
         }
         let body: (message: String, routes: JSONValue?)
         switch envelope(request, requireRoutes: true) {
-        case .failure(let refusal): return refusal.response
+        case .failure(let refusal): return responder.respond(refusal.response)
         case .success(let value): body = value
         }
         let base: Int?
         switch self.base(request) {
-        case .failure(let refusal): return refusal.response
+        case .failure(let refusal): return responder.respond(refusal.response)
         case .success(let value): base = value
         }
         let routes = body.routes?.serializedBytes(pretty: true) ?? []
-        return outcome(Result { () throws(StoreError) in
-            try store.publish(routes: routes, base: base, author: author, message: body.message)
-        })
+        withLinkFindings(body.routes) { [self] findings in
+            responder.respond(outcome(Result { () throws(StoreError) in
+                try store.publish(routes: routes, base: base, author: author, message: body.message, findings: findings)
+            }))
+        }
+    }
+
+    /// Calls `body` with the link checks' findings for `routes`: at once with none when
+    /// checks are off (or nothing is registered to check against), else from the
+    /// link-check queue once every fetch has ended.
+    private func withLinkFindings(_ routes: JSONValue?, _ body: @escaping @Sendable ([ValidationProblem]) -> Void) {
+        let schemas = store.snapshot.orderedSchemas.map(\.schema)
+        guard let linkChecker, let routes, !schemas.isEmpty else { return body([]) }
+        linkCheckQueue.async { body(linkChecker.check(routes, against: schemas)) }
     }
 
     private func rollback(_ request: HTTPRequest, _ text: String?) -> HTTPResponse {
@@ -342,14 +363,21 @@ public final class ManifestService: Sendable {
         })
     }
 
-    private func validate(_ request: HTTPRequest) -> HTTPResponse {
-        if let denied = denial(request, .routesPublish, action: "validate") { return denied }
-        guard !request.body.isEmpty else { return API.error(.badRequest, "missingBody", "Send the routes document to validate as the body.") }
-        let report = ManifestStore.validate(request.body, against: store.snapshot)
-        guard case .object(var object) = report.json else { return API.json(report.json) }
-        object["valid"] = .bool(report.isValid)
-        object["schemas"] = .array(store.snapshot.schemas.keys.sorted().map { .string($0.description) })
-        return API.json(.object(object))
+    private func validate(_ request: HTTPRequest, _ responder: Responder) {
+        if let denied = denial(request, .routesPublish, action: "validate") { return responder.respond(denied) }
+        guard !request.body.isEmpty else {
+            return responder.respond(API.error(.badRequest, "missingBody", "Send the routes document to validate as the body."))
+        }
+        let snapshot = store.snapshot
+        let validated = ManifestStore.validate(request.body, against: snapshot)
+        withLinkFindings(try? JSONParser().parse(request.body)) { findings in
+            var report = validated
+            report.append(contentsOf: findings)
+            guard case .object(var object) = report.json else { return responder.respond(API.json(report.json)) }
+            object["valid"] = .bool(report.isValid)
+            object["schemas"] = .array(snapshot.schemas.keys.sorted().map { .string($0.description) })
+            responder.respond(API.json(.object(object)))
+        }
     }
 
     // MARK: Schemas

@@ -279,10 +279,12 @@ public final class ManifestStore: Sendable {
 
     /// Validates `routes` against every registered schema and, if valid and `base` is the
     /// current revision (nil: there is none yet), stores it as the next revision.
-    /// Refusals are audited and change nothing else.
-    public func publish(routes: [UInt8], base: Int?, author: String, message: String, now: Date = Date()) throws(StoreError) -> PublishOutcome {
+    /// `findings`: problems found outside the store (the link checks), counted with the
+    /// validator's. Refusals are audited and change nothing else.
+    public func publish(routes: [UInt8], base: Int?, author: String, message: String, findings: [ValidationProblem] = [],
+                        now: Date = Date()) throws(StoreError) -> PublishOutcome {
         try writer.withLock { _ throws(StoreError) in
-            try publishLocked(routes: routes, base: base, author: author, message: message, restores: nil, now: now)
+            try publishLocked(routes: routes, base: base, author: author, message: message, restores: nil, findings: findings, now: now)
         }
     }
 
@@ -295,11 +297,12 @@ public final class ManifestStore: Sendable {
                                  "reason": "unknownRevision", "restores": .int(number)], time: now)
                 return .unknownRevision(number)
             }
-            return try publishLocked(routes: old.routes, base: base, author: author, message: message, restores: number, now: now)
+            return try publishLocked(routes: old.routes, base: base, author: author, message: message, restores: number, findings: [], now: now)
         }
     }
 
-    private func publishLocked(routes: [UInt8], base: Int?, author: String, message: String, restores: Int?, now: Date) throws(StoreError) -> PublishOutcome {
+    private func publishLocked(routes: [UInt8], base: Int?, author: String, message: String, restores: Int?,
+                               findings: [ValidationProblem], now: Date) throws(StoreError) -> PublishOutcome {
         let action: JSONValue = restores == nil ? "publish" : "rollback"
         let current = snapshot
         guard base == current.current?.number else {
@@ -307,7 +310,8 @@ public final class ManifestStore: Sendable {
                              "base": base.map(JSONValue.int) ?? .null], time: now)
             return .staleBase(current: current.current?.number)
         }
-        let report = Self.validate(routes, against: current, now: now)
+        var report = Self.validate(routes, against: current, now: now)
+        report.append(contentsOf: findings)
         guard report.isValid else {
             try appendAudit(["action": action, "actor": .string(author), "outcome": "refused", "reason": "invalid",
                              "errors": .int(report.errors.count)], time: now)

@@ -32,6 +32,14 @@ public enum ProblemCode: String, Hashable, Sendable, CaseIterable {
     case associatedDomainWrongApp
     case associatedDomainNotCovering
 
+    /// Whether the outbound link checks find it, rather than the validator.
+    public var isFoundByLinkChecks: Bool {
+        switch self {
+        case .unreachableFallback, .associatedDomainMissing, .associatedDomainWrongApp, .associatedDomainNotCovering: true
+        default: false
+        }
+    }
+
     /// The severity a problem of this kind has unless configured otherwise.
     public var defaultSeverity: Severity {
         switch self {

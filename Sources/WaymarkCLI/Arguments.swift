@@ -44,4 +44,11 @@ struct Arguments {
     func all(_ name: String) -> [String] { values[name] ?? [] }
     func last(_ name: String) -> String? { values[name]?.last }
     func has(_ flag: String) -> Bool { flags.contains(flag) }
+
+    /// The last value of `option` as a whole number in `range`; `default` when absent.
+    func number(_ option: String, default: Int? = nil, in range: ClosedRange<Int>, expected: String) throws(CLIError) -> Int? {
+        guard let text = last(option) else { return `default` }
+        guard let value = Int(text), range.contains(value) else { throw .invalidValue(option: option, value: text, expected: expected) }
+        return value
+    }
 }

@@ -32,6 +32,11 @@ enum ServeCommand {
           --telemetry-max-versions N
                                    App versions counted by name (default 1000)
           --quiet                  No access log (one JSON line per request on stderr)
+        \(LinkCheckArguments.help)
+        \(LinkCheckArguments.cacheHelp)
+                                   With --check-links, POST /v1/validate and publishing include
+                                   the link findings (publishing is refused on them when they
+                                   are errors); rollbacks are not checked, so they stay fast
           --help                   Show this help
 
         SIGTERM or SIGINT stop accepting, finish requests in flight, and exit 0.
@@ -42,9 +47,10 @@ enum ServeCommand {
 
     static func run(_ arguments: [String], output: inout Output) throws(CLIError) -> ExitCode {
         let parsed = try Arguments(arguments, command: "serve",
-                                   options: ["--host", "--port", "--data-dir", "--seed", "--threads", "--max-connections", "--max-document-bytes",
-                                             "--telemetry-minutes", "--telemetry-hours", "--telemetry-max-routes", "--telemetry-max-versions"],
-                                   booleans: ["--no-seed", "--public-reads", "--pin-threads", "--quiet", "--help"])
+                                   options: Set(["--host", "--port", "--data-dir", "--seed", "--threads", "--max-connections", "--max-document-bytes",
+                                             "--telemetry-minutes", "--telemetry-hours", "--telemetry-max-routes", "--telemetry-max-versions"])
+                                             .union(LinkCheckArguments.options),
+                                   booleans: ["--no-seed", "--public-reads", "--pin-threads", "--quiet", "--help", "--check-links"])
         if parsed.has("--help") {
             output.print(help)
             return .success
@@ -52,26 +58,27 @@ enum ServeCommand {
         if let extra = parsed.positionals.first { throw .unexpectedArgument(extra) }
         var configuration = ServerConfiguration()
         configuration.hosts = parsed.all("--host").isEmpty ? ["127.0.0.1"] : parsed.all("--host")
-        configuration.port = try number(parsed, "--port", default: 8080, in: 0...65535, expected: "a port number 0–65535").map(UInt16.init) ?? 8080
-        configuration.threads = try number(parsed, "--threads", in: 1...1024, expected: "1 to 1024 threads") ?? configuration.threads
-        configuration.maximumConnections = try number(parsed, "--max-connections", in: 1...1_000_000, expected: "1 to 1,000,000")
+        configuration.port = try parsed.number("--port", default: 8080, in: 0...65535, expected: "a port number 0–65535").map(UInt16.init) ?? 8080
+        configuration.threads = try parsed.number("--threads", in: 1...1024, expected: "1 to 1024 threads") ?? configuration.threads
+        configuration.maximumConnections = try parsed.number("--max-connections", in: 1...1_000_000, expected: "1 to 1,000,000")
             ?? configuration.maximumConnections
         configuration.pinThreads = parsed.has("--pin-threads")
         configuration.accessLog = !parsed.has("--quiet")
         var options = ManifestService.Options()
         options.publicManifestReads = parsed.has("--public-reads")
-        options.maximumDocumentBytes = try number(parsed, "--max-document-bytes", in: 1024...(1 << 30), expected: "1024 to 1073741824 bytes")
+        options.maximumDocumentBytes = try parsed.number("--max-document-bytes", in: 1024...(1 << 30), expected: "1024 to 1073741824 bytes")
             ?? options.maximumDocumentBytes
+        options.linkChecks = try LinkCheckArguments.parse(parsed, cache: true)
         if parsed.has("--no-seed"), parsed.last("--seed") != nil { throw .invalidValue(option: "--seed", value: parsed.last("--seed")!, expected: "no --seed with --no-seed") }
         let dataDirectory = parsed.last("--data-dir") ?? "data"
         var telemetryOptions = TelemetryStore.Options()
-        telemetryOptions.limits.minuteRetention = try number(parsed, "--telemetry-minutes", in: 1...24 * 31, expected: "1 to 744 hours").map { $0 * 3_600 }
+        telemetryOptions.limits.minuteRetention = try parsed.number("--telemetry-minutes", in: 1...24 * 31, expected: "1 to 744 hours").map { $0 * 3_600 }
             ?? telemetryOptions.limits.minuteRetention
-        telemetryOptions.limits.hourRetention = try number(parsed, "--telemetry-hours", in: 1...3_660, expected: "1 to 3660 days").map { $0 * 86_400 }
+        telemetryOptions.limits.hourRetention = try parsed.number("--telemetry-hours", in: 1...3_660, expected: "1 to 3660 days").map { $0 * 86_400 }
             ?? telemetryOptions.limits.hourRetention
-        telemetryOptions.limits.maximumRoutes = try number(parsed, "--telemetry-max-routes", in: 0...200_000, expected: "0 to 200000")
+        telemetryOptions.limits.maximumRoutes = try parsed.number("--telemetry-max-routes", in: 0...200_000, expected: "0 to 200000")
             ?? telemetryOptions.limits.maximumRoutes
-        telemetryOptions.limits.maximumAppVersions = try number(parsed, "--telemetry-max-versions", in: 0...4_000, expected: "0 to 4000")
+        telemetryOptions.limits.maximumAppVersions = try parsed.number("--telemetry-max-versions", in: 0...4_000, expected: "0 to 4000")
             ?? telemetryOptions.limits.maximumAppVersions
         if telemetryOptions.limits.minuteRetention > telemetryOptions.limits.hourRetention {
             throw .invalidValue(option: "--telemetry-minutes", value: parsed.last("--telemetry-minutes") ?? "", expected: "no longer than --telemetry-hours")
@@ -147,13 +154,6 @@ enum ServeCommand {
         if try store.seedIfEmpty(from: directory) {
             output.print("Seeded the store from \(directory): revision 1.")
         }
-    }
-
-    private static func number(_ parsed: Arguments, _ option: String, default: Int? = nil, in range: ClosedRange<Int>,
-                               expected: String) throws(CLIError) -> Int? {
-        guard let text = parsed.last(option) else { return `default` }
-        guard let value = Int(text), range.contains(value) else { throw .invalidValue(option: option, value: text, expected: expected) }
-        return value
     }
 
     static func baseURL(host: String, port: UInt16) -> String {

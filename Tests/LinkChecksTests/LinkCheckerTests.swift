@@ -2,67 +2,7 @@ import Foundation
 import LinkChecks
 import RouteEngine
 import Testing
-
-/// The storefront example with its hosts renamed for one test (so parallel tests serve
-/// their own files), checked against real files served from loopback.
-struct Storefront {
-    let host: String
-    let wwwHost: String
-    let routes: JSONValue
-    let schemas: [Schema]
-
-    static let example = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../manifests/storefront")
-
-    init(_ name: String) throws {
-        let host = "\(name).waymark.test"
-        let wwwHost = "\(name)-www.waymark.test"
-        func load(_ file: String) throws -> JSONValue {
-            let text = try String(contentsOf: Self.example.appendingPathComponent(file), encoding: .utf8)
-                .replacingOccurrences(of: "www.storefront.example", with: wwwHost)
-                .replacingOccurrences(of: "storefront.example", with: host)
-            return try JSONParser().parse(text)
-        }
-        self.host = host
-        self.wwwHost = wwwHost
-        routes = try load("routes.json")
-        schemas = try ["schema-ios-5.2.0.json", "schema-ios-5.3.0.json"].map { try Schema.decode(load($0)).get().schema }
-    }
-
-    /// Fetch options sending both hosts to the fixture.
-    func options(_ fixture: HTTPSFixture = .site) -> LinkCheckOptions {
-        var options = LinkCheckOptions()
-        options.fetch = fixture.options()
-        options.fetch.connectTo = [fixture.connect(host), fixture.connect(wwwHost)]
-        return options
-    }
-
-    static let fingerprint = "14:6D:E9:83:C5:73:06:50:D8:EE:B9:95:2F:34:FC:64:16:A0:83:42:E6:1D:BE:A8:8A:04:96:B2:3F:CF:44:E5"
-    static let appID = "ABCDE12345.example.storefront"
-
-    static let componentsFile = """
-        {"applinks": {"details": [{"appIDs": ["\(appID)"], "components": [
-          {"/": "/account/*", "exclude": true},
-          {"/": "/"}, {"/": "/product/*"}, {"/": "/p/*"}, {"/": "/deeplink/*"}, {"/": "/c/*"}, {"/": "/category/*"},
-          {"/": "/search", "?": "*"}, {"/": "/cart"}, {"/": "/orders"}, {"/": "/orders/?*"}, {"/": "/settings"},
-          {"/": "/new"}, {"/": "/sale/*"}]}]}}
-        """
-    static let legacyFile = """
-        {"applinks": {"apps": [], "details": [{"appID": "\(appID)", "paths": ["NOT /admin/*", "*"]}]}}
-        """
-    static let assetLinksFile = """
-        [{"relation": ["delegate_permission/common.handle_all_urls"],
-          "target": {"namespace": "android_app", "package_name": "example.storefront", "sha256_cert_fingerprints": ["\(fingerprint)"]}}]
-        """
-
-    /// Good files on both hosts and the sale page.
-    func serveGoodFiles(_ fixture: HTTPSFixture = .site) throws {
-        try fixture.put(host, "/.well-known/apple-app-site-association", Self.componentsFile)
-        try fixture.put(wwwHost, "/.well-known/apple-app-site-association", Self.legacyFile)
-        try fixture.put(host, "/.well-known/assetlinks.json", Self.assetLinksFile)
-        try fixture.put(wwwHost, "/.well-known/assetlinks.json", Self.assetLinksFile)
-        try fixture.put(host, "/sale", "<p>sale</p>")
-    }
-}
+import TestSupport
 
 @Suite("LinkChecker: fallbacks and associated-domain files served from loopback")
 struct LinkCheckerTests {
@@ -106,6 +46,7 @@ struct LinkCheckerTests {
             "associatedDomainWrongApp@$",
         ])
         #expect(problems.allSatisfy { $0.severity == .warning })
+        #expect(Set(problems.map(\.code)) == Set(ProblemCode.allCases.filter(\.isFoundByLinkChecks)), "every link-check code shown failing")
         let messages = problems.map(\.message)
         #expect(messages[0] == "The fallback https://\(storefront.host)/sale of route \"spring-sale\" is unreachable: it answers 404 (Not Found). People without the app would land on an error.")
         #expect(messages[2] == "Route \"product\" (/p/:id) will open in the browser on \(storefront.host), not the app: a link such as https://\(storefront.host)/p/x is excluded by {\"/\":\"/p/*\",\"exclude\":true} in https://\(storefront.host)/.well-known/apple-app-site-association for \(Storefront.appID).")

@@ -1,6 +1,7 @@
 import Foundation
 import LinkChecks
 import Testing
+import TestSupport
 
 /// What a hostile route could aim the server at. Each row must be refused with its reason,
 /// and the target server's request log must stay empty.
@@ -75,10 +76,13 @@ struct SSRFTests {
         var options = HTTPSFixture.site.options()
         options.resolve = row.resolve + ["site.waymark.test:\(HTTPSFixture.site.port):127.0.0.1"]
         if !row.trustSite { options.caFile = nil }
+        // https_proxy only: the test process's other clients (the CLI tests' URLSession) speak
+        // plain http to loopback, which it does not touch.
+        let proxyVariables = ["https_proxy", "HTTPS_PROXY"]
         if attack == .environmentProxy {
-            let proxy = "http://127.0.0.1:\(HTTPSFixture.site.port)"
-            for name in ["https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"] { setenv(name, proxy, 1) }
+            for name in proxyVariables { setenv(name, "http://127.0.0.1:\(HTTPSFixture.site.port)", 1) }
         }
+        defer { if attack == .environmentProxy { proxyVariables.forEach { unsetenv($0) } } }
         let fetcher = HTTPSFetcher(options: options)
         let reason: String
         if row.followRedirects {

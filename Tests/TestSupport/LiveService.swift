@@ -1,5 +1,6 @@
 import Foundation
 import HTTPServer
+import LinkChecks
 import ManifestService
 import ManifestStore
 import Telemetry
@@ -39,13 +40,14 @@ public final class LiveService {
     public private(set) var tokens: [Scope: String] = [:]
 
     public init(publicReads: Bool = false, seed: Bool = true, maximumDocumentBytes: Int? = nil,
-                telemetryOptions: TelemetryStore.Options = TelemetryStore.Options()) throws {
+                telemetryOptions: TelemetryStore.Options = TelemetryStore.Options(), linkChecks: LinkCheckOptions? = nil) throws {
         store = try ManifestStore.open(at: path).store
         telemetry = try TelemetryStore(directory: store.directory, options: telemetryOptions)
         if seed { try store.seedIfEmpty(from: Fixtures.path("manifests/storefront")) }
         var options = ManifestService.Options()
         options.publicManifestReads = publicReads
         if let maximumDocumentBytes { options.maximumDocumentBytes = maximumDocumentBytes }
+        options.linkChecks = linkChecks
         var configuration = ServerConfiguration()
         configuration.hosts = ["127.0.0.1"]
         configuration.port = 0

@@ -63,6 +63,13 @@ struct CLITests {
         (["resolve", "--schema", schema53, "--routes", routes], "Missing the URL"),
         (["resolve", "storefront://", "--routes", routes], "Missing --schema"),
         (["resolve", "storefront://", "--schema", schema53], "Missing --routes"),
+        (["validate", "--schema", schema53, routes, "--ca-file", "ca.pem"], "--ca-file 'ca.pem' is not valid: expected --check-links with it"),
+        (["validate", "--schema", schema53, routes, "--check-links", "--link-findings", "fatal"], "expected warning or error"),
+        (["validate", "--schema", schema53, routes, "--check-links", "--link-cache", "60"], "serve only"),
+        (["validate", "--schema", schema53, routes, "--check-links", "--link-parallelism", "0"], "expected 1 to 64"),
+        (["validate", "--schema", schema53, routes, "--check-links", "--allow-address", "localhost:443"], "expected ADDRESS:PORT"),
+        (["validate", "--schema", schema53, routes, "--check-links", "--connect-to", "a.example:443:127.0.0.1"], "HOST:PORT:CONNECT-HOST:CONNECT-PORT"),
+        (["serve", "--link-cache", "60"], "expected --check-links with it"),
     ]
 
     @Test(arguments: usageErrors)

@@ -1,0 +1,64 @@
+import Foundation
+import LinkChecks
+import ManifestService
+import RouteEngine
+import Testing
+import TestSupport
+
+/// `serve --check-links`: the findings in `POST /v1/validate` and on publishing, against
+/// the storefront example's own hosts served from loopback (its www host has no
+/// apple-app-site-association).
+@Suite("Link checks on validate and publish")
+struct LinkCheckEndpointTests {
+    static let served: Void = {
+        let site = HTTPSFixture.site
+        try! site.serveStorefrontSites(host: "storefront.example", wwwHost: "www.storefront.example")
+        try? FileManager.default.removeItem(atPath: site.directory + "/sites/www.storefront.example/.well-known/apple-app-site-association")
+    }()
+
+    func service(_ severity: Severity) throws -> LiveService {
+        _ = Self.served
+        var options = LinkCheckOptions()
+        options.fetch = HTTPSFixture.site.options()
+        options.fetch.connectTo = ["storefront.example", "www.storefront.example"].map(HTTPSFixture.site.connect)
+        options.severity = severity
+        return try LiveService(linkChecks: options)
+    }
+
+    /// The link checks' codes among `problems`, in order.
+    func codes(_ problems: JSONValue?) -> [String] {
+        problems?.arrayValue?.compactMap { $0["code"]?.stringValue }.filter { ProblemCode(rawValue: $0)!.isFoundByLinkChecks } ?? []
+    }
+
+    @Test func findingsAreWarningsByDefaultAndDoNotBlockPublishing() throws {
+        let harness = try service(.warning)
+        let token = harness.tokens[.routesPublish]!
+        let report = harness.call("POST", "/v1/validate", token: token, bytes: Fixtures.storefrontRoutesJSON.serializedBytes())
+        #expect(report.status == 200)
+        #expect(report.json["valid"] == true)
+        #expect(codes(report.json["warnings"]) == ["associatedDomainMissing"])
+        #expect(report.json["warnings"]?.arrayValue?.contains {
+            $0["message"]?.stringValue?.contains("www.storefront.example/.well-known/apple-app-site-association answers 404") == true
+        } == true)
+        let published = harness.call("POST", "/v1/revisions", token: token, headers: [("If-Match", "\"rev-1\"")], body: publishBody(extraRoute: "a"))
+        #expect(published.status == 201)
+    }
+
+    @Test func findingsConfiguredAsErrorsBlockPublishingAndChangeNothing() throws {
+        let harness = try service(.error)
+        let token = harness.tokens[.routesPublish]!
+        let report = harness.call("POST", "/v1/validate", token: token, bytes: Fixtures.storefrontRoutesJSON.serializedBytes())
+        #expect(report.json["valid"] == false)
+        #expect(codes(report.json["errors"]) == ["associatedDomainMissing"])
+        let refused = harness.call("POST", "/v1/revisions", token: token, headers: [("If-Match", "\"rev-1\"")], body: publishBody(extraRoute: "a"))
+        #expect(refused.status == 422)
+        // The new route's /campaign/a is not in storefront.example's file either.
+        let errors = refused.json["error"]?["details"]?["errors"]
+        #expect(codes(errors) == ["associatedDomainNotCovering", "associatedDomainMissing"])
+        #expect(errors?.arrayValue?.first?["path"] == "routes[10].patterns[0]")
+        #expect(errors?.arrayValue?.first?["message"]?.stringValue?.hasPrefix("Route \"a\" (/campaign/a) will open in the browser on storefront.example") == true)
+        #expect(harness.store.snapshot.revisions.count == 1)
+        // A rollback is the way out of an incident: it is not held up by the checks.
+        #expect(harness.call("POST", "/v1/revisions/1/rollback", token: token, headers: [("If-Match", "\"rev-1\"")]).status == 201)
+    }
+}
