@@ -16,13 +16,18 @@ public struct FallbackProbe: Sendable {
     }
 
     /// Each hop is a fetch of its own, so every address on the way is judged, and only the
-    /// head is read: the page's body does not matter.
+    /// head is read: the page's body does not matter. All hops together get the fetcher's
+    /// total timeout, not one each.
     public func check(_ url: String) -> Verdict {
         var current = url
         var redirects: [String] = []
+        let deadline = ContinuousClock.now + .milliseconds(fetcher.options.totalTimeout)
         while true {
+            let left = deadline - ContinuousClock.now
+            let milliseconds = Int(left.components.seconds * 1_000 + left.components.attoseconds / 1_000_000_000_000_000)
+            guard milliseconds > 0 else { return .unreachable("it redirects to \(current), and the time allowed ran out on the way") }
             let response: FetchResponse
-            switch fetcher.fetch(current, accept: "text/html,*/*;q=0.8", maximumBody: 0, stopAtBody: true) {
+            switch fetcher.fetch(current, accept: "text/html,*/*;q=0.8", maximumBody: 0, stopAtBody: true, timeout: milliseconds) {
             case .failure(let failure):
                 return .unreachable(redirects.isEmpty ? failure.message : "it redirects to \(current), where \(failure.message)")
             case .success(let value): response = value

@@ -90,7 +90,10 @@ public struct HTTPSFetcher: Sendable {
 
     /// GETs `url`. `maximumBody` bytes are kept; a longer body is a `.tooLarge` failure,
     /// unless `stopAtBody` is set, when the transfer ends as soon as the head has arrived.
-    public func fetch(_ url: String, accept: String? = nil, maximumBody: Int, stopAtBody: Bool = false) -> Result<FetchResponse, FetchFailure> {
+    /// `timeout`: milliseconds for this fetch when less than the options' total.
+    public func fetch(_ url: String, accept: String? = nil, maximumBody: Int, stopAtBody: Bool = false,
+                      timeout: Int? = nil) -> Result<FetchResponse, FetchFailure> {
+        let timeout = max(1, min(timeout ?? options.totalTimeout, options.totalTimeout))
         guard url.lowercased().hasPrefix("https://") else { return .failure(.notHTTPS(url)) }
         guard url.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else { return .failure(.invalidURL("it contains spaces or non-ASCII bytes")) }
         guard let handle = curl_easy_init() else { return .failure(.failed("curl_easy_init failed")) }
@@ -119,7 +122,7 @@ public struct HTTPSFetcher: Sendable {
                     wm_curl_setopt_string(handle, CURLOPT_PROXY, ""),
                     wm_curl_setopt_long(handle, CURLOPT_NOSIGNAL, 1),
                     wm_curl_setopt_long(handle, CURLOPT_CONNECTTIMEOUT_MS, options.connectTimeout),
-                    wm_curl_setopt_long(handle, CURLOPT_TIMEOUT_MS, options.totalTimeout),
+                    wm_curl_setopt_long(handle, CURLOPT_TIMEOUT_MS, timeout),
                     wm_curl_setopt_long(handle, CURLOPT_LOW_SPEED_LIMIT, options.lowSpeedBytesPerSecond),
                     wm_curl_setopt_long(handle, CURLOPT_LOW_SPEED_TIME, options.lowSpeedSeconds),
                     wm_curl_setopt_string(handle, CURLOPT_USERAGENT, options.userAgent),

@@ -8,8 +8,11 @@ public struct LinkCheckOptions: Hashable, Sendable {
     public var fetch = FetchOptions()
     /// Findings are warnings unless configured to block publishing.
     public var severity: Severity = .warning
-    /// Fetches in flight at once.
+    /// Fetches in flight at once, across all checks running together.
     public var parallelism = 8
+    /// Distinct URLs one check fetches at most; a document naming more is checked in part
+    /// (`linksNotChecked`), so one request cannot make the server send thousands.
+    public var maximumFetchesPerCheck = 200
     /// Seconds a fetched result is reused (0: never).
     public var cacheSeconds = 300
     /// The largest associated-domain file read (Apple's limit is 128 KB).
@@ -30,10 +33,13 @@ public final class LinkChecker: Sendable {
     private let cache = Mutex<[Job: (outcome: Outcome, expires: ContinuousClock.Instant)]>([:])
     /// Fetch rounds made (not cache hits), since start: for tests and metrics.
     public let fetches = Atomic<Int>(0)
+    /// `parallelism` slots shared by every check in progress.
+    private let slots: DispatchSemaphore
 
     public init(options: LinkCheckOptions = LinkCheckOptions()) {
         self.options = options
         self.fetcher = HTTPSFetcher(options: options.fetch)
+        self.slots = DispatchSemaphore(value: max(1, options.parallelism))
     }
 
     enum Job: Hashable, Sendable {
@@ -70,11 +76,17 @@ public final class LinkChecker: Sendable {
             }
         }
         let fallbacks = routes.compactMap(\.fallbackURL).filter { $0.lowercased().hasPrefix("https://") }
+        // Host files first: they decide whether any universal link opens the app.
         let hostJobs = apple.keys.sorted().map { Job.apple(host: $0) } + android.keys.sorted().map { Job.android(host: $0) }
-        let jobs = unique(fallbacks.map(Job.fallback) + hostJobs)
+        let wanted = unique(hostJobs + fallbacks.map(Job.fallback))
+        let jobs = Array(wanted.prefix(options.maximumFetchesPerCheck))
         let outcomes = Dictionary(uniqueKeysWithValues: zip(jobs, run(jobs)))
 
         var problems: [ValidationProblem] = []
+        if wanted.count > jobs.count {
+            problems.append(ValidationProblem(.linksNotChecked, at: .root,
+                "Only \(jobs.count) of the \(wanted.count) addresses these routes name were checked (the limit for one validation); the fallbacks of the rest were not."))
+        }
         for route in routes {
             guard let url = route.fallbackURL, case .fallback(.unreachable(let reason))? = outcomes[.fallback(url)] else { continue }
             problems.append(problem(.unreachableFallback, at: route.path + "fallbackURL",
@@ -168,6 +180,8 @@ public final class LinkChecker: Sendable {
     }
 
     private func fetch(_ job: Job) -> Outcome {
+        slots.wait()
+        defer { slots.signal() }
         switch job {
         case .fallback(let url): return .fallback(FallbackProbe(fetcher: fetcher).check(url))
         case .apple, .android: return .file(fetchFile(job.url))

@@ -31,11 +31,12 @@ public enum ProblemCode: String, Hashable, Sendable, CaseIterable {
     case associatedDomainMissing
     case associatedDomainWrongApp
     case associatedDomainNotCovering
+    case linksNotChecked
 
     /// Whether the outbound link checks find it, rather than the validator.
     public var isFoundByLinkChecks: Bool {
         switch self {
-        case .unreachableFallback, .associatedDomainMissing, .associatedDomainWrongApp, .associatedDomainNotCovering: true
+        case .unreachableFallback, .associatedDomainMissing, .associatedDomainWrongApp, .associatedDomainNotCovering, .linksNotChecked: true
         default: false
         }
     }
@@ -44,7 +45,7 @@ public enum ProblemCode: String, Hashable, Sendable, CaseIterable {
     public var defaultSeverity: Severity {
         switch self {
         case .expired, .unsupportedByVersion, .unknownField, .duplicatePattern: .warning
-        case .unreachableFallback, .associatedDomainMissing, .associatedDomainWrongApp, .associatedDomainNotCovering: .warning
+        case .unreachableFallback, .associatedDomainMissing, .associatedDomainWrongApp, .associatedDomainNotCovering, .linksNotChecked: .warning
         default: .error
         }
     }
