@@ -33,6 +33,8 @@ public final class ManifestService: Sendable {
     let publishes = Atomic<UInt64>(0)
     /// Requests by route and status with latency: give it to the `HTTPServer` serving `router()`.
     public let httpMetrics = HTTPMetrics()
+    /// Problems the link checks reported, since start.
+    let linkFindings = Atomic<UInt64>(0)
     /// Present when link checks are on; its cache lives as long as the service.
     public let linkChecker: LinkChecker?
     /// Link checks block on the network: they run here, never on an event loop.
@@ -332,7 +334,11 @@ public final class ManifestService: Sendable {
     private func withLinkFindings(_ routes: JSONValue?, _ body: @escaping @Sendable ([ValidationProblem]) -> Void) {
         let schemas = store.snapshot.orderedSchemas.map(\.schema)
         guard let linkChecker, let routes, !schemas.isEmpty else { return body([]) }
-        linkCheckQueue.async { body(linkChecker.check(routes, against: schemas)) }
+        linkCheckQueue.async { [self] in
+            let findings = linkChecker.check(routes, against: schemas)
+            linkFindings.add(UInt64(findings.count), ordering: .relaxed)
+            body(findings)
+        }
     }
 
     private func rollback(_ request: HTTPRequest, _ text: String?) -> HTTPResponse {

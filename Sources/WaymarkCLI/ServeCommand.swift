@@ -130,8 +130,9 @@ enum ServeCommand {
             }
         }
         let reads = options.publicManifestReads ? "manifest reads are public" : "every request needs a token"
+        let links = options.linkChecks.map { "; link checks on, findings are \($0.severity.rawValue)s" } ?? ""
         output.print("Listening on " + configuration.hosts.map { baseURL(host: $0, port: server.port) }.joined(separator: ", ")
-            + " (\(configuration.threads) event loop\(configuration.threads == 1 ? "" : "s"); \(reads)). SIGTERM or Ctrl-C stops it.")
+            + " (\(configuration.threads) event loop\(configuration.threads == 1 ? "" : "s"); \(reads)\(links)). SIGTERM or Ctrl-C stops it.")
         server.shutdownOnSignals {
             FileHandle.standardError.write(Data("waymark: stopping: finishing requests in flight\n".utf8))
         }

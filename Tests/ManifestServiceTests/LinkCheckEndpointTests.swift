@@ -42,6 +42,10 @@ struct LinkCheckEndpointTests {
         } == true)
         let published = harness.call("POST", "/v1/revisions", token: token, headers: [("If-Match", "\"rev-1\"")], body: publishBody(extraRoute: "a"))
         #expect(published.status == 201)
+        // Five fetches for the first check; the publish's reused them (one new route, no new URL).
+        let metrics = harness.call("GET", "/metrics", token: harness.tokens[.telemetryRead]!).text
+        #expect(metrics.contains("waymark_link_check_fetches_total 5\n"))
+        #expect(metrics.contains("waymark_link_check_findings_total 3\n"), "one on validate, two on publish")
     }
 
     @Test func findingsConfiguredAsErrorsBlockPublishingAndChangeNothing() throws {
