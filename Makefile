@@ -33,7 +33,9 @@ run: build
 # Unit tests run last, so their summary closes the output.
 test: check-example test-links test-live test-crash test-api test-dashboard fuzz-ci test-unit
 
+# The link-check suites serve HTTPS from loopback with Python and an openssl-made certificate.
 test-unit: deps
+	bash Tests/Scripts/install-packages.sh python3=python3 openssl=openssl
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build --disable-xctest
 
