@@ -128,6 +128,9 @@ class Handler(BaseHTTPRequestHandler):
 
 class Server(ThreadingHTTPServer):
     daemon_threads = True
+    # Tests connect in bursts; the default backlog of 5 drops SYNs, and a retransmitted SYN
+    # waits a second: longer than the tests' connect timeout.
+    request_queue_size = 128
     address_family = __import__("socket").AF_INET6 if ":" in address else __import__("socket").AF_INET
 
     def verify_request(self, request, client_address):

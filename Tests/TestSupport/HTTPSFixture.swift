@@ -53,8 +53,8 @@ public final class HTTPSFixture: Sendable {
         options.policy = AddressPolicy(exceptions: [socketAddress])
         options.caFile = caFile
         if timeouts {
-            options.connectTimeout = 1_000
-            options.totalTimeout = 2_000
+            options.connectTimeout = 2_000
+            options.totalTimeout = 2_500
             options.lowSpeedSeconds = 1
         }
         return options
