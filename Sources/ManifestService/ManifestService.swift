@@ -321,19 +321,21 @@ public final class ManifestService: Sendable {
         case .success(let value): base = value
         }
         let routes = body.routes?.serializedBytes(pretty: true) ?? []
-        withLinkFindings(body.routes) { [self] findings in
+        withLinkFindings(body.routes, against: store.snapshot) { [self] findings in
             responder.respond(outcome(Result { () throws(StoreError) in
                 try store.publish(routes: routes, base: base, author: author, message: body.message, findings: findings)
             }))
         }
     }
 
-    /// Calls `body` with the link checks' findings for `routes`: at once with none when
-    /// checks are off (or nothing is registered to check against), else from the
-    /// link-check queue once every fetch has ended.
-    private func withLinkFindings(_ routes: JSONValue?, _ body: @escaping @Sendable ([ValidationProblem]) -> Void) {
-        let schemas = store.snapshot.orderedSchemas.map(\.schema)
-        guard let linkChecker, let routes, !schemas.isEmpty else { return body([]) }
+    /// Calls `body` with the link checks' findings for `routes` against `snapshot`'s
+    /// schemas: at once with none when checks are off (then `routes` is never evaluated) or
+    /// nothing is registered to check against, else from the link-check queue once every
+    /// fetch has ended.
+    private func withLinkFindings(_ routes: @autoclosure () -> JSONValue?, against snapshot: StoreSnapshot,
+                                  _ body: @escaping @Sendable ([ValidationProblem]) -> Void) {
+        let schemas = snapshot.orderedSchemas.map(\.schema)
+        guard let linkChecker, !schemas.isEmpty, let routes = routes() else { return body([]) }
         linkCheckQueue.async { [self] in
             let findings = linkChecker.check(routes, against: schemas)
             linkFindings.add(UInt64(findings.count), ordering: .relaxed)
@@ -376,7 +378,8 @@ public final class ManifestService: Sendable {
         }
         let snapshot = store.snapshot
         let validated = ManifestStore.validate(request.body, against: snapshot)
-        withLinkFindings(try? JSONParser().parse(request.body)) { findings in
+        // The body is parsed a second time only when the links are checked.
+        withLinkFindings(try? JSONParser().parse(request.body), against: snapshot) { findings in
             var report = validated
             report.append(contentsOf: findings)
             guard case .object(var object) = report.json else { return responder.respond(API.json(report.json)) }
