@@ -23,7 +23,7 @@ let package = Package(
         // Durable revisions, schemas and the audit log in a data directory.
         .target(name: "ManifestStore", dependencies: ["RouteEngine", "Hashing"]),
         // The HTTP API of `waymark serve`: endpoints, tokens and scopes, cached manifests.
-        .target(name: "ManifestService", dependencies: ["ManifestStore", "Telemetry", "HTTPServer", "HTTPCore", "RouteEngine", "Hashing", "LinkChecks"],
+        .target(name: "ManifestService", dependencies: ["ManifestStore", "Telemetry", "HTTPServer", "HTTPCore", "RouteEngine", "Hashing", "LinkChecks", "Replication"],
                 resources: [.embedInCode("Resources/dashboard.html")]),
         // Resolution telemetry: batch parsing, a group-committed log, counts by dimension.
         .target(name: "Telemetry", dependencies: ["CivilDate", "ManifestStore"]),
@@ -31,7 +31,9 @@ let package = Package(
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         // Outbound checks of fallback URLs and associated-domain files, safe against SSRF.
         .target(name: "LinkChecks", dependencies: ["CCurl", "RouteEngine"]),
-        .target(name: "WaymarkCLI", dependencies: ["RouteEngine", "ManifestStore", "ManifestService", "Telemetry", "HTTPServer", "LinkChecks"]),
+        // Followers: mirror a primary's revisions, schemas and token hashes; forward counts.
+        .target(name: "Replication", dependencies: ["CCurl", "ManifestStore", "Telemetry", "RouteEngine", "Hashing"]),
+        .target(name: "WaymarkCLI", dependencies: ["RouteEngine", "ManifestStore", "ManifestService", "Telemetry", "HTTPServer", "LinkChecks", "Replication"]),
         .executableTarget(name: "waymark", dependencies: ["WaymarkCLI"]),
         .executableTarget(name: "RouteEngineBench", dependencies: ["RouteEngine"]),
         // make bench-telemetry: batch generation and the JSONDecoder comparison.

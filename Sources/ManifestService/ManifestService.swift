@@ -3,6 +3,7 @@ import HTTPCore
 import HTTPServer
 import LinkChecks
 import ManifestStore
+import Replication
 import RouteEngine
 import Synchronization
 import Telemetry
@@ -17,6 +18,8 @@ public final class ManifestService: Sendable {
         /// Outbound checks of fallbacks and associated-domain files on validate and publish
         /// (nil: off).
         public var linkChecks: LinkCheckOptions?
+        /// Set on a follower (`serve --follow`): it mirrors this primary and refuses writes.
+        public var follower: Follower?
 
         public init() {}
     }
@@ -70,6 +73,7 @@ public final class ManifestService: Sendable {
         router.add("GET", "/.well-known/apple-app-site-association") { [self] _, _ in associatedDomainFile(\.apple) }
         router.add("GET", "/.well-known/assetlinks.json") { [self] _, _ in associatedDomainFile(\.google) }
         addTelemetryRoutes(to: &router)
+        addReplicationRoutes(to: &router)
         addMetricsRoute(to: &router)
         addDashboardRoute(to: &router)
         return router
@@ -126,10 +130,16 @@ public final class ManifestService: Sendable {
 
     private func readiness() -> HTTPResponse {
         let snapshot = store.snapshot
+        let follower = followerReadiness()
         guard let current = snapshot.current else {
-            return API.error(.serviceUnavailable, "notReady", "No revision is published yet.")
+            return API.error(.serviceUnavailable, "notReady", follower == nil ? "No revision is published yet."
+                : "No revision is mirrored from the primary yet.", details: follower)
         }
-        return API.json(["status": "ready", "revision": .int(current.number), "schemas": .int(snapshot.schemas.count)])
+        // A follower that lost its primary still serves its last good revision, so it stays
+        // ready and says so here (and in /metrics).
+        var object: [String: JSONValue] = ["status": "ready", "revision": .int(current.number), "schemas": .int(snapshot.schemas.count)]
+        if let follower { object["follower"] = follower }
+        return API.json(.object(object))
     }
 
     // MARK: Manifests
@@ -310,6 +320,7 @@ public final class ManifestService: Sendable {
         case .failure(let refusal): return responder.respond(refusal.response)
         case .success(let name): author = name
         }
+        if let refused = followerRefusal() { return responder.respond(refused) }
         let body: (message: String, routes: JSONValue?)
         switch envelope(request, requireRoutes: true) {
         case .failure(let refusal): return responder.respond(refusal.response)
@@ -349,6 +360,7 @@ public final class ManifestService: Sendable {
         case .failure(let refusal): return refusal.response
         case .success(let name): author = name
         }
+        if let refused = followerRefusal() { return refused }
         let number: Int
         switch Self.parseNumber(text) {
         case .failure(let refusal): return refusal.response
@@ -405,6 +417,7 @@ public final class ManifestService: Sendable {
         case .failure(let refusal): return refusal.response
         case .success(let name): author = name
         }
+        if let refused = followerRefusal() { return refused }
         let key = SchemaKey(platform: platform, version: version)
         let result = Result { () throws(StoreError) in try store.registerSchema(request.body, expected: key, author: author) }
         switch result {

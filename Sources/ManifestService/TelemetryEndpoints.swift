@@ -306,7 +306,7 @@ extension ManifestService {
             ("waymark_store_revisions", "gauge", "Revisions stored.", UInt64(snapshot.revisions.count)),
             ("waymark_store_schemas", "gauge", "App build schemas stored.", UInt64(snapshot.schemas.count)),
             ("waymark_store_bytes", "gauge", "Bytes of stored revision documents and schemas.", UInt64(storeBytes)),
-        ]
+        ] + replicationMetrics()
         for metric in single {
             family(metric.name, metric.type, metric.help)
             out += "\(metric.name) \(metric.value)\n"

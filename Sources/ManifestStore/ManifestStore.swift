@@ -188,31 +188,43 @@ public final class ManifestStore: Sendable {
 
     private static func loadSchema(_ directory: DataDirectory, _ name: String) throws(StoreError) -> StoredSchema {
         let relative = "schemas/" + name
-        let record = try loadRecord(directory, relative)
+        switch schema(from: try loadRecord(directory, relative)) {
+        case .success(let stored): return stored
+        case .failure(let problem): throw damaged(directory, relative, problem.message)
+        }
+    }
+
+    private static func schema(from record: Record) -> Result<StoredSchema, StoreError> {
         guard let json = try? JSONParser().parse(record.body), case .success(let decoded) = Schema.decode(json) else {
-            throw damaged(directory, relative, "the stored schema no longer decodes")
+            return .failure(StoreError("the stored schema no longer decodes"))
         }
         guard let author = record.metadata["author"]?.stringValue, let time = record.metadata["time"]?.stringValue.flatMap(Timestamp.parse) else {
-            throw damaged(directory, relative, "the header lacks author or time")
+            return .failure(StoreError("the header lacks author or time"))
         }
-        return StoredSchema(schema: decoded.schema, bytes: record.body, sha256: record.sha256, author: author, time: time)
+        return .success(StoredSchema(schema: decoded.schema, bytes: record.body, sha256: record.sha256, author: author, time: time))
     }
 
     private static func loadRevision(_ directory: DataDirectory, _ name: String, number: Int) throws(StoreError) -> Revision {
         let relative = "revisions/" + name
-        let record = try loadRecord(directory, relative)
+        switch revision(from: try loadRecord(directory, relative), number: number) {
+        case .success(let revision): return revision
+        case .failure(let problem): throw damaged(directory, relative, problem.message)
+        }
+    }
+
+    private static func revision(from record: Record, number: Int) -> Result<Revision, StoreError> {
         let metadata = record.metadata
         guard metadata["number"]?.intValue == number,
               let author = metadata["author"]?.stringValue,
               let time = metadata["time"]?.stringValue.flatMap(Timestamp.parse),
               let message = metadata["message"]?.stringValue
-        else { throw damaged(directory, relative, "the header's number, author, time or message is missing or wrong") }
+        else { return .failure(StoreError("the header's number, author, time or message is missing or wrong")) }
         let parent = metadata["parent"]?.intValue
         guard parent == (number > 1 ? number - 1 : nil) else {
-            throw damaged(directory, relative, "its parent is \(parent.map(String.init) ?? "none"), expected \(number > 1 ? String(number - 1) : "none")")
+            return .failure(StoreError("its parent is \(parent.map(String.init) ?? "none"), expected \(number > 1 ? String(number - 1) : "none")"))
         }
-        return Revision(number: number, parent: parent, author: author, time: time, message: message,
-                        sha256: record.sha256, routes: record.body, restores: metadata["restores"]?.intValue)
+        return .success(Revision(number: number, parent: parent, author: author, time: time, message: message,
+                                 sha256: record.sha256, routes: record.body, restores: metadata["restores"]?.intValue))
     }
 
     // MARK: Audit
@@ -244,7 +256,7 @@ public final class ManifestStore: Sendable {
             report.recoveredAuditEntries += 1
         }
         let recordedSchemas = Set(lines.compactMap { line -> String? in
-            guard line["outcome"]?.stringValue == "ok", line["action"]?.stringValue == "registerSchema" else { return nil }
+            guard line["outcome"]?.stringValue == "ok", ["registerSchema", "mirrorSchema"].contains(line["action"]?.stringValue) else { return nil }
             return line["sha256"]?.stringValue
         })
         for stored in snapshot.orderedSchemas where !recordedSchemas.contains(stored.sha256) {
@@ -396,6 +408,104 @@ public final class ManifestStore: Sendable {
             state.withLock { $0.schemas[key] = stored }
             changes.add(1, ordering: .releasing)
             return .registered(stored, replaced: replaced)
+        }
+    }
+
+    // MARK: Mirroring
+
+    /// Revision `number` as stored (its record: header line and body), for a follower.
+    public func revisionRecord(_ number: Int) throws(StoreError) -> [UInt8]? {
+        guard snapshot.revision(number) != nil else { return nil }
+        return try directory.read("revisions/" + Self.revisionFileName(number))
+    }
+
+    /// The schema of `key` as stored, for a follower. Re-registration replaces the file, so
+    /// the bytes may be newer than a snapshot the caller read a moment ago.
+    public func schemaRecord(_ key: SchemaKey) throws(StoreError) -> [UInt8]? {
+        guard snapshot.schemas[key] != nil else { return nil }
+        return try directory.read("schemas/" + Self.schemaFileName(key))
+    }
+
+    /// A follower's copy of the primary's revision `number`: `record` exactly as the primary
+    /// stores it, checked (its body's SHA-256 against its header and against `sha256`, the
+    /// number and parent) before it is stored the same way as a publish and served.
+    /// Revisions are mirrored in order; anything else is refused and changes nothing.
+    @discardableResult
+    public func mirrorRevision(_ record: [UInt8], number: Int, sha256: String, actor: String) throws(StoreError) -> Revision {
+        try writer.withLock { _ throws(StoreError) in
+            let next = (snapshot.current?.number ?? 0) + 1
+            guard number == next else { throw StoreError("Revision \(number) cannot be mirrored here: the next is \(next).") }
+            let decoded: Record
+            switch Record.decode(record) {
+            case .success(let value): decoded = value
+            case .failure(let problem): throw StoreError("The primary's revision \(number) is damaged: \(problem.message).")
+            }
+            guard decoded.sha256 == sha256 else {
+                throw StoreError("The primary's revision \(number) has SHA-256 \(decoded.sha256), its list says \(sha256).")
+            }
+            let revision: Revision
+            switch Self.revision(from: decoded, number: number) {
+            case .success(let value): revision = value
+            case .failure(let problem): throw StoreError("The primary's revision \(number) is not valid: \(problem.message).")
+            }
+            try directory.writeDurably(record, subdirectory: "revisions", name: Self.revisionFileName(number), replacing: false)
+            try appendAudit(["action": "mirror", "actor": .string(actor), "outcome": "ok", "revision": .int(number),
+                             "sha256": .string(sha256)], time: Date())
+            state.withLock { $0.revisions.append(revision) }
+            changes.add(1, ordering: .releasing)
+            return revision
+        }
+    }
+
+    /// A follower's copy of the primary's schema for `key`, checked the same way; replaces
+    /// the schema it had for that build.
+    @discardableResult
+    public func mirrorSchema(_ record: [UInt8], key: SchemaKey, sha256: String, actor: String) throws(StoreError) -> StoredSchema {
+        try writer.withLock { _ throws(StoreError) in
+            let decoded: Record
+            switch Record.decode(record) {
+            case .success(let value): decoded = value
+            case .failure(let problem): throw StoreError("The primary's schema for \(key) is damaged: \(problem.message).")
+            }
+            guard decoded.sha256 == sha256 else {
+                throw StoreError("The primary's schema for \(key) has SHA-256 \(decoded.sha256), its list says \(sha256).")
+            }
+            let stored: StoredSchema
+            switch Self.schema(from: decoded) {
+            case .success(let value): stored = value
+            case .failure(let problem): throw StoreError("The primary's schema for \(key) is not valid: \(problem.message).")
+            }
+            guard stored.key == key else { throw StoreError("The primary's schema for \(key) holds the schema for \(stored.key).") }
+            let current = snapshot
+            if let app = current.app, app != stored.schema.app, current.schemas.count > (current.schemas[key] == nil ? 0 : 1) {
+                throw StoreError("The primary's schema for \(key) is for the app \(stored.schema.app); this data directory serves \(app).")
+            }
+            try directory.writeDurably(record, subdirectory: "schemas", name: Self.schemaFileName(key), replacing: true)
+            try appendAudit(["action": "mirrorSchema", "actor": .string(actor), "outcome": "ok", "platform": .string(key.platform),
+                             "version": .string(key.version), "sha256": .string(sha256)], time: Date())
+            state.withLock { $0.schemas[key] = stored }
+            changes.add(1, ordering: .releasing)
+            return stored
+        }
+    }
+
+    /// `DIR/FOLLOWING` holds the primary's URL while the directory is a follower's, so that
+    /// `waymark token` refuses changes the next mirror would overwrite.
+    static let followingName = "FOLLOWING"
+
+    /// The primary the data directory at `path` follows, if it is a follower's.
+    public static func following(dataDirectory path: String) -> String? {
+        guard let data = FileManager.default.contents(atPath: path + "/" + followingName) else { return nil }
+        return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// Marks the directory as following `primary`, or (nil) as a primary again.
+    public func setFollowing(_ primary: String?) throws(StoreError) {
+        if let primary {
+            try directory.writeDurably(Array((primary + "\n").utf8), subdirectory: ".", name: Self.followingName, replacing: true)
+        } else if directory.exists(Self.followingName) {
+            guard unlink(path + "/" + Self.followingName) == 0 else { throw .system("unlink", path + "/" + Self.followingName) }
+            try DataDirectory.syncDirectory(path)
         }
     }
 

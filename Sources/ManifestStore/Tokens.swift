@@ -11,6 +11,8 @@ public enum Scope: String, CaseIterable, Hashable, Sendable, Comparable {
     case schemasWrite = "schemas:write"
     case telemetryWrite = "telemetry:write"
     case telemetryRead = "telemetry:read"
+    /// A follower's: read the primary's revisions, schemas and token hashes, forward counts.
+    case replication
     case admin
 
     public static func < (a: Scope, b: Scope) -> Bool { a.rawValue < b.rawValue }
@@ -106,7 +108,10 @@ public final class TokenStore: Sendable {
 
     private static func load(_ directory: DataDirectory) throws(StoreError) -> [TokenRecord] {
         guard directory.exists(fileName) else { return [] }
-        let bytes = try directory.read(fileName)
+        return try parse(try directory.read(fileName), directory)
+    }
+
+    private static func parse(_ bytes: [UInt8], _ directory: DataDirectory) throws(StoreError) -> [TokenRecord] {
         guard case .array(let items)? = try? JSONParser().parse(bytes) else {
             throw StoreError("The data directory \(directory.path) is damaged: \(fileName) is not a JSON list.")
         }
@@ -186,6 +191,36 @@ public final class TokenStore: Sendable {
                 loaded.withLock { $0 = Loaded(records: records, identity: identity) }
                 try directory.appendAudit(audit, time: Date())
                 return result
+            }
+        }
+    }
+
+    /// `tokens.json` as stored (empty when there are no tokens yet), for a follower.
+    public func fileBytes() throws(StoreError) -> [UInt8] {
+        try writer.withLock { _ throws(StoreError) in directory.exists(Self.fileName) ? try directory.read(Self.fileName) : [] }
+    }
+
+    /// A follower's copy of the primary's `tokens.json` (hashes only, never a token): checked
+    /// entry by entry, then written durably and audited, if it differs from the copy here.
+    /// Returns whether it did.
+    @discardableResult
+    public func mirror(_ bytes: [UInt8], actor: String) throws(StoreError) -> Bool {
+        try writer.withLock { _ throws(StoreError) in
+            try directory.withFileLock(Self.lockName) { () throws(StoreError) -> Bool in
+                let records: [TokenRecord]
+                do {
+                    records = try Self.parse(bytes, directory)
+                } catch {
+                    throw StoreError("The primary's \(Self.fileName) is not a list of tokens.")
+                }
+                let before = directory.exists(Self.fileName) ? try directory.read(Self.fileName) : []
+                guard before != bytes else { return false }
+                try directory.writeDurably(bytes, subdirectory: ".", name: Self.fileName, replacing: true)
+                let identity = directory.identity(Self.fileName)
+                loaded.withLock { $0 = Loaded(records: records, identity: identity) }
+                try directory.appendAudit(["action": "mirrorTokens", "actor": .string(actor), "outcome": "ok",
+                                           "tokens": .int(records.count)], time: Date())
+                return true
             }
         }
     }

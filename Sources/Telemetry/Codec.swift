@@ -87,8 +87,32 @@ enum CRC32C {
     }
 }
 
-/// One accepted batch in the log: `[u32 payload length][u32 CRC-32C of payload][payload]`.
+/// One accepted batch (or a follower's forward) in the log:
+/// `[u32 payload length][u32 CRC-32C of payload][payload]`. A batch's payload starts with
+/// its sequence and platform; a forward's with its sequence, `forwardMarker` where the
+/// platform would be, then the encoded `Forward`.
 enum Frame {
+    static let forwardMarker: UInt8 = 0xFF
+
+    static func encode(_ forward: Forward, sequence: UInt64, into out: inout [UInt8]) {
+        var payload = ByteWriter()
+        payload.u64(sequence)
+        payload.u8(forwardMarker)
+        payload.bytes.append(contentsOf: forward.encoded)
+        var header = ByteWriter()
+        header.u32(UInt32(payload.bytes.count))
+        header.u32(payload.bytes.withUnsafeBytes(CRC32C.checksum))
+        out.append(contentsOf: header.bytes)
+        out.append(contentsOf: payload.bytes)
+    }
+
+    static func encode(_ entry: LogEntry, sequence: UInt64, into out: inout [UInt8]) {
+        switch entry {
+        case .batch(let batch): encode(batch, sequence: sequence, into: &out)
+        case .forward(let forward): encode(forward, sequence: sequence, into: &out)
+        }
+    }
+
     static let headerSize = 8
     /// Larger than any batch can encode to; a length past it is damage, not a frame.
     static let maximumPayload = 64 << 20
@@ -144,10 +168,14 @@ enum Frame {
         }
     }
 
-    /// A checked payload back to its batch; nil if it does not describe a valid one.
-    static func decode(_ payload: UnsafeRawBufferPointer) -> (sequence: UInt64, batch: Batch)? {
+    /// A checked payload back to its entry; nil if it does not describe a valid one.
+    static func decode(_ payload: UnsafeRawBufferPointer) -> (sequence: UInt64, entry: LogEntry)? {
         var reader = ByteReader(payload)
         var batch = Batch()
+        if payload.count > 8, payload[8] == forwardMarker {
+            guard let sequence = reader.u64(), case .success(let forward) = Forward.decode(UnsafeRawBufferPointer(rebasing: payload[9...])) else { return nil }
+            return (sequence, .forward(forward))
+        }
         guard let sequence = reader.u64(), let platform = reader.u8().flatMap(Platform.init(rawValue:)),
               let revision = reader.u32(), let hasVersion = reader.u8(), let version = reader.name(),
               let routeCount = reader.u16() else { return nil }
@@ -173,7 +201,7 @@ enum Frame {
             batch.tallies.append(Tally(minute: Int32(bitPattern: minute), entry: entry, outcome: outcome, reason: reason,
                                        route: route, precondition: precondition, count: count))
         }
-        return (sequence, batch)
+        return (sequence, .batch(batch))
     }
 
     /// Where a scan of the log stopped.
@@ -189,8 +217,8 @@ enum Frame {
 
     /// Every whole, checked frame from the start of a log whose sequence numbers rise, the
     /// length they span, and what follows them.
-    static func scan(_ log: UnsafeRawBufferPointer) -> (frames: [(sequence: UInt64, batch: Batch)], validLength: Int, end: End) {
-        var frames: [(UInt64, Batch)] = []
+    static func scan(_ log: UnsafeRawBufferPointer) -> (frames: [(sequence: UInt64, entry: LogEntry)], validLength: Int, end: End) {
+        var frames: [(UInt64, LogEntry)] = []
         var reader = ByteReader(log)
         while true {
             let start = reader.offset
@@ -208,14 +236,32 @@ enum Frame {
     }
 }
 
-/// The counts as a file: `WMTSNAP1`, the last sequence, the interned names, the buckets,
-/// then a CRC-32C of all that.
+/// The counts as a file: `WMTSNAP2`, the last sequence, the interned names, the buckets,
+/// the followers' forwards applied, on a follower the counts not yet forwarded, then a
+/// CRC-32C of all that. `WMTSNAP1` files (no forwards, nothing outgoing) are still read.
 enum SnapshotCodec {
-    static let magic = Array("WMTSNAP1".utf8)
+    static let magic = Array("WMTSNAP2".utf8)
+    static let firstMagic = Array("WMTSNAP1".utf8)
 
-    static func encode(_ counts: Counts) -> [UInt8] {
+    static func encode(_ counts: Counts, outgoing: Outgoing? = nil) -> [UInt8] {
         var writer = ByteWriter()
         writer.bytes.append(contentsOf: magic)
+        encodeBody(counts, into: &writer)
+        writer.u32(UInt32(counts.forwarded.count))
+        for (node, through) in counts.forwarded.sorted(by: { $0.key.lexicographicallyPrecedes($1.key) }) {
+            writer.name(node)
+            writer.u64(through)
+        }
+        writer.u8(outgoing == nil ? 0 : 1)
+        if let outgoing {
+            writer.u64(outgoing.after)
+            encodeBody(outgoing.pending, into: &writer)
+        }
+        writer.u32(writer.bytes.withUnsafeBytes(CRC32C.checksum))
+        return writer.bytes
+    }
+
+    private static func encodeBody(_ counts: Counts, into writer: inout ByteWriter) {
         writer.u64(counts.lastSequence)
         for interner in [counts.routes, counts.preconditions, counts.appVersions] {
             writer.u32(UInt32(interner.interned.count))
@@ -232,17 +278,40 @@ enum SnapshotCodec {
                 }
             }
         }
-        writer.u32(writer.bytes.withUnsafeBytes(CRC32C.checksum))
-        return writer.bytes
     }
 
     static func decode(_ bytes: UnsafeRawBufferPointer, limits: TelemetryLimits) -> Counts? {
-        guard bytes.count >= magic.count + 12, bytes.prefix(magic.count).elementsEqual(magic) else { return nil }
+        decodeWithOutgoing(bytes, limits: limits)?.counts
+    }
+
+    static func decodeWithOutgoing(_ bytes: UnsafeRawBufferPointer, limits: TelemetryLimits) -> (counts: Counts, outgoing: Outgoing?)? {
+        guard bytes.count >= magic.count + 12 else { return nil }
+        let first = bytes.prefix(magic.count).elementsEqual(firstMagic)
+        guard first || bytes.prefix(magic.count).elementsEqual(magic) else { return nil }
         let body = UnsafeRawBufferPointer(rebasing: bytes[0..<bytes.count - 4])
         var trailer = ByteReader(UnsafeRawBufferPointer(rebasing: bytes[(bytes.count - 4)...]))
         guard trailer.u32() == CRC32C.checksum(body) else { return nil }
         var reader = ByteReader(body)
         reader.offset = magic.count
+        guard var counts = decodeBody(&reader, limits: limits) else { return nil }
+        var outgoing: Outgoing?
+        if !first {
+            guard let followers = reader.u32() else { return nil }
+            for _ in 0..<followers {
+                guard let node = reader.name(), let through = reader.u64() else { return nil }
+                counts.forwarded[node] = through
+            }
+            guard let hasOutgoing = reader.u8(), hasOutgoing <= 1 else { return nil }
+            if hasOutgoing == 1 {
+                guard let after = reader.u64(), let pending = decodeBody(&reader, limits: limits) else { return nil }
+                outgoing = Outgoing(pending: pending, after: after)
+            }
+        }
+        guard reader.remaining == 0 else { return nil }
+        return (counts, outgoing)
+    }
+
+    private static func decodeBody(_ reader: inout ByteReader, limits: TelemetryLimits) -> Counts? {
         var counts = Counts(limits: limits)
         guard let sequence = reader.u64() else { return nil }
         counts.lastSequence = sequence
@@ -266,7 +335,13 @@ enum SnapshotCodec {
                 counts[keyPath: path][Int32(bitPattern: bucket)] = keys
             }
         }
-        guard reader.remaining == 0 else { return nil }
         return counts
     }
+}
+
+/// On a follower: the counts accepted since its last sealed forward (everything after the
+/// log sequence `after`), waiting to become the next `Forward`.
+struct Outgoing: Sendable {
+    var pending: Counts
+    var after: UInt64
 }

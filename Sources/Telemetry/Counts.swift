@@ -19,6 +19,8 @@ public struct Counts: Sendable {
         | TelemetryDimension.route.mask
     /// The sequence number of the last batch applied.
     public internal(set) var lastSequence: UInt64 = 0
+    /// For each follower that forwarded counts here: the highest `Forward.through` applied.
+    public internal(set) var forwarded: [[UInt8]: UInt64] = [:]
 
     public init(limits: TelemetryLimits = TelemetryLimits()) {
         self.limits = limits

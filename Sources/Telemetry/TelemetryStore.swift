@@ -34,6 +34,9 @@ public final class TelemetryStore: Sendable {
         public var compactionBytes = 64 << 20
         /// Seconds since 1970; tests move it.
         public var clock: @Sendable () -> Int = { Int(time(nil)) }
+        /// A follower's: keep what is accepted, beside the counts, until it has been forwarded
+        /// to the primary (`sealForward`, `acknowledgeForward`).
+        public var forwarding = false
 
         public init() {}
     }
@@ -47,6 +50,12 @@ public final class TelemetryStore: Sendable {
         /// Bytes of frames in the log since the last snapshot (where the next ones go).
         public var logBytes = 0
         public var compactions: UInt64 = 0
+        /// A primary's: followers' forwards counted, and those already counted (retries).
+        public var forwardsApplied: UInt64 = 0
+        public var forwardsRepeated: UInt64 = 0
+        /// A follower's: forwards sealed and acknowledged by the primary.
+        public var forwardsSealed: UInt64 = 0
+        public var forwardsAcknowledged: UInt64 = 0
     }
 
     /// What opening found, for the start-up log.
@@ -60,8 +69,10 @@ public final class TelemetryStore: Sendable {
 
     private struct Queue {
         var frames: [UInt8] = []
-        var batches: [(sequence: UInt64, batch: Batch)] = []
+        var entries: [(sequence: UInt64, entry: LogEntry)] = []
         var completions: [Completion] = []
+        /// `sealForward` calls waiting for the committer.
+        var seals: [@Sendable (Result<Forward?, StoreError>) -> Void] = []
         var nextSequence: UInt64
         var closing = false
         /// Set when a failed write could not be undone: nothing more is accepted.
@@ -71,6 +82,10 @@ public final class TelemetryStore: Sendable {
     static let subdirectory = "telemetry"
     static let logName = "telemetry/log"
     static let snapshotName = "snapshot"
+    /// A follower's name, its last sealed forward, and the `through` the primary acknowledged.
+    static let nodeName = "node"
+    static let outboxName = "outbox"
+    static let forwardedName = "forwarded"
 
     public let options: Options
     private let directory: DataDirectory
@@ -79,6 +94,12 @@ public final class TelemetryStore: Sendable {
     private let logFile: Mutex<(tail: Int, allocated: Int)>
     private let queue: Mutex<Queue>
     private let counts: Mutex<Counts>
+    /// A follower's counts not yet sealed into a forward (nil unless `options.forwarding`).
+    private let outgoing: Mutex<Outgoing?>
+    /// A follower's sealed forward the primary has not acknowledged yet.
+    private let unsent: Mutex<Forward?>
+    /// A follower's name for its data directory: 32 hex digits, made once.
+    public let node: String?
     private let statistics = Mutex(Statistics())
     private let wake = DispatchSemaphore(value: 0)
     private let finished = DispatchSemaphore(value: 0)
@@ -92,15 +113,17 @@ public final class TelemetryStore: Sendable {
         _ = try directory.removeStaleTemporaries(in: [Self.subdirectory])
         var report = OpenReport()
         var counts = Counts(limits: options.limits)
+        var snapshotOutgoing: Outgoing?
         let snapshotPath = Self.subdirectory + "/" + Self.snapshotName
         if directory.exists(snapshotPath) {
             let bytes = try directory.read(snapshotPath)
-            guard let restored = bytes.withUnsafeBytes({ SnapshotCodec.decode($0, limits: options.limits) }) else {
+            guard let restored = bytes.withUnsafeBytes({ SnapshotCodec.decodeWithOutgoing($0, limits: options.limits) }) else {
                 throw StoreError("\(directory.path)/\(snapshotPath) is damaged (its checksum or layout is wrong); "
                     + "move it aside to start with no telemetry history, or restore it from a backup.")
             }
-            counts = restored
-            report.snapshotSequence = restored.lastSequence
+            counts = restored.counts
+            snapshotOutgoing = restored.outgoing
+            report.snapshotSequence = restored.counts.lastSequence
         }
         let logPath = directory.path + "/" + Self.logName
         let fd = open(logPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
@@ -117,15 +140,29 @@ public final class TelemetryStore: Sendable {
         }
         logFile = Mutex((tail: validLength, allocated: log.count))
         let now = options.clock()
-        var highest = counts.lastSequence
-        for frame in frames {
-            highest = max(highest, frame.sequence)
-            guard frame.sequence > counts.lastSequence else { continue }
-            counts.apply(frame.batch, sequence: frame.sequence, now: now)
+        let highest = frames.reduce(counts.lastSequence) { max($0, $1.sequence) }
+        var outgoing: Outgoing?
+        var unsent: Forward?
+        if options.forwarding {
+            let forwarding = try Self.openForwarding(directory, highest: highest, limits: options.limits, snapshot: snapshotOutgoing)
+            node = forwarding.node
+            outgoing = forwarding.outgoing
+            unsent = forwarding.unsent
+        } else {
+            node = nil
+        }
+        for frame in frames where frame.sequence > counts.lastSequence {
+            counts.apply(frame.entry, sequence: frame.sequence, now: now)
+            if case .batch(let batch) = frame.entry, let after = outgoing?.after, frame.sequence > after {
+                outgoing?.pending.apply(batch, sequence: frame.sequence, now: now)
+            }
             report.replayedBatches += 1
         }
         counts.prune(now: now)
+        outgoing?.pending.prune(now: now)
         self.counts = Mutex(counts)
+        self.outgoing = Mutex(outgoing)
+        self.unsent = Mutex(unsent)
         queue = Mutex(Queue(nextSequence: highest + 1))
         openReport = report
         if validLength > 0 { try compact() }
@@ -142,11 +179,21 @@ public final class TelemetryStore: Sendable {
     /// durable and counted, or failed. A batch with no accepted events completes at once.
     public func submit(_ batch: Batch, completion: @escaping Completion) {
         guard !batch.tallies.isEmpty else { return completion(.success(())) }
+        submit(.batch(batch), completion: completion)
+    }
+
+    /// Queues a follower's forward, the same way: once durable it is counted, unless this
+    /// store counted the same `(node, through)` before (a retry), when it only completes.
+    public func submit(_ forward: Forward, completion: @escaping Completion) {
+        submit(.forward(forward), completion: completion)
+    }
+
+    private func submit(_ entry: LogEntry, completion: @escaping Completion) {
         let refusal: StoreError? = queue.withLock { queue in
             if let broken = queue.broken { return broken }
             if queue.closing { return StoreError("The telemetry store is closing.") }
-            Frame.encode(batch, sequence: queue.nextSequence, into: &queue.frames)
-            queue.batches.append((queue.nextSequence, batch))
+            Frame.encode(entry, sequence: queue.nextSequence, into: &queue.frames)
+            queue.entries.append((queue.nextSequence, entry))
             queue.completions.append(completion)
             queue.nextSequence += 1
             return nil
@@ -209,18 +256,24 @@ public final class TelemetryStore: Sendable {
         var lastPrune = options.clock()
         while true {
             _ = wake.wait(timeout: .now() + .seconds(30))
-            let (frames, batches, completions, closing) = queue.withLock { queue in
+            let (frames, entries, completions, seals, closing) = queue.withLock { queue in
                 defer {
                     queue.frames.removeAll(keepingCapacity: true)
-                    queue.batches.removeAll(keepingCapacity: true)
+                    queue.entries.removeAll(keepingCapacity: true)
                     queue.completions.removeAll(keepingCapacity: true)
+                    queue.seals.removeAll()
                 }
-                return (queue.frames, queue.batches, queue.completions, queue.closing)
+                return (queue.frames, queue.entries, queue.completions, queue.seals, queue.closing)
             }
-            if !frames.isEmpty { commit(frames, batches, completions) }
+            if !frames.isEmpty { commit(frames, entries, completions) }
+            if !seals.isEmpty {
+                let sealed = Result { () throws(StoreError) in try seal() }
+                for answer in seals { answer(sealed) }
+            }
             let now = options.clock()
             if now - lastPrune >= 60 {
                 counts.withLock { $0.prune(now: now) }
+                outgoing.withLock { $0?.pending.prune(now: now) }
                 lastPrune = now
             }
             if closing, frames.isEmpty {
@@ -230,7 +283,7 @@ public final class TelemetryStore: Sendable {
         }
     }
 
-    private func commit(_ frames: [UInt8], _ batches: [(sequence: UInt64, batch: Batch)], _ completions: [Completion]) {
+    private func commit(_ frames: [UInt8], _ entries: [(sequence: UInt64, entry: LogEntry)], _ completions: [Completion]) {
         let logPath = directory.path + "/" + Self.logName
         let (tail, allocated) = logFile.withLock { $0 }
         do throws(StoreError) {
@@ -260,17 +313,29 @@ public final class TelemetryStore: Sendable {
             return
         }
         let now = options.clock()
-        var events: UInt64 = 0
+        var events: UInt64 = 0, batches: UInt64 = 0, applied: UInt64 = 0, repeated: UInt64 = 0
         counts.withLock { counts in
-            for (sequence, batch) in batches {
-                counts.apply(batch, sequence: sequence, now: now, live: true)
-                events += UInt64(batch.tallies.count)
+            for (sequence, entry) in entries {
+                switch entry {
+                case .batch(let batch):
+                    counts.apply(batch, sequence: sequence, now: now, live: true)
+                    events += UInt64(batch.tallies.count)
+                    batches += 1
+                case .forward(let forward):
+                    if counts.apply(forward, sequence: sequence, now: now) { applied += 1 } else { repeated += 1 }
+                }
             }
         }
+        outgoing.withLock { outgoing in
+            guard outgoing != nil else { return }
+            for case (let sequence, .batch(let batch)) in entries { outgoing!.pending.apply(batch, sequence: sequence, now: now) }
+        }
         statistics.withLock { statistics in
-            statistics.batches += UInt64(batches.count)
+            statistics.batches += batches
             statistics.events += events
             statistics.commits += 1
+            statistics.forwardsApplied += applied
+            statistics.forwardsRepeated += repeated
         }
         for completion in completions { completion(.success(())) }
         if tail + frames.count >= options.compactionBytes {
@@ -284,9 +349,106 @@ public final class TelemetryStore: Sendable {
     /// frames there are all in the snapshot). Only the committer (or the initializer,
     /// before it starts) calls this, so no frame is written in between.
     private func compact() throws(StoreError) {
-        let bytes = counts.withLock { SnapshotCodec.encode($0) }
+        let pending = outgoing.withLock { $0 }
+        let bytes = counts.withLock { SnapshotCodec.encode($0, outgoing: pending) }
         try directory.writeDurably(bytes, subdirectory: Self.subdirectory, name: Self.snapshotName, replacing: true)
         logFile.withLock { $0.tail = 0 }
         statistics.withLock { $0.compactions += 1 }
     }
+
+    // MARK: Forwarding (a follower's)
+
+    /// A follower's name, sealed forward and pending counts as the files and the snapshot
+    /// left them. Of the snapshot's pending counts, only those after the last sealed
+    /// forward are still pending: a forward sealed after the snapshot already holds them.
+    private static func openForwarding(_ directory: DataDirectory, highest: UInt64, limits: TelemetryLimits,
+                                       snapshot: Outgoing?) throws(StoreError) -> (node: String, outgoing: Outgoing, unsent: Forward?) {
+        let nodePath = subdirectory + "/" + nodeName, forwardedPath = subdirectory + "/" + forwardedName
+        let outboxPath = subdirectory + "/" + outboxName
+        var acknowledged: UInt64 = 0
+        let node: String
+        if directory.exists(nodePath) {
+            node = String(decoding: try directory.read(nodePath), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+            guard node.utf8.count == Forward.nodeLength else { throw StoreError("\(directory.path)/\(nodePath) is damaged: not a node name.") }
+            if directory.exists(forwardedPath) {
+                let text = String(decoding: try directory.read(forwardedPath), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+                guard let through = UInt64(text) else { throw StoreError("\(directory.path)/\(forwardedPath) is damaged: not a sequence number.") }
+                acknowledged = through
+            }
+        } else {
+            // Newly a follower: what was accepted before is this node's own, never forwarded.
+            var generator = SystemRandomNumberGenerator()
+            node = (0..<16).map { _ in UInt8.random(in: 0...255, using: &generator) }.map { String($0, radix: 16).leftPadded(2) }.joined()
+            acknowledged = highest
+            try directory.writeDurably(Array("\(acknowledged)\n".utf8), subdirectory: subdirectory, name: forwardedName, replacing: true)
+            try directory.writeDurably(Array((node + "\n").utf8), subdirectory: subdirectory, name: nodeName, replacing: true)
+        }
+        var unsent: Forward?
+        if directory.exists(outboxPath) {
+            switch Forward.decode(try directory.read(outboxPath)) {
+            case .success(let forward) where forward.through > acknowledged: unsent = forward
+            case .success: break  // acknowledged before the crash
+            case .failure(let error):
+                throw StoreError("\(directory.path)/\(outboxPath) is damaged (\(error.message)); it holds counts not yet forwarded to the primary.")
+            }
+        }
+        let after = max(acknowledged, unsent?.through ?? 0, snapshot?.after ?? 0)
+        let pending = snapshot.flatMap { $0.after == after ? $0.pending : nil } ?? Counts(limits: limits)
+        return (node, Outgoing(pending: pending, after: after), unsent)
+    }
+
+    /// A follower's forward that is sealed but not acknowledged: send it (again) first.
+    public var unacknowledgedForward: Forward? { unsent.withLock { $0 } }
+
+    /// The counts accepted since the last forward, sealed into a new one: durable in the
+    /// outbox before it is returned, and no longer pending. Returns the unacknowledged
+    /// forward instead while there is one, and nil when nothing is pending.
+    public func sealForward() throws(StoreError) -> Forward? {
+        guard node != nil else { return nil }
+        let answer = Mutex<Result<Forward?, StoreError>?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        let refused: StoreError? = queue.withLock { queue in
+            if let broken = queue.broken { return broken }
+            if queue.closing { return StoreError("The telemetry store is closing.") }
+            queue.seals.append { result in
+                answer.withLock { $0 = result }
+                done.signal()
+            }
+            return nil
+        }
+        if let refused { throw refused }
+        wake.signal()
+        done.wait()
+        return try answer.withLock { $0! }.get()
+    }
+
+    /// On the committer, between commits: nothing is applied while the outbox is written.
+    private func seal() throws(StoreError) -> Forward? {
+        if let unsent = unsent.withLock({ $0 }) { return unsent }
+        guard let node, let current = outgoing.withLock({ $0 }), !current.pending.isEmpty else { return nil }
+        let through = counts.withLock { $0.lastSequence }
+        let forward = Forward(node: Array(node.utf8), through: through, batches: current.pending.batches())
+        try directory.writeDurably(forward.encoded, subdirectory: Self.subdirectory, name: Self.outboxName, replacing: true)
+        outgoing.withLock { $0 = Outgoing(pending: Counts(limits: options.limits), after: through) }
+        unsent.withLock { $0 = forward }
+        statistics.withLock { $0.forwardsSealed += 1 }
+        return forward
+    }
+
+    /// The primary has the forward: it is never sent again, even after a restart.
+    public func acknowledgeForward(_ forward: Forward) throws(StoreError) {
+        try directory.writeDurably(Array("\(forward.through)\n".utf8), subdirectory: Self.subdirectory, name: Self.forwardedName, replacing: true)
+        unsent.withLock { if $0?.through == forward.through { $0 = nil } }
+        statistics.withLock { $0.forwardsAcknowledged += 1 }
+    }
+
+    /// A follower's events accepted and not yet acknowledged by the primary.
+    public var eventsNotForwarded: UInt64 {
+        let pending = outgoing.withLock { $0?.pending.totalEvents ?? 0 }
+        return pending + (unsent.withLock { $0?.events } ?? 0)
+    }
+}
+
+private extension String {
+    func leftPadded(_ width: Int) -> String { String(repeating: "0", count: max(0, width - count)) + self }
 }

@@ -2,6 +2,7 @@ import Foundation
 import HTTPServer
 import ManifestService
 import ManifestStore
+import Replication
 import Telemetry
 
 /// `waymark serve`: opens (or creates and seeds) the data directory and serves the API.
@@ -32,6 +33,12 @@ enum ServeCommand {
           --telemetry-max-versions N
                                    App versions counted by name (default 1000)
           --quiet                  No access log (one JSON line per request on stderr)
+          --follow URL             Run as a read-only follower of the primary at URL: mirror its
+                                   revisions, schemas and tokens, serve the same manifests and
+                                   ETags, refuse writes (409), forward telemetry to it as counts
+          --follow-token T         A token of the primary with the scope replication (or set
+                                   WAYMARK_FOLLOW_TOKEN, which keeps it out of the process list)
+          --follow-interval S      Seconds between polls of the primary and forwards (default 2)
         \(LinkCheckArguments.help)
         \(LinkCheckArguments.cacheHelp)
                                    With --check-links, POST /v1/validate and publishing include
@@ -48,6 +55,7 @@ enum ServeCommand {
     static func run(_ arguments: [String], output: inout Output) throws(CLIError) -> ExitCode {
         let parsed = try Arguments(arguments, command: "serve",
                                    options: Set(["--host", "--port", "--data-dir", "--seed", "--threads", "--max-connections", "--max-document-bytes",
+                                             "--follow", "--follow-token", "--follow-interval",
                                              "--telemetry-minutes", "--telemetry-hours", "--telemetry-max-routes", "--telemetry-max-versions"])
                                              .union(LinkCheckArguments.options),
                                    booleans: ["--no-seed", "--public-reads", "--pin-threads", "--quiet", "--help", "--check-links"])
@@ -71,7 +79,12 @@ enum ServeCommand {
         options.linkChecks = try LinkCheckArguments.parse(parsed, cache: true)
         if parsed.has("--no-seed"), parsed.last("--seed") != nil { throw .invalidValue(option: "--seed", value: parsed.last("--seed")!, expected: "no --seed with --no-seed") }
         let dataDirectory = parsed.last("--data-dir") ?? "data"
+        let follow = try followArguments(parsed)
+        if follow != nil {
+            if parsed.last("--seed") != nil { throw .invalidValue(option: "--seed", value: parsed.last("--seed")!, expected: "no --seed with --follow (a follower mirrors its primary)") }
+        }
         var telemetryOptions = TelemetryStore.Options()
+        telemetryOptions.forwarding = follow != nil
         telemetryOptions.limits.minuteRetention = try parsed.number("--telemetry-minutes", in: 1...24 * 31, expected: "1 to 744 hours").map { $0 * 3_600 }
             ?? telemetryOptions.limits.minuteRetention
         telemetryOptions.limits.hourRetention = try parsed.number("--telemetry-hours", in: 1...3_660, expected: "1 to 3660 days").map { $0 * 86_400 }
@@ -98,7 +111,12 @@ enum ServeCommand {
             if report.recoveredAuditEntries > 0 {
                 output.print("Added \(report.recoveredAuditEntries) audit entr\(report.recoveredAuditEntries == 1 ? "y" : "ies") for changes stored just before a crash.")
             }
-            try seed(store, parsed, output: &output)
+            if let follow {
+                try store.setFollowing(follow.client.base)
+            } else {
+                try store.setFollowing(nil)
+                try seed(store, parsed, output: &output)
+            }
             telemetry = try TelemetryStore(directory: store.directory, options: telemetryOptions)
             let replay = telemetry.openReport
             if replay.replayedBatches > 0 || replay.truncatedBytes > 0 {
@@ -112,15 +130,30 @@ enum ServeCommand {
         output.print("Data directory \(dataDirectory): " + (snapshot.current.map { "revision \($0.number) current" } ?? "no revision yet")
             + ", schemas " + (snapshot.schemas.isEmpty ? "none" : snapshot.schemas.keys.sorted().map(\.description).joined(separator: ", ")) + ".")
 
+        var follower: Follower?
+        if let follow {
+            let started = Follower(store: store, telemetry: telemetry, client: follow.client, options: follow.options)
+            switch started.syncOnce() {
+            case .success(let mirrored):
+                output.print("Following \(follow.client.base): mirrored \(mirrored) record(s); revision \(store.snapshot.current?.number ?? 0) current.")
+            case .failure(let error):
+                output.print("Following \(follow.client.base), which cannot be reached yet (\(error.message)); "
+                    + "serving what this store holds and retrying every \(follow.options.interval) s.")
+            }
+            started.start()
+            follower = started
+            options.follower = started
+        }
         let service = ManifestService(store: store, telemetry: telemetry, options: options)
         let server = HTTPServer(configuration: configuration, router: service.router(), metrics: service.httpMetrics)
         do {
             try server.start()
         } catch {
+            follower?.stop()
             throw .unavailable("Cannot listen on \(configuration.hosts.joined(separator: ", ")) port \(configuration.port): \(error)")
         }
         let base = baseURL(host: configuration.hosts[0], port: server.port)
-        if store.tokens.isEmpty {
+        if store.tokens.isEmpty, follower == nil {
             do {
                 let (_, token) = try store.tokens.create(name: "admin", scopes: [.admin], actor: "waymark serve")
                 printFirstToken(token, base: base, dataDirectory: dataDirectory, current: snapshot.current?.number, output: &output)
@@ -130,16 +163,45 @@ enum ServeCommand {
             }
         }
         let reads = options.publicManifestReads ? "manifest reads are public" : "every request needs a token"
-        let links = options.linkChecks.map { "; link checks on, findings are \($0.severity.rawValue)s" } ?? ""
+        let links = (options.linkChecks.map { "; link checks on, findings are \($0.severity.rawValue)s" } ?? "")
+            + (follow.map { "; a read-only follower of \($0.client.base), polling every \($0.options.interval) s" } ?? "")
         output.print("Listening on " + configuration.hosts.map { baseURL(host: $0, port: server.port) }.joined(separator: ", ")
             + " (\(configuration.threads) event loop\(configuration.threads == 1 ? "" : "s"); \(reads)\(links)). SIGTERM or Ctrl-C stops it.")
         server.shutdownOnSignals {
             FileHandle.standardError.write(Data("waymark: stopping: finishing requests in flight\n".utf8))
         }
         server.wait()
+        follower?.stop()
         telemetry.close()
         output.print("Stopped.")
         return .success
+    }
+
+    private static func followArguments(_ parsed: Arguments) throws(CLIError) -> (client: PrimaryClient, options: Follower.Options)? {
+        guard let url = parsed.last("--follow") else {
+            for option in ["--follow-token", "--follow-interval"] where parsed.last(option) != nil {
+                throw .invalidValue(option: option, value: parsed.last(option)!, expected: "only with --follow URL")
+            }
+            return nil
+        }
+        guard let parsedURL = URL(string: url), ["http", "https"].contains(parsedURL.scheme?.lowercased() ?? ""), parsedURL.host != nil,
+              parsedURL.query == nil, parsedURL.fragment == nil else {
+            throw .invalidValue(option: "--follow", value: url, expected: "the primary's http:// or https:// base URL, e.g. http://10.0.0.5:8080")
+        }
+        guard let token = parsed.last("--follow-token") ?? ProcessInfo.processInfo.environment["WAYMARK_FOLLOW_TOKEN"], !token.isEmpty else {
+            throw .missingArgument("--follow-token T (or WAYMARK_FOLLOW_TOKEN): a token of the primary with the scope replication")
+        }
+        guard token.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
+            throw .invalidValue(option: "--follow-token", value: "…", expected: "a token as 'waymark token create' prints it")
+        }
+        var options = Follower.Options()
+        if let text = parsed.last("--follow-interval") {
+            guard let seconds = Double(text), seconds >= 0.05, seconds <= 3_600 else {
+                throw .invalidValue(option: "--follow-interval", value: text, expected: "seconds from 0.05 to 3600")
+            }
+            options.interval = seconds
+        }
+        return (PrimaryClient(base: url, token: token), options)
     }
 
     private static func seed(_ store: ManifestStore, _ parsed: Arguments, output: inout Output) throws(StoreError) {

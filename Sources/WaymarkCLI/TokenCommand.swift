@@ -28,6 +28,10 @@ enum TokenCommand {
         guard let action = parsed.positionals.first else { throw .missingArgument("a token command: create, list or revoke") }
         let directory = parsed.last("--data-dir") ?? "data"
         let actor = "waymark token (\(NSUserName()))"
+        if action == "create" || action == "revoke", let primary = ManifestStore.following(dataDirectory: directory) {
+            throw .refused("\(directory) is a follower's data directory (it mirrors \(primary)): create and revoke tokens on the primary; "
+                + "followers copy them within their poll interval.")
+        }
         switch action {
         case "create":
             if parsed.positionals.count > 1 { throw .unexpectedArgument(parsed.positionals[1]) }

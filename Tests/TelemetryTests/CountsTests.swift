@@ -154,9 +154,9 @@ struct CountsTests {
         let scanned = log.withUnsafeBytes { Frame.scan($0) }
         #expect(scanned.frames.map(\.sequence) == [5, 6])
         #expect(scanned.validLength == log.count)
-        #expect(scanned.frames[0].batch.tallies == first.tallies)
-        #expect(scanned.frames[0].batch.routes == first.routes)
-        #expect(scanned.frames[1].batch.appVersion == nil)
+        #expect(scanned.frames[0].entry.batch?.tallies == first.tallies)
+        #expect(scanned.frames[0].entry.batch?.routes == first.routes)
+        #expect(scanned.frames[1].entry.batch?.appVersion == .some(nil))
         for cut in stride(from: firstLength, to: log.count, by: 3) {
             let torn = Array(log[0..<cut])
             let result = torn.withUnsafeBytes { Frame.scan($0) }

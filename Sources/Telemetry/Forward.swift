@@ -1,0 +1,191 @@
+/// Counts a follower accepted, on their way to its primary: every batch the follower
+/// committed after its previous forward, through its log sequence `through`, merged into a
+/// few batches (one per platform, app version and revision, whatever the events were).
+///
+/// `node` names the follower's data directory (random, made once), and `through` only
+/// rises from one forward to the next, so the primary applies each `(node, through)` once:
+/// a forward retried after a lost answer, or after the follower died before it heard one,
+/// is acknowledged and not counted again (`Counts.forwarded`).
+///
+/// On the wire and in the follower's outbox file:
+///
+///     "WMFWD001" node(u16 length + bytes) through(u64) count(u32) frame… crc32c(u32)
+///
+/// each frame a batch as in the log (`Frame`, its own length and checksum).
+public struct Forward: Sendable {
+    public var node: [UInt8]
+    public var through: UInt64
+    public var batches: [Batch]
+
+    public init(node: [UInt8], through: UInt64, batches: [Batch]) {
+        self.node = node
+        self.through = through
+        self.batches = batches
+    }
+
+    static let magic = Array("WMFWD001".utf8)
+    /// Node names are what `TelemetryStore` makes: 32 lowercase hex digits.
+    static let nodeLength = 32
+
+    /// Events in all the batches (each tally's count).
+    public var events: UInt64 { batches.reduce(0) { $0 + $1.tallies.reduce(0) { $0 + UInt64($1.count) } } }
+
+    public var encoded: [UInt8] {
+        var writer = ByteWriter()
+        writer.bytes.append(contentsOf: Self.magic)
+        writer.name(node)
+        writer.u64(through)
+        writer.u32(UInt32(batches.count))
+        for batch in batches { Frame.encode(batch, sequence: 0, into: &writer.bytes) }
+        writer.u32(writer.bytes.withUnsafeBytes(CRC32C.checksum))
+        return writer.bytes
+    }
+
+    /// Reads and checks an encoded forward; the error says what is wrong, for a `400`.
+    public static func decode(_ bytes: [UInt8]) -> Result<Forward, ForwardError> {
+        bytes.withUnsafeBytes { decode($0) }
+    }
+
+    static func decode(_ bytes: UnsafeRawBufferPointer) -> Result<Forward, ForwardError> {
+        guard bytes.count >= magic.count + 4, bytes.prefix(magic.count).elementsEqual(magic) else {
+            return .failure(ForwardError("The body is not a forward of counts (it does not start with WMFWD001)."))
+        }
+        let body = UnsafeRawBufferPointer(rebasing: bytes[0..<bytes.count - 4])
+        var trailer = ByteReader(UnsafeRawBufferPointer(rebasing: bytes[(bytes.count - 4)...]))
+        guard trailer.u32() == CRC32C.checksum(body) else { return .failure(ForwardError("The forward's checksum is wrong (a damaged body).")) }
+        var reader = ByteReader(body)
+        reader.offset = magic.count
+        guard let node = reader.name(), node.count == nodeLength,
+              node.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }) else {
+            return .failure(ForwardError("The forward's node is not 32 lowercase hex digits."))
+        }
+        guard let through = reader.u64(), through > 0, let count = reader.u32() else {
+            return .failure(ForwardError("The forward's header is cut short or its sequence is 0."))
+        }
+        var batches: [Batch] = []
+        for index in 0..<Int(count) {
+            guard let length = reader.u32().map(Int.init), let crc = reader.u32(), length <= Frame.maximumPayload, reader.remaining >= length else {
+                return .failure(ForwardError("Batch \(index) of the forward is cut short."))
+            }
+            let payload = UnsafeRawBufferPointer(rebasing: body[reader.offset..<reader.offset + length])
+            guard CRC32C.checksum(payload) == crc, case (_, .batch(let batch))? = Frame.decode(payload) else {
+                return .failure(ForwardError("Batch \(index) of the forward is damaged or not a batch."))
+            }
+            batches.append(batch)
+            reader.offset += length
+        }
+        guard reader.remaining == 0 else { return .failure(ForwardError("The forward has bytes after its last batch.")) }
+        return .success(Forward(node: node, through: through, batches: batches))
+    }
+}
+
+public struct ForwardError: Error, Equatable, Sendable {
+    public let message: String
+
+    init(_ message: String) { self.message = message }
+}
+
+/// What the log holds: a batch accepted here, or counts a follower forwarded.
+enum LogEntry: Sendable {
+    case batch(Batch)
+    case forward(Forward)
+
+    var batch: Batch? {
+        if case .batch(let batch) = self { batch } else { nil }
+    }
+}
+
+extension Counts {
+    /// Applies a follower's forward unless this `(node, through)` was applied before;
+    /// returns whether it counted.
+    @discardableResult
+    mutating func apply(_ forward: Forward, sequence: UInt64, now: Int) -> Bool {
+        defer { lastSequence = max(lastSequence, sequence) }
+        guard forwarded[forward.node, default: 0] < forward.through else { return false }
+        for batch in forward.batches { apply(batch, sequence: sequence, now: now) }
+        forwarded[forward.node] = forward.through
+        return true
+    }
+
+    mutating func apply(_ entry: LogEntry, sequence: UInt64, now: Int, live: Bool = false) {
+        switch entry {
+        case .batch(let batch): apply(batch, sequence: sequence, now: now, live: live)
+        case .forward(let forward): apply(forward, sequence: sequence, now: now)
+        }
+    }
+
+    /// Everything counted here as batches, one per platform, app version and revision,
+    /// so that applying them to empty counts gives these counts back (interned names
+    /// travel as names; `other` stays `other`). Minutes come from the minute buckets; what
+    /// an hour holds beyond its kept minutes (minutes past retention) is put on the hour's
+    /// first minute.
+    func batches() -> [Batch] {
+        let fixedMask = TelemetryDimension.platform.mask | TelemetryDimension.appVersion.mask | TelemetryDimension.revision.mask
+        var tallies: [UInt64: [(minute: Int32, key: UInt64, count: UInt64)]] = [:]
+        var inMinutes: [Int32: [UInt64: UInt64]] = [:]  // hour → key → counted in kept minutes
+        for (minute, table) in minutes {
+            let hour = Self.hour(ofMinute: minute)
+            for (key, count) in table {
+                tallies[key & fixedMask, default: []].append((minute, key, count))
+                inMinutes[hour, default: [:]][key, default: 0] += count
+            }
+        }
+        for (hour, table) in hours {
+            for (key, count) in table {
+                let rest = count - min(count, inMinutes[hour]?[key] ?? 0)
+                if rest > 0 { tallies[key & fixedMask, default: []].append((hour * 60, key, rest)) }
+            }
+        }
+        var batches: [Batch] = []
+        for fixed in tallies.keys.sorted() {
+            var batch = Batch()
+            batch.platform = Platform(rawValue: UInt8(TelemetryDimension.platform.value(of: fixed))) ?? .ios
+            let appVersion = TelemetryDimension.appVersion.value(of: fixed)
+            batch.appVersion = appVersion == 0 ? nil : Array(appVersions.name(appVersion).utf8)
+            batch.revision = UInt32(TelemetryDimension.revision.value(of: fixed))
+            var routeSlots: [UInt64: UInt16] = [:], preconditionSlots: [UInt64: UInt16] = [:]
+            func slot(_ id: UInt64, _ slots: inout [UInt64: UInt16], _ names: inout [[UInt8]], _ interner: Interner) -> UInt16 {
+                if id < 2 { return UInt16(id) }
+                if let known = slots[id] { return known }
+                names.append(Array(interner.name(id).utf8))
+                slots[id] = UInt16(names.count + 1)
+                return UInt16(names.count + 1)
+            }
+            for (minute, key, count) in tallies[fixed]!.sorted(by: { ($0.minute, $0.key) < ($1.minute, $1.key) }) {
+                if batch.routes.count >= Self.namesPerBatch || batch.tallies.count >= Self.talliesPerBatch {
+                    // A batch names at most 65,533 routes (16-bit slots): go on in another.
+                    batches.append(batch)
+                    batch.routes = []
+                    batch.preconditions = []
+                    batch.tallies = []
+                    routeSlots = [:]
+                    preconditionSlots = [:]
+                }
+                let route = slot(TelemetryDimension.route.value(of: key), &routeSlots, &batch.routes, routes)
+                let precondition = slot(TelemetryDimension.precondition.value(of: key), &preconditionSlots, &batch.preconditions, preconditions)
+                var left = count
+                while left > 0 {  // a tally holds 32 bits of count
+                    let part = min(left, UInt64(UInt32.max))
+                    batch.tallies.append(Tally(minute: minute, entry: UInt8(TelemetryDimension.entry.value(of: key)),
+                                               outcome: UInt8(TelemetryDimension.outcome.value(of: key)),
+                                               reason: UInt8(TelemetryDimension.reason.value(of: key)),
+                                               route: route, precondition: precondition, count: UInt32(part)))
+                    left -= part
+                }
+            }
+            batches.append(batch)
+        }
+        return batches
+    }
+
+    static let namesPerBatch = 60_000
+    static let talliesPerBatch = 1_000_000
+
+    /// Whether nothing is counted.
+    var isEmpty: Bool { hours.isEmpty && minutes.isEmpty }
+}
+
+extension Counts {
+    /// Every event counted (each is in exactly one hour bucket).
+    var totalEvents: UInt64 { hours.values.reduce(0) { total, table in table.reduce(total) { $0 + $1.1 } } }
+}

@@ -1,0 +1,250 @@
+import Foundation
+import ManifestStore
+import Synchronization
+import Testing
+@testable import Telemetry
+
+/// Every count as names (minute and hour buckets alike), so counts interned in another
+/// order compare equal.
+func canonical(_ counts: Counts) -> [String: UInt64] {
+    var out: [String: UInt64] = [:]
+    for (kind, buckets) in [("m", counts.minutes), ("h", counts.hours)] {
+        for (bucket, table) in buckets {
+            for (key, count) in table {
+                let names = TelemetryDimension.allCases.map { "\($0.rawValue)=\(counts.name(of: $0.value(of: key), for: $0))" }
+                out["\(kind)\(bucket) " + names.joined(separator: " "), default: 0] += count
+            }
+        }
+    }
+    return out
+}
+
+func forwardFrom(_ counts: Counts, through: UInt64, node: String = String(repeating: "ab", count: 16)) -> Forward {
+    Forward(node: Array(node.utf8), through: through, batches: counts.batches())
+}
+
+/// Seals on the store and fails the test if there is nothing to seal.
+func seal(_ store: TelemetryStore) throws -> Forward {
+    try #require(try store.sealForward())
+}
+
+@Suite("Telemetry forwarding")
+struct ForwardTests {
+    /// Counts with every kind of name: two platforms, a known and an unknown app version,
+    /// revisions, preconditions, minutes past retention (in their hour only).
+    static func mixedCounts() throws -> Counts {
+        var counts = Counts()
+        counts.apply(try batch([(0, "proceed", nil, "product"), (-60, "notFound", "expired", "orders"), (-100_000, "notFound", "unknownRoute", nil)]),
+                     sequence: 1, now: testNow)
+        counts.apply(try batch([(0, "gated", nil, "orders"), (-7_200, "proceed", nil, "nobody-knows-this-route")], platform: "android", appVersion: "9.9.9"),
+                     sequence: 2, now: testNow)
+        counts.apply(try batch([(-30, "notFound", "malformed", nil)], revision: 3, entry: "push"), sequence: 3, now: testNow)
+        return counts
+    }
+
+    @Test func batchesRebuildTheCountsTheyCameFrom() throws {
+        let counts = try Self.mixedCounts()
+        var rebuilt = Counts()
+        for batch in counts.batches() { rebuilt.apply(batch, sequence: 9, now: testNow) }
+        #expect(!canonical(counts).isEmpty)
+        #expect(canonical(rebuilt) == canonical(counts))
+        #expect(rebuilt.totalEvents == counts.totalEvents)
+        #expect(Counts().batches().isEmpty)
+    }
+
+    @Test func aCountPastThirtyTwoBitsIsSplitAcrossTallies() throws {
+        var counts = Counts()
+        let one = try batch([(0, "proceed", nil, "product")])
+        counts.apply(one, sequence: 1, now: testNow)
+        let key = try #require(counts.hours.values.first.flatMap { table in table.first { _ in true }?.0 })
+        counts.hours[Counts.hour(ofMinute: Int32(testNow / 60))]!.add(key, UInt64(UInt32.max) + 10)
+        counts.minutes[Int32(testNow / 60)]!.add(key, UInt64(UInt32.max) + 10)
+        var rebuilt = Counts()
+        for batch in counts.batches() { rebuilt.apply(batch, sequence: 2, now: testNow) }
+        #expect(canonical(rebuilt) == canonical(counts))
+    }
+
+    @Test func aForwardRoundTripsAndDamageIsRefused() throws {
+        let forward = forwardFrom(try Self.mixedCounts(), through: 17)
+        let bytes = forward.encoded
+        let decoded = try Forward.decode(bytes).get()
+        #expect(decoded.node == forward.node)
+        #expect(decoded.through == 17)
+        #expect(decoded.events == forward.events)
+        var rebuilt = Counts()
+        for batch in decoded.batches { rebuilt.apply(batch, sequence: 1, now: testNow) }
+        #expect(canonical(rebuilt) == canonical(try Self.mixedCounts()))
+        for index in [0, 9, 45, bytes.count / 2, bytes.count - 1] {
+            var damaged = bytes
+            damaged[index] ^= 0x20
+            #expect((try? Forward.decode(damaged).get()) == nil, "flipped byte \(index)")
+        }
+        for cut in [0, 7, 12, bytes.count - 5, bytes.count - 1] {
+            #expect((try? Forward.decode(Array(bytes[0..<cut])).get()) == nil, "cut at \(cut)")
+        }
+        let badNode = Forward(node: Array("not-hex".utf8), through: 1, batches: []).encoded
+        #expect(throws: ForwardError.self) { try Forward.decode(badNode).get() }
+        let zero = Forward(node: forward.node, through: 0, batches: []).encoded
+        #expect(throws: ForwardError.self) { try Forward.decode(zero).get() }
+    }
+
+    @Test func aForwardCountsOncePerNodeAndThrough() throws {
+        let source = try Self.mixedCounts()
+        var counts = Counts()
+        let first = counts.apply(forwardFrom(source, through: 5), sequence: 1, now: testNow)
+        #expect(first)
+        let once = canonical(counts)
+        let retry = counts.apply(forwardFrom(source, through: 5), sequence: 2, now: testNow)
+        #expect(!retry, "a retry")
+        let older = counts.apply(forwardFrom(source, through: 4), sequence: 3, now: testNow)
+        #expect(!older, "an older one")
+        #expect(canonical(counts) == once)
+        let other = counts.apply(forwardFrom(source, through: 5, node: String(repeating: "cd", count: 16)), sequence: 4, now: testNow)
+        #expect(other, "another node")
+        let next = counts.apply(forwardFrom(source, through: 6), sequence: 5, now: testNow)
+        #expect(next, "the next one")
+        #expect(counts.totalEvents == 3 * source.totalEvents)
+        #expect(counts.lastSequence == 5)
+    }
+
+    @Test func theSnapshotKeepsForwardsAndOutgoingCountsAndReadsTheFirstFormat() throws {
+        var counts = try Self.mixedCounts()
+        counts.apply(forwardFrom(try Self.mixedCounts(), through: 8), sequence: 4, now: testNow)
+        let outgoing = Outgoing(pending: try Self.mixedCounts(), after: 2)
+        let bytes = SnapshotCodec.encode(counts, outgoing: outgoing)
+        let restored = try #require(bytes.withUnsafeBytes { SnapshotCodec.decodeWithOutgoing($0, limits: TelemetryLimits()) })
+        #expect(restored.counts.forwarded == counts.forwarded)
+        #expect(canonical(restored.counts) == canonical(counts))
+        #expect(restored.outgoing?.after == 2)
+        #expect(canonical(try #require(restored.outgoing).pending) == canonical(outgoing.pending))
+        // WMTSNAP1, as stores written before forwarding hold it: the same body, no extras.
+        let plain = SnapshotCodec.encode(try Self.mixedCounts())
+        var first = Array("WMTSNAP1".utf8) + plain[8..<(plain.count - 4 - 5)]
+        first += withUnsafeBytes(of: first.withUnsafeBytes(CRC32C.checksum).littleEndian, Array.init)
+        let old = try #require(first.withUnsafeBytes { SnapshotCodec.decodeWithOutgoing($0, limits: TelemetryLimits()) })
+        #expect(canonical(old.counts) == canonical(try Self.mixedCounts()))
+        #expect(old.outgoing == nil)
+    }
+}
+
+@Suite("Telemetry forwarding, durably", .serialized)
+struct ForwardingStoreTests {
+    func open(_ scratch: TelemetryScratch, compactionBytes: Int = 64 << 20) throws -> TelemetryStore {
+        var options = TelemetryStore.Options()
+        options.compactionBytes = compactionBytes
+        options.clock = { testNow }
+        options.forwarding = true
+        return try TelemetryStore(directory: DataDirectory(path: scratch.path, subdirectories: [], exclusive: false), options: options)
+    }
+
+    @Test func whatWasCountedBeforeFollowingIsNeverForwarded() throws {
+        let scratch = TelemetryScratch()
+        let standalone = try scratch.open()
+        try commit(batch([(0, "proceed", nil, "product")]), to: standalone).get()
+        standalone.close()
+        let follower = try open(scratch)
+        #expect(follower.node?.utf8.count == 32)
+        #expect(try follower.sealForward() == nil)
+        try commit(batch([(0, "notFound", "expired", "orders")]), to: follower).get()
+        let forward = try seal(follower)
+        #expect(forward.events == 1)
+        follower.close()
+    }
+
+    @Test func aSealedForwardIsKeptUntilAcknowledgedAcrossRestarts() throws {
+        let scratch = TelemetryScratch()
+        var store: TelemetryStore? = try open(scratch)
+        _ = try store!.sealForward()  // makes the node
+        let node = try #require(store!.node)
+        try commit(batch([(0, "proceed", nil, "product"), (-60, "notFound", "expired", "orders")]), to: store!).get()
+        let first = try seal(store!)
+        #expect(first.events == 2)
+        try commit(batch([(0, "gated", nil, "orders")]), to: store!).get()
+        #expect(store!.eventsNotForwarded == 3)
+        // Sealing again before the acknowledgement gives the same forward.
+        #expect(try seal(store!).through == first.through)
+        store!.close()
+
+        // A crash before the acknowledgement: the same forward again, and only the later batch pending.
+        store = try open(scratch)
+        #expect(store!.node == node)
+        let again = try #require(store!.unacknowledgedForward)
+        #expect(again.through == first.through)
+        #expect(again.encoded == first.encoded)
+        #expect(store!.eventsNotForwarded == 3)
+        try store!.acknowledgeForward(again)
+        #expect(store!.unacknowledgedForward == nil)
+        let second = try seal(store!)
+        #expect(second.events == 1)
+        #expect(second.through > first.through)
+        store!.close()
+
+        // After the acknowledgement the first never comes back; the second is still due.
+        store = try open(scratch)
+        #expect(store!.unacknowledgedForward?.through == second.through)
+        try store!.acknowledgeForward(second)
+        #expect(try store!.sealForward() == nil)
+        #expect(store!.eventsNotForwarded == 0)
+        store!.close()
+        store = try open(scratch)
+        #expect(try store!.sealForward() == nil)
+        store!.close()
+    }
+
+    @Test func compactionsKeepWhatIsPendingExactlyOnce() throws {
+        let scratch = TelemetryScratch()
+        var store = try open(scratch, compactionBytes: 1)  // a snapshot after every commit
+        var sent: UInt64 = 0
+        var expected: UInt64 = 0
+        for round in 0..<6 {
+            try commit(batch([(0, "proceed", nil, "product"), (-60 * round, "notFound", "expired", "orders")]), to: store).get()
+            expected += 2
+            if round % 2 == 0 {
+                let forward = try seal(store)
+                try commit(batch([(0, "gated", nil, "orders")]), to: store).get()  // after the seal: pending
+                expected += 1
+                if round % 4 == 0 { try store.acknowledgeForward(forward); sent += forward.events }
+            }
+            store.close()
+            store = try open(scratch, compactionBytes: 1)
+        }
+        while let forward = try store.sealForward() {
+            try store.acknowledgeForward(forward)
+            sent += forward.events
+        }
+        #expect(sent == expected)
+        store.close()
+    }
+
+    @Test func aPrimaryCountsEachForwardOnceAndRemembersItThroughCompaction() throws {
+        let scratch = TelemetryScratch()
+        var primary = try scratch.open(compactionBytes: 1)
+        let forward = forwardFrom(try ForwardTests.mixedCounts(), through: 3)
+        func submit(_ forward: Forward, to store: TelemetryStore) throws {
+            let done = DispatchSemaphore(value: 0)
+            let result = Mutex<Result<Void, StoreError>?>(nil)
+            store.submit(forward) { outcome in
+                result.withLock { $0 = outcome }
+                done.signal()
+            }
+            done.wait()
+            try result.withLock { $0! }.get()
+        }
+        try submit(forward, to: primary)
+        try submit(forward, to: primary)
+        #expect(primary.currentStatistics.forwardsApplied == 1)
+        #expect(primary.currentStatistics.forwardsRepeated == 1)
+        let once = primary.read { canonical($0) }
+        #expect(once == canonical(try ForwardTests.mixedCounts()))
+        primary.close()
+        primary = try scratch.open(compactionBytes: 1)
+        try submit(forward, to: primary)
+        #expect(primary.read { canonical($0) } == once)
+        primary.close()
+        // Replayed from the log rather than the snapshot: the same.
+        primary = try scratch.open()
+        try submit(forward, to: primary)
+        #expect(primary.read { canonical($0) } == once)
+        primary.close()
+    }
+}
