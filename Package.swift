@@ -44,13 +44,13 @@ let package = Package(
         // libFuzzer target (make fuzz); an ordinary build replays inputs given as files.
         .executableTarget(name: "HTTPFuzz", dependencies: ["HTTPCore"]),
 
-        .target(name: "TestSupport", dependencies: ["RouteEngine", "ManifestStore", "ManifestService", "Telemetry", "HTTPServer", "HTTPCore", "LinkChecks"], path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["RouteEngine", "ManifestStore", "ManifestService", "Telemetry", "HTTPServer", "HTTPCore", "LinkChecks", "Replication"], path: "Tests/TestSupport"),
         .testTarget(name: "RouteEngineTests", dependencies: ["RouteEngine", "TestSupport"]),
         .testTarget(name: "WaymarkCLITests", dependencies: ["WaymarkCLI", "ManifestStore", "RouteEngine", "TestSupport"]),
         .testTarget(name: "HTTPCoreTests", dependencies: ["HTTPCore"]),
         .testTarget(name: "HashingTests", dependencies: ["Hashing"]),
         .testTarget(name: "TelemetryTests", dependencies: ["Telemetry", "TestSupport"]),
-        .testTarget(name: "ManifestServiceTests", dependencies: ["ManifestService", "ManifestStore", "Telemetry", "HTTPServer", "HTTPCore", "RouteEngine", "Hashing", "LinkChecks", "TestSupport"]),
+        .testTarget(name: "ManifestServiceTests", dependencies: ["ManifestService", "ManifestStore", "Telemetry", "HTTPServer", "HTTPCore", "RouteEngine", "Hashing", "LinkChecks", "Replication", "TestSupport"]),
         .testTarget(name: "ManifestStoreTests", dependencies: ["ManifestStore", "RouteEngine", "TestSupport"]),
         .testTarget(name: "LinkChecksTests", dependencies: ["LinkChecks", "RouteEngine", "TestSupport"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "HTTPCore", "TestSupport"]),

@@ -39,6 +39,11 @@ struct ManifestServiceTests {
         ("GET", "/v1/telemetry/counts?groupBy=route", .telemetryRead, "", nil, 200),
         ("GET", "/v1/telemetry/top?outcome=notFound", .telemetryRead, "", nil, 200),
         ("GET", "/metrics", .telemetryRead, "", nil, 200),
+        ("GET", "/v1/replication/state", .replication, "", nil, 200),
+        ("GET", "/v1/replication/revisions/1", .replication, "", nil, 200),
+        ("GET", "/v1/replication/schemas/ios/5.3.0", .replication, "", nil, 200),
+        ("GET", "/v1/replication/tokens", .replication, "", nil, 200),
+        ("POST", "/v1/replication/telemetry", .replication, "not a forward", nil, 400),
         ("PUT", "/v1/schemas/ios/5.3.0", .schemasWrite, String(decoding: try! Data(contentsOf: Fixtures.repositoryRoot.appendingPathComponent("manifests/storefront/schema-ios-5.3.0.json")), as: UTF8.self), nil, 200),
     ]
 

@@ -9,13 +9,14 @@ EXAMPLE = os.path.join(ROOT, "manifests", "storefront")
 TOKEN = re.compile(r"(wm_[0-9a-f]{8}_[A-Za-z0-9_-]{43})")
 
 
-def start(binary, data, *arguments):
-    """Starts the daemon on a free loopback port, seeded from the storefront example.
+def start(binary, data, *arguments, seed=True, port=0, env=None):
+    """Starts the daemon on a loopback port (by default a free one), seeded from the
+    storefront example unless `seed` is false (a follower).
     Returns (process, admin token or None, port or None): the token is printed only when
     the data directory had none; the port is None if the daemon did not start."""
     process = subprocess.Popen(
-        [binary, "serve", "--data-dir", data, "--port", "0", "--quiet", "--seed", EXAMPLE, *arguments],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        [binary, "serve", "--data-dir", data, "--port", str(port), "--quiet", *(["--seed", EXAMPLE] if seed else []), *arguments],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     token = port = None
     deadline = time.time() + 30
     for line in process.stdout:

@@ -3,6 +3,7 @@ import HTTPServer
 import LinkChecks
 import ManifestService
 import ManifestStore
+import Replication
 import Telemetry
 import RouteEngine
 
@@ -38,13 +39,24 @@ public final class LiveService {
     public let server: HTTPServer
     /// A token holding only that scope, named after it.
     public private(set) var tokens: [Scope: String] = [:]
+    /// On a follower: its replication, driven by the test (`syncOnce`, `forwardOnce`).
+    public let follower: Follower?
 
+    /// A follower of `primary` (`serve --follow`) when `following` is given: not seeded, its
+    /// tokens are the primary's, and nothing runs until the test calls the follower.
     public init(publicReads: Bool = false, seed: Bool = true, maximumDocumentBytes: Int? = nil,
-                telemetryOptions: TelemetryStore.Options = TelemetryStore.Options(), linkChecks: LinkCheckOptions? = nil) throws {
+                telemetryOptions: TelemetryStore.Options = TelemetryStore.Options(), linkChecks: LinkCheckOptions? = nil,
+                following primary: LiveService? = nil) throws {
         store = try ManifestStore.open(at: path).store
+        var telemetryOptions = telemetryOptions
+        telemetryOptions.forwarding = primary != nil
         telemetry = try TelemetryStore(directory: store.directory, options: telemetryOptions)
-        if seed { try store.seedIfEmpty(from: Fixtures.path("manifests/storefront")) }
+        if seed, primary == nil { try store.seedIfEmpty(from: Fixtures.path("manifests/storefront")) }
+        let (store, telemetry) = (store, telemetry)
+        let follower = primary.map { Follower(store: store, telemetry: telemetry, client: PrimaryClient(base: $0.url, token: $0.tokens[.replication]!)) }
+        self.follower = follower
         var options = ManifestService.Options()
+        options.follower = follower
         options.publicManifestReads = publicReads
         if let maximumDocumentBytes { options.maximumDocumentBytes = maximumDocumentBytes }
         options.linkChecks = linkChecks
@@ -56,7 +68,11 @@ public final class LiveService {
         let service = ManifestService(store: store, telemetry: telemetry, options: options)
         server = HTTPServer(configuration: configuration, router: service.router(), metrics: service.httpMetrics)
         try server.start()
-        for scope in Scope.allCases { tokens[scope] = try store.tokens.create(name: scope.rawValue, scopes: [scope], actor: "test").token }
+        if let primary {
+            tokens = primary.tokens
+        } else {
+            for scope in Scope.allCases { tokens[scope] = try store.tokens.create(name: scope.rawValue, scopes: [scope], actor: "test").token }
+        }
     }
 
     deinit {
