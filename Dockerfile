@@ -1,8 +1,18 @@
-# Waymark image: a plain transcription of the Makefile's release build.
-# Until the daemon lands, the image runs the `waymark` CLI (validate, resolve);
-# issue 7 adds `serve`, the data volume and the health check.
+# Waymark: a plain transcription of the Makefile's release build (no Docker engine runs
+# where this is developed; `make check-deploy` lints it with hadolint and checkov).
+#
+#   docker build -t waymark .
+#   docker run -p 8080:8080 -v waymark-data:/var/lib/waymark waymark
+#
+# The first start seeds the volume from the storefront example and prints an admin token
+# once (docker logs). Followers: docker run … waymark serve --host 0.0.0.0 --follow URL
+# with WAYMARK_FOLLOW_TOKEN in the environment.
 
 FROM swift:6.3-bookworm AS build
+# libcurl's headers (CCurl, through pkg-config), as `make deps` installs them.
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends libcurl4-openssl-dev=7.88.* pkg-config=1.8.* \
+ && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY Package.swift ./
 COPY Sources ./Sources
@@ -11,10 +21,22 @@ RUN swift build -c release --product waymark --static-swift-stdlib \
  && install -D "$(swift build -c release --show-bin-path)/waymark" /out/waymark
 
 FROM debian:bookworm-slim
-RUN useradd --system --uid 10001 --home-dir /var/lib/waymark --create-home waymark
+# Only libcurl (link checks, followers, the health check) and CA certificates beside the binary.
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends libcurl4=7.88.* ca-certificates=20230311* \
+ && rm -rf /var/lib/apt/lists/* \
+ && groupadd --system --gid 10001 waymark \
+ && useradd --system --uid 10001 --gid 10001 --home-dir /var/lib/waymark --create-home waymark
 COPY --from=build /out/waymark /usr/local/bin/waymark
 COPY manifests /usr/share/waymark/manifests
-USER waymark
+USER 10001:10001
 WORKDIR /var/lib/waymark
+VOLUME ["/var/lib/waymark"]
+EXPOSE 8080
+# SIGTERM (docker stop) stops accepting, finishes requests in flight, exits 0.
+STOPSIGNAL SIGTERM
+HEALTHCHECK --interval=10s --timeout=3s --start-period=10s --retries=3 \
+  CMD ["/usr/local/bin/waymark", "health", "--url", "http://127.0.0.1:8080"]
 ENTRYPOINT ["/usr/local/bin/waymark"]
-CMD ["--help"]
+CMD ["serve", "--host", "0.0.0.0", "--port", "8080", "--data-dir", "/var/lib/waymark/data", \
+     "--seed", "/usr/share/waymark/manifests/storefront"]

@@ -9,7 +9,7 @@ SCHEMAS    := --schema $(EXAMPLE)/schema-ios-5.2.0.json --schema $(EXAMPLE)/sche
 BIN        := .build/debug/waymark
 RELEASE    := .build/release
 
-.PHONY: all build run test test-unit test-live test-crash test-followers test-api test-dashboard test-links fuzz-ci check-example bench bench-http bench-publish bench-telemetry bench-events fuzz deps toolchain clean
+.PHONY: all build run test test-unit test-live test-crash test-followers check-deploy test-api test-dashboard test-links fuzz-ci check-example bench bench-http bench-publish bench-telemetry bench-events fuzz deps toolchain clean
 
 all: build
 
@@ -31,7 +31,7 @@ run: build
 	$(BIN) serve --data-dir data $(SERVE_ARGS)
 
 # Unit tests run last, so their summary closes the output.
-test: check-example test-links test-live test-crash test-followers test-api test-dashboard fuzz-ci test-unit
+test: check-example test-links test-live test-crash test-followers check-deploy test-api test-dashboard fuzz-ci test-unit
 
 # The link-check suites serve HTTPS from loopback with Python and an openssl-made certificate.
 test-unit: deps
@@ -59,6 +59,11 @@ FOLLOWER_KILLS ?= 8
 test-followers: build
 	bash Tests/Scripts/install-packages.sh python3=python3
 	python3 Tests/Scripts/followers-test.py $(BIN) $(FOLLOWER_KILLS)
+
+# deploy/ and the Dockerfile: hadolint, checkov, systemd-analyze verify, promtool (config,
+# rules, rule tests), metric names against a live /metrics, nginx -t and a real caching run.
+check-deploy: build
+	bash Tests/Scripts/check-deploy.sh $(BIN)
 
 # Schemathesis (PyPI, in .venv) against a live daemon: every operation of docs/openapi.yaml,
 # every check, a fixed seed; must report 0 failures.

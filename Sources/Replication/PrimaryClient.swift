@@ -41,7 +41,7 @@ public struct PrimaryClient: Sendable {
         guard let handle = curl_easy_init() else { return .failure(ReplicationError("curl_easy_init failed")) }
         defer { curl_easy_cleanup(handle) }
         let sink = Sink(limit: maximumBody)
-        var headers: UnsafeMutablePointer<curl_slist>? = curl_slist_append(nil, "Authorization: Bearer " + token)
+        var headers: UnsafeMutablePointer<curl_slist>? = token.isEmpty ? nil : curl_slist_append(nil, "Authorization: Bearer " + token)
         if let body { headers = curl_slist_append(headers, "Content-Type: " + body.type) }
         defer { curl_slist_free_all(headers) }
         var errorBuffer = [CChar](repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)

@@ -16,6 +16,7 @@ public enum CLI {
           publish    Publish a routes file to a server (validated there first)
           revisions  List a server's revisions
           rollback   Publish an earlier revision's routes again, as a new revision
+          health     Ask a running daemon whether it is alive or ready (container health checks)
           validate   Check a routes file against one or more app schemas
           resolve    Show how one link resolves for an app build
           version    Print the version
@@ -53,6 +54,8 @@ public enum CLI {
                 return try RemoteCommands.revisions(rest, environment: environment, output: &output)
             case "rollback":
                 return try RemoteCommands.rollback(rest, environment: environment, output: &output)
+            case "health":
+                return try HealthCommand.run(rest, output: &output)
             default:
                 throw CLIError.unknownCommand(command)
             }

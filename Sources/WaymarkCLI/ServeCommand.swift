@@ -38,6 +38,7 @@ enum ServeCommand {
                                    ETags, refuse writes (409), forward telemetry to it as counts
           --follow-token T         A token of the primary with the scope replication (or set
                                    WAYMARK_FOLLOW_TOKEN, which keeps it out of the process list)
+          --follow-token-file F    Read that token from the file F (a mounted secret)
           --follow-interval S      Seconds between polls of the primary and forwards (default 2)
         \(LinkCheckArguments.help)
         \(LinkCheckArguments.cacheHelp)
@@ -55,7 +56,7 @@ enum ServeCommand {
     static func run(_ arguments: [String], output: inout Output) throws(CLIError) -> ExitCode {
         let parsed = try Arguments(arguments, command: "serve",
                                    options: Set(["--host", "--port", "--data-dir", "--seed", "--threads", "--max-connections", "--max-document-bytes",
-                                             "--follow", "--follow-token", "--follow-interval",
+                                             "--follow", "--follow-token", "--follow-token-file", "--follow-interval",
                                              "--telemetry-minutes", "--telemetry-hours", "--telemetry-max-routes", "--telemetry-max-versions"])
                                              .union(LinkCheckArguments.options),
                                    booleans: ["--no-seed", "--public-reads", "--pin-threads", "--quiet", "--help", "--check-links"])
@@ -179,7 +180,7 @@ enum ServeCommand {
 
     private static func followArguments(_ parsed: Arguments) throws(CLIError) -> (client: PrimaryClient, options: Follower.Options)? {
         guard let url = parsed.last("--follow") else {
-            for option in ["--follow-token", "--follow-interval"] where parsed.last(option) != nil {
+            for option in ["--follow-token", "--follow-token-file", "--follow-interval"] where parsed.last(option) != nil {
                 throw .invalidValue(option: option, value: parsed.last(option)!, expected: "only with --follow URL")
             }
             return nil
@@ -188,8 +189,16 @@ enum ServeCommand {
               parsedURL.query == nil, parsedURL.fragment == nil else {
             throw .invalidValue(option: "--follow", value: url, expected: "the primary's http:// or https:// base URL, e.g. http://10.0.0.5:8080")
         }
-        guard let token = parsed.last("--follow-token") ?? ProcessInfo.processInfo.environment["WAYMARK_FOLLOW_TOKEN"], !token.isEmpty else {
-            throw .missingArgument("--follow-token T (or WAYMARK_FOLLOW_TOKEN): a token of the primary with the scope replication")
+        var fromFile: String?
+        if let file = parsed.last("--follow-token-file") {
+            guard parsed.last("--follow-token") == nil else { throw .invalidValue(option: "--follow-token-file", value: file, expected: "not with --follow-token") }
+            guard let data = FileManager.default.contents(atPath: file) else {
+                throw .invalidValue(option: "--follow-token-file", value: file, expected: "a readable file holding the token")
+            }
+            fromFile = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        guard let token = fromFile ?? parsed.last("--follow-token") ?? ProcessInfo.processInfo.environment["WAYMARK_FOLLOW_TOKEN"], !token.isEmpty else {
+            throw .missingArgument("--follow-token T, --follow-token-file F or WAYMARK_FOLLOW_TOKEN: a token of the primary with the scope replication")
         }
         guard token.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
             throw .invalidValue(option: "--follow-token", value: "…", expected: "a token as 'waymark token create' prints it")
