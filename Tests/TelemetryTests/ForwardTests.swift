@@ -221,14 +221,7 @@ struct ForwardingStoreTests {
         var primary = try scratch.open(compactionBytes: 1)
         let forward = forwardFrom(try ForwardTests.mixedCounts(), through: 3)
         func submit(_ forward: Forward, to store: TelemetryStore) throws {
-            let done = DispatchSemaphore(value: 0)
-            let result = Mutex<Result<Void, StoreError>?>(nil)
-            store.submit(forward) { outcome in
-                result.withLock { $0 = outcome }
-                done.signal()
-            }
-            done.wait()
-            try result.withLock { $0! }.get()
+            try waitForCompletion { store.submit(forward, completion: $0) }.get()
         }
         try submit(forward, to: primary)
         try submit(forward, to: primary)

@@ -31,9 +31,14 @@ func write(_ bytes: [UInt8], at offset: Int, to path: String) throws {
 
 /// Submits and waits for the completion.
 func commit(_ batch: Batch, to store: TelemetryStore) -> Result<Void, StoreError> {
+    waitForCompletion { store.submit(batch, completion: $0) }
+}
+
+/// Calls `submit` with a completion and waits until it runs.
+func waitForCompletion(_ submit: (@escaping TelemetryStore.Completion) -> Void) -> Result<Void, StoreError> {
     let done = DispatchSemaphore(value: 0)
     let result = Mutex<Result<Void, StoreError>?>(nil)
-    store.submit(batch) { outcome in
+    submit { outcome in
         result.withLock { $0 = outcome }
         done.signal()
     }
