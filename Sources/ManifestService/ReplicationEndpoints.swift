@@ -91,16 +91,7 @@ extension ManifestService {
             }
         }
         let answer = API.json(["node": .string(String(decoding: forward.node, as: UTF8.self)), "through": .int(Int(clamping: forward.through))])
-        telemetry.submit(forward) { result in
-            switch result {
-            case .success: responder.respond(answer)
-            case .failure(let error):
-                var response = API.error(.serviceUnavailable, "telemetryUnavailable",
-                                         "The forward could not be made durable (\(error.message)); nothing was counted. Retry later.")
-                response.headers.add("Retry-After", "5")
-                responder.respond(response)
-            }
-        }
+        telemetry.submit(forward) { result in responder.respond(Self.durable(result, answer: answer, what: "forward")) }
     }
 
     // MARK: A follower's own answers

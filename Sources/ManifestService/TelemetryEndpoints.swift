@@ -85,16 +85,16 @@ extension ManifestService {
         }
         telemetryRejected.add(UInt64(batch.rejected.count), ordering: .relaxed)
         let accepted = Self.acceptedResponse(batch)
-        telemetry.submit(batch) { result in
-            switch result {
-            case .success: responder.respond(accepted)
-            case .failure(let error):
-                var response = API.error(.serviceUnavailable, "telemetryUnavailable",
-                                         "The batch could not be made durable (\(error.message)); nothing was counted. Retry later.")
-                response.headers.add("Retry-After", "5")
-                responder.respond(response)
-            }
-        }
+        telemetry.submit(batch) { result in responder.respond(Self.durable(result, answer: accepted, what: "batch")) }
+    }
+
+    /// `answer` once the committer made it durable, else `503` with `Retry-After`.
+    static func durable(_ result: Result<Void, StoreError>, answer: HTTPResponse, what: String) -> HTTPResponse {
+        guard case .failure(let error) = result else { return answer }
+        var response = API.error(.serviceUnavailable, "telemetryUnavailable",
+                                 "The \(what) could not be made durable (\(error.message)); nothing was counted. Retry later.")
+        response.headers.add("Retry-After", "5")
+        return response
     }
 
     /// `202 {"accepted": n, "rejected": [{"index", "error"}]}`, made before the commit so
