@@ -11,7 +11,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 bash Tests/Scripts/install-packages.sh wrk=wrk nginx=nginx-light
 
-DURATION=${BENCH_DURATION:-10}
+DURATION=${BENCH_DURATION:-8}
 CONNECTIONS=${BENCH_CONNECTIONS:-64}
 WRK_THREADS=${BENCH_WRK_THREADS:-2}
 # Both servers pin a worker per core (nginx: worker_cpu_affinity auto; Waymark: pinThreads)
@@ -134,7 +134,7 @@ wrk -t2 -c"$CONNECTIONS" -d2s -H "$api_auth" "$api_w" >/dev/null
 # Interleave the cases over several rounds; the machine is shared, so each figure
 # printed is the median round (the spread is printed beside it). nginx gets the same
 # Authorization header (and ignores it), so both parse requests of the same size.
-ROUNDS=${BENCH_ROUNDS:-3}
+ROUNDS=${BENCH_ROUNDS:-5}
 : > "$work/results"
 for round in $(seq "$ROUNDS"); do
   if [ "$ONLY" != manifest ]; then
@@ -154,14 +154,20 @@ done
 median() { awk -v c="$1" -v k="$2" '$1==c {print $k}' "$work/results" | sort -g | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'; }
 spread() { awk -v c="$1" '$1==c {print $2}' "$work/results" | sort -g | awk '{v[NR]=$1} END {printf "%s-%s", v[1], v[NR]}'; }
 row() { printf "  %-22s %10s %18s %9s %9s\n" "$1" "$(median "$2" 2)" "($(spread "$2"))" "$(median "$2" 3)" "$(median "$2" 4)"; }
-# verdict LABEL WAYMARK NGINX -> ratio line with the targets
+# verdict LABEL WAYMARK200 NGINX200 WAYMARK304 NGINX304 [p99] -> ratio line with the targets.
+# Issue 3's targets are for the file pair: ratio >= 1.0 and p99 < 5 ms. Issue 4's for the
+# manifest pair is the ratio alone; its p99 is printed beside nginx's, not judged.
 verdict() {
   awk -v l="$1" -v w2="$(median "$2" 2)" -v n2="$(median "$3" 2)" -v w3="$(median "$4" 2)" -v n3="$(median "$5" 2)" \
-      -v p2="$(median "$2" 4)" -v p3="$(median "$4" 4)" 'BEGIN {
+      -v p2="$(median "$2" 4)" -v p3="$(median "$4" 4)" -v q2="$(median "$3" 4)" -v q3="$(median "$5" 4)" -v judge="${6:-}" 'BEGIN {
     r2 = w2 / n2; r3 = w3 / n3
     printf "  %s ratio Waymark/nginx: 200 %.2f, 304 %.2f\n", l, r2, r3
-    printf "  %s targets: ratio >= 1.0 on 200 %s, on 304 %s; p99 < 5 ms: 200 %s, 304 %s\n", l,
-      (r2 >= 1 ? "ok" : "MISSED"), (r3 >= 1 ? "ok" : "MISSED"), (p2 < 5 ? "ok" : "MISSED"), (p3 < 5 ? "ok" : "MISSED") }'
+    if (judge == "p99")
+      printf "  %s targets: ratio >= 1.0 on 200 %s, on 304 %s; p99 < 5 ms: 200 %s, 304 %s\n", l,
+        (r2 >= 1 ? "ok" : "MISSED"), (r3 >= 1 ? "ok" : "MISSED"), (p2 < 5 ? "ok" : "MISSED"), (p3 < 5 ? "ok" : "MISSED")
+    else
+      printf "  %s targets: ratio >= 1.0 on 200 %s, on 304 %s (p99 Waymark/nginx: 200 %.2f/%.2f ms, 304 %.2f/%.2f ms)\n", l,
+        (r2 >= 1 ? "ok" : "MISSED"), (r3 >= 1 ? "ok" : "MISSED"), p2, q2, p3, q3 }'
 }
 
 echo "bench-http: wrk -t$WRK_THREADS -c$CONNECTIONS -d${DURATION}s on loopback, $(nproc) cores shared by servers and wrk, workers pinned: $([ "$PIN" = 1 ] && echo yes || echo no)"
@@ -170,7 +176,7 @@ printf "  %-22s %10s %18s %9s %9s\n" "" "req/s" "(range)" "p50 ms" "p99 ms"
 if [ "$ONLY" != manifest ]; then
   echo "  file: the same $bytes-byte JSON file"
   row "200 Waymark" w200; row "200 nginx" n200; row "304 Waymark" w304; row "304 nginx" n304
-  verdict file w200 n200 w304 n304
+  verdict file w200 n200 w304 n304 p99
 fi
 if [ "$ONLY" != file ]; then
   echo "  manifest: GET $api_path, $api_bytes bytes, $([ "$PUBLIC" = 1 ] && echo "public reads (no token)" || echo "with a manifest:read token")"
