@@ -33,60 +33,78 @@ public struct HTTPHeadParser: Sendable {
     public mutating func parse(_ bytes: UnsafeBufferPointer<UInt8>) throws(HTTPParserError) -> Result {
         var index = scanned
         while index < bytes.count {
-            let byte = bytes[index]
-            if byte == 0x0D {
-                // RFC 9112 §2.2: a bare CR is invalid.
-                guard index + 1 < bytes.count else { break }
-                guard bytes[index + 1] == 0x0A else { throw .bareCR }
-                let lineEnd = index
-                index += 2
-                if lineEnd == lineStart {
-                    if lines == 0 {
-                        // RFC 9112 §2.2: ignore empty lines before the request line.
-                        headStart = index
-                        lineStart = index
-                        guard headStart <= limits.maximumRequestLine else { throw .requestLineTooLong }
-                        continue
-                    }
-                    // The head is every line before this empty one, without the last line's CRLF.
-                    let head = try Self.parseHead(UnsafeBufferPointer(rebasing: bytes[headStart..<(lineEnd - 2)]), limits: limits)
-                    reset()
-                    return .complete(head, consumed: index)
+            // The bytes up to the next CR or LF are ordinary: each must be within the limits,
+            // checked for the run's last byte, which is the first to break one if any does.
+            let runEnd = Self.nextLineBreak(in: bytes, from: index)
+            if runEnd > index {
+                let last = runEnd - 1 - headStart
+                if lines == 0, last >= min(limits.maximumRequestLine, limits.maximumHeadBytes) {
+                    throw limits.maximumRequestLine <= limits.maximumHeadBytes ? .requestLineTooLong : .headTooLarge
                 }
-                lines += 1
-                if lines > limits.maximumHeaderCount + 1 { throw .tooManyHeaders }
-                lineStart = index
-                continue
+                if last >= limits.maximumHeadBytes { throw .headTooLarge }
+                index = runEnd
+                if index == bytes.count { break }
             }
             // RFC 9112 §2.2 lets a recipient accept a bare LF; strict servers do not.
-            if byte == 0x0A { throw .bareLF }
-            if lines == 0, index - headStart >= limits.maximumRequestLine { throw .requestLineTooLong }
-            if index - headStart >= limits.maximumHeadBytes { throw .headTooLarge }
-            index += 1
+            if bytes[index] == 0x0A { throw .bareLF }
+            // A CR: RFC 9112 §2.2, a bare CR is invalid.
+            guard index + 1 < bytes.count else { break }
+            guard bytes[index + 1] == 0x0A else { throw .bareCR }
+            let lineEnd = index
+            index += 2
+            if lineEnd == lineStart {
+                if lines == 0 {
+                    // RFC 9112 §2.2: ignore empty lines before the request line.
+                    headStart = index
+                    lineStart = index
+                    guard headStart <= limits.maximumRequestLine else { throw .requestLineTooLong }
+                    continue
+                }
+                // The head is every line before this empty one, without the last line's CRLF.
+                let head = try Self.parseHead(UnsafeBufferPointer(rebasing: bytes[headStart..<(lineEnd - 2)]), limits: limits,
+                                              fieldCount: lines - 1)
+                reset()
+                return .complete(head, consumed: index)
+            }
+            lines += 1
+            if lines > limits.maximumHeaderCount + 1 { throw .tooManyHeaders }
+            lineStart = index
         }
         scanned = index
         return .needMoreData
     }
 
-    /// Parses a complete head: CRLF-separated lines, without the terminating CRLF CRLF.
-    static func parseHead(_ head: UnsafeBufferPointer<UInt8>, limits: HTTPLimits) throws(HTTPParserError) -> HTTPRequestHead {
-        var lines: [Range<Int>] = []
-        var start = 0
-        var index = 0
-        while index < head.count {
-            if head[index] == 0x0D {
-                lines.append(start..<index)
-                index += 2
-                start = index
-            } else {
-                index += 1
+    /// The index of the first CR or LF at or after `start`, or `bytes.count`: eight bytes at
+    /// a time (the SWAR "has zero byte" test; its lowest flagged byte is always exact).
+    @inline(__always)
+    static func nextLineBreak(in bytes: UnsafeBufferPointer<UInt8>, from start: Int) -> Int {
+        var index = start
+        if let base = bytes.baseAddress {
+            let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
+            while index + 8 <= bytes.count {
+                let word = UInt64(littleEndian: UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self))
+                let cr = word ^ (ones &* 0x0D), lf = word ^ (ones &* 0x0A)
+                let found = (((cr &- ones) & ~cr) | ((lf &- ones) & ~lf)) & highs
+                if found != 0 { return index + found.trailingZeroBitCount / 8 }
+                index += 8
             }
         }
-        lines.append(start..<head.count)
-        var request = try parseRequestLine(UnsafeBufferPointer(rebasing: head[lines[0]]))
-        for line in lines.dropFirst() {
-            let (name, value) = try parseField(UnsafeBufferPointer(rebasing: head[line]))
+        while index < bytes.count, bytes[index] != 0x0D, bytes[index] != 0x0A { index += 1 }
+        return index
+    }
+
+    /// Parses a complete head: CRLF-separated lines, without the terminating CRLF CRLF.
+    static func parseHead(_ head: UnsafeBufferPointer<UInt8>, limits: HTTPLimits, fieldCount: Int = 0) throws(HTTPParserError) -> HTTPRequestHead {
+        // Every CR here is followed by LF (the scan in `parse` checked).
+        var end = nextLineBreak(in: head, from: 0)
+        var request = try parseRequestLine(UnsafeBufferPointer(rebasing: head[0..<end]))
+        request.headers.reserveCapacity(fieldCount)
+        var start = end + 2
+        while start <= head.count {
+            end = nextLineBreak(in: head, from: start)
+            let (name, value) = try parseField(UnsafeBufferPointer(rebasing: head[start..<end]))
             request.headers.add(name, value)
+            start = end + 2
         }
         try checkHost(&request)
         return request
@@ -174,9 +192,12 @@ public struct HTTPHeadParser: Sendable {
 
     /// RFC 9110 §7.2 / RFC 9112 §3.2: exactly one valid Host in HTTP/1.1, at most one in 1.0.
     static func checkHost(_ head: inout HTTPRequestHead) throws(HTTPParserError) {
-        let hosts = head.headers.values("Host")
-        guard hosts.count <= 1 else { throw .multipleHost }
-        guard let host = hosts.first else {
+        var host: String?
+        for (name, value) in head.headers where name.equalsIgnoringASCIICase("Host") {
+            guard host == nil else { throw .multipleHost }
+            host = value
+        }
+        guard let host else {
             if head.version == .http1_1 { throw .missingHost }
             return
         }

@@ -34,8 +34,18 @@ public enum HTTPResponseSerializer {
         } else {
             serializeStatusAndFields(response, field: field, into: &out)
         }
-        appendField("Date", date, to: &out)
-        if !keepAlive { appendField("Connection", "close", to: &out) }
+        // The server's own fields: known to hold no CR or LF.
+        appendTrustedField("Date: ", date, to: &out)
+        if !keepAlive { out.append(contentsOf: connectionClose) }
+        out.append(0x0D)
+        out.append(0x0A)
+    }
+
+    private static let connectionClose: [UInt8] = Array("Connection: close\r\n".utf8)
+
+    private static func appendTrustedField(_ prefix: StaticString, _ value: String, to out: inout [UInt8]) {
+        prefix.withUTF8Buffer { out.append(contentsOf: $0) }
+        out.append(contentsOf: value.utf8)
         out.append(0x0D)
         out.append(0x0A)
     }

@@ -9,9 +9,19 @@ public enum HTTPVersion: Hashable, Sendable, CustomStringConvertible {
 /// Header fields in the order received. Names compare case-insensitively (RFC 9110 §5.1).
 public struct HTTPHeaders: Hashable, Sendable, Sequence {
     public private(set) var fields: [(name: String, value: String)]
+    /// One bit per name present (a Bloom filter of one hash, case-insensitive): a lookup of
+    /// a field the request does not have (Transfer-Encoding, Expect, Connection on most
+    /// requests) answers without comparing any name. Every request asks for several.
+    private var present: UInt64
 
     public init(_ fields: [(name: String, value: String)] = []) {
         self.fields = fields
+        present = Self.filter(of: fields)
+    }
+
+    /// Room for `count` fields without growing (a parser knows how many lines it has).
+    public mutating func reserveCapacity(_ count: Int) {
+        fields.reserveCapacity(count)
     }
 
     public static func == (lhs: HTTPHeaders, rhs: HTTPHeaders) -> Bool {
@@ -25,27 +35,70 @@ public struct HTTPHeaders: Hashable, Sendable, Sequence {
         }
     }
 
+    /// The filter bit of a name: from its length and its first and last bytes, lowercased.
+    @inline(__always)
+    static func bit(_ name: String) -> UInt64 {
+        let utf8 = name.utf8
+        guard let first = utf8.first, let last = utf8.last else { return 1 }
+        let mixed = utf8.count &* 31 &+ Int(asciiLowercase(first)) &* 7 &+ Int(asciiLowercase(last))
+        return 1 << UInt64(mixed & 63)
+    }
+
+    private static func filter(of fields: [(name: String, value: String)]) -> UInt64 {
+        fields.reduce(0) { $0 | bit($1.name) }
+    }
+
+    /// Whether a field named `name` may be present (false: certainly not).
+    @inline(__always)
+    private func mayHave(_ name: String) -> Bool { present & Self.bit(name) != 0 }
+
     public mutating func add(_ name: String, _ value: String) {
         fields.append((name, value))
+        present |= Self.bit(name)
     }
 
     /// Replaces every field named `name` with one.
     public mutating func replace(_ name: String, with value: String) {
         remove(name)
-        fields.append((name, value))
+        add(name, value)
     }
 
     public mutating func remove(_ name: String) {
+        guard mayHave(name) else { return }
         fields.removeAll { $0.name.equalsIgnoringASCIICase(name) }
+        present = Self.filter(of: fields)
     }
 
     /// The first value of the field named `name`.
     public subscript(name: String) -> String? {
-        fields.first { $0.name.equalsIgnoringASCIICase(name) }?.value
+        guard mayHave(name) else { return nil }
+        for field in fields where field.name.equalsIgnoringASCIICase(name) { return field.value }
+        return nil
+    }
+
+    /// How many fields are named `name`.
+    public func count(of name: String) -> Int {
+        guard mayHave(name) else { return 0 }
+        var count = 0
+        for field in fields where field.name.equalsIgnoringASCIICase(name) { count += 1 }
+        return count
+    }
+
+    /// The value of the field named `name` when exactly one field has that name; nil when
+    /// none or several do (a credential or a host must not be ambiguous).
+    public func single(_ name: String) -> String? {
+        guard mayHave(name) else { return nil }
+        var found: String?
+        for field in fields where field.name.equalsIgnoringASCIICase(name) {
+            if found != nil { return nil }
+            found = field.value
+        }
+        return found
     }
 
     /// Every value of the field named `name`, in order.
     public func values(_ name: String) -> [String] {
+        guard mayHave(name) else { return [] }
         var values: [String] = []
         for field in fields where field.name.equalsIgnoringASCIICase(name) { values.append(field.value) }
         return values
@@ -53,7 +106,8 @@ public struct HTTPHeaders: Hashable, Sendable, Sequence {
 
     /// The comma-separated list elements of every field named `name`, trimmed and lowercased.
     public func tokens(_ name: String) -> [String] {
-        values(name).flatMap { $0.split(separator: ",") }.map { $0.trimmingOWS().lowercased() }.filter { !$0.isEmpty }
+        guard mayHave(name) else { return [] }
+        return values(name).flatMap { $0.split(separator: ",") }.map { $0.trimmingOWS().lowercased() }.filter { !$0.isEmpty }
     }
 
     public func makeIterator() -> IndexingIterator<[(name: String, value: String)]> { fields.makeIterator() }
@@ -109,6 +163,24 @@ public struct HTTPRequest: Hashable, Sendable {
     public init(head: HTTPRequestHead, body: [UInt8] = []) {
         self.head = head
         self.body = body
+    }
+}
+
+extension String {
+    /// `equalsIgnoringASCIICase` for two strings, the common case (field names): the
+    /// lengths, then plain equality (a field name is usually spelled as the server asks
+    /// for it, and two short strings compare as two words), then the bytes.
+    public func equalsIgnoringASCIICase(_ other: String) -> Bool {
+        guard utf8.count == other.utf8.count else { return false }
+        if self == other { return true }
+        let equal = utf8.withContiguousStorageIfAvailable { a in
+            other.utf8.withContiguousStorageIfAvailable { b in
+                for index in 0..<a.count where asciiLowercase(a[index]) != asciiLowercase(b[index]) { return false }
+                return true
+            }
+        }
+        if let equal = equal ?? nil { return equal }
+        return zip(utf8, other.utf8).allSatisfy { asciiLowercase($0) == asciiLowercase($1) }
     }
 }
 

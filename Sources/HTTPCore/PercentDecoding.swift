@@ -4,21 +4,37 @@ public enum PercentDecoding {
     /// strings, `application/x-www-form-urlencoded`), `+` as a space. Nil when an escape is
     /// malformed or the result is not UTF-8.
     public static func decode(_ text: Substring, plusAsSpace: Bool = false) -> String? {
+        if let decoded = text.utf8.withContiguousStorageIfAvailable({ decode($0, plusAsSpace: plusAsSpace) }) { return decoded }
+        return Array(text.utf8).withUnsafeBufferPointer { decode($0, plusAsSpace: plusAsSpace) }
+    }
+
+    /// `decode` on the bytes of a String (so valid UTF-8 before decoding).
+    static func decode(_ bytes: UnsafeBufferPointer<UInt8>, plusAsSpace: Bool) -> String? {
         // Most components have nothing to decode: one copy (none for short, small strings).
-        if !text.utf8.contains(where: { $0 == UInt8(ascii: "%") || (plusAsSpace && $0 == UInt8(ascii: "+")) }) { return String(text) }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(text.utf8.count)
-        var iterator = text.utf8.makeIterator()
-        while let byte = iterator.next() {
+        var plain = true
+        for byte in bytes where byte == UInt8(ascii: "%") || (plusAsSpace && byte == UInt8(ascii: "+")) {
+            plain = false
+            break
+        }
+        // Bytes of a String (a request target) are valid UTF-8 already: no validation to pay for.
+        if plain { return String(decoding: bytes, as: UTF8.self) }
+        var decoded: [UInt8] = []
+        decoded.reserveCapacity(bytes.count)
+        var index = 0
+        while index < bytes.count {
+            let byte = bytes[index]
+            index += 1
             switch byte {
-            case UInt8(ascii: "+") where plusAsSpace: bytes.append(UInt8(ascii: " "))
+            case UInt8(ascii: "+") where plusAsSpace: decoded.append(UInt8(ascii: " "))
             case UInt8(ascii: "%"):
-                guard let high = iterator.next().flatMap(hexValue), let low = iterator.next().flatMap(hexValue) else { return nil }
-                bytes.append(high << 4 | low)
-            default: bytes.append(byte)
+                guard index + 2 <= bytes.count,
+                      let high = hexValue(bytes[index]), let low = hexValue(bytes[index + 1]) else { return nil }
+                decoded.append(high << 4 | low)
+                index += 2
+            default: decoded.append(byte)
             }
         }
-        return String(validating: bytes, as: UTF8.self)
+        return String(validating: decoded, as: UTF8.self)
     }
 
     /// A query string's `name=value` items, decoded; the first of a repeated name wins.
@@ -33,27 +49,31 @@ public enum PercentDecoding {
     /// A query string's `name=value` items, decoded, in order (repeats kept). Nil when any
     /// escape is malformed. No hashing: a handler looking up two names scans a short list.
     public static func queryPairs(_ query: Substring?) -> [(name: String, value: String)]? {
+        guard let query else { return [] }
+        if let pairs = query.utf8.withContiguousStorageIfAvailable(queryPairs) { return pairs }
+        return Array(query.utf8).withUnsafeBufferPointer(queryPairs)
+    }
+
+    /// One pass over the bytes, no intermediate arrays: every manifest fetch parses a query.
+    static func queryPairs(_ bytes: UnsafeBufferPointer<UInt8>) -> [(name: String, value: String)]? {
         var pairs: [(name: String, value: String)] = []
-        guard let query else { return pairs }
         pairs.reserveCapacity(4)
-        // One pass over the bytes, no intermediate arrays: every manifest fetch parses a query.
-        let utf8 = query.utf8
-        var start = utf8.startIndex
-        while start < utf8.endIndex {
+        var start = 0
+        while start < bytes.count {
             var end = start
-            var equals: Substring.UTF8View.Index?
-            while end < utf8.endIndex, utf8[end] != UInt8(ascii: "&") {
-                if equals == nil, utf8[end] == UInt8(ascii: "=") { equals = end }
-                end = utf8.index(after: end)
+            var equals: Int?
+            while end < bytes.count, bytes[end] != UInt8(ascii: "&") {
+                if equals == nil, bytes[end] == UInt8(ascii: "=") { equals = end }
+                end += 1
             }
-            if end > start {  // empty items (`a=1&&b=2`) are skipped, as before
+            if end > start {  // empty items (`a=1&&b=2`) are skipped
                 let nameEnd = equals ?? end
-                let valueStart = equals.map(utf8.index(after:)) ?? end
-                guard let name = decode(Substring(utf8[start..<nameEnd]), plusAsSpace: true),
-                      let value = decode(Substring(utf8[valueStart..<end]), plusAsSpace: true) else { return nil }
+                let valueStart = equals.map { $0 + 1 } ?? end
+                guard let name = decode(UnsafeBufferPointer(rebasing: bytes[start..<nameEnd]), plusAsSpace: true),
+                      let value = decode(UnsafeBufferPointer(rebasing: bytes[valueStart..<end]), plusAsSpace: true) else { return nil }
                 pairs.append((name, value))
             }
-            start = end < utf8.endIndex ? utf8.index(after: end) : end
+            start = end + 1
         }
         return pairs
     }

@@ -41,6 +41,8 @@ final class Connection {
         if let last = segments.indices.last, segments[last].count < Self.shareThreshold, !(last == 0 && firstOffset > 0) {
             head = segments.removeLast()
         }
+        // Room for a head (and a small body) at once, rather than growing it append by append.
+        head.reserveCapacity(head.count + 512)
         let before = head.count
         serialize(&head)
         let added = head.count - before

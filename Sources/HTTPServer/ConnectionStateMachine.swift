@@ -197,7 +197,8 @@ public struct ConnectionStateMachine: Sendable {
                 // The response must be queued before the next request is decoded.
                 phase = .idle(since: now)
                 awaitingResponse = true
-                return actions + [.handle(request)]
+                actions.append(.handle(request))
+                return actions
             }
         }
         if case .idle = phase { phase = .idle(since: now) }

@@ -24,7 +24,8 @@ final class EventLoop: @unchecked Sendable {
     private var readBuffer = [UInt8](repeating: 0, count: 64 * 1024)
     private var logBuffer: [UInt8] = []
     private var requestCounter: UInt64 = 0
-    private let requestIDPrefix: String
+    /// `<server prefix>-<loop index>-`, to which each request's number is appended in hex.
+    private let requestIDPrefix: [UInt8]
     private var cachedDate = ""
     private var cachedSecond = -1
     private var stopDeadline: Int64?
@@ -53,7 +54,7 @@ final class EventLoop: @unchecked Sendable {
         self.router = router
         self.configuration = configuration
         self.listeners = listeners
-        self.requestIDPrefix = requestIDPrefix
+        self.requestIDPrefix = Array("\(requestIDPrefix)-\(index)-".utf8)
         maximumConnections = max(1, configuration.maximumConnections / max(1, configuration.threads))
         epoll = try syscallBlocking("epoll_create1") { epoll_create1(Int32(EPOLL_CLOEXEC)) }
         wakeFD = try syscallBlocking("eventfd") { eventfd(0, Int32(EFD_NONBLOCK | EFD_CLOEXEC)) }
@@ -264,7 +265,8 @@ final class EventLoop: @unchecked Sendable {
                 let started = clock.now()
                 switch router.route(request) {
                 case .response(let response, let route):
-                    pending += queue(response, to: request, on: connection, started: started, route: route)
+                    let next = queue(response, to: request, on: connection, started: started, route: route)
+                    if !next.isEmpty { pending += next }
                 case .deferred(let handler, let parameters, let route):
                     // Nothing more is decoded or read on this connection until it answers.
                     let ticket = Ticket(connection: connection, request: request, started: started, route: route)
@@ -309,7 +311,7 @@ final class EventLoop: @unchecked Sendable {
                        route: Int) -> [ConnectionStateMachine.Action] {
         let keepAlive = connection.machine.mayKeepAlive(request)
         requestCounter &+= 1
-        let requestID = "\(requestIDPrefix)-\(index)-\(String(requestCounter, radix: 16))"
+        let requestID = nextRequestID()
         let isHead = request.head.method == "HEAD"
         var bytes = connection.enqueue { out in
             HTTPResponseSerializer.serializeHead(response, date: date(), keepAlive: keepAlive,
@@ -322,6 +324,20 @@ final class EventLoop: @unchecked Sendable {
         if configuration.accessLog { logAccess(request, response, id: requestID, bytes: bytes, started: started) }
         metrics?.record(route: route, status: response.status.code, nanoseconds: clock.now() - started)
         return connection.machine.responseQueued(bytes: bytes, keepAlive: keepAlive, now: clock.now())
+    }
+
+    /// `<prefix>-<loop>-<counter in hex>`, written straight into the string's bytes.
+    private func nextRequestID() -> String {
+        let digits = max(1, (UInt64.bitWidth - requestCounter.leadingZeroBitCount + 3) / 4)
+        return String(unsafeUninitializedCapacity: requestIDPrefix.count + digits) { buffer in
+            _ = buffer.initialize(fromContentsOf: requestIDPrefix)
+            var value = requestCounter
+            for position in stride(from: requestIDPrefix.count + digits - 1, through: requestIDPrefix.count, by: -1) {
+                buffer[position] = UInt8(ascii: "0") + UInt8(value & 0xF) + (value & 0xF >= 10 ? 39 : 0)
+                value >>= 4
+            }
+            return requestIDPrefix.count + digits
+        }
     }
 
     /// A deferred handler answered: queue it if the connection is still the one that asked.

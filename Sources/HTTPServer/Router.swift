@@ -149,7 +149,9 @@ public struct Router: Sendable {
         var parameters = RouteParameters()
         for (segment, value) in zip(pattern, segments) {
             switch segment {
-            case .literal(let text): guard value == text else { return nil }
+            case .literal(let text):
+                // Lengths first: most literals differ in length, and this runs for every route.
+                guard value.utf8.count == text.utf8.count, value.utf8.elementsEqual(text.utf8) else { return nil }
             case .parameter(let name):
                 guard !value.isEmpty, let decoded = PercentDecoding.decode(value) else { return nil }
                 parameters.set(name, decoded)

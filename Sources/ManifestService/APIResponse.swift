@@ -40,11 +40,11 @@ enum API {
     /// RFC 9110 §13.1.2: does an `If-None-Match` field match `etag` (weak comparison, `*`)?
     /// Compared on bytes, without copies: conditional manifest fetches are the hot path.
     static func ifNoneMatch(_ request: HTTPRequest, matches etag: String) -> Bool {
-        let values = request.head.headers.values("If-None-Match")
-        guard !values.isEmpty else { return false }
+        guard request.head.headers.count(of: "If-None-Match") > 0 else { return false }
+        // The usual case: the client sends back exactly the ETag it was given.
+        for (name, value) in request.head.headers where value == etag && name.equalsIgnoringASCIICase("If-None-Match") { return true }
         let opaque = etag.utf8.starts(with: "W/".utf8) ? Substring(etag.utf8.dropFirst(2)) : Substring(etag)
-        for value in values {
-            if value == etag { return true }
+        for (name, value) in request.head.headers where name.equalsIgnoringASCIICase("If-None-Match") {
             for candidate in value.utf8.split(separator: UInt8(ascii: ",")) {
                 var tag = Substring(candidate).withoutOWS.utf8
                 if tag.elementsEqual("*".utf8) { return true }

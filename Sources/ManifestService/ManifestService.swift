@@ -86,13 +86,12 @@ public final class ManifestService: Sendable {
     func authorize(_ request: HTTPRequest, _ scope: Scope, action: String) -> Result<String, Refusal> {
         if scope == .manifestRead, options.publicManifestReads { return .success("public") }
         let challenge = [("WWW-Authenticate", "Bearer realm=\"waymark\"")]
-        let fields = request.head.headers.values("Authorization")
-        guard fields.count == 1, let token = Self.bearerToken(fields[0]) else {
+        guard let field = request.head.headers.single("Authorization"), let token = Self.bearerToken(field) else {
             audit(action, actor: "anonymous", reason: "noToken", scope: scope)
             return .failure(Refusal(response: API.error(.unauthorized, "unauthorized",
                 "This endpoint needs a bearer token (Authorization: Bearer wm_…) with the scope \(scope.rawValue).", headers: challenge)))
         }
-        guard let record = store.tokens.authenticate(bytes: token.utf8.withContiguousStorageIfAvailable(Array.init) ?? Array(token.utf8)) else {
+        guard let record = store.tokens.authenticate(bytes: token) else {
             audit(action, actor: "anonymous", reason: "invalidToken", scope: scope)
             return .failure(Refusal(response: API.error(.unauthorized, "unauthorized", "The bearer token is unknown or revoked.", headers: challenge)))
         }
@@ -105,13 +104,26 @@ public final class ManifestService: Sendable {
     }
 
     /// The credentials of `Authorization: Bearer <token>` (RFC 6750 §2.1; the scheme name is
-    /// case-insensitive), or nil for another scheme. Byte-level: this runs on every request.
-    static func bearerToken(_ field: String) -> Substring? {
-        let utf8 = field.utf8
-        guard utf8.count > 7, utf8.prefix(6).elementsEqual("bearer".utf8, by: { $0 | 0x20 == $1 }),
-              utf8[utf8.index(utf8.startIndex, offsetBy: 6)] == UInt8(ascii: " ") else { return nil }
-        let token = Substring(utf8.dropFirst(7)).withoutOWS
-        return token.isEmpty ? nil : token
+    /// case-insensitive), as bytes, or nil for another scheme. On the field's bytes where
+    /// they lie: this runs on every request.
+    static func bearerToken(_ field: String) -> [UInt8]? {
+        if let token = field.utf8.withContiguousStorageIfAvailable(bearerToken) { return token }
+        return Array(field.utf8).withUnsafeBufferPointer(bearerToken)
+    }
+
+    private static func bearerToken(_ bytes: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
+        let scheme: StaticString = "bearer "
+        guard bytes.count > scheme.utf8CodeUnitCount else { return nil }
+        for index in 0..<scheme.utf8CodeUnitCount {
+            let expected = scheme.utf8Start[index]
+            guard bytes[index] | (expected == 0x20 ? 0 : 0x20) == expected else { return nil }
+        }
+        // RFC 9110 §5.5: the parser already trimmed the field; OWS after the scheme's space is tolerated.
+        var start = scheme.utf8CodeUnitCount
+        var end = bytes.count
+        while start < end, bytes[start] == 0x20 || bytes[start] == 0x09 { start += 1 }
+        while end > start, bytes[end - 1] == 0x20 || bytes[end - 1] == 0x09 { end -= 1 }
+        return start < end ? Array(bytes[start..<end]) : nil
     }
 
     /// nil when the request may go on; otherwise the response refusing it.

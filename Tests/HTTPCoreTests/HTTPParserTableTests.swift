@@ -222,3 +222,54 @@ struct HTTPParserTableTests {
         }
     }
 }
+
+/// The head parser checks its limits once per run of ordinary bytes (it skips to the next
+/// CR or LF eight bytes at a time), not once per byte. This table walks a request line and
+/// a head across both limits, one byte at a time, and feeds each request whole and in
+/// pieces of every size from 1 to 9 (so that the limit falls inside, at the start and at
+/// the end of a word): the answer must be the per-byte rule's every time.
+@Suite("HTTP request parser limits")
+struct HTTPParserLimitTests {
+    static let limits: HTTPLimits = {
+        var limits = HTTPLimits()
+        limits.maximumRequestLine = 32
+        limits.maximumHeadBytes = 64
+        return limits
+    }()
+
+    /// The per-byte rule: no byte of the request line at offset >= the request-line limit;
+    /// no byte of the head other than CR and LF at offset >= the head limit.
+    static func expected(_ requestLine: String, _ bytes: [UInt8]) -> HTTPParserError? {
+        if requestLine.utf8.count > limits.maximumRequestLine { return .requestLineTooLong }
+        let headEnd = bytes.count - 4
+        if let last = bytes[..<headEnd].lastIndex(where: { $0 != 0x0D && $0 != 0x0A }), last >= limits.maximumHeadBytes {
+            return .headTooLarge
+        }
+        return nil
+    }
+
+    @Test(arguments: 20...44)
+    func requestLineAcrossItsLimit(_ length: Int) {
+        // "GET /" + target + " HTTP/1.1" is `length` bytes.
+        let requestLine = "GET /" + String(repeating: "a", count: length - 14) + " HTTP/1.1"
+        let bytes = Array((requestLine + "\r\nHost: a\r\n\r\n").utf8)
+        check(requestLine, bytes)
+    }
+
+    @Test(arguments: 50...80)
+    func headAcrossItsLimit(_ length: Int) {
+        // A head of `length` bytes before its final CRLF CRLF.
+        let prefix = "GET / HTTP/1.1\r\nHost: a\r\nX: "
+        let bytes = Array((prefix + String(repeating: "b", count: length - prefix.utf8.count) + "\r\n\r\n").utf8)
+        check("GET / HTTP/1.1", bytes)
+    }
+
+    func check(_ requestLine: String, _ bytes: [UInt8]) {
+        let want = Self.expected(requestLine, bytes)
+        for piece in 0...9 {
+            let result = decode(bytes, piece: piece, limits: Self.limits)
+            #expect(result.error == want, "pieces of \(piece)")
+            #expect(result.requests.count == (want == nil ? 1 : 0), "pieces of \(piece)")
+        }
+    }
+}
