@@ -9,7 +9,7 @@ SCHEMAS    := --schema $(EXAMPLE)/schema-ios-5.2.0.json --schema $(EXAMPLE)/sche
 BIN        := .build/debug/waymark
 RELEASE    := .build/release
 
-.PHONY: all build run test test-unit test-live test-crash test-followers check-deploy test-api test-dashboard test-links fuzz-ci check-example bench bench-http bench-publish bench-telemetry bench-events fuzz deps toolchain clean
+.PHONY: all build run test test-unit test-live test-crash test-followers check-deploy test-api test-dashboard test-links fuzz-ci check-example bench bench-http bench-publish bench-telemetry bench-events count-instructions fuzz deps toolchain clean
 
 all: build
 
@@ -111,6 +111,11 @@ bench-publish: deps
 # wrk posting telemetry batches (durable) beside JSONDecoder on the same batches.
 bench-telemetry: deps
 	bash Tests/Scripts/bench-telemetry.sh
+
+# Instructions per request (manifest 304 and 200, a telemetry batch) under callgrind:
+# repeatable on a busy machine, for judging a change to the request path.
+count-instructions: deps
+	bash Tests/Scripts/count-instructions.sh
 
 # Why epoll: a thread per core with epoll against Dispatch read sources, same echo workload.
 bench-events: deps
