@@ -105,13 +105,23 @@ struct JSONScanner {
         let start = offset
         // Eight bytes at a time while none is a quote, a backslash, a control or a
         // non-ASCII byte (the SWAR "has zero byte" test on each).
+        // The lowest flagged byte of each test is exact (a borrow only runs upward from a
+        // byte that matched), so the first special byte is found without a byte loop, and a
+        // short string ends here when that byte is its closing quote.
         if let base = bytes.baseAddress {
             while offset + 8 <= bytes.count {
-                let word = UnsafeRawPointer(base + offset).loadUnaligned(as: UInt64.self)
+                let word = UInt64(littleEndian: UnsafeRawPointer(base + offset).loadUnaligned(as: UInt64.self))
                 let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
                 let quote = word ^ (ones &* 0x22), backslash = word ^ (ones &* 0x5C)
-                let special = ((quote &- ones) & ~quote) | ((backslash &- ones) & ~backslash) | (word &- ones &* 0x20) | word
-                if special & highs != 0 { break }
+                let special = (((quote &- ones) & ~quote) | ((backslash &- ones) & ~backslash) | (word &- ones &* 0x20) | word) & highs
+                if special != 0 {
+                    offset += special.trailingZeroBitCount / 8
+                    if bytes[offset] == 0x22 {
+                        offset += 1
+                        return .raw(UnsafeBufferPointer(rebasing: bytes[start..<offset - 1]))
+                    }
+                    break
+                }
                 offset += 8
             }
         }

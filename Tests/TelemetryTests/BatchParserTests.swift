@@ -233,3 +233,39 @@ struct TimestampTests {
         #expect(text.withUTF8(Timestamp.parse) == testNow + 59)
     }
 }
+
+/// `JSONScanner.string` finds the end of a plain string eight bytes at a time and takes
+/// the first special byte of a word as exact. Every kind of content (plain, an escape, a
+/// raw control byte, UTF-8, a byte that is not UTF-8) at every position of strings of 0 to
+/// 20 bytes, starting at every alignment and followed by more JSON, must read as
+/// Foundation's JSONSerialization reads it.
+@Suite("JSON strings at every alignment")
+struct JSONStringAlignmentTests {
+    static let specials: [(label: String, bytes: [UInt8])] = [
+        ("none", []), ("escaped quote", Array(#"\""#.utf8)), ("escaped backslash", Array(#"\\"#.utf8)),
+        ("\\n", Array(#"\n"#.utf8)), ("\\u00e9", Array(#"\u00e9"#.utf8)), ("raw control", [0x01]), ("raw tab", [0x09]),
+        ("é", Array("é".utf8)), ("not UTF-8", [0xFF]), ("truncated UTF-8", [0xC3]),
+    ]
+
+    @Test(arguments: 0..<specials.count)
+    func readsAsFoundationDoes(_ kind: Int) throws {
+        let special = Self.specials[kind].bytes
+        for length in 0...20 {
+            for position in 0...length where special.isEmpty ? position == 0 : true {
+                for padding in 0..<8 {
+                    var content = [UInt8](repeating: UInt8(ascii: "a"), count: length)
+                    content.insert(contentsOf: special, at: position)
+                    let text = [UInt8](repeating: 0x20, count: padding) + [0x22] + content + [0x22] + Array(#","next":1}"#.utf8)
+                    let expected = (try? JSONSerialization.jsonObject(with: Data([0x22] + content + [0x22]), options: .fragmentsAllowed)) as? String
+                    let ours: [UInt8]? = text.withUnsafeBufferPointer { buffer in
+                        var scanner = JSONScanner(buffer)
+                        guard let value = try? scanner.string() else { return nil }
+                        #expect(buffer[scanner.offset] == UInt8(ascii: ","), "the scanner must stop just after the closing quote")
+                        return value.withBytes { Array($0) }
+                    }
+                    #expect(ours == expected.map { Array($0.utf8) }, "\(Self.specials[kind].label), length \(length), at \(position), padding \(padding)")
+                }
+            }
+        }
+    }
+}
