@@ -173,29 +173,14 @@ extension String {
     public func equalsIgnoringASCIICase(_ other: String) -> Bool {
         guard utf8.count == other.utf8.count else { return false }
         if self == other { return true }
-        let equal = utf8.withContiguousStorageIfAvailable { a in
-            other.utf8.withContiguousStorageIfAvailable { b in
-                for index in 0..<a.count where asciiLowercase(a[index]) != asciiLowercase(b[index]) { return false }
-                return true
-            }
-        }
-        if let equal = equal ?? nil { return equal }
-        return zip(utf8, other.utf8).allSatisfy { asciiLowercase($0) == asciiLowercase($1) }
+        return sameBytesIgnoringASCIICase(utf8, other.utf8)
     }
 }
 
 extension StringProtocol {
     public func equalsIgnoringASCIICase(_ other: some StringProtocol) -> Bool {
         guard utf8.count == other.utf8.count else { return false }
-        // Field names are compared several times per request: on contiguous bytes when possible.
-        let contiguous = utf8.withContiguousStorageIfAvailable { a in
-            other.utf8.withContiguousStorageIfAvailable { b in
-                for index in 0..<a.count where asciiLowercase(a[index]) != asciiLowercase(b[index]) { return false }
-                return true
-            }
-        }
-        if let contiguous = contiguous ?? nil { return contiguous }
-        return zip(utf8, other.utf8).allSatisfy { asciiLowercase($0) == asciiLowercase($1) }
+        return sameBytesIgnoringASCIICase(utf8, other.utf8)
     }
 
     /// Without optional whitespace (SP, HTAB) at either end (RFC 9110 §5.6.3).
@@ -212,6 +197,20 @@ extension Substring {
         while let last = utf8.last, last == 0x20 || last == 0x09 { utf8 = utf8.dropLast() }
         return Substring(utf8)
     }
+}
+
+/// Two UTF-8 views of the same length, byte by byte with ASCII letters folded: on
+/// contiguous bytes when both have them (field names are compared several times per request).
+@inline(__always)
+func sameBytesIgnoringASCIICase<A: Collection<UInt8>, B: Collection<UInt8>>(_ a: A, _ b: B) -> Bool {
+    let contiguous = a.withContiguousStorageIfAvailable { a in
+        b.withContiguousStorageIfAvailable { b in
+            for index in 0..<a.count where asciiLowercase(a[index]) != asciiLowercase(b[index]) { return false }
+            return true
+        }
+    }
+    if let contiguous = contiguous ?? nil { return contiguous }
+    return zip(a, b).allSatisfy { asciiLowercase($0) == asciiLowercase($1) }
 }
 
 @inline(__always) func asciiLowercase(_ byte: UInt8) -> UInt8 {

@@ -75,17 +75,7 @@ CONF
 # campaign routes so its iOS 5.3.0 manifest is about 40 KB too; a manifest:read token for the app.
 "$waymark" serve --data-dir "$work/data" --seed manifests/storefront --port "$API_PORT" --threads "$(nproc)" --quiet \
   $([ "$PIN" = 1 ] && echo --pin-threads) $([ "$PUBLIC" = 1 ] && echo --public-reads) >"$work/serve.out" 2>&1 & pids+=($!)
-for _ in $(seq 100); do grep -q "^Listening on" "$work/serve.out" 2>/dev/null && break; sleep 0.1; done
-admin=$(grep -o 'wm_[0-9a-f]\{8\}_[A-Za-z0-9_-]\{43\}' "$work/serve.out" | head -1)
-python3 - "$work/publish.json" <<'PY'
-import json, sys
-document = json.load(open("manifests/storefront/routes.json"))
-document["routes"] += [{"id": f"campaign-{i}", "patterns": [f"/campaign/spring-{i}/:slug"], "destination": "category",
-                        "owner": "marketing"} for i in range(300)]
-json.dump({"message": "bench-http", "routes": document}, open(sys.argv[1], "w"))
-PY
-[ "$(curl -s -o /dev/null -w '%{http_code}' -X POST -H "Authorization: Bearer $admin" -H 'If-Match: "rev-1"' \
-    --data-binary @"$work/publish.json" "http://127.0.0.1:$API_PORT/v1/revisions")" = 201 ]
+bash Tests/Scripts/publish-campaigns.sh "$work/serve.out" "http://127.0.0.1:$API_PORT"
 app_token=$("$waymark" token create --data-dir "$work/data" --name bench-app --scope manifest:read 2>/dev/null)
 api_auth="Authorization: Bearer $app_token"
 [ "$PUBLIC" = 1 ] && api_auth="Accept: application/json"

@@ -29,17 +29,7 @@ url="http://127.0.0.1:$PORT"
 # The store bench-http measures: the example plus a revision of 300 campaign routes.
 "$bin/waymark" serve --data-dir "$work/data" --seed manifests/storefront --port "$PORT" --quiet >"$work/seed.out" 2>&1 &
 pid=$!
-for _ in $(seq 100); do grep -q "^Listening on" "$work/seed.out" 2>/dev/null && break; sleep 0.1; done
-admin=$(grep -o 'wm_[0-9a-f]\{8\}_[A-Za-z0-9_-]\{43\}' "$work/seed.out" | head -1)
-python3 - "$work/publish.json" <<'PY'
-import json, sys
-document = json.load(open("manifests/storefront/routes.json"))
-document["routes"] += [{"id": f"campaign-{i}", "patterns": [f"/campaign/spring-{i}/:slug"], "destination": "category",
-                        "owner": "marketing"} for i in range(300)]
-json.dump({"message": "count-instructions", "routes": document}, open(sys.argv[1], "w"))
-PY
-[ "$(curl -s -o /dev/null -w '%{http_code}' -X POST -H "Authorization: Bearer $admin" -H 'If-Match: "rev-1"' \
-    --data-binary @"$work/publish.json" "$url/v1/revisions")" = 201 ]
+bash Tests/Scripts/publish-campaigns.sh "$work/seed.out" "$url"
 kill "$pid"; wait "$pid" 2>/dev/null || true; pid=""
 read_token=$("$bin/waymark" token create --data-dir "$work/data" --name count-app --scope manifest:read 2>/dev/null)
 write_token=$("$bin/waymark" token create --data-dir "$work/data" --name count-telemetry --scope telemetry:write 2>/dev/null)
