@@ -4,6 +4,9 @@
 //       events per second of decoding those batches with Foundation's JSONDecoder into
 //       Codable structs (the ordinary way), and with Waymark's BatchParser, each on THREADS
 //       threads for SECONDS.
+//   TelemetryBench parse DIR ROUNDS
+//       parses each batch ROUNDS times with BatchParser on one thread and prints the events
+//       accepted: a fixed amount of work, for counting instructions under callgrind.
 import Foundation
 import Telemetry
 
@@ -94,21 +97,26 @@ func measure(_ bodies: [Data], threads: Int, seconds: Double, _ decode: @escapin
     return Double(totals.reduce(0, +)) / Date().timeIntervalSince(start)
 }
 
+/// The vocabulary the generated batches were written against.
+let vocabulary = Vocabulary(routes: routes, preconditions: ["auth"], appVersions: [.ios: ["5.3.0", "5.2.0"], .android: ["5.3.0"]], latestRevision: 2)
+
+func batches(in directory: String) throws -> [Data] {
+    let names = try FileManager.default.contentsOfDirectory(atPath: directory).filter { $0.hasSuffix(".json") }.sorted()
+    return try names.map { try Data(contentsOf: URL(fileURLWithPath: "\(directory)/\($0)")) }
+}
+
 let arguments = CommandLine.arguments
 switch arguments.dropFirst().first {
 case "generate" where arguments.count == 5:
     try generate(directory: arguments[2], count: Int(arguments[3])!, now: Int(arguments[4])!)
 case "decode" where arguments.count == 5:
-    let directory = arguments[2]
-    let names = try FileManager.default.contentsOfDirectory(atPath: directory).filter { $0.hasSuffix(".json") }.sorted()
-    let bodies = try names.map { try Data(contentsOf: URL(fileURLWithPath: "\(directory)/\($0)")) }
+    let bodies = try batches(in: arguments[2])
     let seconds = Double(arguments[3])!, threads = Int(arguments[4])!
     let decoder = JSONDecoder()
     decoder.dateDecodingStrategy = .iso8601
     let decoded = measure(bodies, threads: threads, seconds: seconds) { body in
         (try? decoder.decode(CodableBatch.self, from: body))?.events.count ?? 0
     }
-    let vocabulary = Vocabulary(routes: routes, preconditions: ["auth"], appVersions: [.ios: ["5.3.0", "5.2.0"], .android: ["5.3.0"]], latestRevision: 2)
     let parser = BatchParser(vocabulary: vocabulary)
     let now = Int(Date().timeIntervalSince1970)
     let parsed = measure(bodies, threads: threads, seconds: seconds) { body in
@@ -116,7 +124,18 @@ case "decode" where arguments.count == 5:
     }
     print("jsondecoder_events_per_second \(Int(decoded))")
     print("batchparser_events_per_second \(Int(parsed))")
+case "parse" where arguments.count == 4:
+    let bodies = try batches(in: arguments[2])
+    let parser = BatchParser(vocabulary: vocabulary)
+    let now = Int(Date().timeIntervalSince1970)
+    var accepted = 0
+    for _ in 0..<Int(arguments[3])! {
+        for body in bodies {
+            accepted += body.withUnsafeBytes { raw in (try? parser.parse(raw.bindMemory(to: UInt8.self), now: now))?.tallies.count ?? 0 }
+        }
+    }
+    print("events_accepted \(accepted)")
 default:
-    FileHandle.standardError.write(Data("usage: TelemetryBench generate DIR COUNT NOW | decode DIR SECONDS THREADS\n".utf8))
+    FileHandle.standardError.write(Data("usage: TelemetryBench generate DIR COUNT NOW | decode DIR SECONDS THREADS | parse DIR ROUNDS\n".utf8))
     exit(2)
 }
