@@ -81,6 +81,7 @@ public struct BatchParser: Sendable {
     /// Parses `body` as of `now` (seconds since 1970).
     public func parse(_ body: UnsafeBufferPointer<UInt8>, now: Int) throws(BatchError) -> Batch {
         var scanner = JSONScanner(body)
+        defer { scanner.deallocate() }
         var state = State(parser: self, now: now)
         do throws(JSONScanner.Malformed) {
             try state.batch(&scanner)
@@ -105,6 +106,7 @@ public struct BatchParser: Sendable {
         var routeSlots = Slots()
         var preconditionSlots = Slots()
         var dayCache = Timestamp.DayCache()
+        let plain = PlainNames.shared
 
         init(parser: BatchParser, now: Int) {
             self.parser = parser
@@ -244,11 +246,22 @@ public struct BatchParser: Sendable {
             func fail(_ message: String) { if error == nil { error = message } }
             if !scanner.consume(0x7D) {
                 repeat {
-                    let key = try scanner.string()
+                    // A key spelled plainly is matched in place; any other is read as a string.
+                    var field = -1
+                    var key: JSONScanner.Text?
+                    if let words = scanner.wordsAfterQuote() {
+                        for index in plain.fields.indices where scanner.consume(plain.fields[index], in: words) {
+                            field = index
+                            break
+                        }
+                    }
+                    if field < 0 {
+                        key = try scanner.string()
+                        field = Self.eventField(key!)
+                    }
                     try scanner.expect(0x3A, "':'")
-                    let field = Self.eventField(key)
                     if field >= 0 {
-                        if seen & (1 << field) != 0 { fail("The field \"\(key.string)\" appears twice.") }
+                        if seen & (1 << field) != 0 { fail("The field \"\(Self.fieldNames[field])\" appears twice.") }
                         seen |= 1 << field
                     }
                     switch field {
@@ -257,17 +270,17 @@ public struct BatchParser: Sendable {
                         guard let time = text.withBytes({ Timestamp.parse($0, cache: &dayCache) }) else { fail("ts must be an RFC 3339 time such as \"2026-11-21T10:00:00Z\"."); continue }
                         seconds = time
                     case 1:
-                        guard let text = try stringValue(&scanner), let value = Self.entryPoint(text) else {
+                        guard let value = try enumerationValue(&scanner, plain.entryPoints, Self.entryPoint) else {
                             fail("entry must be universalLink, scheme, push or inApp."); continue
                         }
                         entry = value
                     case 2:
-                        guard let text = try stringValue(&scanner), let value = Self.outcome(text) else {
+                        guard let value = try enumerationValue(&scanner, plain.outcomes, Self.outcome) else {
                             fail("outcome must be proceed, gated or notFound."); continue
                         }
                         outcome = value
                     case 3:
-                        guard let text = try stringValue(&scanner), let value = Self.reason(text) else {
+                        guard let value = try enumerationValue(&scanner, plain.reasons, Self.reason) else {
                             fail("reason must be malformed, unknownRoute, validationFailed or expired."); continue
                         }
                         reason = value
@@ -294,6 +307,7 @@ public struct BatchParser: Sendable {
                         count = value
                     default:
                         try scanner.skipValue()
+                        let key = key!
                         fail(key.equals("url") || key.equals("link")
                              ? "Raw URLs are not accepted (links can carry personal data); send the route id."
                              : "Unknown field \"\(key.string)\".")
@@ -321,6 +335,18 @@ public struct BatchParser: Sendable {
             return nil
         }
 
+        /// The value of an enumeration: one of `plain` matched in place, or else the string read
+        /// and named by `named`; nil (the value skipped) when it is neither.
+        @inline(__always)
+        func enumerationValue<let count: Int, Value>(_ scanner: inout JSONScanner, _ plain: InlineArray<count, (PlainString, Value)>,
+                                                     _ named: (JSONScanner.Text) -> Value?) throws(JSONScanner.Malformed) -> Value? {
+            if let words = scanner.wordsAfterQuote() {
+                for index in plain.indices where scanner.consume(plain[index].0, in: words) { return plain[index].1 }
+            }
+            guard let text = try stringValue(&scanner) else { return nil }
+            return named(text)
+        }
+
         /// The value if it is an integer that fits; otherwise it is skipped and nil returned.
         func integerValue(_ scanner: inout JSONScanner) throws(JSONScanner.Malformed) -> Int? {
             guard let byte = scanner.peek(), byte == 0x2D || (0x30...0x39).contains(byte) else {
@@ -340,6 +366,9 @@ public struct BatchParser: Sendable {
             slots.add(index, slot)
             return slot
         }
+
+        /// The fields of an event, by number (`eventField`).
+        static let fieldNames = ["ts", "entry", "outcome", "reason", "route", "destination", "precondition", "count"]
 
         static func eventField(_ key: JSONScanner.Text) -> Int {
             key.withBytes { bytes in
@@ -387,6 +416,27 @@ public struct BatchParser: Sendable {
             }
         }
     }
+}
+
+/// The names an event is usually spelled with, matched in place (`PlainString`): its fields,
+/// by number, and the values of its enumerations that fit (`validationFailed` does not, and
+/// is read by `reason(_:)`). Inline arrays, so a parse reads them without reference counting.
+struct PlainNames {
+    static let shared = PlainNames()
+
+    let fields: InlineArray<8, PlainString> = [
+        PlainString("ts"), PlainString("entry"), PlainString("outcome"), PlainString("reason"),
+        PlainString("route"), PlainString("destination"), PlainString("precondition"), PlainString("count"),
+    ]
+    let entryPoints: InlineArray<4, (PlainString, EntryPoint)> = [
+        (PlainString("universalLink"), .universalLink), (PlainString("scheme"), .scheme), (PlainString("push"), .push), (PlainString("inApp"), .inApp),
+    ]
+    let outcomes: InlineArray<3, (PlainString, Outcome)> = [
+        (PlainString("proceed"), .proceed), (PlainString("gated"), .gated), (PlainString("notFound"), .notFound),
+    ]
+    let reasons: InlineArray<3, (PlainString, FailureReason)> = [
+        (PlainString("malformed"), .malformed), (PlainString("unknownRoute"), .unknownRoute), (PlainString("expired"), .expired),
+    ]
 }
 
 /// Vocabulary index → batch-local slot. A batch names a handful of routes: a short list

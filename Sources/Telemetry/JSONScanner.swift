@@ -8,30 +8,23 @@ struct JSONScanner {
         var message: String
     }
 
-    /// A string value: the raw bytes between the quotes when there were no escapes, or
-    /// the decoded bytes when there were.
-    enum Text {
-        case raw(UnsafeBufferPointer<UInt8>)
-        case decoded([UInt8])
+    /// A string value: its bytes, in the body when it has no escapes, or else decoded into
+    /// the scanner's scratch space, which holds them until `deallocate()`.
+    struct Text {
+        let bytes: UnsafeBufferPointer<UInt8>
 
-        func withBytes<T>(_ body: (UnsafeBufferPointer<UInt8>) -> T) -> T {
-            switch self {
-            case .raw(let bytes): body(bytes)
-            case .decoded(let bytes): bytes.withUnsafeBufferPointer(body)
-            }
-        }
+        @inline(__always)
+        func withBytes<T>(_ body: (UnsafeBufferPointer<UInt8>) -> T) -> T { body(bytes) }
 
-        var count: Int { withBytes { $0.count } }
+        var count: Int { bytes.count }
 
         @inline(__always)
         func equals(_ literal: StaticString) -> Bool {
-            withBytes { bytes in
-                bytes.count == literal.utf8CodeUnitCount
-                    && sameBytes(bytes, UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount))
-            }
+            bytes.count == literal.utf8CodeUnitCount
+                && sameBytes(bytes, UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount))
         }
 
-        var string: String { withBytes { String(decoding: $0, as: UTF8.self) } }
+        var string: String { String(decoding: bytes, as: UTF8.self) }
     }
 
     enum Number {
@@ -46,8 +39,21 @@ struct JSONScanner {
     /// The next byte to read.
     var offset = 0
 
+    /// Where strings with escapes or non-ASCII bytes are decoded, one after another:
+    /// allocated by the first such string, as large as the body (no string decodes to more
+    /// bytes than it is spelled with), so every `Text` stays valid until `deallocate()`.
+    private var scratch: UnsafeMutablePointer<UInt8>?
+    private var scratchUsed = 0
+
+    /// A scanner over `bytes`; its owner calls `deallocate()` when done with it and with
+    /// every `Text` it returned.
     init(_ bytes: UnsafeBufferPointer<UInt8>) {
         self.bytes = bytes
+    }
+
+    mutating func deallocate() {
+        scratch?.deallocate()
+        scratch = nil
     }
 
     var atEnd: Bool { offset >= bytes.count }
@@ -67,6 +73,8 @@ struct JSONScanner {
     /// The next significant byte, not consumed; nil at the end.
     @inline(__always)
     mutating func peek() -> UInt8? {
+        // Compact JSON has no whitespace between tokens: one comparison decides.
+        if offset < bytes.count, bytes[offset] > 0x20 { return bytes[offset] }
         skipWhitespace()
         return offset < bytes.count ? bytes[offset] : nil
     }
@@ -99,10 +107,19 @@ struct JSONScanner {
         }
     }
 
-    /// Reads a string; the opening quote must be next.
+    /// Reads a string; the opening quote must be next. Inlined: the common string, with
+    /// nothing to decode, is a range of the body, and the caller sees which case it has.
+    @inline(__always)
     mutating func string() throws(Malformed) -> Text {
         try expect(0x22, "a string")
         let start = offset
+        if skipPlainString() { return Text(bytes: UnsafeBufferPointer(rebasing: bytes[start..<offset - 1])) }
+        return try slowString(from: start)
+    }
+
+    /// Moves past the content and closing quote of a string with no escape, control or
+    /// non-ASCII byte (true); otherwise stops at the first such byte (false).
+    private mutating func skipPlainString() -> Bool {
         // Eight bytes at a time while none is a quote, a backslash, a control or a
         // non-ASCII byte (the SWAR "has zero byte" test on each).
         // The lowest flagged byte of each test is exact (a borrow only runs upward from a
@@ -118,9 +135,9 @@ struct JSONScanner {
                     offset += special.trailingZeroBitCount / 8
                     if bytes[offset] == 0x22 {
                         offset += 1
-                        return .raw(UnsafeBufferPointer(rebasing: bytes[start..<offset - 1]))
+                        return true
                     }
-                    break
+                    return false
                 }
                 offset += 8
             }
@@ -129,49 +146,79 @@ struct JSONScanner {
             let byte = bytes[offset]
             if byte == 0x22 {
                 offset += 1
-                return .raw(UnsafeBufferPointer(rebasing: bytes[start..<offset - 1]))
+                return true
             }
-            if byte == 0x5C || byte < 0x20 || byte >= 0x80 { break }
+            if byte == 0x5C || byte < 0x20 || byte >= 0x80 { return false }
             offset += 1
         }
-        return .decoded(try slowString(from: start))
+        return false
     }
 
-    private mutating func slowString(from start: Int) throws(Malformed) -> [UInt8] {
-        var out = Array(bytes[start..<offset])
+    /// The sixteen bytes after the opening quote of the string that is next, when it is a
+    /// string and they are all in the buffer: what `consume(_:in:)` matches against.
+    @inline(__always)
+    mutating func wordsAfterQuote() -> (UInt64, UInt64)? {
+        guard peek() == 0x22, offset + 17 <= bytes.count, let base = bytes.baseAddress else { return nil }
+        let raw = UnsafeRawPointer(base + offset + 1)
+        return (UInt64(littleEndian: raw.loadUnaligned(as: UInt64.self)), UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: 8, as: UInt64.self)))
+    }
+
+    /// Consumes the string next if it is `name` spelled without escapes; `words` are
+    /// `wordsAfterQuote()`. A string spelled otherwise (`"\u0074s"`) is left for `string()`.
+    @inline(__always)
+    mutating func consume(_ name: PlainString, in words: (UInt64, UInt64)) -> Bool {
+        guard words.0 & name.masks.0 == name.words.0, words.1 & name.masks.1 == name.words.1 else { return false }
+        offset += 1 + name.length
+        return true
+    }
+
+    /// Decodes the rest of a string into the scratch space; `start` is just after its quote.
+    private mutating func slowString(from start: Int) throws(Malformed) -> Text {
+        if scratch == nil { scratch = .allocate(capacity: max(bytes.count, 1)) }
+        let first = scratchUsed
+        for position in start..<offset { emit(bytes[position]) }
         while offset < bytes.count {
             let byte = bytes[offset]
             switch byte {
             case 0x22:
                 offset += 1
-                return out
+                return Text(bytes: UnsafeBufferPointer(start: scratch! + first, count: scratchUsed - first))
             case 0x5C:
                 offset += 1
                 guard offset < bytes.count else { break }
                 let escape = bytes[offset]
                 offset += 1
                 switch escape {
-                case 0x22, 0x5C, 0x2F: out.append(escape)
-                case 0x62: out.append(0x08)
-                case 0x66: out.append(0x0C)
-                case 0x6E: out.append(0x0A)
-                case 0x72: out.append(0x0D)
-                case 0x74: out.append(0x09)
-                case 0x75: try unicodeEscape(into: &out)
+                case 0x22, 0x5C, 0x2F: emit(escape)
+                case 0x62: emit(0x08)
+                case 0x66: emit(0x0C)
+                case 0x6E: emit(0x0A)
+                case 0x72: emit(0x0D)
+                case 0x74: emit(0x09)
+                case 0x75: try unicodeEscape()
                 default: throw Malformed(offset: offset - 1, message: "invalid escape in a string")
                 }
             case 0..<0x20:
                 throw fail("a control character in a string")
             case 0x80...:
                 let length = try utf8Sequence()
-                out.append(contentsOf: bytes[offset..<offset + length])
+                for position in offset..<offset + length { emit(bytes[position]) }
                 offset += length
             default:
-                out.append(byte)
+                emit(byte)
                 offset += 1
             }
         }
         throw fail("an unterminated string")
+    }
+
+    /// Appends a decoded byte to the scratch space. It cannot overflow: decoding never
+    /// lengthens what it reads, and each byte of the body is read once.
+    @inline(__always)
+    private mutating func emit(_ byte: UInt8) {
+        precondition(scratchUsed < bytes.count, "decoded strings outgrew the body")
+        scratch![scratchUsed] = byte
+        scratchUsed += 1
     }
 
     private mutating func hex4() throws(Malformed) -> UInt32 {
@@ -192,7 +239,7 @@ struct JSONScanner {
         return value
     }
 
-    private mutating func unicodeEscape(into out: inout [UInt8]) throws(Malformed) {
+    private mutating func unicodeEscape() throws(Malformed) {
         var scalar = try hex4()
         if (0xD800...0xDBFF).contains(scalar) {
             guard offset + 2 <= bytes.count, bytes[offset] == 0x5C, bytes[offset + 1] == 0x75 else { throw fail("a lone surrogate in a \\u escape") }
@@ -203,7 +250,7 @@ struct JSONScanner {
         } else if (0xDC00...0xDFFF).contains(scalar) {
             throw fail("a lone surrogate in a \\u escape")
         }
-        out.append(contentsOf: String(Unicode.Scalar(scalar)!).utf8)
+        UTF8.encode(Unicode.Scalar(scalar)!) { emit($0) }
     }
 
     /// The length of the well-formed UTF-8 sequence at `offset` (RFC 3629), or an error.
@@ -333,6 +380,36 @@ struct JSONScanner {
         case let byte? where byte == 0x2D || (0x30...0x39).contains(byte): _ = try number()
         default: throw fail("expected a JSON value")
         }
+    }
+}
+
+/// A string of up to 15 bytes as the scanner meets it in a body: the bytes after its
+/// opening quote, closing quote included, as two little-endian words, with masks that keep
+/// only those bytes. Matching it is two comparisons, whatever its length.
+struct PlainString {
+    let words: (UInt64, UInt64)
+    let masks: (UInt64, UInt64)
+    /// The bytes after the opening quote, closing quote included.
+    let length: Int
+
+    init(_ text: StaticString) {
+        let bytes = UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount)
+        precondition(bytes.count < 16 && !bytes.contains { $0 == 0x22 || $0 == 0x5C || $0 < 0x20 || $0 >= 0x80 },
+                     "a plain string is at most 15 bytes of printable ASCII, with no quote or backslash")
+        var words: (UInt64, UInt64) = (0, 0), masks: (UInt64, UInt64) = (0, 0)
+        for (position, byte) in (Array(bytes) + [0x22]).enumerated() {
+            let shift = UInt64(position % 8 * 8)
+            if position < 8 {
+                words.0 |= UInt64(byte) << shift
+                masks.0 |= 0xFF << shift
+            } else {
+                words.1 |= UInt64(byte) << shift
+                masks.1 |= 0xFF << shift
+            }
+        }
+        self.words = words
+        self.masks = masks
+        self.length = bytes.count + 1
     }
 }
 

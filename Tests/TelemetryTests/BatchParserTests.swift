@@ -259,6 +259,7 @@ struct JSONStringAlignmentTests {
                     let expected = (try? JSONSerialization.jsonObject(with: Data([0x22] + content + [0x22]), options: .fragmentsAllowed)) as? String
                     let ours: [UInt8]? = text.withUnsafeBufferPointer { buffer in
                         var scanner = JSONScanner(buffer)
+                        defer { scanner.deallocate() }
                         guard let value = try? scanner.string() else { return nil }
                         #expect(buffer[scanner.offset] == UInt8(ascii: ","), "the scanner must stop just after the closing quote")
                         return value.withBytes { Array($0) }
@@ -267,5 +268,86 @@ struct JSONStringAlignmentTests {
                 }
             }
         }
+    }
+}
+
+/// The parser matches the usual spelling of a field or an enumeration value in place and
+/// reads any other spelling as a string. However a batch is spelled (any character of a key
+/// or value as a `\u` escape, whitespace between any two tokens), it must read exactly as
+/// its compact spelling does, valid events and rejected ones alike.
+@Suite("Telemetry batch spellings")
+struct BatchSpellingTests {
+    /// Events as (key, value) pairs; a value is a string unless it is a number.
+    static func events(_ generator: inout SplitMix) -> [[(String, Any)]] {
+        let values: [String: [Any]] = [
+            "ts": ["2026-11-21T11:59:30Z", "2026-11-21T11:00:00.250+01:00", "2026-11-21T12:00:00Z", "2026-11-21 12:00:00"],
+            "entry": ["universalLink", "scheme", "push", "inApp", "pus", "pushh", "Push", "email"],
+            "outcome": ["proceed", "gated", "notFound", "proceeds", "notfound"],
+            "reason": ["malformed", "unknownRoute", "validationFailed", "expired", "expire", "validationFailedX"],
+            "route": ["product", "orders", "héllo", "retired", ""],
+            "destination": ["productDetail", "home"],
+            "precondition": ["auth", "premium"],
+            "count": [1, 12, 0],
+            "tsx": ["2026-11-21T12:00:00Z"], "entr": ["push"], "Outcome": ["gated"], "destinatio": ["home"], "url": ["https://x.example/"],
+        ]
+        // The fields each outcome may have (a wrong one now and then), and keys events lack.
+        let outcomes: [(String, [String])] = [("proceed", ["route", "destination"]), ("gated", ["precondition", "route"]), ("notFound", ["reason", "route"])]
+        let rare = ["tsx", "entr", "Outcome", "destinatio", "url", "reason", "precondition"]
+        return (0..<40).map { _ in
+            let (outcome, optional) = outcomes.randomElement(using: &generator)!
+            var keys = ["ts", "entry"] + (optional + ["count"]).filter { _ in Bool.random(using: &generator) }
+            if outcome == "notFound", !keys.contains("reason") { keys.append("reason") }
+            if Int.random(in: 0..<8, using: &generator) == 0 { keys.append(rare.randomElement(using: &generator)!) }
+            if Int.random(in: 0..<16, using: &generator) == 0 { keys.append(keys.randomElement(using: &generator)!) }
+            var fields: [(String, Any)] = keys.map { key in
+                // Mostly the first (valid) value, so most events are accepted.
+                let choices = values[key]!
+                return (key, Int.random(in: 0..<8, using: &generator) == 0 ? choices.randomElement(using: &generator)! : choices[0])
+            }
+            fields.append(("outcome", Int.random(in: 0..<16, using: &generator) == 0 ? values["outcome"]!.randomElement(using: &generator)! : outcome))
+            fields.shuffle(using: &generator)
+            return fields
+        }
+    }
+
+    /// `text` as a JSON string; when `escape`, one character (at random) as `\uXXXX`.
+    static func string(_ text: String, escape: Bool, _ generator: inout SplitMix) -> String {
+        var scalars = text.unicodeScalars.map { String($0) }
+        if escape, !scalars.isEmpty {
+            let index = Int.random(in: 0..<scalars.count, using: &generator)
+            let code = String(text.unicodeScalars[text.unicodeScalars.index(text.unicodeScalars.startIndex, offsetBy: index)].value, radix: 16)
+            scalars[index] = "\\u" + String(repeating: "0", count: 4 - code.count) + (Bool.random(using: &generator) ? code : code.uppercased())
+        }
+        return "\"" + scalars.joined() + "\""
+    }
+
+    static func spell(_ events: [[(String, Any)]], loose: Bool, _ generator: inout SplitMix) -> String {
+        func space() -> String { loose ? ["", " ", "\n  ", "\t"].randomElement(using: &generator)! : "" }
+        func escape() -> Bool { loose && Int.random(in: 0..<3, using: &generator) == 0 }
+        let spelled = events.map { fields in
+            "{" + space() + fields.map { key, value in
+                let valueText = value is String ? string(value as! String, escape: escape(), &generator) : "\(value)"
+                return string(key, escape: escape(), &generator) + space() + ":" + space() + valueText + space()
+            }.joined(separator: "," + space()) + "}"
+        }
+        return #"{"client": {"platform": "ios", "appVersion": "5.3.0", "revision": 7}, "events": ["# + spelled.joined(separator: "," + space()) + space() + "]}"
+    }
+
+    @Test func everySpellingReadsAsTheCompactOne() throws {
+        var generator = SplitMix(seed: 20_261_121)  // the same batches on every run
+        var accepted = 0, rejected = 0
+        for round in 0..<200 {
+            let events = Self.events(&generator)
+            let compact = try parse(Self.spell(events, loose: false, &generator))
+            let loose = try parse(Self.spell(events, loose: true, &generator))
+            #expect(loose.tallies == compact.tallies, "round \(round)")
+            #expect(loose.rejected == compact.rejected, "round \(round)")
+            #expect(loose.routes == compact.routes && loose.preconditions == compact.preconditions, "round \(round)")
+            accepted += compact.tallies.count
+            rejected += compact.rejected.count
+        }
+        // Both kinds are exercised in earnest.
+        #expect(accepted > 2_000 && rejected > 1_000, "\(accepted) accepted, \(rejected) rejected")
+        print("spellings: \(accepted) accepted, \(rejected) rejected")
     }
 }
