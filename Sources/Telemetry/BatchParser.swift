@@ -249,20 +249,16 @@ public struct BatchParser: Sendable {
                     // A key spelled plainly is matched in place; any other is read as a string.
                     var field = -1
                     var key: JSONScanner.Text?
-                    if let words = scanner.wordsAfterQuote() {
-                        for index in plain.fields.indices where scanner.consume(plain.fields[index], in: words) {
-                            field = index
-                            break
-                        }
-                    }
-                    if field < 0 {
+                    if let known = plain.fields.match(&scanner) {
+                        field = known
+                    } else {
                         key = try scanner.string()
                         field = Self.eventField(key!)
                     }
                     try scanner.expect(0x3A, "':'")
                     if field >= 0 {
-                        if seen & (1 << field) != 0 { fail("The field \"\(Self.fieldNames[field])\" appears twice.") }
-                        seen |= 1 << field
+                        if seen & (1 &<< field) != 0 { fail("The field \"\(Self.fieldNames[field])\" appears twice.") }
+                        seen |= 1 &<< field
                     }
                     switch field {
                     case 0:
@@ -270,17 +266,17 @@ public struct BatchParser: Sendable {
                         guard let time = text.withBytes({ Timestamp.parse($0, cache: &dayCache) }) else { fail("ts must be an RFC 3339 time such as \"2026-11-21T10:00:00Z\"."); continue }
                         seconds = time
                     case 1:
-                        guard let value = try enumerationValue(&scanner, plain.entryPoints, Self.entryPoint) else {
+                        guard let value = try enumerationValue(plain.entryPoints.match(&scanner), &scanner, Self.entryPoint) else {
                             fail("entry must be universalLink, scheme, push or inApp."); continue
                         }
                         entry = value
                     case 2:
-                        guard let value = try enumerationValue(&scanner, plain.outcomes, Self.outcome) else {
+                        guard let value = try enumerationValue(plain.outcomes.match(&scanner), &scanner, Self.outcome) else {
                             fail("outcome must be proceed, gated or notFound."); continue
                         }
                         outcome = value
                     case 3:
-                        guard let value = try enumerationValue(&scanner, plain.reasons, Self.reason) else {
+                        guard let value = try enumerationValue(plain.reasons.match(&scanner), &scanner, Self.reason) else {
                             fail("reason must be malformed, unknownRoute, validationFailed or expired."); continue
                         }
                         reason = value
@@ -335,14 +331,11 @@ public struct BatchParser: Sendable {
             return nil
         }
 
-        /// The value of an enumeration: one of `plain` matched in place, or else the string read
-        /// and named by `named`; nil (the value skipped) when it is neither.
+        /// The value of an enumeration: `plain` when it was matched in place, or else the string
+        /// read and named by `named`; nil (the value skipped) when it is neither.
         @inline(__always)
-        func enumerationValue<let count: Int, Value>(_ scanner: inout JSONScanner, _ plain: InlineArray<count, (PlainString, Value)>,
-                                                     _ named: (JSONScanner.Text) -> Value?) throws(JSONScanner.Malformed) -> Value? {
-            if let words = scanner.wordsAfterQuote() {
-                for index in plain.indices where scanner.consume(plain[index].0, in: words) { return plain[index].1 }
-            }
+        func enumerationValue<Value>(_ plain: Value?, _ scanner: inout JSONScanner, _ named: (JSONScanner.Text) -> Value?) throws(JSONScanner.Malformed) -> Value? {
+            if let plain { return plain }
             guard let text = try stringValue(&scanner) else { return nil }
             return named(text)
         }
@@ -418,25 +411,40 @@ public struct BatchParser: Sendable {
     }
 }
 
-/// The names an event is usually spelled with, matched in place (`PlainString`): its fields,
-/// by number, and the values of its enumerations that fit (`validationFailed` does not, and
-/// is read by `reason(_:)`). Inline arrays, so a parse reads them without reference counting.
-struct PlainNames {
+/// The names an event is usually spelled with, matched in place: its fields, by number, and
+/// the values of its enumerations that fit a `PlainString` (`validationFailed` does not, and
+/// is read by `reason(_:)`).
+struct PlainNames: Sendable {
     static let shared = PlainNames()
 
-    let fields: InlineArray<8, PlainString> = [
-        PlainString("ts"), PlainString("entry"), PlainString("outcome"), PlainString("reason"),
-        PlainString("route"), PlainString("destination"), PlainString("precondition"), PlainString("count"),
-    ]
-    let entryPoints: InlineArray<4, (PlainString, EntryPoint)> = [
-        (PlainString("universalLink"), .universalLink), (PlainString("scheme"), .scheme), (PlainString("push"), .push), (PlainString("inApp"), .inApp),
-    ]
-    let outcomes: InlineArray<3, (PlainString, Outcome)> = [
-        (PlainString("proceed"), .proceed), (PlainString("gated"), .gated), (PlainString("notFound"), .notFound),
-    ]
-    let reasons: InlineArray<3, (PlainString, FailureReason)> = [
-        (PlainString("malformed"), .malformed), (PlainString("unknownRoute"), .unknownRoute), (PlainString("expired"), .expired),
-    ]
+    let fields = PlainTable<Int>([
+        ("ts", 0), ("entry", 1), ("outcome", 2), ("reason", 3), ("route", 4), ("destination", 5), ("precondition", 6), ("count", 7),
+    ])
+    let entryPoints = PlainTable<EntryPoint>([("universalLink", .universalLink), ("scheme", .scheme), ("push", .push), ("inApp", .inApp)])
+    let outcomes = PlainTable<Outcome>([("proceed", .proceed), ("gated", .gated), ("notFound", .notFound)])
+    let reasons = PlainTable<FailureReason>([("malformed", .malformed), ("unknownRoute", .unknownRoute), ("expired", .expired)])
+}
+
+/// Strings matched in place and what each stands for. The entries are allocated once, for
+/// the life of the process, and never written again: a parse reads them through a pointer,
+/// with no copy and no reference counting.
+struct PlainTable<Value: Sendable>: @unchecked Sendable {
+    private let entries: UnsafeBufferPointer<(PlainString, Value)>
+
+    init(_ list: [(StaticString, Value)]) {
+        let entries = UnsafeMutableBufferPointer<(PlainString, Value)>.allocate(capacity: list.count)
+        _ = entries.initialize(from: list.map { (PlainString($0.0), $0.1) })
+        self.entries = UnsafeBufferPointer(entries)
+    }
+
+    /// The value of the string next when it is one of these spelled plainly (consumed);
+    /// nil when it is not, with nothing consumed.
+    @inline(__always)
+    func match(_ scanner: inout JSONScanner) -> Value? {
+        guard let words = scanner.wordsAfterQuote() else { return nil }
+        for entry in entries where scanner.consume(entry.0, in: words) { return entry.1 }
+        return nil
+    }
 }
 
 /// Vocabulary index → batch-local slot. A batch names a handful of routes: a short list
@@ -498,8 +506,8 @@ public enum Timestamp {
             cache.prefix = prefix
             cache.days = days
         }
-        guard bytes[10] | 0x20 == 0x74, let hour = digits(11, 2), bytes[13] == 0x3A, let minute = digits(14, 2),
-              bytes[16] == 0x3A, let second = digits(17, 2), hour <= 23, minute <= 59, second <= 60 else { return nil }
+        guard bytes[10] | 0x20 == 0x74, let (hour, minute, second) = clock(UInt64(littleEndian: UnsafeRawPointer(base + 11).loadUnaligned(as: UInt64.self))),
+              hour <= 23, minute <= 59, second <= 60 else { return nil }
         var index = 19
         if bytes[index] == 0x2E {
             index += 1
@@ -521,6 +529,22 @@ public enum Timestamp {
         }
         guard index == bytes.count else { return nil }
         return days * 86_400 + hour * 3_600 + minute * 60 + min(second, 59) - offset
+    }
+
+    /// `HH:MM:SS`, eight bytes read as one little-endian word, to its three numbers; nil
+    /// unless it is two digits, a colon, two digits, a colon and two digits.
+    @inline(__always)
+    static func clock(_ word: UInt64) -> (hour: Int, minute: Int, second: Int)? {
+        let digitBytes: UInt64 = 0xFFFF_00FF_FF00_FFFF, colons: UInt64 = 0x0000_3A00_003A_0000
+        let zeros: UInt64 = 0x3030_0030_3000_3030, nibbles: UInt64 = 0xF0F0_F0F0_F0F0_F0F0
+        // A digit is 0x30–0x39: its high nibble is 3, and stays 3 when 6 is added (no byte
+        // can carry into the next once every high nibble is 3).
+        let digits = word & digitBytes
+        guard word & ~digitBytes == colons, digits & nibbles == zeros, (digits &+ 0x0606_0006_0600_0606) & nibbles == zeros else { return nil }
+        // Each pair's value, tens × 10 + units, lands in the byte of its tens (at most 99).
+        let values = word & 0x0F0F_000F_0F00_0F0F
+        let pairs = values &* 10 &+ values >> 8
+        return (Int(pairs & 0xFF), Int(pairs >> 24 & 0xFF), Int(pairs >> 48 & 0xFF))
     }
 
     static func daysIn(month: Int, year: Int) -> Int {

@@ -124,9 +124,32 @@ public struct NameTable: Sendable {
         }
     }
 
+    /// Eight bytes at a time, each word mixed into the hash by a full-width multiply. A name
+    /// of eight bytes or more ends with the word of its last eight bytes; a shorter one is
+    /// read as two overlapping halves (4 to 7 bytes) or as its first, middle and last bytes,
+    /// as wyhash reads short keys.
     static func hash(_ bytes: UnsafeBufferPointer<UInt8>) -> UInt64 {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
-        return hash
+        @inline(__always) func mix(_ hash: UInt64, _ word: UInt64) -> UInt64 {
+            // The full 128-bit product, halves folded: the low half's low bits see only the
+            // low bits of the input, the high half sees all of them.
+            let (high, low) = (hash ^ word).multipliedFullWidth(by: 0x9E37_79B9_7F4A_7C15)
+            return high ^ low
+        }
+        var hash = UInt64(bytes.count)
+        guard let base = bytes.baseAddress else { return mix(hash, 0) }
+        let raw = UnsafeRawPointer(base)
+        guard bytes.count >= 8 else {
+            if bytes.count >= 4 {
+                let low = raw.loadUnaligned(as: UInt32.self), high = raw.loadUnaligned(fromByteOffset: bytes.count - 4, as: UInt32.self)
+                return mix(hash, UInt64(low) | UInt64(high) << 32)
+            }
+            return mix(hash, UInt64(base[0]) << 16 | UInt64(base[bytes.count / 2]) << 8 | UInt64(base[bytes.count - 1]))
+        }
+        var offset = 0
+        while offset + 8 < bytes.count {
+            hash = mix(hash, raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
+            offset += 8
+        }
+        return mix(hash, raw.loadUnaligned(fromByteOffset: bytes.count - 8, as: UInt64.self))
     }
 }

@@ -94,7 +94,22 @@ struct JSONScanner {
     }
 
     /// After a member or element: true if another follows (`,`), false at `close`.
+    @inline(__always)
     mutating func more(close: UInt8) throws(Malformed) -> Bool {
+        if offset < bytes.count {
+            if bytes[offset] == 0x2C {
+                offset += 1
+                return true
+            }
+            if bytes[offset] == close {
+                offset += 1
+                return false
+            }
+        }
+        return try moreAfterSpace(close: close)
+    }
+
+    private mutating func moreAfterSpace(close: UInt8) throws(Malformed) -> Bool {
         switch peek() {
         case 0x2C?:
             offset += 1
@@ -386,7 +401,7 @@ struct JSONScanner {
 /// A string of up to 15 bytes as the scanner meets it in a body: the bytes after its
 /// opening quote, closing quote included, as two little-endian words, with masks that keep
 /// only those bytes. Matching it is two comparisons, whatever its length.
-struct PlainString {
+struct PlainString: Sendable {
     let words: (UInt64, UInt64)
     let masks: (UInt64, UInt64)
     /// The bytes after the opening quote, closing quote included.

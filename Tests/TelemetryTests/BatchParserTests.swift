@@ -224,6 +224,34 @@ struct TimestampTests {
         }
     }
 
+    /// The clock `HH:MM:SS` is checked eight bytes at once: every byte value at each of its
+    /// positions must be judged as a byte-by-byte reading judges it.
+    @Test func everyByteOfTheClock() {
+        func reference(_ clock: [UInt8]) -> Int? {
+            func pair(_ at: Int) -> Int? {
+                guard (0x30...0x39).contains(clock[at]), (0x30...0x39).contains(clock[at + 1]) else { return nil }
+                return Int(clock[at] - 0x30) * 10 + Int(clock[at + 1] - 0x30)
+            }
+            guard let hour = pair(0), clock[2] == 0x3A, let minute = pair(3), clock[5] == 0x3A, let second = pair(6),
+                  hour <= 23, minute <= 59, second <= 60 else { return nil }
+            return testNow - 12 * 3_600 + hour * 3_600 + minute * 60 + min(second, 59)
+        }
+        var checked = 0
+        for base in ["12:34:56", "00:00:00", "23:59:60", "09:09:09"] {
+            for position in 0..<8 {
+                for byte in UInt8.min...UInt8.max {
+                    var clock = Array(base.utf8)
+                    clock[position] = byte
+                    let text = Array("2026-11-21T".utf8) + clock + Array("Z".utf8)
+                    let ours = text.withUnsafeBufferPointer { Timestamp.parse($0) }
+                    #expect(ours == reference(clock), "\(base), byte \(byte) at \(position)")
+                    checked += 1
+                }
+            }
+        }
+        #expect(checked == 8_192)
+    }
+
     @Test func formatsWhatItParses() {
         var early = Timestamp.format(-56_000_000_000)
         #expect(early.hasPrefix("0195-"), "years before 1000 keep four digits: \(early)")
