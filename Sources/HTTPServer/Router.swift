@@ -34,6 +34,9 @@ public struct Router: Sendable {
     private struct Entry: Sendable {
         var method: String
         var segments: [Segment]
+        /// The whole path when it has no parameters (`/v1/telemetry`): matched as bytes,
+        /// without splitting the request's path.
+        var literalPath: [UInt8]?
         var maximumBody: Int?
         var work: Work
     }
@@ -60,7 +63,11 @@ public struct Router: Sendable {
         let segments = path.split(separator: "/").map { part -> Segment in
             part.first == ":" ? .parameter(String(part.dropFirst())) : .literal(String(part))
         }
-        entries.append(Entry(method: method, segments: segments, maximumBody: maximumBody, work: work))
+        let literals = segments.compactMap { segment -> String? in
+            if case .literal(let text) = segment { text } else { nil }
+        }
+        let literalPath = literals.count == segments.count ? Array(("/" + literals.joined(separator: "/")).utf8) : nil
+        entries.append(Entry(method: method, segments: segments, literalPath: literalPath, maximumBody: maximumBody, work: work))
     }
 
     /// Method and path pattern of each route, in the order added (metrics label them so).
@@ -82,11 +89,11 @@ public struct Router: Sendable {
 
     /// - Complexity: O(routes × segments); a service has a few dozen routes.
     func match(method: String, path: Substring) -> Match {
-        let segments = Self.segments(of: path)
+        var segments: [Substring]?
         var allowed: [String] = []
-        // By index, the segment count first: an entry is not copied unless its path binds.
-        for index in entries.indices where entries[index].segments.count == segments.count {
-            guard let parameters = Self.bind(entries[index].segments, to: segments) else { continue }
+        // By index: an entry is not copied unless its path binds.
+        for index in entries.indices {
+            guard let parameters = binding(index, path: path, segments: &segments) else { continue }
             let entryMethod = entries[index].method
             if entryMethod == method || (method == "HEAD" && entryMethod == "GET") {
                 return .found(entries[index].work, parameters, route: index)
@@ -104,11 +111,35 @@ public struct Router: Sendable {
     public func maximumBody(for head: HTTPRequestHead) -> Int? {
         // Without Content-Length or Transfer-Encoding there is no body to limit.
         guard head.headers["Content-Length"] != nil || head.headers["Transfer-Encoding"] != nil else { return nil }
-        let segments = Self.segments(of: head.path)
-        for index in entries.indices where entries[index].segments.count == segments.count && entries[index].method == head.method {
-            if Self.bind(entries[index].segments, to: segments) != nil { return entries[index].maximumBody }
+        var segments: [Substring]?
+        for index in entries.indices where entries[index].method == head.method {
+            if binding(index, path: head.path, segments: &segments) != nil { return entries[index].maximumBody }
         }
         return nil
+    }
+
+    /// The parameters with which entry `index` takes `path`, or nil when it does not. A
+    /// path without parameters is compared whole (a trailing slash ignored); the request's
+    /// `segments` are split on the first entry that has parameters, and kept.
+    private func binding(_ index: Int, path: Substring, segments: inout [Substring]?) -> RouteParameters? {
+        if let literal = entries[index].literalPath {
+            return Self.isPath(path, literal) ? RouteParameters() : nil
+        }
+        if segments == nil { segments = Self.segments(of: path) }
+        guard entries[index].segments.count == segments!.count else { return nil }
+        return Self.bind(entries[index].segments, to: segments!)
+    }
+
+    /// Whether `path` is `literal` (a path without parameters), or it with a trailing slash:
+    /// as `segments(of:)` splits them, the two give the same segments.
+    private static func isPath(_ path: Substring, _ literal: [UInt8]) -> Bool {
+        let equal = path.utf8.withContiguousStorageIfAvailable { bytes in
+            guard bytes.count == literal.count || (bytes.count == literal.count + 1 && bytes.last == 0x2F && literal.count > 1) else { return false }
+            return literal.withUnsafeBufferPointer { memcmp(bytes.baseAddress!, $0.baseAddress!, literal.count) == 0 }
+        }
+        if let equal { return equal }
+        let bytes = Array(path.utf8)
+        return bytes == literal || (bytes.count > 1 && bytes.dropLast() == literal[...] && bytes.last == 0x2F && literal.count > 1)
     }
 
     /// `route` is the index of the route taken, -1 when none was.
