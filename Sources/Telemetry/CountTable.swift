@@ -1,12 +1,17 @@
 /// Counts by packed key (see `TelemetryDimension`): open addressing with linear probing
-/// in two flat arrays, Fibonacci hashing, at most 70% full. The group commit adds every
+/// in one flat array of key–count pairs, Fibonacci hashing, at most 70% full. The group commit adds every
 /// accepted tally to two of these (its minute and its hour), so this replaces a
 /// `Dictionary`, whose per-lookup SipHash was a tenth of the ingest profile.
 ///
 /// A count of 0 marks an empty slot, so only positive amounts may be added.
 public struct CountTable: Sendable, Sequence, Equatable {
-    private var keys: [UInt64]
-    private var values: [UInt64]
+    fileprivate struct Slot {
+        var key: UInt64
+        /// 0: the slot is empty.
+        var count: UInt64
+    }
+
+    private var slots: [Slot]
     private var shift: UInt64
     /// Keys held.
     public private(set) var count = 0
@@ -14,70 +19,77 @@ public struct CountTable: Sendable, Sequence, Equatable {
     public init(minimumCapacity: Int = 0) {
         var capacity = 8
         while capacity * 7 < minimumCapacity * 10 { capacity *= 2 }
-        keys = Array(repeating: 0, count: capacity)
-        values = Array(repeating: 0, count: capacity)
+        slots = Array(repeating: Slot(key: 0, count: 0), count: capacity)
         shift = UInt64(64 - capacity.trailingZeroBitCount)
     }
 
     public var isEmpty: Bool { count == 0 }
 
     @inline(__always)
-    private func home(_ key: UInt64) -> Int { Int(truncatingIfNeeded: (key &* 0x9E37_79B9_7F4A_7C15) >> shift) }
+    private static func home(_ key: UInt64, shift: UInt64) -> Int { Int(truncatingIfNeeded: (key &* 0x9E37_79B9_7F4A_7C15) >> shift) }
 
     /// Adds `amount` (> 0) to `key`'s count.
     public mutating func add(_ key: UInt64, _ amount: UInt64) {
-        precondition(amount > 0, "a count of 0 would mark the slot empty")
-        if (count + 1) * 10 > values.count * 7 { grow() }
-        let mask = values.count - 1
-        var slot = home(key)
-        keys.withUnsafeMutableBufferPointer { keys in
-            values.withUnsafeMutableBufferPointer { values in
-                while values[slot] != 0 {
-                    if keys[slot] == key {
-                        values[slot] &+= amount
-                        return
-                    }
-                    slot = (slot + 1) & mask
+        add(CollectionOfOne(key)) { ($0, amount) }
+    }
+
+    /// Adds each item's amount (> 0) to its key's count: room is made for all of them
+    /// first, then they are added in one pass over the slots.
+    @inline(__always)
+    public mutating func add<Items: Collection>(_ items: Items, _ keyAndAmount: (Items.Element) -> (key: UInt64, amount: UInt64)) {
+        while (count + items.count) * 10 > slots.count * 7 { grow() }
+        let shift = shift
+        let added = slots.withUnsafeMutableBufferPointer { slots in
+            let mask = slots.count &- 1
+            var added = 0
+            for item in items {
+                let (key, amount) = keyAndAmount(item)
+                precondition(amount > 0, "a count of 0 would mark the slot empty")
+                var slot = Self.home(key, shift: shift)
+                while slots[slot].count != 0, slots[slot].key != key { slot = (slot &+ 1) & mask }
+                if slots[slot].count == 0 {
+                    slots[slot].key = key
+                    added &+= 1
                 }
-                keys[slot] = key
-                values[slot] = amount
-                count += 1
+                slots[slot].count &+= amount
             }
+            return added
         }
+        count += added
     }
 
     /// The count of `key`, 0 when it has none.
     public subscript(key: UInt64) -> UInt64 {
-        let mask = values.count - 1
-        var slot = home(key)
-        while values[slot] != 0 {
-            if keys[slot] == key { return values[slot] }
+        let mask = slots.count - 1
+        var slot = Self.home(key, shift: shift)
+        while slots[slot].count != 0 {
+            if slots[slot].key == key { return slots[slot].count }
             slot = (slot + 1) & mask
         }
         return 0
     }
 
     private mutating func grow() {
-        var larger = CountTable(minimumCapacity: values.count)  // twice the slots: 8 → 16 …
-        while larger.values.count <= values.count { larger = CountTable(minimumCapacity: larger.values.count) }
+        var larger = CountTable(minimumCapacity: slots.count)  // twice the slots: 8 → 16 …
+        while larger.slots.count <= slots.count { larger = CountTable(minimumCapacity: larger.slots.count) }
         for (key, amount) in self { larger.add(key, amount) }
         self = larger
     }
 
     public struct Iterator: IteratorProtocol {
-        let keys: [UInt64], values: [UInt64]
+        fileprivate let slots: [Slot]
         var slot = 0
 
         public mutating func next() -> (key: UInt64, count: UInt64)? {
-            while slot < values.count {
+            while slot < slots.count {
                 defer { slot += 1 }
-                if values[slot] != 0 { return (keys[slot], values[slot]) }
+                if slots[slot].count != 0 { return (slots[slot].key, slots[slot].count) }
             }
             return nil
         }
     }
 
-    public func makeIterator() -> Iterator { Iterator(keys: keys, values: values) }
+    public func makeIterator() -> Iterator { Iterator(slots: slots) }
 
     public var underestimatedCount: Int { count }
 

@@ -50,10 +50,10 @@ public struct Counts: Sendable {
             return fixed | UInt64(tally.entry) << 1 | UInt64(tally.outcome) << 3 | UInt64(tally.reason) << 5 | precondition << 8 | route << 46
         }
         func add(_ run: ArraySlice<Tally>, to bucket: inout CountTable) {
-            for tally in run { bucket.add(key(tally), UInt64(tally.count)) }
+            bucket.add(run) { (key($0), UInt64($0.count)) }
         }
         if live {
-            for tally in tallies { sinceStart.add(key(tally) & Self.metricMask, UInt64(tally.count)) }
+            sinceStart.add(tallies) { (key($0) & Self.metricMask, UInt64($0.count)) }
         }
         var start = tallies.startIndex
         while start < tallies.endIndex {
@@ -133,7 +133,15 @@ public struct Counts: Sendable {
 /// Names to small ids, grow-only and capped; the first ids are reserved.
 struct Interner: Sendable {
     private(set) var names: [[UInt8]]
-    private var ids: [[UInt8]: UInt64] = [:]
+    private var ids: [Key: UInt64] = [:]
+
+    /// A name as a dictionary key, hashed as one word (`NameTable.hash`): `Hasher` fed a
+    /// name byte by byte was most of interning a batch's names.
+    private struct Key: Hashable {
+        let bytes: [UInt8]
+
+        func hash(into hasher: inout Hasher) { hasher.combine(bytes.withUnsafeBufferPointer(NameTable.hash)) }
+    }
     let reserved: Int
     let capacity: Int
 
@@ -145,22 +153,22 @@ struct Interner: Sendable {
 
     /// The id of `name`, interning it if there is room; `other` (the last reserved id) if not.
     mutating func id(for name: [UInt8]) -> UInt64 {
-        if let id = ids[name] { return id }
+        if let id = ids[Key(bytes: name)] { return id }
         guard names.count - reserved < capacity else { return UInt64(reserved - 1) }
         let id = UInt64(names.count)
         names.append(name)
-        ids[name] = id
+        ids[Key(bytes: name)] = id
         return id
     }
 
     /// Re-interns a name from a snapshot, whatever the cap now is: the stored counts use its id.
     mutating func restore(_ name: [UInt8]) {
-        ids[name] = UInt64(names.count)
+        ids[Key(bytes: name)] = UInt64(names.count)
         names.append(name)
     }
 
     func existingID(for name: [UInt8]) -> UInt64? {
-        if let id = ids[name] { return id }
+        if let id = ids[Key(bytes: name)] { return id }
         return names[0..<reserved].firstIndex(of: name).map(UInt64.init)
     }
 
