@@ -131,14 +131,23 @@ public struct HTTPRequestHead: Hashable, Sendable {
     /// The target's path, without the query. (Found on UTF-8 bytes: the target is ASCII.)
     public var path: Substring {
         let utf8 = target.utf8
-        return Substring(utf8[..<(utf8.firstIndex(of: 0x3F) ?? utf8.endIndex)])
+        return Substring(utf8[..<(questionMark ?? utf8.endIndex)])
     }
 
     /// The target's query, without `?`; nil when there is none.
     public var query: Substring? {
         let utf8 = target.utf8
-        guard let mark = utf8.firstIndex(of: 0x3F) else { return nil }
+        guard let mark = questionMark else { return nil }
         return Substring(utf8[utf8.index(after: mark)...])
+    }
+
+    /// Where the query starts, found on the target's contiguous bytes (as a parsed target's
+    /// are): the generic search over a `UTF8View` cost about 400 instructions a request.
+    private var questionMark: String.Index? {
+        let utf8 = target.utf8
+        let offset = utf8.withContiguousStorageIfAvailable { bytes in bytes.firstIndex(of: 0x3F) }
+        guard let offset else { return utf8.firstIndex(of: 0x3F) }
+        return offset.map { utf8.index(utf8.startIndex, offsetBy: $0) }
     }
 
     /// RFC 9112 §9.3: HTTP/1.1 persists unless `close`; HTTP/1.0 only with `keep-alive`.

@@ -37,6 +37,9 @@ public struct Router: Sendable {
         /// The whole path when it has no parameters (`/v1/telemetry`): matched as bytes,
         /// without splitting the request's path.
         var literalPath: [UInt8]?
+        /// What a path must start with to reach a route with parameters: its literal segments
+        /// before the first parameter (`/v1/revisions/` of `/v1/revisions/:number`).
+        var literalPrefix: [UInt8]
         var maximumBody: Int?
         var work: Work
     }
@@ -67,7 +70,10 @@ public struct Router: Sendable {
             if case .literal(let text) = segment { text } else { nil }
         }
         let literalPath = literals.count == segments.count ? Array(("/" + literals.joined(separator: "/")).utf8) : nil
-        entries.append(Entry(method: method, segments: segments, literalPath: literalPath, maximumBody: maximumBody, work: work))
+        let leading = segments.prefix { if case .literal = $0 { true } else { false } }.count
+        let literalPrefix = Array(("/" + literals.prefix(leading).map { $0 + "/" }.joined()).utf8)
+        entries.append(Entry(method: method, segments: segments, literalPath: literalPath, literalPrefix: literalPrefix,
+                             maximumBody: maximumBody, work: work))
     }
 
     /// Method and path pattern of each route, in the order added (metrics label them so).
@@ -111,9 +117,10 @@ public struct Router: Sendable {
     public func maximumBody(for head: HTTPRequestHead) -> Int? {
         // Without Content-Length or Transfer-Encoding there is no body to limit.
         guard head.headers["Content-Length"] != nil || head.headers["Transfer-Encoding"] != nil else { return nil }
+        let path = head.path
         var segments: [Substring]?
         for index in entries.indices where entries[index].method == head.method {
-            if binding(index, path: head.path, segments: &segments) != nil { return entries[index].maximumBody }
+            if binding(index, path: path, segments: &segments) != nil { return entries[index].maximumBody }
         }
         return nil
     }
@@ -125,9 +132,17 @@ public struct Router: Sendable {
         if let literal = entries[index].literalPath {
             return Self.isPath(path, literal) ? RouteParameters() : nil
         }
+        guard Self.hasPrefix(path, entries[index].literalPrefix) else { return nil }
         if segments == nil { segments = Self.segments(of: path) }
         guard entries[index].segments.count == segments!.count else { return nil }
         return Self.bind(entries[index].segments, to: segments!)
+    }
+
+    private static func hasPrefix(_ path: Substring, _ prefix: [UInt8]) -> Bool {
+        let starts = path.utf8.withContiguousStorageIfAvailable { bytes in
+            bytes.count >= prefix.count && prefix.withUnsafeBufferPointer { memcmp(bytes.baseAddress!, $0.baseAddress!, prefix.count) == 0 }
+        }
+        return starts ?? path.utf8.starts(with: prefix)
     }
 
     /// Whether `path` is `literal` (a path without parameters), or it with a trailing slash:

@@ -58,3 +58,25 @@ struct Xorshift: RandomNumberGenerator {
         return state
     }
 }
+
+/// A request target split at its first `?` into path and query.
+@Suite("Request targets")
+struct RequestTargetTests {
+    static let rows: [(String, String, String?)] = [
+        ("/v1/manifest?platform=ios&version=5.3.0", "/v1/manifest", "platform=ios&version=5.3.0"),
+        ("/v1/manifest", "/v1/manifest", nil),
+        ("/v1/manifest?", "/v1/manifest", ""),
+        ("/?a?b", "/", "a?b"),
+        ("?x", "", "x"),
+        ("*", "*", nil),
+        ("/" + String(repeating: "segment/", count: 40) + "?q=" + String(repeating: "v", count: 300), "/" + String(repeating: "segment/", count: 40),
+         "q=" + String(repeating: "v", count: 300)),
+    ]
+
+    @Test(arguments: rows)
+    func splitsAtTheFirstQuestionMark(_ target: String, _ path: String, _ query: String?) {
+        let head = HTTPRequestHead(method: "GET", target: target)
+        #expect(head.path == path[...])
+        #expect(head.query.map(String.init) == query)
+    }
+}
