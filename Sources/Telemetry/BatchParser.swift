@@ -425,16 +425,28 @@ struct PlainNames: Sendable {
     let reasons = PlainTable<FailureReason>([("malformed", .malformed), ("unknownRoute", .unknownRoute), ("expired", .expired)])
 }
 
-/// Strings matched in place and what each stands for. The entries are allocated once, for
-/// the life of the process, and never written again: a parse reads them through a pointer,
-/// with no copy and no reference counting.
+/// Strings matched in place and what each stands for, with the entry to try for each
+/// first byte (one comparison when no other entry starts with that byte). Allocated once,
+/// for the life of the process, and never written again: a parse reads the tables through
+/// pointers, with no copy and no reference counting.
 struct PlainTable<Value: Sendable>: @unchecked Sendable {
     private let entries: UnsafeBufferPointer<(PlainString, Value)>
+    /// First byte → the index of the only entry starting with it; -1 none, -2 several.
+    private let byFirstByte: UnsafeBufferPointer<Int8>
 
     init(_ list: [(StaticString, Value)]) {
+        precondition(list.count < 127 && list.allSatisfy { $0.0.utf8CodeUnitCount > 0 })
         let entries = UnsafeMutableBufferPointer<(PlainString, Value)>.allocate(capacity: list.count)
         _ = entries.initialize(from: list.map { (PlainString($0.0), $0.1) })
+        var firsts = [Int8](repeating: -1, count: 256)
+        for (index, (name, _)) in list.enumerated() {
+            let first = Int(name.utf8Start.pointee)
+            firsts[first] = firsts[first] == -1 ? Int8(index) : -2
+        }
+        let byFirstByte = UnsafeMutableBufferPointer<Int8>.allocate(capacity: 256)
+        _ = byFirstByte.initialize(from: firsts)
         self.entries = UnsafeBufferPointer(entries)
+        self.byFirstByte = UnsafeBufferPointer(byFirstByte)
     }
 
     /// The value of the string next when it is one of these spelled plainly (consumed);
@@ -442,6 +454,9 @@ struct PlainTable<Value: Sendable>: @unchecked Sendable {
     @inline(__always)
     func match(_ scanner: inout JSONScanner) -> Value? {
         guard let words = scanner.wordsAfterQuote() else { return nil }
+        let pick = Int(byFirstByte[Int(words.0 & 0xFF)])
+        if pick >= 0 { return scanner.consume(entries[pick].0, in: words) ? entries[pick].1 : nil }
+        if pick == -1 { return nil }
         for entry in entries where scanner.consume(entry.0, in: words) { return entry.1 }
         return nil
     }
