@@ -465,21 +465,20 @@ struct PlainTable<Value: Sendable>: @unchecked Sendable {
 /// Vocabulary index → batch-local slot. A batch names a handful of routes: a short list
 /// scanned in order, and a dictionary only once it grows past that.
 struct Slots {
-    private var indices: [Int] = []
-    private var slots: [UInt16] = []
+    private var list: [(index: Int, slot: UInt16)] = []
     private var large: [Int: UInt16]?
 
     func slot(of index: Int) -> UInt16? {
         if let large { return large[index] }
-        for position in indices.indices where indices[position] == index { return slots[position] }
+        for entry in list where entry.index == index { return entry.slot }
         return nil
     }
 
     mutating func add(_ index: Int, _ slot: UInt16) {
         if large != nil { large![index] = slot; return }
-        indices.append(index)
-        slots.append(slot)
-        if indices.count > 32 { large = Dictionary(uniqueKeysWithValues: zip(indices, slots)) }
+        if list.isEmpty { list.reserveCapacity(16) }
+        list.append((index, slot))
+        if list.count > 32 { large = Dictionary(uniqueKeysWithValues: list.map { ($0.index, $0.slot) }) }
     }
 }
 
