@@ -257,7 +257,7 @@ public struct BatchParser: Sendable {
                     }
                     try scanner.expect(0x3A, "':'")
                     if field >= 0 {
-                        if seen & (1 &<< field) != 0 { fail("The field \"\(Self.fieldNames[field])\" appears twice.") }
+                        if seen & (1 &<< field) != 0 { fail("The field \"\(PlainNames.fieldNames[field])\" appears twice.") }
                         seen |= 1 &<< field
                     }
                     switch field {
@@ -360,23 +360,9 @@ public struct BatchParser: Sendable {
             return slot
         }
 
-        /// The fields of an event, by number (`eventField`).
-        static let fieldNames = ["ts", "entry", "outcome", "reason", "route", "destination", "precondition", "count"]
-
+        /// The number of a field read as a string (spelled with escapes, or unknown: -1).
         static func eventField(_ key: JSONScanner.Text) -> Int {
-            key.withBytes { bytes in
-                switch bytes.count {
-                case 2 where bytes[0] == 0x74 && bytes[1] == 0x73: 0  // ts
-                case 5 where key.equals("entry"): 1
-                case 5 where key.equals("route"): 4
-                case 5 where key.equals("count"): 7
-                case 6 where key.equals("reason"): 3
-                case 7 where key.equals("outcome"): 2
-                case 11 where key.equals("destination"): 5
-                case 12 where key.equals("precondition"): 6
-                default: -1
-                }
-            }
+            PlainNames.fieldNames.firstIndex { key.equals($0) } ?? -1
         }
 
         // The names of each enumeration have distinct lengths: one comparison each.
@@ -417,9 +403,11 @@ public struct BatchParser: Sendable {
 struct PlainNames: Sendable {
     static let shared = PlainNames()
 
-    let fields = PlainTable<Int>([
-        ("ts", 0), ("entry", 1), ("outcome", 2), ("reason", 3), ("route", 4), ("destination", 5), ("precondition", 6), ("count", 7),
-    ])
+    /// The fields of an event, by number: the cases of the switch in `event`, the bits of
+    /// its `seen`.
+    static let fieldNames: [StaticString] = ["ts", "entry", "outcome", "reason", "route", "destination", "precondition", "count"]
+
+    let fields = PlainTable<Int>(fieldNames.enumerated().map { ($1, $0) })
     let entryPoints = PlainTable<EntryPoint>([("universalLink", .universalLink), ("scheme", .scheme), ("push", .push), ("inApp", .inApp)])
     let outcomes = PlainTable<Outcome>([("proceed", .proceed), ("gated", .gated), ("notFound", .notFound)])
     let reasons = PlainTable<FailureReason>([("malformed", .malformed), ("unknownRoute", .unknownRoute), ("expired", .expired)])

@@ -1,7 +1,7 @@
 /// Counts by packed key (see `TelemetryDimension`): open addressing with linear probing
-/// in one flat array of key–count pairs, Fibonacci hashing, at most 70% full. The group commit adds every
-/// accepted tally to two of these (its minute and its hour), so this replaces a
-/// `Dictionary`, whose per-lookup SipHash was a tenth of the ingest profile.
+/// in one flat array of key–count pairs, Fibonacci hashing, at most 70% full. The group
+/// commit adds every accepted tally to two of these (its minute and its hour), so this
+/// replaces a `Dictionary`, whose per-lookup SipHash was a tenth of the ingest profile.
 ///
 /// A count of 0 marks an empty slot, so only positive amounts may be added.
 public struct CountTable: Sendable, Sequence, Equatable {
@@ -25,6 +25,10 @@ public struct CountTable: Sendable, Sequence, Equatable {
 
     public var isEmpty: Bool { count == 0 }
 
+    /// Slots allocated (for tests: a run added at once grows the table as its items one by
+    /// one would).
+    var capacity: Int { slots.count }
+
     @inline(__always)
     private static func home(_ key: UInt64, shift: UInt64) -> Int { Int(truncatingIfNeeded: (key &* 0x9E37_79B9_7F4A_7C15) >> shift) }
 
@@ -33,29 +37,37 @@ public struct CountTable: Sendable, Sequence, Equatable {
         add(CollectionOfOne(key)) { ($0, amount) }
     }
 
-    /// Adds each item's amount (> 0) to its key's count: room is made for all of them
-    /// first, then they are added in one pass over the slots.
+    /// Adds each item's amount (> 0) to its key's count, in one pass over the slots; the
+    /// pass stops to grow the table when a new key would fill it past 70%, as adding the
+    /// items one by one would.
     @inline(__always)
     public mutating func add<Items: Collection>(_ items: Items, _ keyAndAmount: (Items.Element) -> (key: UInt64, amount: UInt64)) {
-        while (count + items.count) * 10 > slots.count * 7 { grow() }
-        let shift = shift
-        let added = slots.withUnsafeMutableBufferPointer { slots in
-            let mask = slots.count &- 1
-            var added = 0
-            for item in items {
-                let (key, amount) = keyAndAmount(item)
-                precondition(amount > 0, "a count of 0 would mark the slot empty")
-                var slot = Self.home(key, shift: shift)
-                while slots[slot].count != 0, slots[slot].key != key { slot = (slot &+ 1) & mask }
-                if slots[slot].count == 0 {
-                    slots[slot].key = key
-                    added &+= 1
+        var next = items.startIndex
+        while true {
+            let shift = shift, held = count
+            let (stopped, added) = slots.withUnsafeMutableBufferPointer { slots in
+                let mask = slots.count &- 1, room = slots.count * 7
+                var index = next, added = 0
+                while index != items.endIndex {
+                    let (key, amount) = keyAndAmount(items[index])
+                    precondition(amount > 0, "a count of 0 would mark the slot empty")
+                    var slot = Self.home(key, shift: shift)
+                    while slots[slot].count != 0, slots[slot].key != key { slot = (slot &+ 1) & mask }
+                    if slots[slot].count == 0 {
+                        if (held + added + 1) * 10 > room { break }
+                        slots[slot].key = key
+                        added &+= 1
+                    }
+                    slots[slot].count &+= amount
+                    items.formIndex(after: &index)
                 }
-                slots[slot].count &+= amount
+                return (index, added)
             }
-            return added
+            count += added
+            guard stopped != items.endIndex else { return }
+            next = stopped
+            grow()
         }
-        count += added
     }
 
     /// The count of `key`, 0 when it has none.

@@ -252,6 +252,24 @@ struct CountTableTests {
             #expect(other != table)
         }
     }
+
+    /// Runs of tallies are added in one pass that stops to grow the table; the result, and
+    /// the room taken, must be those of adding each item alone.
+    @Test(arguments: [1, 5, 50, 400])
+    func aRunAddsAsItsItemsOneByOne(run: Int) {
+        var generator = SplitMix(seed: UInt64(run))
+        var bulk = CountTable(), single = CountTable()
+        for _ in 0..<60 {
+            // Runs repeating keys (as a batch's tallies do) among fresh ones.
+            let keys = (0..<run).map { _ in generator.next() % 3 == 0 ? generator.next() % 8 : generator.next() % 100_000 }
+            let items = keys.map { ($0, $0 % 7 + 1) }
+            bulk.add(items[...]) { $0 }
+            for (key, amount) in items { single.add(key, amount) }
+            #expect(bulk == single)
+            #expect(bulk.count == single.count)
+            #expect(bulk.capacity == single.capacity, "a run must not take more room than its keys need")
+        }
+    }
 }
 
 /// A small deterministic generator, so a failing case can be replayed.
