@@ -136,7 +136,7 @@ public struct NameTable: Sendable {
             return high ^ low
         }
         var hash = UInt64(bytes.count)
-        guard let base = bytes.baseAddress else { return mix(hash, 0) }
+        guard let base = bytes.baseAddress, !bytes.isEmpty else { return mix(hash, 0) }
         let raw = UnsafeRawPointer(base)
         guard bytes.count >= 8 else {
             if bytes.count >= 4 {
