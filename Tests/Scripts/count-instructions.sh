@@ -8,6 +8,7 @@
 #   manifest 200  the same without If-None-Match (35 KB answer, as in bench-http)
 #   telemetry     POST /v1/telemetry, a batch of 50 events (bench-telemetry's batches),
 #                 durable (the committer thread's work counted too)
+#   parser        the same batches through BatchParser.parse alone, in process
 # The counters are zeroed after a warm-up and dumped after each case. Kernel work (the
 # system calls themselves) is not counted: bench-http and bench-telemetry measure the whole.
 set -euo pipefail
@@ -94,3 +95,11 @@ case_ "GET /v1/manifest, 304" request 304 GET "/v1/manifest?platform=ios&version
 case_ "GET /v1/manifest, 200 (35 KB)" request 200 GET "/v1/manifest?platform=ios&version=5.3.0" - \
   "Authorization: Bearer $read_token"
 case_ "POST /v1/telemetry, 50 events" batch 202 POST /v1/telemetry "$batches" "Authorization: Bearer $write_token"
+
+# The batch parser alone, in process: TelemetryBench parses each of the 16 batches 20
+# times, and only BatchParser.parse is counted.
+valgrind --tool=callgrind --callgrind-out-file="$work/callgrind/parser.out" --toggle-collect='*BatchParser*parse*' \
+  "$bin/TelemetryBench" parse "$work/batches" 20 >/dev/null 2>&1
+# (awk reads to the end: an early exit would end callgrind_annotate with SIGPIPE.)
+total=$(callgrind_annotate "$work/callgrind/parser.out" 2>/dev/null | awk '/PROGRAM TOTALS/ && !done { gsub(",", "", $1); print $1; done = 1 }')
+printf "  %-34s %9d instructions per batch\n" "BatchParser.parse alone, 50 events" "$((total / 320))"
