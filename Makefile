@@ -112,7 +112,8 @@ bench-publish: deps
 bench-telemetry: deps
 	bash Tests/Scripts/bench-telemetry.sh
 
-# Instructions per request (manifest 304 and 200, a telemetry batch) under callgrind:
+# Instructions per request (manifest 304 and 200, a telemetry batch, the batch parser
+# alone) under callgrind:
 # repeatable on a busy machine, for judging a change to the request path.
 count-instructions: deps
 	bash Tests/Scripts/count-instructions.sh
