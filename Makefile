@@ -123,16 +123,23 @@ bench-events: deps
 	$(SWIFT) build -c release --product EventDeliveryBench
 	$(RELEASE)/EventDeliveryBench
 
-# libFuzzer with AddressSanitizer on HTTPCore's decoders, for FUZZ_SECONDS (default 60).
-# One --sanitize for SwiftPM plus -sanitize=fuzzer,address for swiftc: two --sanitize
-# flags silently drop coverage. A separate scratch path keeps the normal build untouched.
+# libFuzzer with AddressSanitizer, for FUZZ_SECONDS each (default 60): HTTPCore's decoders
+# (HTTPFuzz), then the telemetry batch parser (TelemetryFuzz, the body of POST
+# /v1/telemetry). One --sanitize for SwiftPM plus -sanitize=fuzzer,address for swiftc: two
+# --sanitize flags silently drop coverage. A separate scratch path keeps the normal build
+# untouched.
 FUZZ_SECONDS ?= 60
+FUZZ_BUILD = $(SWIFT) build --scratch-path .build-fuzz --sanitize=fuzzer -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library
 fuzz: deps
-	$(SWIFT) build --scratch-path .build-fuzz --product HTTPFuzz --sanitize=fuzzer \
-	  -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library
-	mkdir -p .build-fuzz/corpus && cp Tests/Fuzz/http-corpus/* .build-fuzz/corpus/
+	$(FUZZ_BUILD) --product HTTPFuzz
+	$(FUZZ_BUILD) --product TelemetryFuzz
+	mkdir -p .build-fuzz/corpus .build-fuzz/telemetry-corpus
+	cp Tests/Fuzz/http-corpus/* .build-fuzz/corpus/
+	cp Tests/Fuzz/telemetry-corpus/* .build-fuzz/telemetry-corpus/
 	SWIFT_BACKTRACE=enable=no .build-fuzz/debug/HTTPFuzz .build-fuzz/corpus \
 	  -max_total_time=$(FUZZ_SECONDS) -max_len=4096 -print_final_stats=1 -artifact_prefix=.build-fuzz/
+	SWIFT_BACKTRACE=enable=no .build-fuzz/debug/TelemetryFuzz .build-fuzz/telemetry-corpus \
+	  -max_total_time=$(FUZZ_SECONDS) -max_len=8192 -print_final_stats=1 -artifact_prefix=.build-fuzz/telemetry-
 
 clean:
 	rm -rf .build

@@ -43,6 +43,7 @@ let package = Package(
         .executableTarget(name: "EventDeliveryBench", dependencies: ["CSystemShim"]),
         // libFuzzer target (make fuzz); an ordinary build replays inputs given as files.
         .executableTarget(name: "HTTPFuzz", dependencies: ["HTTPCore"]),
+        .executableTarget(name: "TelemetryFuzz", dependencies: ["Telemetry"]),
 
         .target(name: "TestSupport", dependencies: ["RouteEngine", "ManifestStore", "ManifestService", "Telemetry", "HTTPServer", "HTTPCore", "LinkChecks", "Replication"], path: "Tests/TestSupport"),
         .testTarget(name: "RouteEngineTests", dependencies: ["RouteEngine", "TestSupport"]),
