@@ -191,18 +191,14 @@ public struct BatchParser: Sendable {
             guard let platform else { return note(.invalidClient("client.platform (\"ios\" or \"android\") is required.")) }
             guard let version else { return note(.invalidClient("client.appVersion is required.")) }
             batch.platform = platform
-            batch.appVersion = version.withBytes { bytes in
-                parser.vocabulary.appVersions[Int(platform.rawValue)].index(of: bytes) != nil ? Array(bytes) : nil
-            }
+            batch.appVersion = parser.vocabulary.appVersions[Int(platform.rawValue)].index(of: version.bytes) != nil ? Array(version.bytes) : nil
         }
 
         /// Digits, letters, `.`, `-` and `+` (semantic versions and build numbers).
         static func isVersion(_ text: JSONScanner.Text, limit: Int) -> Bool {
-            text.withBytes { bytes in
-                !bytes.isEmpty && bytes.count <= limit && bytes.allSatisfy { byte in
-                    (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte)
-                        || byte == 0x2E || byte == 0x2D || byte == 0x2B
-                }
+            !text.bytes.isEmpty && text.count <= limit && text.bytes.allSatisfy { byte in
+                (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte)
+                    || byte == 0x2E || byte == 0x2D || byte == 0x2B
             }
         }
 
@@ -263,7 +259,7 @@ public struct BatchParser: Sendable {
                     switch field {
                     case 0:
                         guard let text = try stringValue(&scanner) else { fail("ts must be an RFC 3339 time such as \"2026-11-21T10:00:00Z\"."); continue }
-                        guard let time = text.withBytes({ Timestamp.parse($0, cache: &dayCache) }) else { fail("ts must be an RFC 3339 time such as \"2026-11-21T10:00:00Z\"."); continue }
+                        guard let time = Timestamp.parse(text.bytes, cache: &dayCache) else { fail("ts must be an RFC 3339 time such as \"2026-11-21T10:00:00Z\"."); continue }
                         seconds = time
                     case 1:
                         guard let value = try enumerationValue(plain.entryPoints.match(&scanner), &scanner, Self.entryPoint) else {
@@ -284,7 +280,7 @@ public struct BatchParser: Sendable {
                         guard let text = try stringValue(&scanner), (1...limits.maximumNameBytes).contains(text.count) else {
                             fail("route must be a route id of 1 to \(limits.maximumNameBytes) bytes."); continue
                         }
-                        route = text.withBytes { slot(for: parser.vocabulary.routes.index(of: $0), in: &routeSlots, names: &batch.routes, table: parser.vocabulary.routes) }
+                        route = Self.slot(for: parser.vocabulary.routes.index(of: text.bytes), in: &routeSlots, names: &batch.routes, table: parser.vocabulary.routes)
                     case 5:
                         guard let text = try stringValue(&scanner), (1...limits.maximumNameBytes).contains(text.count) else {
                             fail("destination must be a destination name of 1 to \(limits.maximumNameBytes) bytes."); continue
@@ -293,9 +289,8 @@ public struct BatchParser: Sendable {
                         guard let text = try stringValue(&scanner), (1...limits.maximumNameBytes).contains(text.count) else {
                             fail("precondition must be a precondition name of 1 to \(limits.maximumNameBytes) bytes."); continue
                         }
-                        precondition = text.withBytes {
-                            slot(for: parser.vocabulary.preconditions.index(of: $0), in: &preconditionSlots, names: &batch.preconditions, table: parser.vocabulary.preconditions)
-                        }
+                        precondition = Self.slot(for: parser.vocabulary.preconditions.index(of: text.bytes), in: &preconditionSlots,
+                                            names: &batch.preconditions, table: parser.vocabulary.preconditions)
                     case 7:
                         guard let value = try integerValue(&scanner), (1...limits.maximumCount).contains(value) else {
                             fail("count must be a whole number from 1 to \(limits.maximumCount)."); continue
@@ -351,7 +346,8 @@ public struct BatchParser: Sendable {
         }
 
         /// The batch-local slot of a vocabulary name: `other` (1) when it is not known.
-        func slot(for index: Int?, in slots: inout Slots, names: inout [[UInt8]], table: NameTable) -> UInt16 {
+        @inline(__always)
+        static func slot(for index: Int?, in slots: inout Slots, names: inout [[UInt8]], table: NameTable) -> UInt16 {
             guard let index else { return UInt16(Interned.other) }
             if let slot = slots.slot(of: index) { return slot }
             let slot = UInt16(names.count + 2)

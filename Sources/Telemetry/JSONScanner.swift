@@ -13,9 +13,6 @@ struct JSONScanner {
     struct Text {
         let bytes: UnsafeBufferPointer<UInt8>
 
-        @inline(__always)
-        func withBytes<T>(_ body: (UnsafeBufferPointer<UInt8>) -> T) -> T { body(bytes) }
-
         var count: Int { bytes.count }
 
         @inline(__always)

@@ -290,7 +290,7 @@ struct JSONStringAlignmentTests {
                         defer { scanner.deallocate() }
                         guard let value = try? scanner.string() else { return nil }
                         #expect(buffer[scanner.offset] == UInt8(ascii: ","), "the scanner must stop just after the closing quote")
-                        return value.withBytes { Array($0) }
+                        return Array(value.bytes)
                     }
                     #expect(ours == expected.map { Array($0.utf8) }, "\(Self.specials[kind].label), length \(length), at \(position), padding \(padding)")
                 }
