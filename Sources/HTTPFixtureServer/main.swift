@@ -27,7 +27,7 @@ let ok = HTTPResponse(status: .ok, headers: HTTPHeaders([("Content-Type", "appli
 let notModified = HTTPResponse(status: .notModified, headers: HTTPHeaders([("ETag", etag), ("Cache-Control", "no-cache")]))
 
 var router = Router()
-router.add("GET", "/manifest.json") { request, _ in
+try! router.add("GET", "/manifest.json") { request, _ in
     // RFC 9110 §13.1.2: weak comparison for If-None-Match; "*" matches any current representation.
     if let condition = request.head.headers["If-None-Match"] {
         if condition == etag { return notModified }
@@ -36,7 +36,7 @@ router.add("GET", "/manifest.json") { request, _ in
     }
     return ok
 }
-router.add("POST", "/echo", maximumBody: 64 * 1024) { request, _ in
+try! router.add("POST", "/echo", maximumBody: 64 * 1024) { request, _ in
     HTTPResponse(status: .ok, contentType: "application/octet-stream", body: request.body)
 }
 

@@ -26,7 +26,7 @@ public struct Router: Sendable {
         case later(DeferredHandler)
     }
 
-    private enum Segment: Hashable, Sendable {
+    enum Segment: Hashable, Sendable {
         case literal(String)
         case parameter(String)
     }
@@ -48,23 +48,31 @@ public struct Router: Sendable {
     static let knownMethods: Set<String> = ["GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "OPTIONS", "TRACE", "PATCH"]
 
     private var entries: [Entry] = []
+    /// The order in which entries are tried: for any path, one that takes it with a literal
+    /// where another has a parameter (segment by segment, left to right) comes first, so the
+    /// first entry that binds is the most specific. Entries keep the index they were added
+    /// with (metrics label routes by it).
+    private var order: [Int] = []
 
     public init() {}
 
     /// Adds a route. `path` is literal segments and `:name` parameters, e.g. `/v1/revisions/:number`.
-    /// `maximumBody` overrides the server's body limit for this route.
-    public mutating func add(_ method: String, _ path: String, maximumBody: Int? = nil, _ handler: @escaping Handler) {
-        add(method, path, maximumBody: maximumBody, work: .now(handler))
+    /// `maximumBody` overrides the server's body limit for this route. Throws when the route
+    /// could never be reached or takes exactly the paths of one already added for `method`.
+    public mutating func add(_ method: String, _ path: String, maximumBody: Int? = nil, _ handler: @escaping Handler) throws(RouterError) {
+        try add(method, path, maximumBody: maximumBody, work: .now(handler))
     }
 
     /// Adds a route whose handler answers later through a `Responder`.
-    public mutating func addDeferred(_ method: String, _ path: String, maximumBody: Int? = nil, _ handler: @escaping DeferredHandler) {
-        add(method, path, maximumBody: maximumBody, work: .later(handler))
+    public mutating func addDeferred(_ method: String, _ path: String, maximumBody: Int? = nil,
+                                     _ handler: @escaping DeferredHandler) throws(RouterError) {
+        try add(method, path, maximumBody: maximumBody, work: .later(handler))
     }
 
-    private mutating func add(_ method: String, _ path: String, maximumBody: Int?, work: Work) {
-        let segments = path.split(separator: "/").map { part -> Segment in
-            part.first == ":" ? .parameter(String(part.dropFirst())) : .literal(String(part))
+    private mutating func add(_ method: String, _ path: String, maximumBody: Int?, work: Work) throws(RouterError) {
+        let segments = try Self.parse(method: method, path: path)
+        if let existing = entries.first(where: { $0.method == method && Self.sameShape($0.segments, segments) }) {
+            throw .duplicate(method: method, path: path, existing: Self.pattern(existing.segments))
         }
         let literals = segments.compactMap { segment -> String? in
             if case .literal(let text) = segment { text } else { nil }
@@ -74,16 +82,12 @@ public struct Router: Sendable {
         let literalPrefix = Array(("/" + literals.prefix(leading).map { $0 + "/" }.joined()).utf8)
         entries.append(Entry(method: method, segments: segments, literalPath: literalPath, literalPrefix: literalPrefix,
                              maximumBody: maximumBody, work: work))
+        order = entries.indices.sorted { Self.precedes(entries[$0].segments, entries[$1].segments, $0, $1) }
     }
 
     /// Method and path pattern of each route, in the order added (metrics label them so).
     public var routeLabels: [(method: String, path: String)] {
-        entries.map { ($0.method, "/" + $0.segments.map { segment in
-            switch segment {
-            case .literal(let text): text
-            case .parameter(let name): ":" + name
-            }
-        }.joined(separator: "/")) }
+        entries.map { ($0.method, Self.pattern($0.segments)) }
     }
 
     enum Match: Sendable {
@@ -93,12 +97,14 @@ public struct Router: Sendable {
         case notImplemented
     }
 
+    /// The most specific route for `method` that takes `path` (literal beats `:param`, segment
+    /// by segment from the left); 405 when only other methods' routes take it.
     /// - Complexity: O(routes × segments); a service has a few dozen routes.
     func match(method: String, path: Substring) -> Match {
         var segments: [Substring]?
         var allowed: [String] = []
         // By index: an entry is not copied unless its path binds.
-        for index in entries.indices {
+        for index in order {
             guard let parameters = binding(index, path: path, segments: &segments) else { continue }
             let entryMethod = entries[index].method
             if entryMethod == method || (method == "HEAD" && entryMethod == "GET") {
@@ -119,7 +125,7 @@ public struct Router: Sendable {
         guard head.headers["Content-Length"] != nil || head.headers["Transfer-Encoding"] != nil else { return nil }
         let path = head.path
         var segments: [Substring]?
-        for index in entries.indices where entries[index].method == head.method {
+        for index in order where entries[index].method == head.method {
             if binding(index, path: path, segments: &segments) != nil { return entries[index].maximumBody }
         }
         return nil

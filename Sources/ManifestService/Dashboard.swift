@@ -57,7 +57,7 @@ struct Dashboard: Sendable {
 
 extension ManifestService {
     func addDashboardRoute(to router: inout Router) {
-        router.add("GET", "/dashboard") { request, _ in
+        try! router.add("GET", "/dashboard") { request, _ in
             let dashboard = Dashboard.shared
             return API.ifNoneMatch(request, matches: dashboard.etag) ? dashboard.notModified : dashboard.ok
         }

@@ -54,24 +54,24 @@ public final class ManifestService: Sendable {
     public func router() -> Router {
         var router = Router()
         let documentLimit = options.maximumDocumentBytes
-        router.add("GET", "/healthz") { _, _ in API.json(["status": "ok"]) }
-        router.add("GET", "/readyz") { [self] _, _ in readiness() }
-        router.add("GET", "/v1/manifest") { [self] request, _ in manifest(request) }
-        router.add("GET", "/v1/revisions") { [self] request, _ in revisions(request) }
-        router.addDeferred("POST", "/v1/revisions", maximumBody: documentLimit) { [self] request, _, responder in publish(request, responder) }
-        router.add("GET", "/v1/revisions/:number") { [self] request, parameters in revision(request, parameters["number"]) }
-        router.add("GET", "/v1/revisions/:a/diff/:b") { [self] request, parameters in diff(request, parameters["a"], parameters["b"]) }
-        router.add("POST", "/v1/revisions/:number/rollback", maximumBody: 64 << 10) { [self] request, parameters in
+        try! router.add("GET", "/healthz") { _, _ in API.json(["status": "ok"]) }
+        try! router.add("GET", "/readyz") { [self] _, _ in readiness() }
+        try! router.add("GET", "/v1/manifest") { [self] request, _ in manifest(request) }
+        try! router.add("GET", "/v1/revisions") { [self] request, _ in revisions(request) }
+        try! router.addDeferred("POST", "/v1/revisions", maximumBody: documentLimit) { [self] request, _, responder in publish(request, responder) }
+        try! router.add("GET", "/v1/revisions/:number") { [self] request, parameters in revision(request, parameters["number"]) }
+        try! router.add("GET", "/v1/revisions/:a/diff/:b") { [self] request, parameters in diff(request, parameters["a"], parameters["b"]) }
+        try! router.add("POST", "/v1/revisions/:number/rollback", maximumBody: 64 << 10) { [self] request, parameters in
             rollback(request, parameters["number"])
         }
-        router.addDeferred("POST", "/v1/validate", maximumBody: documentLimit) { [self] request, _, responder in validate(request, responder) }
-        router.add("PUT", "/v1/schemas/:platform/:version", maximumBody: documentLimit) { [self] request, parameters in
+        try! router.addDeferred("POST", "/v1/validate", maximumBody: documentLimit) { [self] request, _, responder in validate(request, responder) }
+        try! router.add("PUT", "/v1/schemas/:platform/:version", maximumBody: documentLimit) { [self] request, parameters in
             registerSchema(request, platform: parameters["platform"] ?? "", version: parameters["version"] ?? "")
         }
-        router.add("GET", "/v1/schemas") { [self] request, _ in schemas(request) }
-        router.add("POST", "/v1/resolve", maximumBody: 64 << 10) { [self] request, _ in resolve(request) }
-        router.add("GET", "/.well-known/apple-app-site-association") { [self] _, _ in associatedDomainFile(\.apple) }
-        router.add("GET", "/.well-known/assetlinks.json") { [self] _, _ in associatedDomainFile(\.google) }
+        try! router.add("GET", "/v1/schemas") { [self] request, _ in schemas(request) }
+        try! router.add("POST", "/v1/resolve", maximumBody: 64 << 10) { [self] request, _ in resolve(request) }
+        try! router.add("GET", "/.well-known/apple-app-site-association") { [self] _, _ in associatedDomainFile(\.apple) }
+        try! router.add("GET", "/.well-known/assetlinks.json") { [self] _, _ in associatedDomainFile(\.google) }
         addTelemetryRoutes(to: &router)
         addReplicationRoutes(to: &router)
         addMetricsRoute(to: &router)

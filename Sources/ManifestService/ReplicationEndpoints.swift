@@ -10,13 +10,13 @@ import Telemetry
 /// record byte for byte, the token hashes, and the counts followers forward.
 extension ManifestService {
     func addReplicationRoutes(to router: inout Router) {
-        router.add("GET", "/v1/replication/state") { [self] request, _ in replicationState(request) }
-        router.add("GET", "/v1/replication/revisions/:number") { [self] request, parameters in revisionRecord(request, parameters["number"]) }
-        router.add("GET", "/v1/replication/schemas/:platform/:version") { [self] request, parameters in
+        try! router.add("GET", "/v1/replication/state") { [self] request, _ in replicationState(request) }
+        try! router.add("GET", "/v1/replication/revisions/:number") { [self] request, parameters in revisionRecord(request, parameters["number"]) }
+        try! router.add("GET", "/v1/replication/schemas/:platform/:version") { [self] request, parameters in
             schemaRecord(request, SchemaKey(platform: parameters["platform"] ?? "", version: parameters["version"] ?? ""))
         }
-        router.add("GET", "/v1/replication/tokens") { [self] request, _ in tokenFile(request) }
-        router.addDeferred("POST", "/v1/replication/telemetry", maximumBody: Self.maximumForwardBytes) { [self] request, _, responder in
+        try! router.add("GET", "/v1/replication/tokens") { [self] request, _ in tokenFile(request) }
+        try! router.addDeferred("POST", "/v1/replication/telemetry", maximumBody: Self.maximumForwardBytes) { [self] request, _, responder in
             forwarded(request, responder)
         }
     }

@@ -52,11 +52,11 @@ final class VocabularyCache: Sendable {
 
 extension ManifestService {
     func addTelemetryRoutes(to router: inout Router) {
-        router.addDeferred("POST", "/v1/telemetry", maximumBody: telemetry.options.limits.maximumBatchBytes) { [self] request, _, responder in
+        try! router.addDeferred("POST", "/v1/telemetry", maximumBody: telemetry.options.limits.maximumBatchBytes) { [self] request, _, responder in
             ingest(request, responder)
         }
-        router.add("GET", "/v1/telemetry/counts") { [self] request, _ in counts(request) }
-        router.add("GET", "/v1/telemetry/top") { [self] request, _ in top(request) }
+        try! router.add("GET", "/v1/telemetry/counts") { [self] request, _ in counts(request) }
+        try! router.add("GET", "/v1/telemetry/top") { [self] request, _ in top(request) }
     }
 
     // MARK: Ingest
@@ -265,7 +265,7 @@ extension ManifestService {
 
 extension ManifestService {
     func addMetricsRoute(to router: inout Router) {
-        router.add("GET", "/metrics") { [self] request, _ in metrics(request) }
+        try! router.add("GET", "/metrics") { [self] request, _ in metrics(request) }
     }
 
     /// `GET /metrics` (scope telemetry:read): Prometheus text format 0.0.4.

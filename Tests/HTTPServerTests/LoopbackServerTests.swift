@@ -10,11 +10,11 @@ final class TestServer {
 
     init(configure: (inout ServerConfiguration) -> Void = { _ in }) throws {
         var router = Router()
-        router.add("GET", "/hello") { _, _ in HTTPResponse(status: .ok, contentType: "text/plain", body: Array("hello".utf8)) }
-        router.add("GET", "/echo/:word") { _, parameters in
+        try router.add("GET", "/hello") { _, _ in HTTPResponse(status: .ok, contentType: "text/plain", body: Array("hello".utf8)) }
+        try router.add("GET", "/echo/:word") { _, parameters in
             HTTPResponse(status: .ok, contentType: "text/plain", body: Array((parameters["word"] ?? "").utf8))
         }
-        router.add("POST", "/echo", maximumBody: 16) { request, _ in
+        try router.add("POST", "/echo", maximumBody: 16) { request, _ in
             HTTPResponse(status: .ok, contentType: "application/octet-stream", body: request.body)
         }
         var configuration = ServerConfiguration()

@@ -14,16 +14,16 @@ final class SocketPairHarness {
 
     init(configure: (inout ServerConfiguration) -> Void = { _ in }) throws {
         var router = Router()
-        router.add("GET", "/big") { _, _ in HTTPResponse(status: .ok, contentType: "text/plain", body: [UInt8](repeating: 0x61, count: 4 << 20)) }
-        router.add("GET", "/n/:n") { _, parameters in HTTPResponse(status: .ok, contentType: "text/plain", body: Array((parameters["n"] ?? "").utf8)) }
+        try router.add("GET", "/big") { _, _ in HTTPResponse(status: .ok, contentType: "text/plain", body: [UInt8](repeating: 0x61, count: 4 << 20)) }
+        try router.add("GET", "/n/:n") { _, parameters in HTTPResponse(status: .ok, contentType: "text/plain", body: Array((parameters["n"] ?? "").utf8)) }
         // Answers from another thread after the given milliseconds, as a group commit would.
-        router.addDeferred("GET", "/later/:ms") { _, parameters, responder in
+        try router.addDeferred("GET", "/later/:ms") { _, parameters, responder in
             let milliseconds = Int(parameters["ms"] ?? "") ?? 0
             DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(milliseconds)) {
                 responder.respond(HTTPResponse(status: .accepted, contentType: "text/plain", body: Array("later \(milliseconds)".utf8)))
             }
         }
-        router.addDeferred("GET", "/forgotten") { _, _, _ in }
+        try router.addDeferred("GET", "/forgotten") { _, _, _ in }
         var configuration = ServerConfiguration()
         configuration.accessLog = false
         configure(&configuration)
