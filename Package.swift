@@ -23,7 +23,7 @@ let package = Package(
         // Durable revisions, schemas and the audit log in a data directory.
         .target(name: "ManifestStore", dependencies: ["RouteEngine", "Hashing"]),
         // The HTTP API of `waymark serve`: endpoints, tokens and scopes, cached manifests.
-        .target(name: "ManifestService", dependencies: ["ManifestStore", "Telemetry", "HTTPServer", "HTTPCore", "RouteEngine", "Hashing", "LinkChecks", "Replication"],
+        .target(name: "WaymarkAPI", dependencies: ["ManifestStore", "Telemetry", "HTTPServer", "HTTPCore", "RouteEngine", "Hashing", "LinkChecks", "Replication"],
                 resources: [.embedInCode("Resources/dashboard.html")]),
         // Resolution telemetry: batch parsing, a group-committed log, counts by dimension.
         .target(name: "Telemetry", dependencies: ["CivilDate", "ManifestStore"]),
@@ -33,7 +33,7 @@ let package = Package(
         .target(name: "LinkChecks", dependencies: ["CCurl", "RouteEngine"]),
         // Followers: mirror a primary's revisions, schemas and token hashes; forward counts.
         .target(name: "Replication", dependencies: ["CCurl", "ManifestStore", "Telemetry", "RouteEngine", "Hashing"]),
-        .target(name: "WaymarkCLI", dependencies: ["RouteEngine", "ManifestStore", "ManifestService", "Telemetry", "HTTPServer", "LinkChecks", "Replication"]),
+        .target(name: "WaymarkCLI", dependencies: ["RouteEngine", "ManifestStore", "WaymarkAPI", "Telemetry", "HTTPServer", "LinkChecks", "Replication"]),
         .executableTarget(name: "waymark", dependencies: ["WaymarkCLI"]),
         .executableTarget(name: "RouteEngineBench", dependencies: ["RouteEngine"]),
         // make bench-telemetry: batch generation and the JSONDecoder comparison.
@@ -45,13 +45,13 @@ let package = Package(
         .executableTarget(name: "HTTPFuzz", dependencies: ["HTTPCore"]),
         .executableTarget(name: "TelemetryFuzz", dependencies: ["Telemetry"]),
 
-        .target(name: "TestSupport", dependencies: ["RouteEngine", "ManifestStore", "ManifestService", "Telemetry", "HTTPServer", "HTTPCore", "LinkChecks", "Replication"], path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["RouteEngine", "ManifestStore", "WaymarkAPI", "Telemetry", "HTTPServer", "HTTPCore", "LinkChecks", "Replication"], path: "Tests/TestSupport"),
         .testTarget(name: "RouteEngineTests", dependencies: ["RouteEngine", "TestSupport"]),
         .testTarget(name: "WaymarkCLITests", dependencies: ["WaymarkCLI", "ManifestStore", "RouteEngine", "TestSupport"]),
         .testTarget(name: "HTTPCoreTests", dependencies: ["HTTPCore"]),
         .testTarget(name: "HashingTests", dependencies: ["Hashing"]),
         .testTarget(name: "TelemetryTests", dependencies: ["Telemetry", "TestSupport"]),
-        .testTarget(name: "ManifestServiceTests", dependencies: ["ManifestService", "ManifestStore", "Telemetry", "HTTPServer", "HTTPCore", "RouteEngine", "Hashing", "LinkChecks", "Replication", "TestSupport"]),
+        .testTarget(name: "WaymarkAPITests", dependencies: ["WaymarkAPI", "ManifestStore", "Telemetry", "HTTPServer", "HTTPCore", "RouteEngine", "Hashing", "LinkChecks", "Replication", "TestSupport"]),
         .testTarget(name: "ManifestStoreTests", dependencies: ["ManifestStore", "RouteEngine", "TestSupport"]),
         .testTarget(name: "LinkChecksTests", dependencies: ["LinkChecks", "RouteEngine", "TestSupport"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "HTTPCore", "TestSupport"]),

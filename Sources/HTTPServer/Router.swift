@@ -186,6 +186,16 @@ public struct Router: Sendable {
         }
     }
 
+    /// Answers a decoded `request` without a socket, as a connection would: `answer` is
+    /// called once, at once for a route that answers on the loop, or from whichever thread a
+    /// deferred route answers on. For tests that call an API in-process.
+    public func respond(to request: HTTPRequest, _ answer: @escaping @Sendable (HTTPResponse) -> Void) {
+        switch route(request) {
+        case .response(let response, _): answer(response)
+        case .deferred(let handler, let parameters, _): handler(request, parameters, Responder(deliver: answer))
+        }
+    }
+
     private static func methodNotAllowed(_ request: HTTPRequest, allow: [String]) -> HTTPResponse {
         var response = HTTPResponse.error(.methodNotAllowed, message: "\(request.head.method) is not allowed here; use \(allow.joined(separator: ", ")).")
         response.headers.add("Allow", allow.joined(separator: ", "))

@@ -35,6 +35,11 @@ public struct DestinationSpec: Hashable, Sendable {
 public struct AndroidApp: Hashable, Sendable {
     public var package: String
     public var sha256CertFingerprints: [String]
+
+    public init(package: String, sha256CertFingerprints: [String]) {
+        self.package = package
+        self.sha256CertFingerprints = sha256CertFingerprints
+    }
 }
 
 /// One app build's routing-engine schema (`waymark.schema/1`), uploaded by app CI: the

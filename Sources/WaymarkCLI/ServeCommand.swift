@@ -1,6 +1,6 @@
 import Foundation
 import HTTPServer
-import ManifestService
+import WaymarkAPI
 import ManifestStore
 import Replication
 import Telemetry
@@ -73,7 +73,7 @@ enum ServeCommand {
             ?? configuration.maximumConnections
         configuration.pinThreads = parsed.has("--pin-threads")
         configuration.accessLog = !parsed.has("--quiet")
-        var options = ManifestService.Options()
+        var options = API.Options()
         options.publicManifestReads = parsed.has("--public-reads")
         options.maximumDocumentBytes = try parsed.number("--max-document-bytes", in: 1024...(1 << 30), expected: "1024 to 1073741824 bytes")
             ?? options.maximumDocumentBytes
@@ -145,8 +145,15 @@ enum ServeCommand {
             follower = started
             options.follower = started
         }
-        let service = ManifestService(store: store, telemetry: telemetry, options: options)
-        let server = HTTPServer(configuration: configuration, router: service.router(), metrics: service.httpMetrics)
+        let service = API(store: store, telemetry: telemetry, options: options)
+        let router: Router
+        do {
+            router = try service.router()
+        } catch {
+            follower?.stop()
+            throw .unavailable("The API's routes do not fit together (a bug): \(error)")
+        }
+        let server = HTTPServer(configuration: configuration, router: router, metrics: service.httpMetrics)
         do {
             try server.start()
         } catch {

@@ -65,7 +65,7 @@ status, text = call("GET", "/metrics")
 assert status == 200, status
 exported = {line.split()[2] for line in text.splitlines() if line.startswith("# TYPE ")}
 # Follower-only families appear on followers; the names are the ones the code defines.
-with open("Sources/ManifestService/ReplicationEndpoints.swift") as handle:
+with open("Sources/WaymarkAPI/ReplicationEndpoints.swift") as handle:
     exported |= set(re.findall(r'"(waymark_follower[a-z_]*)"', handle.read()))
 used = set()
 for path in ["deploy/prometheus/waymark-rules.yml", "deploy/grafana/waymark-dashboard.json"]:

@@ -1,7 +1,7 @@
 import Foundation
 import HTTPServer
 import LinkChecks
-import ManifestService
+import WaymarkAPI
 import ManifestStore
 import Replication
 import Telemetry
@@ -24,19 +24,50 @@ public struct Reply: Sendable {
         return nil
     }
 
+    /// A response as read off the wire: status line and fields, a blank line, the body.
+    init(wire raw: [UInt8]) {
+        guard let end = raw.firstRange(of: Array("\r\n\r\n".utf8)) else {
+            self.init(status: 0, head: String(decoding: raw, as: UTF8.self), body: [])
+            return
+        }
+        let headText = String(decoding: raw[..<end.lowerBound], as: UTF8.self)
+        let status = headText.split(separator: " ").dropFirst().first.flatMap { Int($0) } ?? 0
+        self.init(status: status, head: headText, body: Array(raw[end.upperBound...]))
+    }
+
+    init(status: Int, head: String, body: [UInt8]) {
+        self.status = status
+        self.head = head
+        self.body = body
+    }
+
     public var json: JSONValue { (try? JSONParser().parse(body)) ?? .null }
     public var errorCode: String? { json["error"]?["code"]?.stringValue }
     public var text: String { String(decoding: body, as: UTF8.self) }
 }
 
 /// `waymark serve` in-process: a scratch data directory (seeded from the storefront
-/// example unless told not to), the service's router on a real HTTP server on loopback,
-/// port 0, and a token per scope. Requests go over a socket; stopped and removed on deinit.
+/// example unless told not to), the API's router, and a token per scope. Over `.socket`
+/// the router runs on a real HTTP server on loopback, port 0; over `.inProcess` requests
+/// reach it without one (`InProcessClient`), for tables that need no socket. Stopped and
+/// removed on deinit.
 public final class LiveService {
+    /// How requests reach the router.
+    public enum Transport: Sendable {
+        /// A real `HTTPServer` on a loopback port: timeouts, metrics and every wire detail.
+        case socket
+        /// The same bytes decoded and answered in-process: faster, for tables.
+        case inProcess
+    }
+
     public let path = NSTemporaryDirectory() + "waymark-live-\(UUID().uuidString)"
     public let store: ManifestStore
     public let telemetry: TelemetryStore
-    public let server: HTTPServer
+    /// The API whose router serves the requests.
+    public let api: API
+    /// Nil in-process.
+    public let server: HTTPServer?
+    private let client: InProcessClient?
     /// A token holding only that scope, named after it.
     public private(set) var tokens: [Scope: String] = [:]
     /// On a follower: its replication, driven by the test (`syncOnce`, `forwardOnce`).
@@ -46,7 +77,7 @@ public final class LiveService {
     /// tokens are the primary's, and nothing runs until the test calls the follower.
     public init(publicReads: Bool = false, seed: Bool = true, maximumDocumentBytes: Int? = nil,
                 telemetryOptions: TelemetryStore.Options = TelemetryStore.Options(), linkChecks: LinkCheckOptions? = nil,
-                following primary: LiveService? = nil) throws {
+                following primary: LiveService? = nil, transport: Transport = .socket) throws {
         store = try ManifestStore.open(at: path).store
         var telemetryOptions = telemetryOptions
         telemetryOptions.forwarding = primary != nil
@@ -55,7 +86,7 @@ public final class LiveService {
         let (store, telemetry) = (store, telemetry)
         let follower = primary.map { Follower(store: store, telemetry: telemetry, client: PrimaryClient(base: $0.url, token: $0.tokens[.replication]!)) }
         self.follower = follower
-        var options = ManifestService.Options()
+        var options = API.Options()
         options.follower = follower
         options.publicManifestReads = publicReads
         if let maximumDocumentBytes { options.maximumDocumentBytes = maximumDocumentBytes }
@@ -65,9 +96,17 @@ public final class LiveService {
         configuration.port = 0
         configuration.threads = 1
         configuration.accessLog = false
-        let service = ManifestService(store: store, telemetry: telemetry, options: options)
-        server = HTTPServer(configuration: configuration, router: service.router(), metrics: service.httpMetrics)
-        try server.start()
+        let service = API(store: store, telemetry: telemetry, options: options)
+        api = service
+        let router = try service.router()
+        switch transport {
+        case .socket:
+            let server = HTTPServer(configuration: configuration, router: router, metrics: service.httpMetrics)
+            try server.start()
+            (self.server, client) = (server, nil)
+        case .inProcess:
+            (server, client) = (nil, InProcessClient(router: router, limits: configuration.limits))
+        }
         if let primary {
             tokens = primary.tokens
         } else {
@@ -76,13 +115,14 @@ public final class LiveService {
     }
 
     deinit {
-        server.shutdown()
-        server.wait()
+        server?.shutdown()
+        server?.wait()
         telemetry.close()
         try? FileManager.default.removeItem(atPath: path)
     }
 
-    public var port: UInt16 { server.port }
+    /// 0 in-process.
+    public var port: UInt16 { server?.port ?? 0 }
     public var url: String { "http://127.0.0.1:\(port)" }
 
     /// One request on its own connection.
@@ -91,17 +131,14 @@ public final class LiveService {
     }
 
     public func call(_ method: String, _ target: String, token: String? = nil, headers: [(String, String)] = [], bytes: [UInt8]) -> Reply {
-        guard let client = try? LoopbackClient(port: port) else { return Reply(status: 0, head: "", body: []) }
         var head = "\(method) \(target) HTTP/1.1\r\nHost: waymark.test\r\nConnection: close\r\n"
         if let token { head += "Authorization: Bearer \(token)\r\n" }
         for (name, value) in headers { head += "\(name): \(value)\r\n" }
         if !bytes.isEmpty || method == "POST" || method == "PUT" { head += "Content-Length: \(bytes.count)\r\n" }
-        client.send(head + "\r\n")
-        if !bytes.isEmpty { client.send(bytes: bytes) }
-        let raw = client.readAllBytes()
-        guard let end = raw.firstRange(of: Array("\r\n\r\n".utf8)) else { return Reply(status: 0, head: String(decoding: raw, as: UTF8.self), body: []) }
-        let headText = String(decoding: raw[..<end.lowerBound], as: UTF8.self)
-        let status = headText.split(separator: " ").dropFirst().first.flatMap { Int($0) } ?? 0
-        return Reply(status: status, head: headText, body: Array(raw[end.upperBound...]))
+        let request = Array((head + "\r\n").utf8) + bytes
+        if let client { return client.call(request) }
+        guard let connection = try? LoopbackClient(port: port) else { return Reply(status: 0, head: "", body: []) }
+        connection.send(bytes: request)
+        return Reply(wire: connection.readAllBytes())
     }
 }

@@ -23,19 +23,17 @@ final class BuildView: Sendable {
         publicReads ? (notModified ? publicNotModified : publicOK) : (notModified ? privateNotModified : privateOK)
     }
 
-    init(revision: Revision, stored: StoredSchema) {
+    init(revision: Revision, stored: StoredSchema, document parsed: RevisionDocuments.Document) {
         self.revision = revision.number
         key = stored.key
-        let json = (try? JSONParser().parse(revision.routes)) ?? .null
         // Every stored revision passed validation, so it decodes; an empty table is the safe fallback.
         let empty: JSONValue = ["format": .string(RoutesDocument.format), "app": .string(stored.schema.app), "routes": []]
-        let document = RoutesDocument.decode(json).document ?? RoutesDocument.decode(empty).document!
+        let document = parsed.document ?? RoutesDocument.decode(empty).document!
         let analysis = RouteAnalysis(document: document, now: revision.time)
         resolver = Resolver(schema: stored.schema, analysis: analysis)
         let resolvable = Set(resolver.routeIDs)
-        let routes = json["routes"]?.arrayValue ?? []
-        let kept = routes.filter { $0["id"]?.stringValue.map(resolvable.contains) ?? false }
-        unresolvable = routes.compactMap { $0["id"]?.stringValue }.filter { !resolvable.contains($0) }
+        let kept = parsed.routes.filter { resolvable.contains($0.id) }.map(\.json)
+        unresolvable = parsed.routes.map(\.id).filter { !resolvable.contains($0) }
         let schemaJSON = (try? JSONParser().parse(stored.bytes)) ?? .null
         let body: JSONValue = [
             "format": "waymark.manifest/1",
@@ -53,18 +51,12 @@ final class BuildView: Sendable {
         func pair(_ cacheControl: String) -> (ok: HTTPResponse, notModified: HTTPResponse) {
             (HTTPResponse(status: .ok, headers: HTTPHeaders([("Content-Type", "application/json"), ("ETag", etag), ("Cache-Control", cacheControl)]),
                           body: bytes).prepared(),
-             API.notModified(etag: etag, cacheControl: cacheControl).prepared())
+             APIResponse.notModified(etag: etag, cacheControl: cacheControl).prepared())
         }
         // Private unless reads are public: a shared cache must not serve one app's token-gated bytes to another.
         (privateOK, privateNotModified) = pair("private, no-cache")
         (publicOK, publicNotModified) = pair("no-cache")
     }
-}
-
-/// `/.well-known` bodies for one revision and set of schemas.
-struct AssociatedDomainFiles: Sendable {
-    let apple: [UInt8]
-    let google: [UInt8]
 }
 
 /// Build views for the current revision, made on first use and dropped when a newer
@@ -103,10 +95,10 @@ final class ManifestCache: Sendable {
         return files
     }
 
-    func view(revision: Revision, stored: StoredSchema) -> BuildView {
+    func view(revision: Revision, stored: StoredSchema, documents: RevisionDocuments) -> BuildView {
         let key = Key(revision: revision.number, key: stored.key, schemaSha: stored.sha256)
         if let view = views.withLock({ $0[key] }) { return view }
-        let view = BuildView(revision: revision, stored: stored)  // built outside the lock; a race builds it twice, harmlessly
+        let view = BuildView(revision: revision, stored: stored, document: documents.document(revision))  // built outside the lock; a race builds it twice, harmlessly
         views.withLock { views in
             views = views.filter { $0.key.revision == revision.number && $0.key.key != stored.key }
             views[key] = views[key] ?? view

@@ -1,7 +1,7 @@
 import Foundation
 import HTTPCore
 import HTTPServer
-import ManifestService
+import WaymarkAPI
 import ManifestStore
 import RouteEngine
 import Telemetry
@@ -22,8 +22,8 @@ func telemetryBody(_ events: [String], client: String = #"{"platform": "ios", "a
     return #"{"client": \#(client), "events": [\#(stamped.joined(separator: ", "))]}"#
 }
 
-@Suite("Manifest service endpoints", .serialized)
-struct ManifestServiceTests {
+@Suite("API endpoints, in-process", .serialized)
+struct EndpointTests {
     /// endpoint × {no token, wrong scope, right scope}: (method, target, scope it needs, body, If-Match, status with the right scope)
     static let endpoints: [(String, String, Scope, String, String?, Int)] = [
         ("GET", "/v1/manifest?platform=ios&version=5.3.0", .manifestRead, "", nil, 200),
@@ -49,7 +49,7 @@ struct ManifestServiceTests {
 
     @Test(arguments: endpoints)
     func tokensAndScopes(method: String, target: String, scope: Scope, body: String, ifMatch: String?, expected: Int) throws {
-        let harness = try LiveService()
+        let harness = try LiveService(transport: .inProcess)
         let headers = ifMatch.map { [("If-Match", $0)] } ?? []
         let anonymous = harness.call(method, target, headers: headers, body: body)
         #expect(anonymous.status == 401)
@@ -65,8 +65,42 @@ struct ManifestServiceTests {
         #expect(harness.call(method, target, token: harness.tokens[.admin]!, headers: headers, body: body).status != 403)
     }
 
+    /// Every route's declared access: open, or the scope its token needs.
+    static let declared: Set<String> = [
+        "GET /healthz open", "GET /readyz open", "GET /dashboard open",
+        "GET /.well-known/apple-app-site-association open", "GET /.well-known/assetlinks.json open",
+        "GET /v1/manifest manifest:read", "GET /v1/revisions manifest:read", "GET /v1/revisions/:number manifest:read",
+        "GET /v1/revisions/:a/diff/:b manifest:read", "GET /v1/schemas manifest:read", "POST /v1/resolve manifest:read",
+        "POST /v1/revisions routes:publish", "POST /v1/revisions/:number/rollback routes:publish", "POST /v1/validate routes:publish",
+        "PUT /v1/schemas/:platform/:version schemas:write", "POST /v1/telemetry telemetry:write",
+        "GET /v1/telemetry/counts telemetry:read", "GET /v1/telemetry/top telemetry:read", "GET /metrics telemetry:read",
+        "GET /v1/replication/state replication", "GET /v1/replication/revisions/:number replication",
+        "GET /v1/replication/schemas/:platform/:version replication", "GET /v1/replication/tokens replication",
+        "POST /v1/replication/telemetry replication",
+    ]
+
+    /// Each route says at registration who may call it, and every route that needs a token
+    /// is a row of the token table above (so a new one cannot be added without its row).
+    @Test func everyRouteDeclaresItsAccessAndIsInTheTokenTable() throws {
+        let harness = try LiveService(transport: .inProcess)
+        let routes = try harness.api.routes()
+        #expect(Set(routes.map { "\($0.method) \($0.path) \($0.scope?.rawValue ?? "open")" }) == Self.declared)
+        #expect(routes.count == Self.declared.count, "each route registered once")
+        for route in routes {
+            guard let scope = route.scope else { continue }
+            let pattern = "^" + route.path.split(separator: "/").map { $0.hasPrefix(":") ? "[^/]+" : String($0) }.reduce("") { $0 + "/" + $1 } + "$"
+            let rows = Self.endpoints.filter { row in
+                row.0 == route.method && row.1.split(separator: "?")[0].range(of: pattern, options: .regularExpression) != nil
+            }
+            #expect(rows.map(\.2) == [scope], "\(route.method) \(route.path) has one row in the token table, with its scope")
+        }
+        let deferred = routes.filter { $0.mode == .deferred }.map { "\($0.method) \($0.path)" }
+        #expect(Set(deferred) == ["POST /v1/revisions", "POST /v1/validate", "POST /v1/telemetry", "POST /v1/replication/telemetry"])
+        #expect(routes.filter { $0.method == "POST" || $0.method == "PUT" }.allSatisfy { $0.maximumBody != nil }, "every body has its limit")
+    }
+
     @Test func manifestIsFilteredPerBuildWithETagAnd304() throws {
-        let harness = try LiveService()
+        let harness = try LiveService(transport: .inProcess)
         let token = harness.tokens[.manifestRead]!
         let old = harness.call("GET", "/v1/manifest?platform=ios&version=5.2.0", token: token)
         let new = harness.call("GET", "/v1/manifest?platform=ios&version=5.3.0", token: token)
@@ -88,7 +122,7 @@ struct ManifestServiceTests {
     }
 
     @Test func publishingNeedsTheCurrentBaseAndValidRoutes() throws {
-        let harness = try LiveService()
+        let harness = try LiveService(transport: .inProcess)
         let token = harness.tokens[.routesPublish]!
         let missing = harness.call("POST", "/v1/revisions", token: token, body: publishBody(extraRoute: "a"))
         #expect(missing.status == 428)
@@ -111,7 +145,7 @@ struct ManifestServiceTests {
     }
 
     @Test func schemaRegistrationReportsDrift() throws {
-        let harness = try LiveService()
+        let harness = try LiveService(transport: .inProcess)
         let schema = String(decoding: try Data(contentsOf: Fixtures.repositoryRoot.appendingPathComponent("manifests/storefront/schema-ios-5.2.0.json")), as: UTF8.self)
             .replacingOccurrences(of: "\"version\": \"5.2.0\"", with: "\"version\": \"5.2.1\"")
         let response = harness.call("PUT", "/v1/schemas/ios/5.2.1", token: harness.tokens[.schemasWrite]!, body: schema)
@@ -122,7 +156,7 @@ struct ManifestServiceTests {
     }
 
     @Test func associatedDomainFilesArePublic() throws {
-        let harness = try LiveService()
+        let harness = try LiveService(transport: .inProcess)
         let apple = harness.call("GET", "/.well-known/apple-app-site-association")
         #expect(apple.status == 200)
         let details = apple.json["applinks"]?["details"]?.arrayValue?.first
@@ -141,7 +175,7 @@ struct ManifestServiceTests {
     }
 
     @Test func publicReadsNeedNoToken() throws {
-        let harness = try LiveService(publicReads: true)
+        let harness = try LiveService(publicReads: true, transport: .inProcess)
         #expect(harness.call("GET", "/v1/manifest?platform=ios&version=5.3.0").status == 200)
         #expect(harness.call("POST", "/v1/validate", body: "{}").status == 401, "writes still need a token")
     }

@@ -8,13 +8,23 @@ struct Query {
     subscript(_ name: String) -> String? { pairs.first { $0.name == name }?.value }
 }
 
-/// A request refused before it reached the store, with the response to send.
+/// A request the API refuses, with the response to send: thrown by handlers
+/// (`throws(Refusal)`) and turned into its response where routes are registered.
 struct Refusal: Error {
     let response: HTTPResponse
+
+    init(response: HTTPResponse) {
+        self.response = response
+    }
+
+    /// `{"error": {"code", "message", "details"?}}` with `status`.
+    init(_ status: HTTPStatus, _ code: String, _ message: String, details: JSONValue? = nil, headers: [(String, String)] = []) {
+        response = APIResponse.error(status, code, message, details: details, headers: headers)
+    }
 }
 
 /// JSON bodies and the API's error shape: `{"error": {"code", "message", "details"?}}`.
-enum API {
+enum APIResponse {
     static func json(_ value: JSONValue, status: HTTPStatus = .ok, headers: [(String, String)] = []) -> HTTPResponse {
         var response = HTTPResponse(status: status, contentType: "application/json", body: value.serializedBytes())
         for (name, field) in headers { response.headers.add(name, field) }
@@ -28,13 +38,16 @@ enum API {
         return json(["error": .object(error)], status: status, headers: headers)
     }
 
-    static func refusal(_ status: HTTPStatus, _ code: String, _ message: String, details: JSONValue? = nil) -> Refusal {
-        Refusal(response: error(status, code, message, details: details))
+    /// Bytes as they are, with their content type and cache policy.
+    static func bytes(_ body: [UInt8], contentType: String, cacheControl: String) -> HTTPResponse {
+        HTTPResponse(status: .ok, headers: HTTPHeaders([("Content-Type", contentType), ("Cache-Control", cacheControl)]), body: body)
     }
 
-    /// The query's `name=value` pairs, percent-decoded, `+` as space; nil if an escape is malformed.
-    static func query(_ request: HTTPRequest) -> Query? {
-        PercentDecoding.queryPairs(request.head.query).map(Query.init)
+    /// The query's `name=value` pairs, percent-decoded, `+` as space.
+    static func query(_ request: HTTPRequest, malformed message: String = "The query string has a malformed percent escape.")
+        throws(Refusal) -> Query {
+        guard let pairs = PercentDecoding.queryPairs(request.head.query) else { throw Refusal(.badRequest, "badQuery", message) }
+        return Query(pairs: pairs)
     }
 
     /// RFC 9110 §13.1.2: does an `If-None-Match` field match `etag` (weak comparison, `*`)?

@@ -23,7 +23,7 @@ let storefrontRoutesText = Fixtures.storefrontRoutesJSON.serialized()
 let rev1 = [("If-Match", "\"rev-1\"")]
 
 /// Every error path of every endpoint on a seeded store (revision 1; ios 5.2.0 and 5.3.0),
-/// over loopback. None of them may change the store.
+/// in-process (the same bytes a socket would carry). None of them may change the store.
 let errorPaths: [ErrorPath] = [
     // Routing
     ErrorPath(method: "GET", target: "/v1/nothing-here", scope: .admin, status: 404, code: "notFound"),
@@ -118,10 +118,10 @@ let errorPaths: [ErrorPath] = [
     ErrorPath(method: "DELETE", target: "/v1/telemetry", scope: .admin, status: 405, code: "methodNotAllowed"),
 ]
 
-@Suite("API error paths over loopback", .serialized)
+@Suite("API error paths, in-process", .serialized)
 struct ErrorPathTests {
     @Test func everyErrorPathAnswersClearlyAndChangesNothing() throws {
-        let service = try LiveService()
+        let service = try LiveService(transport: .inProcess)
         let before = service.store.snapshot
         for path in errorPaths {
             let reply = service.call(path.method, path.target, token: path.scope.flatMap { service.tokens[$0] }, headers: path.headers, body: path.body)
@@ -140,7 +140,7 @@ struct ErrorPathTests {
     }
 
     @Test func documentsOverTheLimitAre413AndChangeNothing() throws {
-        let service = try LiveService(maximumDocumentBytes: 1024)
+        let service = try LiveService(maximumDocumentBytes: 1024, transport: .inProcess)
         let big = "{\"routes\": \(storefrontRoutesText)}"
         #expect(big.utf8.count > 1024)
         for (method, target, scope) in [("POST", "/v1/revisions", Scope.routesPublish), ("POST", "/v1/validate", .routesPublish),
@@ -152,7 +152,7 @@ struct ErrorPathTests {
     }
 
     @Test func anEmptyStoreSaysWhatIsMissing() throws {
-        let service = try LiveService(seed: false)
+        let service = try LiveService(seed: false, transport: .inProcess)
         let read = service.tokens[.manifestRead]
         #expect(service.call("GET", "/readyz").errorCode == "notReady")
         #expect(service.call("GET", "/readyz").status == 503)

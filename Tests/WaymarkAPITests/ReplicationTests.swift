@@ -1,5 +1,5 @@
 import Foundation
-import ManifestService
+import WaymarkAPI
 import ManifestStore
 import Replication
 import RouteEngine

@@ -25,7 +25,7 @@ struct Dashboard: Sendable {
             ("Content-Type", "text/html; charset=utf-8"), ("ETag", etag), ("Cache-Control", cacheControl),
             ("Content-Security-Policy", policy), ("X-Content-Type-Options", "nosniff"), ("Referrer-Policy", "no-referrer"),
         ]), body: page).prepared()
-        notModified = API.notModified(etag: etag, cacheControl: cacheControl).prepared()
+        notModified = APIResponse.notModified(etag: etag, cacheControl: cacheControl).prepared()
     }
 
     /// `'sha256-…'` for the content of every `<tag>…</tag>` in the page (CSP Level 3 §8.3:
@@ -55,11 +55,14 @@ struct Dashboard: Sendable {
     static let shared = Dashboard(page: PackageResources.dashboard_html)
 }
 
-extension ManifestService {
-    func addDashboardRoute(to router: inout Router) {
-        try! router.add("GET", "/dashboard") { request, _ in
+/// `GET /dashboard`, open: the page asks the operator for a token and reads with it.
+struct DashboardEndpoints: EndpointGroup {
+    let context: APIContext
+
+    func register(on registry: inout EndpointRegistry) throws(RouterError) {
+        try registry.add("GET", "/dashboard", .open) { call in
             let dashboard = Dashboard.shared
-            return API.ifNoneMatch(request, matches: dashboard.etag) ? dashboard.notModified : dashboard.ok
+            return APIResponse.ifNoneMatch(call.request, matches: dashboard.etag) ? dashboard.notModified : dashboard.ok
         }
     }
 }

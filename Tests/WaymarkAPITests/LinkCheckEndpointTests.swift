@@ -1,6 +1,6 @@
 import Foundation
 import LinkChecks
-import ManifestService
+import WaymarkAPI
 import RouteEngine
 import Testing
 import TestSupport

@@ -1,0 +1,61 @@
+import HTTPServer
+import LinkChecks
+import ManifestStore
+import Replication
+import Telemetry
+
+/// The HTTP API of `waymark serve` over a `ManifestStore` (see docs/api.md and
+/// docs/openapi.yaml): one endpoint group per resource, each registering its routes with
+/// their declarations on a shared `APIContext`.
+public final class API: Sendable {
+    public struct Options: Sendable {
+        /// `GET /v1/manifest` and the other reads without a token.
+        public var publicManifestReads = false
+        /// Largest routes document or schema accepted, in bytes.
+        public var maximumDocumentBytes = 16 << 20
+        /// Outbound checks of fallbacks and associated-domain files on validate and publish
+        /// (nil: off).
+        public var linkChecks: LinkCheckOptions?
+        /// Set on a follower (`serve --follow`): it mirrors this primary and refuses writes.
+        public var follower: Follower?
+
+        public init() {}
+    }
+
+    /// The groups, in the order their routes are registered (metrics list routes so).
+    static let groups: [any EndpointGroup.Type] = [
+        HealthEndpoints.self, ManifestEndpoints.self, RevisionEndpoints.self, PublishingEndpoints.self,
+        SchemaEndpoints.self, PreviewEndpoints.self, AssociatedDomainEndpoints.self, TelemetryEndpoints.self,
+        ReplicationEndpoints.self, MetricsEndpoints.self, DashboardEndpoints.self,
+    ]
+
+    let context: APIContext
+
+    public init(store: ManifestStore, telemetry: TelemetryStore, options: Options = Options()) {
+        context = APIContext(store: store, telemetry: telemetry, options: options)
+    }
+
+    public var store: ManifestStore { context.store }
+    public var telemetry: TelemetryStore { context.telemetry }
+    public var options: Options { context.options }
+    /// Present when link checks are on.
+    public var linkChecker: LinkChecker? { context.linkChecker }
+    /// Requests by route and status with latency: give it to the `HTTPServer` serving `router()`.
+    public var httpMetrics: HTTPMetrics { context.httpMetrics }
+
+    /// Every endpoint, ready for `HTTPServer`.
+    public func router() throws(RouterError) -> Router {
+        try registry().router
+    }
+
+    /// What every route declares: access, body limit, mode.
+    public func routes() throws(RouterError) -> [RouteDeclaration] {
+        try registry().declarations
+    }
+
+    private func registry() throws(RouterError) -> EndpointRegistry {
+        var registry = EndpointRegistry(context: context)
+        for group in Self.groups { try group.init(context: context).register(on: &registry) }
+        return registry
+    }
+}

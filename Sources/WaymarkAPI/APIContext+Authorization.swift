@@ -1,0 +1,58 @@
+import HTTPCore
+import ManifestStore
+import RouteEngine
+
+extension APIContext {
+    /// Who sent `request`, if `access` lets them: the token's name, "public" for an open
+    /// read, "anonymous" on an open route; else the 401 or 403 to send. Refused writes
+    /// (every scope but `manifest:read`) are audited.
+    func authorize(_ request: HTTPRequest, _ access: RouteDeclaration.Access) throws(Refusal) -> String {
+        guard case .scope(let scope, let action) = access else { return "anonymous" }
+        if scope == .manifestRead, options.publicManifestReads { return "public" }
+        let challenge = [("WWW-Authenticate", "Bearer realm=\"waymark\"")]
+        guard let field = request.head.headers.single("Authorization"), let token = Self.bearerToken(field) else {
+            audit(action, actor: "anonymous", reason: "noToken", scope: scope)
+            throw Refusal(.unauthorized, "unauthorized",
+                          "This endpoint needs a bearer token (Authorization: Bearer wm_…) with the scope \(scope.rawValue).", headers: challenge)
+        }
+        guard let record = store.tokens.authenticate(bytes: token) else {
+            audit(action, actor: "anonymous", reason: "invalidToken", scope: scope)
+            throw Refusal(.unauthorized, "unauthorized", "The bearer token is unknown or revoked.", headers: challenge)
+        }
+        guard record.allows(scope) else {
+            audit(action, actor: record.name, reason: "wrongScope", scope: scope)
+            throw Refusal(.forbidden, "forbidden", "The token \"\(record.name)\" lacks the scope \(scope.rawValue).",
+                          details: ["required": .string(scope.rawValue), "granted": .array(record.scopes.sorted().map { JSONValue.string($0.rawValue) })])
+        }
+        return record.name
+    }
+
+    /// The credentials of `Authorization: Bearer <token>` (RFC 6750 §2.1; the scheme name is
+    /// case-insensitive), as bytes, or nil for another scheme. On the field's bytes where
+    /// they lie: this runs on every request.
+    static func bearerToken(_ field: String) -> [UInt8]? {
+        if let token = field.utf8.withContiguousStorageIfAvailable(bearerToken) { return token }
+        return Array(field.utf8).withUnsafeBufferPointer(bearerToken)
+    }
+
+    private static func bearerToken(_ bytes: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
+        let scheme: StaticString = "bearer "
+        guard bytes.count > scheme.utf8CodeUnitCount else { return nil }
+        for index in 0..<scheme.utf8CodeUnitCount {
+            let expected = scheme.utf8Start[index]
+            guard bytes[index] | (expected == 0x20 ? 0 : 0x20) == expected else { return nil }
+        }
+        // RFC 9110 §5.5: the parser already trimmed the field; OWS after the scheme's space is tolerated.
+        var start = scheme.utf8CodeUnitCount
+        var end = bytes.count
+        while start < end, bytes[start] == 0x20 || bytes[start] == 0x09 { start += 1 }
+        while end > start, bytes[end - 1] == 0x20 || bytes[end - 1] == 0x09 { end -= 1 }
+        return start < end ? Array(bytes[start..<end]) : nil
+    }
+
+    private func audit(_ action: String, actor: String, reason: String, scope: Scope) {
+        // Reads are not audited (every phone polls); refused changes are.
+        guard scope != .manifestRead else { return }
+        try? store.recordRefusal(action: action, actor: actor, reason: reason)
+    }
+}

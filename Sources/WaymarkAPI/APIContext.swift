@@ -1,0 +1,63 @@
+import Dispatch
+import HTTPCore
+import HTTPServer
+import LinkChecks
+import ManifestStore
+import RouteEngine
+import Synchronization
+import Telemetry
+
+/// What every endpoint group shares: the store, telemetry, the options, the caches built
+/// from revisions, the counters `/metrics` reports, and who may do what.
+final class APIContext: Sendable {
+    let store: ManifestStore
+    let telemetry: TelemetryStore
+    let options: API.Options
+    /// Per-build manifests and the associated-domain files of the current revision.
+    let manifests = ManifestCache()
+    /// Stored revisions read as documents, so no request parses one again.
+    let documents = RevisionDocuments()
+    /// What telemetry may name, rebuilt when the store changes.
+    let vocabulary = VocabularyCache()
+    /// Events refused one by one inside accepted batches, since start.
+    let telemetryRejected = Atomic<UInt64>(0)
+    /// Revisions published (rollbacks included) since start.
+    let publishes = Atomic<UInt64>(0)
+    /// Problems the link checks reported, since start.
+    let linkFindings = Atomic<UInt64>(0)
+    /// Requests by route and status with latency, filled by the `HTTPServer` serving the API.
+    let httpMetrics = HTTPMetrics()
+    /// Present when link checks are on; its cache lives as long as the service.
+    let linkChecker: LinkChecker?
+    /// Link checks block on the network: they run here, never on an event loop.
+    private let linkCheckQueue = DispatchQueue(label: "waymark.link-checks", attributes: .concurrent)
+
+    init(store: ManifestStore, telemetry: TelemetryStore, options: API.Options) {
+        self.store = store
+        self.telemetry = telemetry
+        self.options = options
+        linkChecker = options.linkChecks.map(LinkChecker.init)
+    }
+
+    /// Writes go to the primary: on a follower they are refused and change nothing.
+    func requirePrimary() throws(Refusal) {
+        guard let follower = options.follower else { return }
+        throw Refusal(.conflict, "follower", "This node is a read-only follower of \(follower.client.base); "
+            + "publish, roll back and register schemas there.", details: ["primary": .string(follower.client.base)])
+    }
+
+    /// Calls `body` with the link checks' findings for `routes` against `snapshot`'s
+    /// schemas: at once with none when checks are off (then `routes` is never evaluated) or
+    /// nothing is registered to check against, else from the link-check queue once every
+    /// fetch has ended.
+    func withLinkFindings(_ routes: @autoclosure () -> JSONValue?, against snapshot: StoreSnapshot,
+                          _ body: @escaping @Sendable ([ValidationProblem]) -> Void) {
+        let schemas = snapshot.orderedSchemas.map(\.schema)
+        guard let linkChecker, !schemas.isEmpty, let routes = routes() else { return body([]) }
+        linkCheckQueue.async { [self] in
+            let findings = linkChecker.check(routes, against: schemas)
+            linkFindings.add(UInt64(findings.count), ordering: .relaxed)
+            body(findings)
+        }
+    }
+}

@@ -1,0 +1,47 @@
+import HTTPCore
+import HTTPServer
+import ManifestStore
+import RouteEngine
+
+/// `GET /v1/manifest?platform&version`: the current revision filtered for one app build,
+/// with its schema, a strong ETag and 304s. The hot path: a fetch is one cache lookup.
+struct ManifestEndpoints: EndpointGroup {
+    let context: APIContext
+
+    func register(on registry: inout EndpointRegistry) throws(RouterError) {
+        try registry.add("GET", "/v1/manifest", .scope(.manifestRead, action: "readManifest")) { call throws(Refusal) in try manifest(call) }
+    }
+
+    private func manifest(_ call: APIRequest) throws(Refusal) -> HTTPResponse {
+        let query = try APIResponse.query(call.request)
+        guard let platform = query["platform"], !platform.isEmpty, let version = query["version"], !version.isEmpty else {
+            throw Refusal(.badRequest, "missingBuild", "Say which app build: ?platform=ios&version=5.3.0.")
+        }
+        let key = SchemaKey(platform: platform, version: version)
+        let publicReads = context.options.publicManifestReads
+        // The generation is read before the snapshot: a view remembered under it can only be
+        // older than the store, never newer, and the next change retires it.
+        let generation = context.store.generation
+        if let view = context.manifests.current(generation: generation, key) {
+            return view.response(publicReads: publicReads, notModified: APIResponse.ifNoneMatch(call.request, matches: view.etag))
+        }
+        let snapshot = context.store.snapshot
+        let (stored, current) = try Self.build(key, in: snapshot)
+        let view = context.manifests.view(revision: current, stored: stored, documents: context.documents)
+        context.manifests.remember(view, generation: generation)
+        return view.response(publicReads: publicReads, notModified: APIResponse.ifNoneMatch(call.request, matches: view.etag))
+    }
+
+    /// The schema of build `key` and the current revision, or the 404 saying which is missing.
+    static func build(_ key: SchemaKey, in snapshot: StoreSnapshot, listKnown: Bool = true) throws(Refusal) -> (StoredSchema, Revision) {
+        guard let stored = snapshot.schemas[key] else {
+            guard listKnown else { throw Refusal(.notFound, "unknownBuild", "No schema is registered for \(key.platform) \(key.version).") }
+            let known = snapshot.schemas.keys.sorted()
+            throw Refusal(.notFound, "unknownBuild", "No schema is registered for \(key); this server knows: "
+                + known.map(\.description).joined(separator: ", ") + ".",
+                details: ["known": .array(known.map { ["platform": .string($0.platform), "version": .string($0.version)] })])
+        }
+        guard let current = snapshot.current else { throw Refusal(.notFound, "noRevision", "No routes have been published yet.") }
+        return (stored, current)
+    }
+}

@@ -1,0 +1,61 @@
+import Foundation
+import HTTPCore
+import HTTPServer
+import Telemetry
+
+/// `GET /metrics` (scope `telemetry:read`): Prometheus text format 0.0.4 — resolutions by
+/// platform, outcome, reason and route, the telemetry log, the store, link checks,
+/// replication, and requests by route.
+struct MetricsEndpoints: EndpointGroup {
+    let context: APIContext
+
+    func register(on registry: inout EndpointRegistry) throws(RouterError) {
+        try registry.add("GET", "/metrics", .scope(.telemetryRead, action: "readMetrics")) { _ in metrics() }
+    }
+
+    private func metrics() -> HTTPResponse {
+        var out = ""
+        func family(_ name: String, _ type: String, _ help: String) { out += "# HELP \(name) \(help)\n# TYPE \(name) \(type)\n" }
+        func label(_ text: String) -> String {
+            text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"").replacingOccurrences(of: "\n", with: "\\n")
+        }
+        let resolutions: [(String, UInt64)] = context.telemetry.read { counts in
+            counts.sinceStart.map { key, count in
+                let labels = [TelemetryDimension.platform, .outcome, .reason, .route].map { dimension in
+                    "\(dimension.rawValue)=\"\(label(counts.name(of: dimension.value(of: key), for: dimension)))\""
+                }
+                return (labels.joined(separator: ","), count)
+            }
+        }
+        family("waymark_resolutions_total", "counter", "Resolutions reported by clients since start, by platform, outcome, reason and route (bounded: unknown routes are \"other\").")
+        for (labels, count) in resolutions.sorted(by: { $0.0 < $1.0 }) { out += "waymark_resolutions_total{\(labels)} \(count)\n" }
+        let statistics = context.telemetry.currentStatistics
+        let snapshot = context.store.snapshot
+        let storeBytes = snapshot.revisions.reduce(0) { $0 + $1.routes.count } + snapshot.schemas.values.reduce(0) { $0 + $1.bytes.count }
+        let single: [(name: String, type: String, help: String, value: UInt64)] = [
+            ("waymark_telemetry_events_accepted_total", "counter", "Telemetry events accepted (durable and counted) since start.", statistics.events),
+            ("waymark_telemetry_events_rejected_total", "counter", "Telemetry events rejected one by one inside accepted batches since start.",
+             context.telemetryRejected.load(ordering: .relaxed)),
+            ("waymark_telemetry_batches_total", "counter", "Telemetry batches made durable since start.", statistics.batches),
+            ("waymark_telemetry_commits_total", "counter", "Group commits (one fdatasync each) of the telemetry log since start.", statistics.commits),
+            ("waymark_telemetry_commit_failures_total", "counter", "Telemetry commits that failed (their batches were answered 503).", statistics.failedCommits),
+            ("waymark_telemetry_log_bytes", "gauge", "Bytes in the telemetry log since the last snapshot.", UInt64(statistics.logBytes)),
+            ("waymark_publishes_total", "counter", "Revisions published (rollbacks included) since start.", context.publishes.load(ordering: .relaxed)),
+            ("waymark_link_check_fetches_total", "counter", "Outbound link-check fetches (fallbacks and associated-domain files, cache hits not counted) since start.",
+             UInt64(context.linkChecker?.fetches.load(ordering: .relaxed) ?? 0)),
+            ("waymark_link_check_findings_total", "counter", "Problems the link checks reported on validations and publishes since start.",
+             context.linkFindings.load(ordering: .relaxed)),
+            ("waymark_revision_current", "gauge", "The number of the current revision (0: none).", UInt64(snapshot.current?.number ?? 0)),
+            ("waymark_store_revisions", "gauge", "Revisions stored.", UInt64(snapshot.revisions.count)),
+            ("waymark_store_schemas", "gauge", "App build schemas stored.", UInt64(snapshot.schemas.count)),
+            ("waymark_store_bytes", "gauge", "Bytes of stored revision documents and schemas.", UInt64(storeBytes)),
+        ] + ReplicationEndpoints.metrics(context)
+        for metric in single {
+            family(metric.name, metric.type, metric.help)
+            out += "\(metric.name) \(metric.value)\n"
+        }
+        out += context.httpMetrics.exposition()
+        return HTTPResponse(status: .ok, headers: HTTPHeaders([("Content-Type", "text/plain; version=0.0.4; charset=utf-8"), ("Cache-Control", "no-store")]),
+                            body: Array(out.utf8))
+    }
+}

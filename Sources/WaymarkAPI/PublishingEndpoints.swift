@@ -1,0 +1,120 @@
+import Foundation
+import HTTPCore
+import HTTPServer
+import ManifestStore
+import RouteEngine
+
+/// Changing the routes (scope `routes:publish`): publishing a revision against the base the
+/// client started from, rolling back to an earlier one, and the dry run of validation.
+/// Publishing and validation are deferred: with link checks on they wait for the network.
+struct PublishingEndpoints: EndpointGroup {
+    let context: APIContext
+
+    func register(on registry: inout EndpointRegistry) throws(RouterError) {
+        let documentLimit = context.options.maximumDocumentBytes
+        try registry.addDeferred("POST", "/v1/revisions", .scope(.routesPublish, action: "publish"), maximumBody: documentLimit) {
+            call, responder throws(Refusal) in try publish(call, responder)
+        }
+        try registry.add("POST", "/v1/revisions/:number/rollback", .scope(.routesPublish, action: "rollback"), maximumBody: 64 << 10) {
+            call throws(Refusal) in try rollback(call)
+        }
+        try registry.addDeferred("POST", "/v1/validate", .scope(.routesPublish, action: "validate"), maximumBody: documentLimit) {
+            call, responder throws(Refusal) in try validate(call, responder)
+        }
+    }
+
+    /// Checked here, then (with link checks on) off the loop while the links are fetched.
+    private func publish(_ call: APIRequest, _ responder: Responder) throws(Refusal) {
+        try context.requirePrimary()
+        let body = try Self.envelope(call.request, requireRoutes: true)
+        let base = try base(call.request)
+        let routes = body.routes?.serializedBytes(pretty: true) ?? []
+        let (store, author) = (context.store, call.actor)
+        context.withLinkFindings(body.routes, against: store.snapshot) { [context] findings in
+            responder.respond(Self.outcome(context, Result { () throws(StoreError) in
+                try store.publish(routes: routes, base: base, author: author, message: body.message, findings: findings)
+            }))
+        }
+    }
+
+    private func rollback(_ call: APIRequest) throws(Refusal) -> HTTPResponse {
+        try context.requirePrimary()
+        let number = try RevisionEndpoints.number(call["number"])
+        let body = try Self.envelope(call.request, requireRoutes: false)
+        guard body.routes == nil else { throw Refusal(.badRequest, "unknownField", "A rollback takes only a message.") }
+        let message = body.message.isEmpty ? "Rollback to revision \(number)" : body.message
+        let base = try base(call.request)
+        return Self.outcome(context, Result { () throws(StoreError) in
+            try context.store.rollback(to: number, base: base, author: call.actor, message: message)
+        })
+    }
+
+    private func validate(_ call: APIRequest, _ responder: Responder) throws(Refusal) {
+        guard !call.body.isEmpty else { throw Refusal(.badRequest, "missingBody", "Send the routes document to validate as the body.") }
+        let snapshot = context.store.snapshot
+        let validated = ManifestStore.validate(call.body, against: snapshot)
+        // The body is parsed a second time only when the links are checked.
+        context.withLinkFindings(try? JSONParser().parse(call.body), against: snapshot) { findings in
+            var report = validated
+            report.append(contentsOf: findings)
+            guard case .object(var object) = report.json else { return responder.respond(APIResponse.json(report.json)) }
+            object["valid"] = .bool(report.isValid)
+            object["schemas"] = .array(snapshot.schemas.keys.sorted().map { .string($0.description) })
+            responder.respond(APIResponse.json(.object(object)))
+        }
+    }
+
+    /// `{"message": "…", "routes": {…routes document…}}`
+    private static func envelope(_ request: HTTPRequest, requireRoutes: Bool) throws(Refusal) -> (message: String, routes: JSONValue?) {
+        if request.body.isEmpty, !requireRoutes { return ("", nil) }
+        guard let json = try? JSONParser().parse(request.body), case .object(let object) = json else {
+            throw Refusal(.badRequest, "badJSON", "The body must be a JSON object: {\"message\": \"…\", \"routes\": {…}}.")
+        }
+        let unknown = Set(object.keys).subtracting(["message", "routes"])
+        guard unknown.isEmpty else { throw Refusal(.badRequest, "unknownField", "Unknown field(s): \(unknown.sorted().joined(separator: ", ")).") }
+        if let message = object["message"], message.stringValue == nil { throw Refusal(.badRequest, "badMessage", "message must be a string.") }
+        let message = object["message"]?.stringValue ?? ""
+        guard message.utf8.count <= 2_000 else { throw Refusal(.badRequest, "badMessage", "message is limited to 2,000 bytes.") }
+        if requireRoutes, object["routes"] == nil {
+            throw Refusal(.badRequest, "missingRoutes", "The body needs the routes document under \"routes\".")
+        }
+        return (message, object["routes"])
+    }
+
+    /// The revision number `If-Match` names (nil: `If-None-Match: *`, publishing the first revision).
+    private func base(_ request: HTTPRequest) throws(Refusal) -> Int? {
+        let ifMatch = request.head.headers.values("If-Match")
+        if ifMatch.isEmpty {
+            if request.head.headers["If-None-Match"]?.trimmingCharacters(in: .whitespaces) == "*" { return nil }
+            throw Refusal(.preconditionRequired, "baseRequired",
+                "Send If-Match with the ETag of the revision you started from (GET /v1/revisions gives it), or If-None-Match: * for the first revision.")
+        }
+        let tag = ifMatch.joined(separator: ",").trimmingCharacters(in: .whitespaces)
+        guard tag.hasPrefix("\"rev-"), tag.hasSuffix("\""), let number = Int(tag.dropFirst(5).dropLast()), number >= 1 else {
+            throw Refusal(.preconditionFailed, "staleBase", "If-Match must be one revision ETag such as \"rev-3\", not \(tag).",
+                          details: ["current": context.store.snapshot.current.map { .int($0.number) } ?? .null])
+        }
+        return number
+    }
+
+    /// The answer to a publish or rollback the store decided.
+    private static func outcome(_ context: APIContext, _ result: Result<PublishOutcome, StoreError>) -> HTTPResponse {
+        switch result {
+        case .failure(let error):
+            return APIResponse.error(.internalServerError, "storeFailed", "The revision could not be stored: \(error.message). Nothing was published.")
+        case .success(.published(let revision)):
+            context.publishes.add(1, ordering: .relaxed)
+            return APIResponse.json(RevisionEndpoints.summary(revision), status: .created,
+                                    headers: [("ETag", RevisionEndpoints.etag(revision)), ("Location", "/v1/revisions/\(revision.number)")])
+        case .success(.invalid(let report)):
+            return APIResponse.error(.unprocessableContent, "invalidRoutes",
+                                     "The routes fail validation (\(report.errors.count) error(s)); nothing was published.", details: report.json)
+        case .success(.staleBase(let current)):
+            return APIResponse.error(.preconditionFailed, "staleBase",
+                                     "Revision \(current.map(String.init) ?? "none") was published since your base; fetch it, merge, and retry.",
+                                     details: ["current": current.map(JSONValue.int) ?? .null])
+        case .success(.unknownRevision(let number)):
+            return APIResponse.error(.notFound, "unknownRevision", "There is no revision \(number).")
+        }
+    }
+}

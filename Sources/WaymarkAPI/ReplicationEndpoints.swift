@@ -1,0 +1,120 @@
+import Foundation
+import HTTPCore
+import HTTPServer
+import ManifestStore
+import Replication
+import RouteEngine
+import Telemetry
+
+/// The primary's side of followers (scope `replication`): what it holds, each stored
+/// record byte for byte, the token hashes, and the counts followers forward.
+struct ReplicationEndpoints: EndpointGroup {
+    let context: APIContext
+
+    static let maximumForwardBytes = 64 << 20
+
+    func register(on registry: inout EndpointRegistry) throws(RouterError) {
+        let replicate = RouteDeclaration.Access.scope(.replication, action: "replicate")
+        try registry.add("GET", "/v1/replication/state", replicate) { _ throws(Refusal) in try state() }
+        try registry.add("GET", "/v1/replication/revisions/:number", replicate) { call throws(Refusal) in try revisionRecord(call["number"]) }
+        try registry.add("GET", "/v1/replication/schemas/:platform/:version", replicate) { call throws(Refusal) in
+            try schemaRecord(SchemaKey(platform: call["platform"], version: call["version"]))
+        }
+        try registry.add("GET", "/v1/replication/tokens", replicate) { _ throws(Refusal) in try tokenFile() }
+        try registry.addDeferred("POST", "/v1/replication/telemetry", .scope(.replication, action: "forwardTelemetry"),
+                                 maximumBody: Self.maximumForwardBytes) { call, responder throws(Refusal) in try forwarded(call, responder) }
+    }
+
+    private func state() throws(Refusal) -> HTTPResponse {
+        do throws(StoreError) {
+            return APIResponse.json(try ReplicationState(store: context.store).json, headers: [("Cache-Control", "no-store")])
+        } catch {
+            throw Refusal(.internalServerError, "storeFailed", "The replication state could not be read: \(error.message).")
+        }
+    }
+
+    private func revisionRecord(_ text: String) throws(Refusal) -> HTTPResponse {
+        guard let number = Int(text), number >= 1, String(number) == text else {
+            throw Refusal(.badRequest, "badRevision", "The revision must be a positive integer without leading zeros.")
+        }
+        let record: [UInt8]?
+        do throws(StoreError) {
+            record = try context.store.revisionRecord(number)
+        } catch {
+            throw Refusal(.internalServerError, "storeFailed", "Revision \(number) could not be read: \(error.message).")
+        }
+        guard let record else { throw Refusal(.notFound, "unknownRevision", "There is no revision \(number).") }
+        return APIResponse.bytes(record, contentType: "application/octet-stream", cacheControl: RevisionEndpoints.immutable)
+    }
+
+    private func schemaRecord(_ key: SchemaKey) throws(Refusal) -> HTTPResponse {
+        let record: [UInt8]?
+        do throws(StoreError) {
+            record = try context.store.schemaRecord(key)
+        } catch {
+            throw Refusal(.internalServerError, "storeFailed", "The schema for \(key) could not be read: \(error.message).")
+        }
+        guard let record else { throw Refusal(.notFound, "unknownBuild", "No schema is registered for \(key).") }
+        return APIResponse.bytes(record, contentType: "application/octet-stream", cacheControl: "no-store")
+    }
+
+    private func tokenFile() throws(Refusal) -> HTTPResponse {
+        let bytes: [UInt8]
+        do throws(StoreError) {
+            bytes = try context.store.tokens.fileBytes()
+        } catch {
+            throw Refusal(.internalServerError, "storeFailed", "The tokens could not be read: \(error.message).")
+        }
+        return APIResponse.bytes(bytes.isEmpty ? Array("[]".utf8) : bytes, contentType: "application/json", cacheControl: "no-store")
+    }
+
+    /// `POST /v1/replication/telemetry`: a follower's `Forward`, answered `200` once it is
+    /// durable here — counted, or recognised as counted before (a retry).
+    private func forwarded(_ call: APIRequest, _ responder: Responder) throws(Refusal) {
+        if let follower = context.options.follower {
+            throw Refusal(.conflict, "follower", "This node follows \(follower.client.base); forward counts to the primary.")
+        }
+        let forward: Forward
+        switch Forward.decode(call.body) {
+        case .failure(let error): throw Refusal(.badRequest, "invalidForward", error.message + " Nothing was counted.")
+        case .success(let value): forward = value
+        }
+        let telemetry = context.telemetry
+        let latestMinute = (telemetry.options.clock() + telemetry.options.limits.maximumClockSkew) / 60
+        for (index, batch) in forward.batches.enumerated() {
+            if let tally = batch.tallies.first(where: { Int($0.minute) > latestMinute || $0.count == 0 }) {
+                throw Refusal(.badRequest, "invalidForward",
+                    "Batch \(index) of the forward has a count of \(tally.count) at minute \(tally.minute), in the future or empty. Nothing was counted.")
+            }
+        }
+        let answer = APIResponse.json(["node": .string(String(decoding: forward.node, as: UTF8.self)), "through": .int(Int(clamping: forward.through))])
+        telemetry.submit(forward) { result in responder.respond(TelemetryEndpoints.durable(result, answer: answer, what: "forward")) }
+    }
+
+    /// `/metrics` lines for replication: a primary's forwards received, a follower's state.
+    static func metrics(_ context: APIContext) -> [(name: String, type: String, help: String, value: UInt64)] {
+        let statistics = context.telemetry.currentStatistics
+        var metrics: [(name: String, type: String, help: String, value: UInt64)] = [
+            ("waymark_telemetry_forwards_applied_total", "counter", "Followers' forwards of counts counted here since start.", statistics.forwardsApplied),
+            ("waymark_telemetry_forwards_repeated_total", "counter", "Followers' forwards received again and not counted twice since start.",
+             statistics.forwardsRepeated),
+        ]
+        guard let follower = context.options.follower else { return metrics }
+        let status = follower.status
+        metrics += [
+            ("waymark_follower", "gauge", "1 on a follower.", 1),
+            ("waymark_follower_primary_up", "gauge", "1 when the last poll of the primary succeeded.", status.primaryReachable ? 1 : 0),
+            ("waymark_follower_diverged", "gauge", "1 when the primary's history differs from this store's (mirroring stopped).", status.diverged ? 1 : 0),
+            ("waymark_follower_last_sync_timestamp_seconds", "gauge", "When the store last matched the primary (0: never).",
+             UInt64(max(0, status.lastSync?.timeIntervalSince1970 ?? 0))),
+            ("waymark_follower_primary_revision", "gauge", "The primary's newest revision when last seen.", UInt64(status.primaryRevision ?? 0)),
+            ("waymark_follower_sync_failures_total", "counter", "Polls of the primary that failed since start.", status.syncFailures),
+            ("waymark_follower_records_mirrored_total", "counter", "Revisions, schemas and token files mirrored since start.", status.recordsMirrored),
+            ("waymark_follower_forwards_total", "counter", "Forwards of counts the primary acknowledged since start.", statistics.forwardsAcknowledged),
+            ("waymark_follower_forward_failures_total", "counter", "Forwards of counts that failed (to be retried) since start.", status.forwardFailures),
+            ("waymark_follower_events_not_forwarded", "gauge", "Telemetry events accepted here and not yet acknowledged by the primary.",
+             context.telemetry.eventsNotForwarded),
+        ]
+        return metrics
+    }
+}

@@ -1,0 +1,103 @@
+import HTTPCore
+import HTTPServer
+import ManifestStore
+
+/// What a route needs before its body is read, declared where it is registered: who may
+/// call it, how large a body it takes, and whether it answers on the event loop or later.
+/// The declarations are data (`API.routes`), so the server and the tests can read them.
+public struct RouteDeclaration: Sendable, Hashable {
+    /// Who may call a route.
+    public enum Access: Sendable, Hashable {
+        /// Anyone, without a token: health, the associated-domain files, the dashboard page.
+        case open
+        /// A bearer token with `scope` (`manifest:read` routes are open with `--public-reads`);
+        /// `action` names the request in the audit log when it is refused.
+        case scope(Scope, action: String)
+    }
+
+    /// How a route answers.
+    public enum Mode: Sendable, Hashable {
+        /// On the connection's event loop, before the next request is read.
+        case onLoop
+        /// Later, from another thread, through a `Responder` (a durable write, a link check).
+        case deferred
+    }
+
+    public let method: String
+    public let path: String
+    public let access: Access
+    /// The largest body taken, in bytes; nil: the server's default.
+    public let maximumBody: Int?
+    public let mode: Mode
+
+    /// The scope a request needs, nil for an open route.
+    public var scope: Scope? {
+        if case .scope(let scope, _) = access { return scope }
+        return nil
+    }
+}
+
+/// One request as a handler sees it: the request, its path parameters, and who sent it
+/// (the token's name; "public" or "anonymous" on open routes).
+struct APIRequest {
+    let request: HTTPRequest
+    let parameters: RouteParameters
+    let actor: String
+
+    var head: HTTPRequestHead { request.head }
+    var body: [UInt8] { request.body }
+
+    subscript(_ parameter: String) -> String { parameters[parameter] ?? "" }
+}
+
+/// Where endpoint groups register their routes: each route with its declaration, its
+/// access checked before its handler runs, and a thrown `Refusal` turned into its response.
+struct EndpointRegistry {
+    typealias Handler = @Sendable (APIRequest) throws(Refusal) -> HTTPResponse
+    typealias DeferredHandler = @Sendable (APIRequest, Responder) throws(Refusal) -> Void
+
+    let context: APIContext
+    private(set) var router = Router()
+    private(set) var declarations: [RouteDeclaration] = []
+
+    init(context: APIContext) {
+        self.context = context
+    }
+
+    /// A route answered on the loop.
+    mutating func add(_ method: String, _ path: String, _ access: RouteDeclaration.Access, maximumBody: Int? = nil,
+                      _ handler: @escaping Handler) throws(RouterError) {
+        let context = context
+        try router.add(method, path, maximumBody: maximumBody) { request, parameters in
+            do throws(Refusal) {
+                let actor = try context.authorize(request, access)
+                return try handler(APIRequest(request: request, parameters: parameters, actor: actor))
+            } catch {
+                return error.response
+            }
+        }
+        declarations.append(RouteDeclaration(method: method, path: path, access: access, maximumBody: maximumBody, mode: .onLoop))
+    }
+
+    /// A route answered later through its `Responder`; a refusal thrown before the handler
+    /// answered is the answer.
+    mutating func addDeferred(_ method: String, _ path: String, _ access: RouteDeclaration.Access, maximumBody: Int? = nil,
+                              _ handler: @escaping DeferredHandler) throws(RouterError) {
+        let context = context
+        try router.addDeferred(method, path, maximumBody: maximumBody) { request, parameters, responder in
+            do throws(Refusal) {
+                let actor = try context.authorize(request, access)
+                try handler(APIRequest(request: request, parameters: parameters, actor: actor), responder)
+            } catch {
+                responder.respond(error.response)
+            }
+        }
+        declarations.append(RouteDeclaration(method: method, path: path, access: access, maximumBody: maximumBody, mode: .deferred))
+    }
+}
+
+/// A group of endpoints over one resource, registering its routes on the shared context.
+protocol EndpointGroup: Sendable {
+    init(context: APIContext)
+    func register(on registry: inout EndpointRegistry) throws(RouterError)
+}

@@ -1,0 +1,55 @@
+import HTTPCore
+import HTTPServer
+import ManifestStore
+import RouteEngine
+
+/// App builds' schemas: the list (scope `manifest:read`) and registration by app CI
+/// (scope `schemas:write`), which reports the live routes the build cannot resolve.
+struct SchemaEndpoints: EndpointGroup {
+    let context: APIContext
+
+    func register(on registry: inout EndpointRegistry) throws(RouterError) {
+        try registry.add("PUT", "/v1/schemas/:platform/:version", .scope(.schemasWrite, action: "registerSchema"),
+                         maximumBody: context.options.maximumDocumentBytes) { call throws(Refusal) in try registerSchema(call) }
+        try registry.add("GET", "/v1/schemas", .scope(.manifestRead, action: "readSchemas")) { _ in schemas() }
+    }
+
+    private func schemas() -> HTTPResponse {
+        APIResponse.json(["schemas": .array(context.store.snapshot.orderedSchemas.map { stored in
+            ["platform": .string(stored.key.platform), "version": .string(stored.key.version), "sha256": .string(stored.sha256),
+             "author": .string(stored.author), "time": .string(Timestamp.format(stored.time))]
+        })])
+    }
+
+    private func registerSchema(_ call: APIRequest) throws(Refusal) -> HTTPResponse {
+        try context.requirePrimary()
+        let (platform, version) = (call["platform"], call["version"])
+        let key = SchemaKey(platform: platform, version: version)
+        let outcome: SchemaOutcome
+        do throws(StoreError) {
+            outcome = try context.store.registerSchema(call.body, expected: key, author: call.actor)
+        } catch {
+            throw Refusal(.internalServerError, "storeFailed", "The schema could not be stored: \(error.message). Nothing changed.")
+        }
+        switch outcome {
+        case .invalid(let problems):
+            throw Refusal(.unprocessableContent, "invalidSchema", "The schema is invalid; nothing changed.", details: ValidationReport(problems).json)
+        case .wrongApp(let app):
+            throw Refusal(.unprocessableContent, "wrongApp", "This server serves the app \"\(app)\"; the schema is for another.")
+        case .keyMismatch(let found):
+            throw Refusal(.unprocessableContent, "buildMismatch", "The URL names \(key) but the schema describes \(found).")
+        case .registered(let stored, let replaced):
+            // Schema drift: the live routes this build cannot resolve.
+            var drift: [JSONValue] = []
+            var current: JSONValue = .null
+            if let revision = context.store.snapshot.current {
+                current = .int(revision.number)
+                drift = context.manifests.view(revision: revision, stored: stored, documents: context.documents).unresolvable.map(JSONValue.string)
+            }
+            return APIResponse.json(["platform": .string(stored.key.platform), "version": .string(stored.key.version),
+                                     "sha256": .string(stored.sha256), "replaced": .bool(replaced), "revision": current,
+                                     "unresolvableRoutes": .array(drift)],
+                                    status: replaced ? .ok : .created, headers: [("Location", "/v1/schemas/\(platform)/\(version)")])
+        }
+    }
+}

@@ -1,0 +1,108 @@
+import HTTPCore
+import HTTPServer
+import ManifestStore
+import RouteEngine
+import Telemetry
+
+/// Resolution telemetry: phones post batches (scope `telemetry:write`, answered once
+/// durable); ops read counts and top groups (scope `telemetry:read`).
+struct TelemetryEndpoints: EndpointGroup {
+    let context: APIContext
+
+    func register(on registry: inout EndpointRegistry) throws(RouterError) {
+        try registry.addDeferred("POST", "/v1/telemetry", .scope(.telemetryWrite, action: "postTelemetry"),
+                                 maximumBody: context.telemetry.options.limits.maximumBatchBytes) { call, responder throws(Refusal) in
+            try ingest(call, responder)
+        }
+        let read = RouteDeclaration.Access.scope(.telemetryRead, action: "readTelemetry")
+        try registry.add("GET", "/v1/telemetry/counts", read) { call throws(Refusal) in try counts(call) }
+        try registry.add("GET", "/v1/telemetry/top", read) { call throws(Refusal) in try top(call) }
+    }
+
+    // MARK: Ingest
+
+    /// `POST /v1/telemetry`: parse and validate here, on the connection's loop; answer
+    /// `202` from the committer once the batch is on disk.
+    private func ingest(_ call: APIRequest, _ responder: Responder) throws(Refusal) {
+        guard !call.body.isEmpty else { throw Refusal(.badRequest, "missingBody", "The body must be a batch: {\"client\": {…}, \"events\": […]}.") }
+        let telemetry = context.telemetry
+        let parser = context.vocabulary.parser(for: context.store, documents: context.documents, limits: telemetry.options.limits)
+        let batch: Batch
+        do throws(BatchError) {
+            batch = try parser.parse(call.body, now: telemetry.options.clock())
+        } catch {
+            switch error {
+            case .malformed(let message): throw Refusal(.badRequest, "invalidBatch", message + " Nothing was counted.")
+            case .invalidClient(let message): throw Refusal(.badRequest, "invalidClient", message + " Nothing was counted.")
+            case .tooManyEvents(let limit):
+                throw Refusal(.contentTooLarge, "tooManyEvents", "A batch holds at most \(limit) events; send the rest in another batch. Nothing was counted.")
+            }
+        }
+        context.telemetryRejected.add(UInt64(batch.rejected.count), ordering: .relaxed)
+        let accepted = Self.acceptedResponse(batch)
+        telemetry.submit(batch) { result in responder.respond(Self.durable(result, answer: accepted, what: "batch")) }
+    }
+
+    /// `answer` once the committer made it durable, else `503` with `Retry-After`.
+    static func durable(_ result: Result<Void, StoreError>, answer: HTTPResponse, what: String) -> HTTPResponse {
+        guard case .failure(let error) = result else { return answer }
+        return APIResponse.error(.serviceUnavailable, "telemetryUnavailable",
+                                 "The \(what) could not be made durable (\(error.message)); nothing was counted. Retry later.",
+                                 headers: [("Retry-After", "5")])
+    }
+
+    /// `202 {"accepted": n, "rejected": [{"index", "error"}]}`, made before the commit so
+    /// the committer only hands it over.
+    static func acceptedResponse(_ batch: Batch) -> HTTPResponse {
+        if batch.rejected.isEmpty {
+            return HTTPResponse(status: .accepted, contentType: "application/json",
+                                body: Array("{\"accepted\":\(batch.tallies.count),\"rejected\":[]}".utf8))
+        }
+        let rejected = batch.rejected.map { JSONValue.object(["index": .int($0.index), "error": .string($0.error)]) }
+        return APIResponse.json(["accepted": .int(batch.tallies.count), "rejected": .array(rejected)], status: .accepted)
+    }
+
+    // MARK: Reading
+
+    /// `GET /v1/telemetry/counts`: series of counts with totals and failure rates per group.
+    private func counts(_ call: APIRequest) throws(Refusal) -> HTTPResponse {
+        var (query, countQuery) = try TelemetryQuery.read(call.request, context: context, allowed: ["groupBy", "limit"],
+                                                          defaultSpan: 3_600, defaultLimit: 100)
+        if let groupBy = query["groupBy"], !groupBy.isEmpty { countQuery.groupBy = try TelemetryQuery.dimensions(groupBy, parameter: "groupBy") }
+        let result = context.telemetry.read { $0.query(countQuery) }
+        let groups: [JSONValue] = result.groups.map { group in
+            .object(["key": .object(Dictionary(uniqueKeysWithValues: group.key.map { ($0.dimension.rawValue, JSONValue.string($0.name)) })),
+                     "total": .int(Int(group.total)), "failures": .int(Int(group.failures)), "failureRate": .double(group.failureRate),
+                     "counts": .array(group.counts.map { .int(Int($0)) }), "failureCounts": .array(group.failureCounts.map { .int(Int($0)) })])
+        }
+        return APIResponse.json(["from": .string(Timestamp.format(countQuery.from)), "to": .string(Timestamp.format(countQuery.to)),
+                                 "step": .string(countQuery.step.name), "groupBy": .array(countQuery.groupBy.map { .string($0.rawValue) }),
+                                 "filters": TelemetryQuery.filtersJSON(countQuery),
+                                 "buckets": .array(result.bucketStarts.map { .string(Timestamp.format($0)) }),
+                                 "total": .int(Int(result.total)), "failures": .int(Int(result.failures)), "failureRate": .double(result.failureRate),
+                                 "groups": .array(groups), "omittedGroups": .int(result.omittedGroups)],
+                                headers: [("Cache-Control", "no-store")])
+    }
+
+    /// `GET /v1/telemetry/top?outcome=notFound&by=route&limit=20`: the largest groups of one
+    /// or more dimensions, totals only.
+    private func top(_ call: APIRequest) throws(Refusal) -> HTTPResponse {
+        var (query, countQuery) = try TelemetryQuery.read(call.request, context: context, allowed: ["by", "limit"],
+                                                          defaultSpan: 86_400, defaultLimit: 20)
+        countQuery.groupBy = try TelemetryQuery.dimensions(query["by"] ?? "route", parameter: "by")
+        countQuery.series = false
+        let result = context.telemetry.read { $0.query(countQuery) }
+        let items: [JSONValue] = result.groups.map { group in
+            var item: [String: JSONValue] = ["count": .int(Int(group.total)), "failures": .int(Int(group.failures)),
+                                             "failureRate": .double(group.failureRate),
+                                             "share": .double(result.total == 0 ? 0 : Double(group.total) / Double(result.total))]
+            for part in group.key { item[part.dimension.rawValue] = .string(part.name) }
+            return .object(item)
+        }
+        return APIResponse.json(["from": .string(Timestamp.format(countQuery.from)), "to": .string(Timestamp.format(countQuery.to)),
+                                 "by": .string(countQuery.groupBy.map(\.rawValue).joined(separator: ",")), "total": .int(Int(result.total)),
+                                 "filters": TelemetryQuery.filtersJSON(countQuery),
+                                 "items": .array(items), "omitted": .int(result.omittedGroups)],
+                                headers: [("Cache-Control", "no-store")])
+    }
+}
