@@ -66,18 +66,22 @@ extension Router {
 
     /// Whether route `a` is tried before route `b`. Only routes of as many segments can take
     /// the same path; among them a literal precedes a parameter at the first segment where
-    /// they differ, so the first route that binds a path is the most specific one. Otherwise
-    /// the order added decides.
+    /// they differ, so the first route that binds a path is the most specific one. The
+    /// shorter of two routes is read as if padded with literals, which keeps routes without
+    /// parameters first and in the order added (a request to one is not slowed by the
+    /// others), and otherwise the order added decides.
     static func precedes(_ a: [Segment], _ b: [Segment], _ indexA: Int, _ indexB: Int) -> Bool {
-        for (x, y) in zip(a, b) {
-            switch (x, y) {
-            case (.literal, .parameter): return true
-            case (.parameter, .literal): return false
-            default: continue
-            }
+        for position in 0..<max(a.count, b.count) {
+            let x = position < a.count && isParameter(a[position])
+            let y = position < b.count && isParameter(b[position])
+            if x != y { return y }
         }
-        if a.count != b.count { return a.count < b.count }
         return indexA < indexB
+    }
+
+    private static func isParameter(_ segment: Segment) -> Bool {
+        if case .parameter = segment { return true }
+        return false
     }
 
     /// `/v1/revisions/:number` again, from segments.

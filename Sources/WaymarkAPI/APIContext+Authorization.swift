@@ -7,8 +7,10 @@ extension APIContext {
     /// read, "anonymous" on an open route; else the 401 or 403 to send. Refused writes
     /// (every scope but `manifest:read`) are audited.
     func authorize(_ request: HTTPRequest, _ access: RouteDeclaration.Access) throws(Refusal) -> String {
-        guard case .scope(let scope, let action) = access else { return "anonymous" }
+        guard case .scope(let scope, _) = access else { return "anonymous" }
         if scope == .manifestRead, options.publicManifestReads { return "public" }
+        // The action is read only for the audit of a refusal: not on every request.
+        var action: String { if case .scope(_, let action) = access { action } else { "" } }
         let challenge = [("WWW-Authenticate", "Bearer realm=\"waymark\"")]
         guard let field = request.head.headers.single("Authorization"), let token = Self.bearerToken(field) else {
             audit(action, actor: "anonymous", reason: "noToken", scope: scope)

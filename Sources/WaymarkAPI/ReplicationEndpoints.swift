@@ -26,46 +26,39 @@ struct ReplicationEndpoints: EndpointGroup {
     }
 
     private func state() throws(Refusal) -> HTTPResponse {
-        do throws(StoreError) {
-            return APIResponse.json(try ReplicationState(store: context.store).json, headers: [("Cache-Control", "no-store")])
-        } catch {
-            throw Refusal(.internalServerError, "storeFailed", "The replication state could not be read: \(error.message).")
-        }
+        let state = try reading("The replication state") { () throws(StoreError) in try ReplicationState(store: context.store) }
+        return APIResponse.json(state.json, headers: [("Cache-Control", "no-store")])
     }
 
     private func revisionRecord(_ text: String) throws(Refusal) -> HTTPResponse {
         guard let number = Int(text), number >= 1, String(number) == text else {
             throw Refusal(.badRequest, "badRevision", "The revision must be a positive integer without leading zeros.")
         }
-        let record: [UInt8]?
-        do throws(StoreError) {
-            record = try context.store.revisionRecord(number)
-        } catch {
-            throw Refusal(.internalServerError, "storeFailed", "Revision \(number) could not be read: \(error.message).")
+        guard let record = try reading("Revision \(number)", { () throws(StoreError) in try context.store.revisionRecord(number) }) else {
+            throw Refusal(.notFound, "unknownRevision", "There is no revision \(number).")
         }
-        guard let record else { throw Refusal(.notFound, "unknownRevision", "There is no revision \(number).") }
         return APIResponse.bytes(record, contentType: "application/octet-stream", cacheControl: RevisionEndpoints.immutable)
     }
 
     private func schemaRecord(_ key: SchemaKey) throws(Refusal) -> HTTPResponse {
-        let record: [UInt8]?
-        do throws(StoreError) {
-            record = try context.store.schemaRecord(key)
-        } catch {
-            throw Refusal(.internalServerError, "storeFailed", "The schema for \(key) could not be read: \(error.message).")
+        guard let record = try reading("The schema for \(key)", { () throws(StoreError) in try context.store.schemaRecord(key) }) else {
+            throw Refusal(.notFound, "unknownBuild", "No schema is registered for \(key).")
         }
-        guard let record else { throw Refusal(.notFound, "unknownBuild", "No schema is registered for \(key).") }
         return APIResponse.bytes(record, contentType: "application/octet-stream", cacheControl: "no-store")
     }
 
     private func tokenFile() throws(Refusal) -> HTTPResponse {
-        let bytes: [UInt8]
-        do throws(StoreError) {
-            bytes = try context.store.tokens.fileBytes()
-        } catch {
-            throw Refusal(.internalServerError, "storeFailed", "The tokens could not be read: \(error.message).")
-        }
+        let bytes = try reading("The tokens") { () throws(StoreError) in try context.store.tokens.fileBytes() }
         return APIResponse.bytes(bytes.isEmpty ? Array("[]".utf8) : bytes, contentType: "application/json", cacheControl: "no-store")
+    }
+
+    /// What `body` reads from the store, or a `500 storeFailed` naming `what`.
+    private func reading<Value>(_ what: String, _ body: () throws(StoreError) -> Value) throws(Refusal) -> Value {
+        do throws(StoreError) {
+            return try body()
+        } catch {
+            throw Refusal(.internalServerError, "storeFailed", "\(what) could not be read: \(error.message).")
+        }
     }
 
     /// `POST /v1/replication/telemetry`: a follower's `Forward`, answered `200` once it is

@@ -87,6 +87,8 @@ case_() {
   for _ in $(seq 50); do dump=$(ls -t "$work"/callgrind/out.* 2>/dev/null | head -1); [ -n "$dump" ] && break; sleep 0.1; done
   total=$(callgrind_annotate "$dump" 2>/dev/null | awk '/PROGRAM TOTALS/ { gsub(",", "", $1); print $1; exit }')
   printf "  %-34s %9d instructions per %s\n" "$label" "$((total / COUNT))" "$unit"
+  # CALLGRIND_KEEP=DIR keeps each case's dump there, for callgrind_annotate by function.
+  if [ -n "${CALLGRIND_KEEP:-}" ]; then mkdir -p "$CALLGRIND_KEEP"; cp "$dump" "$CALLGRIND_KEEP/$(echo "$label" | tr -c 'A-Za-z0-9' _).out"; fi
   rm -f "$work"/callgrind/out.*.*
 }
 echo "count-instructions: callgrind, release build, one event loop, $COUNT requests per case on one connection"
