@@ -17,16 +17,18 @@ let package = Package(
         .target(name: "HTTPCore", dependencies: ["CivilDate"]),
         // SHA-256 and constant-time comparison: revision hashes, ETags, token hashes.
         .target(name: "Hashing"),
+        // The one syscall wrapper and typed I/O error, files and the durable data directory.
+        .target(name: "SystemIO", dependencies: ["CSystemShim"]),
         // Sockets, epoll event loops, connections, routing.
         .target(name: "CSystemShim"),
-        .target(name: "HTTPServer", dependencies: ["HTTPCore", "CSystemShim"]),
+        .target(name: "HTTPServer", dependencies: ["HTTPCore", "CSystemShim", "SystemIO"]),
         // Durable revisions, schemas and the audit log in a data directory.
-        .target(name: "ManifestStore", dependencies: ["RouteEngine", "Hashing"]),
+        .target(name: "ManifestStore", dependencies: ["RouteEngine", "Hashing", "SystemIO"]),
         // The HTTP API of `waymark serve`: endpoints, tokens and scopes, cached manifests.
         .target(name: "WaymarkAPI", dependencies: ["ManifestStore", "Telemetry", "HTTPServer", "HTTPCore", "RouteEngine", "Hashing", "LinkChecks", "Replication"],
                 resources: [.embedInCode("Resources/dashboard.html")]),
         // Resolution telemetry: batch parsing, a group-committed log, counts by dimension.
-        .target(name: "Telemetry", dependencies: ["CivilDate", "ManifestStore"]),
+        .target(name: "Telemetry", dependencies: ["CivilDate", "SystemIO"]),
         // System libcurl (pkg-config libcurl; Debian libcurl4-openssl-dev, which `make` installs).
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         // Outbound checks of fallback URLs and associated-domain files, safe against SSRF.
@@ -50,11 +52,11 @@ let package = Package(
         .testTarget(name: "WaymarkCLITests", dependencies: ["WaymarkCLI", "ManifestStore", "RouteEngine", "TestSupport"]),
         .testTarget(name: "HTTPCoreTests", dependencies: ["HTTPCore"]),
         .testTarget(name: "HashingTests", dependencies: ["Hashing"]),
-        .testTarget(name: "TelemetryTests", dependencies: ["Telemetry", "TestSupport"]),
-        .testTarget(name: "WaymarkAPITests", dependencies: ["WaymarkAPI", "ManifestStore", "Telemetry", "HTTPServer", "HTTPCore", "RouteEngine", "Hashing", "LinkChecks", "Replication", "TestSupport"]),
+        .testTarget(name: "TelemetryTests", dependencies: ["Telemetry", "SystemIO", "TestSupport"]),
+        .testTarget(name: "WaymarkAPITests", dependencies: ["WaymarkAPI", "ManifestStore", "Telemetry", "HTTPServer", "HTTPCore", "RouteEngine", "Hashing", "LinkChecks", "Replication", "SystemIO", "TestSupport"]),
         .testTarget(name: "ManifestStoreTests", dependencies: ["ManifestStore", "RouteEngine", "TestSupport"]),
         .testTarget(name: "LinkChecksTests", dependencies: ["LinkChecks", "RouteEngine", "TestSupport"]),
-        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "HTTPCore", "TestSupport"]),
+        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "HTTPCore", "SystemIO", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

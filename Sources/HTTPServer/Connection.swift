@@ -1,3 +1,4 @@
+import SystemIO
 import HTTPCore
 
 /// The I/O shell around one `ConnectionStateMachine`: reads, calls the router for each
@@ -52,20 +53,20 @@ final class Connection {
 
     /// Writes as much queued output as the socket takes, two segments per call (a
     /// response's head and its body); returns the bytes written.
-    func flush() throws(SystemError) -> Int {
+    func flush() throws(IOError) -> Int {
         var written = 0
         while !segments.isEmpty {
             let offset = firstOffset
-            let attempt: Result<IOResult<Int>, SystemError>
+            let attempt: Result<IOResult<Int>, IOError>
             if segments.count >= 2 {
                 attempt = segments[0].withUnsafeBytes { first in
                     segments[1].withUnsafeBytes { second in
-                        Result { () throws(SystemError) in try Socket.send(fd, UnsafeRawBufferPointer(rebasing: first[offset...]), second) }
+                        Result { () throws(IOError) in try Socket.send(fd, UnsafeRawBufferPointer(rebasing: first[offset...]), second) }
                     }
                 }
             } else {
                 attempt = segments[0].withUnsafeBytes { first in
-                    Result { () throws(SystemError) in try Socket.send(fd, UnsafeRawBufferPointer(rebasing: first[offset...])) }
+                    Result { () throws(IOError) in try Socket.send(fd, UnsafeRawBufferPointer(rebasing: first[offset...])) }
                 }
             }
             guard case .processed(var count) = try attempt.get() else { return written }

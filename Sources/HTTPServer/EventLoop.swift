@@ -1,3 +1,4 @@
+import SystemIO
 import CSystemShim
 import HTTPCore
 import Synchronization
@@ -47,7 +48,7 @@ final class EventLoop: @unchecked Sendable {
     var peers: [EventLoop] = []
 
     init(index: Int, router: Router, configuration: ServerConfiguration, listeners: [Int32], requestIDPrefix: String,
-         balancer: LoopBalancer, metrics: HTTPMetrics.Slot? = nil) throws(SystemError) {
+         balancer: LoopBalancer, metrics: HTTPMetrics.Slot? = nil) throws(IOError) {
         self.index = index
         self.metrics = metrics
         self.balancer = balancer
@@ -57,14 +58,14 @@ final class EventLoop: @unchecked Sendable {
         self.requestIDPrefix = Array("\(requestIDPrefix)-\(index)-".utf8)
         maximumConnections = max(1, configuration.maximumConnections / max(1, configuration.threads))
         epoll = try syscallBlocking("epoll_create1") { epoll_create1(Int32(EPOLL_CLOEXEC)) }
-        wakeFD = try syscallBlocking("eventfd") { eventfd(0, Int32(EFD_NONBLOCK | EFD_CLOEXEC)) }
+        wakeFD = try EventFD.make()
         try control(EPOLL_CTL_ADD, wakeFD, events: EPOLLIN.rawValue)
         for listener in listeners { try control(EPOLL_CTL_ADD, listener, events: EPOLLIN.rawValue) }
     }
 
     deinit {
-        Glibc.close(epoll)
-        Glibc.close(wakeFD)
+        FileSystem.close(epoll)
+        FileSystem.close(wakeFD)
     }
 
     /// Hands an already-connected, non-blocking socket to this loop; safe from any thread.
@@ -77,18 +78,16 @@ final class EventLoop: @unchecked Sendable {
     /// Queues an already-counted socket for this loop's thread.
     private func handOver(_ fd: Int32) {
         adoptions.withLock { $0.append(fd) }
-        var one: UInt64 = 1
-        _ = Glibc.write(wakeFD, &one, 8)
+        EventFD.signal(wakeFD)
     }
 
     /// Asks the loop to stop accepting and drain; safe from any thread.
     func requestShutdown() {
         shutdownRequested.store(true, ordering: .releasing)
-        var one: UInt64 = 1
-        _ = Glibc.write(wakeFD, &one, 8)
+        EventFD.signal(wakeFD)
     }
 
-    private func control(_ operation: Int32, _ fd: Int32, events: UInt32) throws(SystemError) {
+    private func control(_ operation: Int32, _ fd: Int32, events: UInt32) throws(IOError) {
         try syscallBlocking("epoll_ctl") { waymark_epoll_ctl(epoll, operation, fd, events, UInt64(UInt32(bitPattern: fd))) }
     }
 
@@ -129,8 +128,7 @@ final class EventLoop: @unchecked Sendable {
             for slot in 0..<Int(count) {
                 let fd = Int32(truncatingIfNeeded: data[slot])
                 if fd == wakeFD {
-                    var value: UInt64 = 0
-                    _ = Glibc.read(wakeFD, &value, 8)
+                    EventFD.drain(wakeFD)
                     for adopted in adoptions.withLock({ queue in defer { queue.removeAll() }; return queue }) { register(adopted) }
                     for completion in completions.withLock({ queue in defer { queue.removeAll() }; return queue }) { finish(completion) }
                 } else if listeners.contains(fd) {
@@ -233,7 +231,7 @@ final class EventLoop: @unchecked Sendable {
             guard connection.machine.wantsRead, !connection.machine.isClosed else { return }
             let fd = connection.fd
             let attempt = readBuffer.withUnsafeMutableBytes { buffer in
-                Result { () throws(SystemError) in try Socket.read(fd, into: buffer) }
+                Result { () throws(IOError) in try Socket.read(fd, into: buffer) }
             }
             guard case .success(let result) = attempt else {
                 close(connection)
@@ -276,10 +274,7 @@ final class EventLoop: @unchecked Sendable {
                             queue.append(Completion(ticket: ticket, response: response))
                             return queue.count == 1
                         }
-                        if first {
-                            var one: UInt64 = 1
-                            _ = Glibc.write(wakeFD, &one, 8)
-                        }
+                        if first { EventFD.signal(wakeFD) }
                     }
                     handler(request, parameters, responder)
                 }
@@ -446,7 +441,7 @@ final class EventLoop: @unchecked Sendable {
 
     private func flushLog() {
         guard !logBuffer.isEmpty else { return }
-        logBuffer.withUnsafeBytes { _ = Glibc.write(2, $0.baseAddress, $0.count) }
+        logBuffer.withUnsafeBytes { writeToStandardError($0) }
         logBuffer.removeAll(keepingCapacity: true)
     }
 }

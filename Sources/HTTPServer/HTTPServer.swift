@@ -1,3 +1,4 @@
+import SystemIO
 import Dispatch
 import Foundation
 #if canImport(Glibc)
@@ -34,7 +35,7 @@ public final class HTTPServer: @unchecked Sendable {
     public var openConnectionsPerLoop: [Int] { loops.map(\.openConnections) }
 
     /// Binds every address and starts the loops. Returns once the server accepts connections.
-    public func start() throws(SystemError) {
+    public func start() throws(IOError) {
         // A write to a closed socket must be an error, not a process-killing signal.
         signal(SIGPIPE, SIG_IGN)
         var port = configuration.port

@@ -1,3 +1,4 @@
+import SystemIO
 import HTTPCore
 
 /// Everything an operator may set about the server, with defaults.
@@ -31,6 +32,6 @@ public struct ServerConfiguration: Sendable {
 /// Facts about the machine.
 public enum System {
     public static var coreCount: Int {
-        Int(sysconfCoreCount())
+        Int(onlineCoreCount())
     }
 }

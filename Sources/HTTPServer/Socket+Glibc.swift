@@ -1,3 +1,4 @@
+import SystemIO
 import CSystemShim
 #if canImport(Glibc)
 import Glibc
@@ -8,7 +9,7 @@ enum Socket {
     /// A non-blocking listening socket bound to `host:port` (IPv4 or IPv6 literal).
     /// `SO_REUSEPORT` lets each event loop own a listener on the same port, and the
     /// kernel spreads incoming connections between them (socket(7)).
-    static func listen(host: String, port: UInt16, backlog: Int32) throws(SystemError) -> (fd: Int32, port: UInt16) {
+    static func listen(host: String, port: UInt16, backlog: Int32) throws(IOError) -> (fd: Int32, port: UInt16) {
         let fd = try bound(host: host, port: port, reusePort: true)
         do {
             try syscallBlocking("listen") { Glibc.listen(fd, backlog) }
@@ -24,22 +25,22 @@ enum Socket {
     /// the kernel would share the port's connections between two daemons). A bind
     /// without `SO_REUSEPORT` conflicts with every listener there; the socket is closed
     /// at once, never listening.
-    static func ensureFree(host: String, port: UInt16) throws(SystemError) {
+    static func ensureFree(host: String, port: UInt16) throws(IOError) {
         close(try bound(host: host, port: port, reusePort: false))
     }
 
-    private static func bound(host: String, port: UInt16, reusePort: Bool) throws(SystemError) -> Int32 {
+    private static func bound(host: String, port: UInt16, reusePort: Bool) throws(IOError) -> Int32 {
         var address6 = sockaddr_in6()
         var address4 = sockaddr_in()
         let isIPv6 = host.contains(":")
         if isIPv6 {
             address6.sin6_family = sa_family_t(AF_INET6)
             address6.sin6_port = port.bigEndian
-            guard inet_pton(AF_INET6, host, &address6.sin6_addr) == 1 else { throw SystemError(call: "inet_pton(\(host))", errno: EINVAL) }
+            guard inet_pton(AF_INET6, host, &address6.sin6_addr) == 1 else { throw IOError(call: "inet_pton(\(host))", errno: EINVAL) }
         } else {
             address4.sin_family = sa_family_t(AF_INET)
             address4.sin_port = port.bigEndian
-            guard inet_pton(AF_INET, host, &address4.sin_addr) == 1 else { throw SystemError(call: "inet_pton(\(host))", errno: EINVAL) }
+            guard inet_pton(AF_INET, host, &address4.sin_addr) == 1 else { throw IOError(call: "inet_pton(\(host))", errno: EINVAL) }
         }
         let fd = try syscallBlocking("socket") {
             socket(isIPv6 ? AF_INET6 : AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
@@ -49,14 +50,14 @@ enum Socket {
             if reusePort { try setOption(fd, SOL_SOCKET, SO_REUSEPORT, 1) }
             if isIPv6 { try setOption(fd, Int32(IPPROTO_IPV6), IPV6_V6ONLY, 1) }
             if isIPv6 {
-                _ = try withUnsafePointer(to: &address6) { pointer throws(SystemError) in
-                    try pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address throws(SystemError) in
+                _ = try withUnsafePointer(to: &address6) { pointer throws(IOError) in
+                    try pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address throws(IOError) in
                         try syscallBlocking("bind") { bind(fd, address, socklen_t(MemoryLayout<sockaddr_in6>.size)) }
                     }
                 }
             } else {
-                _ = try withUnsafePointer(to: &address4) { pointer throws(SystemError) in
-                    try pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address throws(SystemError) in
+                _ = try withUnsafePointer(to: &address4) { pointer throws(IOError) in
+                    try pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address throws(IOError) in
                         try syscallBlocking("bind") { bind(fd, address, socklen_t(MemoryLayout<sockaddr_in>.size)) }
                     }
                 }
@@ -68,11 +69,11 @@ enum Socket {
         }
     }
 
-    static func localPort(_ fd: Int32) throws(SystemError) -> UInt16 {
+    static func localPort(_ fd: Int32) throws(IOError) -> UInt16 {
         var storage = sockaddr_storage()
         var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
-        _ = try withUnsafeMutablePointer(to: &storage) { pointer throws(SystemError) in
-            try pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address throws(SystemError) in
+        _ = try withUnsafeMutablePointer(to: &storage) { pointer throws(IOError) in
+            try pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address throws(IOError) in
                 try syscallBlocking("getsockname") { getsockname(fd, address, &length) }
             }
         }
@@ -83,34 +84,34 @@ enum Socket {
     }
 
     /// accept4 with the new socket non-blocking and close-on-exec; nil when none is pending.
-    static func accept(_ listener: Int32) throws(SystemError) -> Int32? {
+    static func accept(_ listener: Int32) throws(IOError) -> Int32? {
         switch try syscall("accept4", { waymark_accept4(listener) }) {
         case .processed(let fd): return fd
         case .wouldBlock: return nil
         }
     }
 
-    static func setOption(_ fd: Int32, _ level: Int32, _ name: Int32, _ value: Int32) throws(SystemError) {
+    static func setOption(_ fd: Int32, _ level: Int32, _ name: Int32, _ value: Int32) throws(IOError) {
         var value = value
         try syscallBlocking("setsockopt") { setsockopt(fd, level, name, &value, socklen_t(MemoryLayout<Int32>.size)) }
     }
 
     /// Reads what is available; 0 means the peer closed its side.
-    static func read(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer) throws(SystemError) -> IOResult<Int> {
+    static func read(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer) throws(IOError) -> IOResult<Int> {
         try syscall("read") { Glibc.read(fd, buffer.baseAddress, buffer.count) }
     }
 
     /// Writes what the socket takes; `MSG_NOSIGNAL` so a closed peer is an error, not SIGPIPE.
-    static func send(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) throws(SystemError) -> IOResult<Int> {
+    static func send(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) throws(IOError) -> IOResult<Int> {
         try syscall("send") { Glibc.send(fd, bytes.baseAddress, bytes.count, Int32(MSG_NOSIGNAL)) }
     }
 
     /// Writes two buffers with one call (sendmsg(2), a gather write), without SIGPIPE.
-    static func send(_ fd: Int32, _ first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer) throws(SystemError) -> IOResult<Int> {
+    static func send(_ fd: Int32, _ first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer) throws(IOError) -> IOResult<Int> {
         var vectors = (iovec(iov_base: UnsafeMutableRawPointer(mutating: first.baseAddress), iov_len: first.count),
                        iovec(iov_base: UnsafeMutableRawPointer(mutating: second.baseAddress), iov_len: second.count))
-        return try withUnsafeMutablePointer(to: &vectors) { pointer throws(SystemError) in
-            try pointer.withMemoryRebound(to: iovec.self, capacity: 2) { iov throws(SystemError) in
+        return try withUnsafeMutablePointer(to: &vectors) { pointer throws(IOError) in
+            try pointer.withMemoryRebound(to: iovec.self, capacity: 2) { iov throws(IOError) in
                 var message = msghdr()
                 message.msg_iov = iov
                 message.msg_iovlen = 2
@@ -129,6 +130,6 @@ enum Socket {
 
     static func close(_ fd: Int32) {
         // close(2): do not retry on EINTR; the descriptor is released either way on Linux.
-        _ = Glibc.close(fd)
+        FileSystem.close(fd)
     }
 }

@@ -2,6 +2,7 @@ import Foundation
 import Hashing
 import RouteEngine
 import Synchronization
+import SystemIO
 
 /// One published routes document: immutable, numbered, content-hashed.
 public struct Revision: Hashable, Sendable {
@@ -131,12 +132,12 @@ public final class ManifestStore: Sendable {
     /// files, verifies every record's hash, repairs a torn audit tail. A damaged store is
     /// refused with an error naming the file, rather than served in part.
     public static func open(at path: String) throws(StoreError) -> (store: ManifestStore, report: OpenReport) {
-        let directory = try DataDirectory(path: path, subdirectories: subdirectories)
+        let directory = try onDisk { () throws(IOError) in try DataDirectory(path: path, subdirectories: subdirectories) }
         var report = OpenReport()
-        report.removedTemporaries = try directory.removeStaleTemporaries(in: ["."] + subdirectories)
+        report.removedTemporaries = try onDisk { () throws(IOError) in try directory.removeStaleTemporaries(in: ["."] + subdirectories) }
         var snapshot = StoreSnapshot()
 
-        for name in try directory.list("schemas") {
+        for name in try onDisk({ () throws(IOError) in try directory.list("schemas") }) {
             let stored = try loadSchema(directory, name)
             guard stored.key == schemaKey(fileName: name) else {
                 throw damaged(directory, "schemas/" + name, "it holds the schema for \(stored.key)")
@@ -146,7 +147,7 @@ public final class ManifestStore: Sendable {
             }
             snapshot.schemas[stored.key] = stored
         }
-        let names = try directory.list("revisions")
+        let names = try onDisk { () throws(IOError) in try directory.list("revisions") }
         for (index, name) in names.enumerated() {
             guard Int(name) == index + 1 else {
                 throw damaged(directory, "revisions/" + name, "revisions must be numbered 1, 2, 3… without gaps; expected \(revisionFileName(index + 1))")
@@ -155,7 +156,7 @@ public final class ManifestStore: Sendable {
         }
 
         // `waymark token` appends to the audit log under this lock: never cut its line in half.
-        return try directory.withFileLock(TokenStore.lockName) { () throws(StoreError) in
+        return try directory.withFileLock(TokenStore.lockName, failure: StoreError.init) { () throws(StoreError) in
             let store = try ManifestStore(directory: directory, snapshot: snapshot)
             try store.repairAudit(&report)
             return (store, report)
@@ -163,8 +164,7 @@ public final class ManifestStore: Sendable {
     }
 
     private static func damaged(_ directory: DataDirectory, _ relative: String, _ reason: String) -> StoreError {
-        StoreError("The data directory \(directory.path) is damaged and will not be served: \(relative): \(reason). "
-            + "Restore it from a backup or a follower; Waymark will not serve part of a store.")
+        .damaged(directory: directory.path, file: relative, reason: reason)
     }
 
     static func revisionFileName(_ number: Int) -> String {
@@ -180,7 +180,7 @@ public final class ManifestStore: Sendable {
     }
 
     private static func loadRecord(_ directory: DataDirectory, _ relative: String) throws(StoreError) -> Record {
-        switch Record.decode(try directory.read(relative)) {
+        switch Record.decode(try onDisk { () throws(IOError) in try directory.read(relative) }) {
         case .success(let record): return record
         case .failure(let problem): throw damaged(directory, relative, problem.message)
         }
@@ -194,12 +194,12 @@ public final class ManifestStore: Sendable {
         }
     }
 
-    private static func schema(from record: Record) -> Result<StoredSchema, StoreError> {
+    private static func schema(from record: Record) -> Result<StoredSchema, RecordError> {
         guard let json = try? JSONParser().parse(record.body), case .success(let decoded) = Schema.decode(json) else {
-            return .failure(StoreError("the stored schema no longer decodes"))
+            return .failure(.content("the stored schema no longer decodes"))
         }
         guard let author = record.metadata["author"]?.stringValue, let time = record.metadata["time"]?.stringValue.flatMap(Timestamp.parse) else {
-            return .failure(StoreError("the header lacks author or time"))
+            return .failure(.content("the header lacks author or time"))
         }
         return .success(StoredSchema(schema: decoded.schema, bytes: record.body, sha256: record.sha256, author: author, time: time))
     }
@@ -212,16 +212,16 @@ public final class ManifestStore: Sendable {
         }
     }
 
-    private static func revision(from record: Record, number: Int) -> Result<Revision, StoreError> {
+    private static func revision(from record: Record, number: Int) -> Result<Revision, RecordError> {
         let metadata = record.metadata
         guard metadata["number"]?.intValue == number,
               let author = metadata["author"]?.stringValue,
               let time = metadata["time"]?.stringValue.flatMap(Timestamp.parse),
               let message = metadata["message"]?.stringValue
-        else { return .failure(StoreError("the header's number, author, time or message is missing or wrong")) }
+        else { return .failure(.content("the header's number, author, time or message is missing or wrong")) }
         let parent = metadata["parent"]?.intValue
         guard parent == (number > 1 ? number - 1 : nil) else {
-            return .failure(StoreError("its parent is \(parent.map(String.init) ?? "none"), expected \(number > 1 ? String(number - 1) : "none")"))
+            return .failure(.content("its parent is \(parent.map(String.init) ?? "none"), expected \(number > 1 ? String(number - 1) : "none")"))
         }
         return .success(Revision(number: number, parent: parent, author: author, time: time, message: message,
                                  sha256: record.sha256, routes: record.body, restores: metadata["restores"]?.intValue))
@@ -234,10 +234,10 @@ public final class ManifestStore: Sendable {
     private func repairAudit(_ report: inout OpenReport) throws(StoreError) {
         var lines: [JSONValue] = []
         if directory.exists(Self.auditLog) {
-            let bytes = try directory.read(Self.auditLog)
+            let bytes = try onDisk { () throws(IOError) in try directory.read(Self.auditLog) }
             let complete = (bytes.lastIndex(of: UInt8(ascii: "\n")).map { $0 + 1 }) ?? 0
             if complete < bytes.count {
-                try directory.truncate(Self.auditLog, to: complete)
+                try onDisk { () throws(IOError) in try directory.truncate(Self.auditLog, to: complete) }
                 report.truncatedAuditBytes = bytes.count - complete
             }
             for line in bytes[..<complete].split(separator: UInt8(ascii: "\n")) {
@@ -268,7 +268,7 @@ public final class ManifestStore: Sendable {
     }
 
     private func appendAudit(_ fields: [String: JSONValue], time: Date) throws(StoreError) {
-        try directory.appendAudit(fields, time: time)
+        try onDisk { () throws(IOError) in try directory.appendAudit(fields, time: time) }
     }
 
     /// Records a refused attempt (bad token, wrong scope, …) that never reached the store's
@@ -283,7 +283,7 @@ public final class ManifestStore: Sendable {
     public func auditEntries() throws(StoreError) -> [JSONValue] {
         try writer.withLock { _ throws(StoreError) in
             guard directory.exists(Self.auditLog) else { return [] }
-            return try directory.read(Self.auditLog).split(separator: UInt8(ascii: "\n")).compactMap { try? JSONParser().parse($0) }
+            return try onDisk { () throws(IOError) in try directory.read(Self.auditLog) }.split(separator: UInt8(ascii: "\n")).compactMap { try? JSONParser().parse($0) }
         }
     }
 
@@ -335,7 +335,7 @@ public final class ManifestStore: Sendable {
         if number > 1 { metadata["parent"] = .int(number - 1) }
         if let restores { metadata["restores"] = .int(restores) }
         let record = Record(metadata: metadata, body: routes)
-        try directory.writeDurably(record.encoded, subdirectory: "revisions", name: Self.revisionFileName(number), replacing: false)
+        try onDisk { () throws(IOError) in try directory.writeDurably(record.encoded, subdirectory: "revisions", name: Self.revisionFileName(number), replacing: false) }
         let revision = Revision(number: number, parent: number > 1 ? number - 1 : nil, author: author,
                                 time: Timestamp.parse(Timestamp.format(now)) ?? now, message: message,
                                 sha256: record.sha256, routes: routes, restores: restores)
@@ -399,7 +399,7 @@ public final class ManifestStore: Sendable {
             }
             let record = Record(metadata: ["kind": "schema", "author": .string(author), "time": .string(Timestamp.format(now)),
                                            "platform": .string(key.platform), "version": .string(key.version)], body: bytes)
-            try directory.writeDurably(record.encoded, subdirectory: "schemas", name: Self.schemaFileName(key), replacing: true)
+            try onDisk { () throws(IOError) in try directory.writeDurably(record.encoded, subdirectory: "schemas", name: Self.schemaFileName(key), replacing: true) }
             let stored = StoredSchema(schema: decoded.schema, bytes: bytes, sha256: record.sha256, author: author,
                                       time: Timestamp.parse(Timestamp.format(now)) ?? now)
             let replaced = current.schemas[key] != nil
@@ -416,14 +416,14 @@ public final class ManifestStore: Sendable {
     /// Revision `number` as stored (its record: header line and body), for a follower.
     public func revisionRecord(_ number: Int) throws(StoreError) -> [UInt8]? {
         guard snapshot.revision(number) != nil else { return nil }
-        return try directory.read("revisions/" + Self.revisionFileName(number))
+        return try onDisk { () throws(IOError) in try directory.read("revisions/" + Self.revisionFileName(number)) }
     }
 
     /// The schema of `key` as stored, for a follower. Re-registration replaces the file, so
     /// the bytes may be newer than a snapshot the caller read a moment ago.
     public func schemaRecord(_ key: SchemaKey) throws(StoreError) -> [UInt8]? {
         guard snapshot.schemas[key] != nil else { return nil }
-        return try directory.read("schemas/" + Self.schemaFileName(key))
+        return try onDisk { () throws(IOError) in try directory.read("schemas/" + Self.schemaFileName(key)) }
     }
 
     /// A follower's copy of the primary's revision `number`: `record` exactly as the primary
@@ -434,21 +434,21 @@ public final class ManifestStore: Sendable {
     public func mirrorRevision(_ record: [UInt8], number: Int, sha256: String, actor: String) throws(StoreError) -> Revision {
         try writer.withLock { _ throws(StoreError) in
             let next = (snapshot.current?.number ?? 0) + 1
-            guard number == next else { throw StoreError("Revision \(number) cannot be mirrored here: the next is \(next).") }
+            guard number == next else { throw StoreError.refusedMirror("Revision \(number) cannot be mirrored here: the next is \(next).") }
             let decoded: Record
             switch Record.decode(record) {
             case .success(let value): decoded = value
-            case .failure(let problem): throw StoreError("The primary's revision \(number) is damaged: \(problem.message).")
+            case .failure(let problem): throw StoreError.refusedMirror("The primary's revision \(number) is damaged: \(problem.message).")
             }
             guard decoded.sha256 == sha256 else {
-                throw StoreError("The primary's revision \(number) has SHA-256 \(decoded.sha256), its list says \(sha256).")
+                throw StoreError.refusedMirror("The primary's revision \(number) has SHA-256 \(decoded.sha256), its list says \(sha256).")
             }
             let revision: Revision
             switch Self.revision(from: decoded, number: number) {
             case .success(let value): revision = value
-            case .failure(let problem): throw StoreError("The primary's revision \(number) is not valid: \(problem.message).")
+            case .failure(let problem): throw StoreError.refusedMirror("The primary's revision \(number) is not valid: \(problem.message).")
             }
-            try directory.writeDurably(record, subdirectory: "revisions", name: Self.revisionFileName(number), replacing: false)
+            try onDisk { () throws(IOError) in try directory.writeDurably(record, subdirectory: "revisions", name: Self.revisionFileName(number), replacing: false) }
             try appendAudit(["action": "mirror", "actor": .string(actor), "outcome": "ok", "revision": .int(number),
                              "sha256": .string(sha256)], time: Date())
             state.withLock { $0.revisions.append(revision) }
@@ -465,22 +465,22 @@ public final class ManifestStore: Sendable {
             let decoded: Record
             switch Record.decode(record) {
             case .success(let value): decoded = value
-            case .failure(let problem): throw StoreError("The primary's schema for \(key) is damaged: \(problem.message).")
+            case .failure(let problem): throw StoreError.refusedMirror("The primary's schema for \(key) is damaged: \(problem.message).")
             }
             guard decoded.sha256 == sha256 else {
-                throw StoreError("The primary's schema for \(key) has SHA-256 \(decoded.sha256), its list says \(sha256).")
+                throw StoreError.refusedMirror("The primary's schema for \(key) has SHA-256 \(decoded.sha256), its list says \(sha256).")
             }
             let stored: StoredSchema
             switch Self.schema(from: decoded) {
             case .success(let value): stored = value
-            case .failure(let problem): throw StoreError("The primary's schema for \(key) is not valid: \(problem.message).")
+            case .failure(let problem): throw StoreError.refusedMirror("The primary's schema for \(key) is not valid: \(problem.message).")
             }
-            guard stored.key == key else { throw StoreError("The primary's schema for \(key) holds the schema for \(stored.key).") }
+            guard stored.key == key else { throw StoreError.refusedMirror("The primary's schema for \(key) holds the schema for \(stored.key).") }
             let current = snapshot
             if let app = current.app, app != stored.schema.app, current.schemas.count > (current.schemas[key] == nil ? 0 : 1) {
-                throw StoreError("The primary's schema for \(key) is for the app \(stored.schema.app); this data directory serves \(app).")
+                throw StoreError.refusedMirror("The primary's schema for \(key) is for the app \(stored.schema.app); this data directory serves \(app).")
             }
-            try directory.writeDurably(record, subdirectory: "schemas", name: Self.schemaFileName(key), replacing: true)
+            try onDisk { () throws(IOError) in try directory.writeDurably(record, subdirectory: "schemas", name: Self.schemaFileName(key), replacing: true) }
             try appendAudit(["action": "mirrorSchema", "actor": .string(actor), "outcome": "ok", "platform": .string(key.platform),
                              "version": .string(key.version), "sha256": .string(sha256)], time: Date())
             state.withLock { $0.schemas[key] = stored }
@@ -502,10 +502,9 @@ public final class ManifestStore: Sendable {
     /// Marks the directory as following `primary`, or (nil) as a primary again.
     public func setFollowing(_ primary: String?) throws(StoreError) {
         if let primary {
-            try directory.writeDurably(Array((primary + "\n").utf8), subdirectory: ".", name: Self.followingName, replacing: true)
+            try onDisk { () throws(IOError) in try directory.writeDurably(Array((primary + "\n").utf8), subdirectory: ".", name: Self.followingName, replacing: true) }
         } else if directory.exists(Self.followingName) {
-            guard unlink(path + "/" + Self.followingName) == 0 else { throw .system("unlink", path + "/" + Self.followingName) }
-            try DataDirectory.syncDirectory(path)
+            try onDisk { () throws(IOError) in try directory.remove(Self.followingName) }
         }
     }
 
@@ -514,7 +513,7 @@ public final class ManifestStore: Sendable {
     /// The tokens of the data directory at `path` for `waymark token`, which may run while a
     /// daemon serves the directory (see `TokenStore`). Creates the directory if missing.
     public static func openTokens(at path: String) throws(StoreError) -> TokenStore {
-        try TokenStore(directory: DataDirectory(path: path, subdirectories: [], exclusive: false))
+        try TokenStore(directory: onDisk { () throws(IOError) in try DataDirectory(path: path, subdirectories: [], exclusive: false) })
     }
 
     // MARK: Seeding
@@ -529,15 +528,15 @@ public final class ManifestStore: Sendable {
         do {
             names = try FileManager.default.contentsOfDirectory(atPath: seedDirectory).sorted()
         } catch {
-            throw StoreError("Cannot read the seed directory \(seedDirectory): \(error.localizedDescription)")
+            throw StoreError.badSeed("Cannot read the seed directory \(seedDirectory): \(error.localizedDescription)")
         }
         for name in names where name.hasPrefix("schema-") && name.hasSuffix(".json") {
             let bytes = try readSeed(seedDirectory + "/" + name)
             switch try registerSchema(bytes, expected: nil, author: "seed", now: now) {
             case .registered: break
             case .invalid(let problems):
-                throw StoreError("The seed schema \(name) is invalid: \(problems.map(\.message).joined(separator: "; "))")
-            case .wrongApp(let app): throw StoreError("The seed schema \(name) is not for the app \(app).")
+                throw StoreError.badSeed("The seed schema \(name) is invalid: \(problems.map(\.message).joined(separator: "; "))")
+            case .wrongApp(let app): throw StoreError.badSeed("The seed schema \(name) is not for the app \(app).")
             case .keyMismatch: break
             }
         }
@@ -545,13 +544,13 @@ public final class ManifestStore: Sendable {
         switch try publish(routes: routes, base: nil, author: "seed", message: "Seeded from \(seedDirectory)", now: now) {
         case .published: return true
         case .invalid(let report):
-            throw StoreError("The seed routes \(seedDirectory)/routes.json are invalid: \(report.errors.map(\.message).joined(separator: "; "))")
+            throw StoreError.badSeed("The seed routes \(seedDirectory)/routes.json are invalid: \(report.errors.map(\.message).joined(separator: "; "))")
         case .staleBase, .unknownRevision: return false  // published concurrently: nothing to seed
         }
     }
 
     private func readSeed(_ path: String) throws(StoreError) -> [UInt8] {
-        guard let data = FileManager.default.contents(atPath: path) else { throw StoreError("Cannot read the seed file \(path).") }
+        guard let data = FileManager.default.contents(atPath: path) else { throw StoreError.badSeed("Cannot read the seed file \(path).") }
         return [UInt8](data)
     }
 }

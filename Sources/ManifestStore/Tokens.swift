@@ -3,6 +3,7 @@ import Foundation
 import Hashing
 import RouteEngine
 import Synchronization
+import SystemIO
 
 /// What a bearer token may do. `admin` may do everything.
 public enum Scope: String, CaseIterable, Hashable, Sendable, Comparable {
@@ -108,12 +109,12 @@ public final class TokenStore: Sendable {
 
     private static func load(_ directory: DataDirectory) throws(StoreError) -> [TokenRecord] {
         guard directory.exists(fileName) else { return [] }
-        return try parse(try directory.read(fileName), directory)
+        return try parse(try onDisk { () throws(IOError) in try directory.read(fileName) }, directory)
     }
 
     private static func parse(_ bytes: [UInt8], _ directory: DataDirectory) throws(StoreError) -> [TokenRecord] {
         guard case .array(let items)? = try? JSONParser().parse(bytes) else {
-            throw StoreError("The data directory \(directory.path) is damaged: \(fileName) is not a JSON list.")
+            throw .damaged(directory: directory.path, file: fileName, reason: "not a JSON list")
         }
         var records: [TokenRecord] = []
         for item in items {
@@ -121,7 +122,7 @@ public final class TokenStore: Sendable {
                   let scopes = item["scopes"]?.arrayValue?.compactMap({ $0.stringValue.flatMap(Scope.init(rawValue:)) }),
                   let created = item["created"]?.stringValue.flatMap(Timestamp.parse),
                   let hash = item["sha256"]?.stringValue.flatMap({ [UInt8](hex: $0) }), hash.count == 32
-            else { throw StoreError("The data directory \(directory.path) is damaged: an entry of \(fileName) is incomplete.") }
+            else { throw .damaged(directory: directory.path, file: fileName, reason: "an entry is incomplete") }
             records.append(TokenRecord(id: id, name: name, scopes: Set(scopes), created: created,
                                        revoked: item["revoked"]?.stringValue.flatMap(Timestamp.parse), sha256: hash))
         }
@@ -138,12 +139,12 @@ public final class TokenStore: Sendable {
     /// Creates a token (audited) and returns it; the plaintext exists only in this return value.
     public func create(name: String, scopes: Set<Scope>, actor: String, now: Date = Date()) throws(StoreError) -> (record: TokenRecord, token: String) {
         guard !name.isEmpty, name.utf8.count <= 100, name.unicodeScalars.allSatisfy({ $0.value >= 0x20 && $0.value != 0x7f }) else {
-            throw StoreError("A token name must be 1 to 100 printable characters.")
+            throw .refusedToken("A token name must be 1 to 100 printable characters.")
         }
-        guard !scopes.isEmpty else { throw StoreError("A token needs at least one scope: \(Scope.allCases.map(\.rawValue).joined(separator: ", ")).") }
+        guard !scopes.isEmpty else { throw .refusedToken("A token needs at least one scope: \(Scope.allCases.map(\.rawValue).joined(separator: ", ")).") }
         return try change { current throws(StoreError) in
             guard !current.contains(where: { $0.name == name && $0.revoked == nil }) else {
-                throw StoreError("A live token named \"\(name)\" exists; revoke it first or pick another name.")
+                throw .refusedToken("A live token named \"\(name)\" exists; revoke it first or pick another name.")
             }
             var generator = SystemRandomNumberGenerator()
             var id: String
@@ -179,17 +180,17 @@ public final class TokenStore: Sendable {
     /// and in the audit log before this returns. A change that throws writes nothing.
     private func change<T: Sendable>(_ body: (inout [TokenRecord]) throws(StoreError) -> (T, audit: [String: JSONValue])) throws(StoreError) -> T {
         try writer.withLock { _ throws(StoreError) in
-            try directory.withFileLock(Self.lockName) { () throws(StoreError) -> T in
+            try directory.withFileLock(Self.lockName, failure: StoreError.init) { () throws(StoreError) -> T in
                 let before = try Self.load(directory)
                 var records = before
                 let (result, audit) = try body(&records)
                 if records != before {
                     let bytes = JSONValue.array(records.map(\.json)).serializedBytes(pretty: true) + [UInt8(ascii: "\n")]
-                    try directory.writeDurably(bytes, subdirectory: ".", name: Self.fileName, replacing: true)
+                    try onDisk { () throws(IOError) in try directory.writeDurably(bytes, subdirectory: ".", name: Self.fileName, replacing: true) }
                 }
                 let identity = directory.identity(Self.fileName)
                 loaded.withLock { $0 = Loaded(records: records, identity: identity) }
-                try directory.appendAudit(audit, time: Date())
+                try onDisk { () throws(IOError) in try directory.appendAudit(audit, time: Date()) }
                 return result
             }
         }
@@ -197,7 +198,7 @@ public final class TokenStore: Sendable {
 
     /// `tokens.json` as stored (empty when there are no tokens yet), for a follower.
     public func fileBytes() throws(StoreError) -> [UInt8] {
-        try writer.withLock { _ throws(StoreError) in directory.exists(Self.fileName) ? try directory.read(Self.fileName) : [] }
+        try writer.withLock { _ throws(StoreError) in directory.exists(Self.fileName) ? try onDisk { () throws(IOError) in try directory.read(Self.fileName) } : [] }
     }
 
     /// A follower's copy of the primary's `tokens.json` (hashes only, never a token): checked
@@ -206,20 +207,21 @@ public final class TokenStore: Sendable {
     @discardableResult
     public func mirror(_ bytes: [UInt8], actor: String) throws(StoreError) -> Bool {
         try writer.withLock { _ throws(StoreError) in
-            try directory.withFileLock(Self.lockName) { () throws(StoreError) -> Bool in
+            try directory.withFileLock(Self.lockName, failure: StoreError.init) { () throws(StoreError) -> Bool in
                 let records: [TokenRecord]
-                do {
+                do throws(StoreError) {
                     records = try Self.parse(bytes, directory)
                 } catch {
-                    throw StoreError("The primary's \(Self.fileName) is not a list of tokens.")
+                    throw .refusedMirror("The primary's \(Self.fileName) is not a list of tokens.")
                 }
-                let before = directory.exists(Self.fileName) ? try directory.read(Self.fileName) : []
+                let before = directory.exists(Self.fileName) ? try onDisk { () throws(IOError) in try directory.read(Self.fileName) } : []
                 guard before != bytes else { return false }
-                try directory.writeDurably(bytes, subdirectory: ".", name: Self.fileName, replacing: true)
+                try onDisk { () throws(IOError) in try directory.writeDurably(bytes, subdirectory: ".", name: Self.fileName, replacing: true) }
                 let identity = directory.identity(Self.fileName)
                 loaded.withLock { $0 = Loaded(records: records, identity: identity) }
-                try directory.appendAudit(["action": "mirrorTokens", "actor": .string(actor), "outcome": "ok",
-                                           "tokens": .int(records.count)], time: Date())
+                try onDisk { () throws(IOError) in
+                    try directory.appendAudit(["action": "mirrorTokens", "actor": .string(actor), "outcome": "ok", "tokens": .int(records.count)], time: Date())
+                }
                 return true
             }
         }

@@ -201,7 +201,7 @@ public final class Follower: Sendable {
 
     private func forward() -> Result<UInt64, ReplicationError> {
         let outgoing: Forward
-        do throws(StoreError) {
+        do throws(TelemetryError) {
             var next = telemetry.unacknowledgedForward
             if next == nil { next = try telemetry.sealForward() }
             guard let next else { return .success(0) }

@@ -1,6 +1,6 @@
 import Foundation
-import ManifestStore
 import Synchronization
+import SystemIO
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -65,18 +65,18 @@ public final class TelemetryStore: Sendable {
         public var snapshotSequence: UInt64 = 0
     }
 
-    public typealias Completion = @Sendable (Result<Void, StoreError>) -> Void
+    public typealias Completion = @Sendable (Result<Void, TelemetryError>) -> Void
 
     private struct Queue {
         var frames: [UInt8] = []
         var entries: [(sequence: UInt64, entry: LogEntry)] = []
         var completions: [Completion] = []
         /// `sealForward` calls waiting for the committer.
-        var seals: [@Sendable (Result<Forward?, StoreError>) -> Void] = []
+        var seals: [@Sendable (Result<Forward?, TelemetryError>) -> Void] = []
         var nextSequence: UInt64
         var closing = false
         /// Set when a failed write could not be undone: nothing more is accepted.
-        var broken: StoreError?
+        var broken: TelemetryError?
     }
 
     static let subdirectory = "telemetry"
@@ -106,19 +106,21 @@ public final class TelemetryStore: Sendable {
     public let openReport: OpenReport
 
     /// Opens the telemetry in `directory`, replaying its log, and starts the committer.
-    public init(directory: DataDirectory, options: Options = Options()) throws(StoreError) {
+    public init(directory: DataDirectory, options: Options = Options()) throws(TelemetryError) {
         self.directory = directory
         self.options = options
-        try directory.makeSubdirectory(Self.subdirectory)
-        _ = try directory.removeStaleTemporaries(in: [Self.subdirectory])
+        try onDisk { () throws(IOError) in
+            try directory.makeSubdirectory(Self.subdirectory)
+            _ = try directory.removeStaleTemporaries(in: [Self.subdirectory])
+        }
         var report = OpenReport()
         var counts = Counts(limits: options.limits)
         var snapshotOutgoing: Outgoing?
         let snapshotPath = Self.subdirectory + "/" + Self.snapshotName
         if directory.exists(snapshotPath) {
-            let bytes = try directory.read(snapshotPath)
+            let bytes = try onDisk { () throws(IOError) in try directory.read(snapshotPath) }
             guard let restored = bytes.withUnsafeBytes({ SnapshotCodec.decodeWithOutgoing($0, limits: options.limits) }) else {
-                throw StoreError("\(directory.path)/\(snapshotPath) is damaged (its checksum or layout is wrong); "
+                throw .damaged(file: "\(directory.path)/\(snapshotPath)", reason: "its checksum or layout is wrong; "
                     + "move it aside to start with no telemetry history, or restore it from a backup.")
             }
             counts = restored.counts
@@ -126,16 +128,17 @@ public final class TelemetryStore: Sendable {
             report.snapshotSequence = restored.counts.lastSequence
         }
         let logPath = directory.path + "/" + Self.logName
-        let fd = open(logPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw .system("open", logPath) }
+        let fd = try onDisk { () throws(IOError) in try FileSystem.open(logPath, O_RDWR | O_CREAT) }
         logFD = fd
-        let log = try directory.read(Self.logName)
+        let log = try onDisk { () throws(IOError) in try directory.read(Self.logName) }
         let (frames, validLength, end) = log.withUnsafeBytes { Frame.scan($0) }
         if let last = log.lastIndex(where: { $0 != 0 }), last >= validLength {
             // Zero what follows the whole frames: a torn group was never acknowledged, and
             // older frames are in the snapshot.
-            try Self.writeZeros(fd, from: validLength, to: last + 1, logPath)
-            guard fdatasync(fd) == 0 else { throw .system("fdatasync", logPath) }
+            try onDisk { () throws(IOError) in
+                try Self.writeZeros(fd, from: validLength, to: last + 1, logPath)
+                try FileSystem.fdatasync(fd, path: logPath)
+            }
             if end == .damaged { report.truncatedBytes = last + 1 - validLength }
         }
         logFile = Mutex((tail: validLength, allocated: log.count))
@@ -172,7 +175,7 @@ public final class TelemetryStore: Sendable {
     }
 
     deinit {
-        Glibc.close(logFD)
+        FileSystem.close(logFD)
     }
 
     /// Queues a parsed batch; `completion` runs on the committer thread once the batch is
@@ -189,9 +192,9 @@ public final class TelemetryStore: Sendable {
     }
 
     private func submit(_ entry: LogEntry, completion: @escaping Completion) {
-        let refusal: StoreError? = queue.withLock { queue in
+        let refusal: TelemetryError? = queue.withLock { queue in
             if let broken = queue.broken { return broken }
-            if queue.closing { return StoreError("The telemetry store is closing.") }
+            if queue.closing { return .closing }
             Frame.encode(entry, sequence: queue.nextSequence, into: &queue.frames)
             queue.entries.append((queue.nextSequence, entry))
             queue.completions.append(completion)
@@ -228,24 +231,12 @@ public final class TelemetryStore: Sendable {
 
     private static let terminator = [UInt8](repeating: 0, count: 8)
 
-    static func writeAll(_ fd: Int32, _ bytes: [UInt8], at offset: Int, _ path: String) throws(StoreError) {
-        var done = 0
-        while done < bytes.count {
-            let written = bytes.withUnsafeBytes { pwrite(fd, $0.baseAddress! + done, $0.count - done, off_t(offset + done)) }
-            if written < 0 {
-                if errno == EINTR { continue }
-                throw .system("pwrite", path)
-            }
-            done += written
-        }
-    }
-
-    static func writeZeros(_ fd: Int32, from start: Int, to end: Int, _ path: String) throws(StoreError) {
+    static func writeZeros(_ fd: Int32, from start: Int, to end: Int, _ path: String) throws(IOError) {
         let zeros = [UInt8](repeating: 0, count: min(1 << 20, max(0, end - start)))
         var offset = start
         while offset < end {
             let piece = min(zeros.count, end - offset)
-            try writeAll(fd, piece == zeros.count ? zeros : Array(zeros[0..<piece]), at: offset, path)
+            try FileSystem.writeAll(fd, piece == zeros.count ? zeros : Array(zeros[0..<piece]), at: offset, path: path)
             offset += piece
         }
     }
@@ -267,7 +258,7 @@ public final class TelemetryStore: Sendable {
             }
             if !frames.isEmpty { commit(frames, entries, completions) }
             if !seals.isEmpty {
-                let sealed = Result { () throws(StoreError) in try seal() }
+                let sealed = Result { () throws(TelemetryError) in try seal() }
                 for answer in seals { answer(sealed) }
             }
             let now = options.clock()
@@ -286,7 +277,7 @@ public final class TelemetryStore: Sendable {
     private func commit(_ frames: [UInt8], _ entries: [(sequence: UInt64, entry: LogEntry)], _ completions: [Completion]) {
         let logPath = directory.path + "/" + Self.logName
         let (tail, allocated) = logFile.withLock { $0 }
-        do throws(StoreError) {
+        do throws(IOError) {
             // The frames and eight zero bytes after them, so that a scan ends at zeros rather
             // than in the middle of an older frame (the next commit overwrites them).
             var written = frames
@@ -297,19 +288,20 @@ public final class TelemetryStore: Sendable {
                 try Self.writeZeros(logFD, from: allocated, to: size, logPath)
                 logFile.withLock { $0.allocated = size }
             }
-            try Self.writeAll(logFD, written, at: tail, logPath)
-            guard fdatasync(logFD) == 0 else { throw StoreError.system("fdatasync", logPath) }
+            try FileSystem.writeAll(logFD, written, at: tail, path: logPath)
+            try FileSystem.fdatasync(logFD, path: logPath)
             logFile.withLock { $0.tail = tail + frames.count }
         } catch {
             // Zero what may have been written so a replay cannot count what was refused.
-            do throws(StoreError) {
+            let failure = TelemetryError.io(error)
+            do throws(IOError) {
                 try Self.writeZeros(logFD, from: tail, to: tail + frames.count, logPath)
-                guard fdatasync(logFD) == 0 else { throw .system("fdatasync", logPath) }
+                try FileSystem.fdatasync(logFD, path: logPath)
             } catch {
-                queue.withLock { $0.broken = StoreError("Telemetry is not accepted: the log could not be repaired after \(error.message).") }
+                queue.withLock { $0.broken = .unrepaired(error) }
             }
             statistics.withLock { $0.failedCommits += 1 }
-            for completion in completions { completion(.failure(error)) }
+            for completion in completions { completion(.failure(failure)) }
             return
         }
         let now = options.clock()
@@ -348,10 +340,10 @@ public final class TelemetryStore: Sendable {
     /// Writes the counts as a snapshot, then starts the log again from its beginning (the
     /// frames there are all in the snapshot). Only the committer (or the initializer,
     /// before it starts) calls this, so no frame is written in between.
-    private func compact() throws(StoreError) {
+    private func compact() throws(TelemetryError) {
         let pending = outgoing.withLock { $0 }
         let bytes = counts.withLock { SnapshotCodec.encode($0, outgoing: pending) }
-        try directory.writeDurably(bytes, subdirectory: Self.subdirectory, name: Self.snapshotName, replacing: true)
+        try onDisk { () throws(IOError) in try directory.writeDurably(bytes, subdirectory: Self.subdirectory, name: Self.snapshotName, replacing: true) }
         logFile.withLock { $0.tail = 0 }
         statistics.withLock { $0.compactions += 1 }
     }
@@ -362,17 +354,19 @@ public final class TelemetryStore: Sendable {
     /// left them. Of the snapshot's pending counts, only those after the last sealed
     /// forward are still pending: a forward sealed after the snapshot already holds them.
     private static func openForwarding(_ directory: DataDirectory, highest: UInt64, limits: TelemetryLimits,
-                                       snapshot: Outgoing?) throws(StoreError) -> (node: String, outgoing: Outgoing, unsent: Forward?) {
+                                       snapshot: Outgoing?) throws(TelemetryError) -> (node: String, outgoing: Outgoing, unsent: Forward?) {
         let nodePath = subdirectory + "/" + nodeName, forwardedPath = subdirectory + "/" + forwardedName
         let outboxPath = subdirectory + "/" + outboxName
         var acknowledged: UInt64 = 0
         let node: String
         if directory.exists(nodePath) {
-            node = String(decoding: try directory.read(nodePath), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-            guard node.utf8.count == Forward.nodeLength else { throw StoreError("\(directory.path)/\(nodePath) is damaged: not a node name.") }
+            node = String(decoding: try onDisk { () throws(IOError) in try directory.read(nodePath) }, as: UTF8.self)
+                .trimmingCharacters(in: .whitespacesAndNewlines)
+            guard node.utf8.count == Forward.nodeLength else { throw .damaged(file: "\(directory.path)/\(nodePath)", reason: "not a node name.") }
             if directory.exists(forwardedPath) {
-                let text = String(decoding: try directory.read(forwardedPath), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-                guard let through = UInt64(text) else { throw StoreError("\(directory.path)/\(forwardedPath) is damaged: not a sequence number.") }
+                let text = String(decoding: try onDisk { () throws(IOError) in try directory.read(forwardedPath) }, as: UTF8.self)
+                    .trimmingCharacters(in: .whitespacesAndNewlines)
+                guard let through = UInt64(text) else { throw .damaged(file: "\(directory.path)/\(forwardedPath)", reason: "not a sequence number.") }
                 acknowledged = through
             }
         } else {
@@ -380,16 +374,18 @@ public final class TelemetryStore: Sendable {
             var generator = SystemRandomNumberGenerator()
             node = (0..<16).map { _ in UInt8.random(in: 0...255, using: &generator) }.map { String($0, radix: 16).leftPadded(2) }.joined()
             acknowledged = highest
-            try directory.writeDurably(Array("\(acknowledged)\n".utf8), subdirectory: subdirectory, name: forwardedName, replacing: true)
-            try directory.writeDurably(Array((node + "\n").utf8), subdirectory: subdirectory, name: nodeName, replacing: true)
+            try onDisk { () throws(IOError) in
+                try directory.writeDurably(Array("\(acknowledged)\n".utf8), subdirectory: subdirectory, name: forwardedName, replacing: true)
+                try directory.writeDurably(Array((node + "\n").utf8), subdirectory: subdirectory, name: nodeName, replacing: true)
+            }
         }
         var unsent: Forward?
         if directory.exists(outboxPath) {
-            switch Forward.decode(try directory.read(outboxPath)) {
+            switch Forward.decode(try onDisk { () throws(IOError) in try directory.read(outboxPath) }) {
             case .success(let forward) where forward.through > acknowledged: unsent = forward
             case .success: break  // acknowledged before the crash
             case .failure(let error):
-                throw StoreError("\(directory.path)/\(outboxPath) is damaged (\(error.message)); it holds counts not yet forwarded to the primary.")
+                throw .damaged(file: "\(directory.path)/\(outboxPath)", reason: "\(error.message); it holds counts not yet forwarded to the primary.")
             }
         }
         let after = max(acknowledged, unsent?.through ?? 0, snapshot?.after ?? 0)
@@ -403,13 +399,13 @@ public final class TelemetryStore: Sendable {
     /// The counts accepted since the last forward, sealed into a new one: durable in the
     /// outbox before it is returned, and no longer pending. Returns the unacknowledged
     /// forward instead while there is one, and nil when nothing is pending.
-    public func sealForward() throws(StoreError) -> Forward? {
+    public func sealForward() throws(TelemetryError) -> Forward? {
         guard node != nil else { return nil }
-        let answer = Mutex<Result<Forward?, StoreError>?>(nil)
+        let answer = Mutex<Result<Forward?, TelemetryError>?>(nil)
         let done = DispatchSemaphore(value: 0)
-        let refused: StoreError? = queue.withLock { queue in
+        let refused: TelemetryError? = queue.withLock { queue in
             if let broken = queue.broken { return broken }
-            if queue.closing { return StoreError("The telemetry store is closing.") }
+            if queue.closing { return .closing }
             queue.seals.append { result in
                 answer.withLock { $0 = result }
                 done.signal()
@@ -423,12 +419,12 @@ public final class TelemetryStore: Sendable {
     }
 
     /// On the committer, between commits: nothing is applied while the outbox is written.
-    private func seal() throws(StoreError) -> Forward? {
+    private func seal() throws(TelemetryError) -> Forward? {
         if let unsent = unsent.withLock({ $0 }) { return unsent }
         guard let node, let current = outgoing.withLock({ $0 }), !current.pending.isEmpty else { return nil }
         let through = counts.withLock { $0.lastSequence }
         let forward = Forward(node: Array(node.utf8), through: through, batches: current.pending.batches())
-        try directory.writeDurably(forward.encoded, subdirectory: Self.subdirectory, name: Self.outboxName, replacing: true)
+        try onDisk { () throws(IOError) in try directory.writeDurably(forward.encoded, subdirectory: Self.subdirectory, name: Self.outboxName, replacing: true) }
         outgoing.withLock { $0 = Outgoing(pending: Counts(limits: options.limits), after: through) }
         unsent.withLock { $0 = forward }
         statistics.withLock { $0.forwardsSealed += 1 }
@@ -436,8 +432,8 @@ public final class TelemetryStore: Sendable {
     }
 
     /// The primary has the forward: it is never sent again, even after a restart.
-    public func acknowledgeForward(_ forward: Forward) throws(StoreError) {
-        try directory.writeDurably(Array("\(forward.through)\n".utf8), subdirectory: Self.subdirectory, name: Self.forwardedName, replacing: true)
+    public func acknowledgeForward(_ forward: Forward) throws(TelemetryError) {
+        try onDisk { () throws(IOError) in try directory.writeDurably(Array("\(forward.through)\n".utf8), subdirectory: Self.subdirectory, name: Self.forwardedName, replacing: true) }
         unsent.withLock { if $0?.through == forward.through { $0 = nil } }
         statistics.withLock { $0.forwardsAcknowledged += 1 }
     }

@@ -44,7 +44,7 @@ struct TelemetryEndpoints: EndpointGroup {
     }
 
     /// `answer` once the committer made it durable, else `503` with `Retry-After`.
-    static func durable(_ result: Result<Void, StoreError>, answer: HTTPResponse, what: String) -> HTTPResponse {
+    static func durable(_ result: Result<Void, TelemetryError>, answer: HTTPResponse, what: String) -> HTTPResponse {
         guard case .failure(let error) = result else { return answer }
         return APIResponse.error(.serviceUnavailable, "telemetryUnavailable",
                                  "The \(what) could not be made durable (\(error.message)); nothing was counted. Retry later.",

@@ -99,8 +99,7 @@ enum ServeCommand {
         }
 
         let store: ManifestStore
-        let telemetry: TelemetryStore
-        do {
+        do throws(StoreError) {
             let (opened, report) = try ManifestStore.open(at: dataDirectory)
             store = opened
             if !report.removedTemporaries.isEmpty {
@@ -118,14 +117,19 @@ enum ServeCommand {
                 try store.setFollowing(nil)
                 try seed(store, parsed, output: &output)
             }
-            telemetry = try TelemetryStore(directory: store.directory, options: telemetryOptions)
-            let replay = telemetry.openReport
-            if replay.replayedBatches > 0 || replay.truncatedBytes > 0 {
-                output.print("Telemetry: replayed \(replay.replayedBatches) batch(es) from the log"
-                    + (replay.truncatedBytes > 0 ? ", cleared a torn tail of \(replay.truncatedBytes) bytes (never acknowledged)." : "."))
-            }
         } catch {
             throw .store(error.message)
+        }
+        let telemetry: TelemetryStore
+        do throws(TelemetryError) {
+            telemetry = try TelemetryStore(directory: store.directory, options: telemetryOptions)
+        } catch {
+            throw .store(error.message)
+        }
+        let replay = telemetry.openReport
+        if replay.replayedBatches > 0 || replay.truncatedBytes > 0 {
+            output.print("Telemetry: replayed \(replay.replayedBatches) batch(es) from the log"
+                + (replay.truncatedBytes > 0 ? ", cleared a torn tail of \(replay.truncatedBytes) bytes (never acknowledged)." : "."))
         }
         let snapshot = store.snapshot
         output.print("Data directory \(dataDirectory): " + (snapshot.current.map { "revision \($0.number) current" } ?? "no revision yet")
@@ -226,7 +230,7 @@ enum ServeCommand {
         let directory = explicit ?? defaultSeed
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {
-            if explicit != nil { throw StoreError("The seed directory \(directory) does not exist.") }
+            if explicit != nil { throw StoreError.badSeed("The seed directory \(directory) does not exist.") }
             output.print("The store is empty and \(directory) is not here to seed it: publish a first revision with 'waymark publish'.")
             return
         }

@@ -1,3 +1,4 @@
+import SystemIO
 import Foundation
 import HTTPCore
 import HTTPServer
@@ -145,7 +146,7 @@ struct LoopbackServerTests {
         defer { first.stop() }
         // Its listeners use SO_REUSEPORT; without the check a second daemon would join the
         // group and the kernel would split the port's connections between the two.
-        #expect(throws: SystemError.self) {
+        #expect(throws: IOError.self) {
             _ = try TestServer { $0.port = first.port }
         }
         let client = try LoopbackClient(port: first.port)

@@ -179,24 +179,25 @@ struct ManifestStoreTests {
 
     // MARK: Damage and crashes
 
-    static let damages: [(String, @Sendable (ScratchDirectory) -> Void, String)] = [
-        ("a flipped byte in a body", { $0.flip("revisions/00000002", fromEnd: 10, mask: 0x20) }, "SHA-256"),
+    /// (what is done to the store, the damaged file the refusal names, a word of its reason)
+    static let damages: [(String, @Sendable (ScratchDirectory) -> Void, String, String)] = [
+        ("a flipped byte in a body", { $0.flip("revisions/00000002", fromEnd: 10, mask: 0x20) }, "revisions/00000002", "SHA-256"),
         ("a truncated revision", { scratch in
             let bytes = scratch.bytes("revisions/00000002")
             scratch.write("revisions/00000002", Array(bytes.prefix(bytes.count / 2)))
-        }, "bytes"),
-        ("an empty revision", { $0.write("revisions/00000002", []) }, "no header"),
+        }, "revisions/00000002", "bytes"),
+        ("an empty revision", { $0.write("revisions/00000002", []) }, "revisions/00000002", "no header"),
         ("a gap in the numbering", { scratch in
             try? FileManager.default.moveItem(atPath: scratch.file("revisions/00000002"), toPath: scratch.file("revisions/00000003"))
-        }, "without gaps"),
-        ("a damaged schema", { $0.flip("schemas/ios@5.2.0", fromEnd: 3, mask: 0x01) }, "schemas/ios@5.2.0"),
+        }, "revisions/00000003", "without gaps"),
+        ("a damaged schema", { $0.flip("schemas/ios@5.2.0", fromEnd: 3, mask: 0x01) }, "schemas/ios@5.2.0", "SHA-256"),
         ("a schema under another build's name", { scratch in
             try? FileManager.default.copyItem(atPath: scratch.file("schemas/ios@5.2.0"), toPath: scratch.file("schemas/ios@7.0.0"))
-        }, "ios 5.2.0"),
+        }, "schemas/ios@7.0.0", "ios 5.2.0"),
     ]
 
     @Test(arguments: damages)
-    func aDamagedStoreIsRefusedNamingTheFile(name: String, damage: @Sendable (ScratchDirectory) -> Void, mentions: String) throws {
+    func aDamagedStoreIsRefusedNamingTheFile(name: String, damage: @Sendable (ScratchDirectory) -> Void, file: String, reason: String) throws {
         let scratch = ScratchDirectory()
         do {
             let store = try seeded(scratch)
@@ -206,8 +207,8 @@ struct ManifestStoreTests {
         #expect {
             _ = try ManifestStore.open(at: scratch.path)
         } throws: { error in
-            let message = "\(error)"
-            return message.contains("damaged") && message.contains(mentions)
+            guard case .damaged(let directory, let named, let why)? = error as? StoreError else { return false }
+            return directory == scratch.path && named == file && why.contains(reason)
         }
     }
 

@@ -1,3 +1,4 @@
+import SystemIO
 import Foundation
 import ManifestStore
 import Synchronization
@@ -30,14 +31,14 @@ func write(_ bytes: [UInt8], at offset: Int, to path: String) throws {
 }
 
 /// Submits and waits for the completion.
-func commit(_ batch: Batch, to store: TelemetryStore) -> Result<Void, StoreError> {
+func commit(_ batch: Batch, to store: TelemetryStore) -> Result<Void, TelemetryError> {
     waitForCompletion { store.submit(batch, completion: $0) }
 }
 
 /// Calls `submit` with a completion and waits until it runs.
-func waitForCompletion(_ submit: (@escaping TelemetryStore.Completion) -> Void) -> Result<Void, StoreError> {
+func waitForCompletion(_ submit: (@escaping TelemetryStore.Completion) -> Void) -> Result<Void, TelemetryError> {
     let done = DispatchSemaphore(value: 0)
-    let result = Mutex<Result<Void, StoreError>?>(nil)
+    let result = Mutex<Result<Void, TelemetryError>?>(nil)
     submit { outcome in
         result.withLock { $0 = outcome }
         done.signal()
@@ -201,7 +202,8 @@ struct TelemetryStoreTests {
         bytes[bytes.count / 2] ^= 0xFF
         try bytes.write(to: URL(fileURLWithPath: scratch.snapshot))
         #expect { try scratch.open() } throws: { error in
-            (error as? StoreError)?.message.contains("telemetry/snapshot is damaged") == true
+            guard case .damaged(let file, _)? = error as? TelemetryError else { return false }
+            return file == scratch.path + "/telemetry/snapshot"
         }
     }
 
