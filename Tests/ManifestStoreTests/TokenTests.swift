@@ -13,7 +13,7 @@ struct TokenTests {
         #expect(store.tokens.authenticate(token)?.allows(.routesPublish) == true)
         #expect(store.tokens.authenticate(token)?.allows(.schemasWrite) == false)
         let onDisk = String(decoding: scratch.bytes("tokens.json"), as: UTF8.self)
-        #expect(!onDisk.contains(String(token.split(separator: "_")[2])), "the secret is never written")
+        #expect(!onDisk.contains(String(token.split(separator: "_", maxSplits: 2)[2])), "the secret is never written")
         #expect(try store.auditEntries().last?["action"]?.stringValue == "createToken")
     }
 
