@@ -9,12 +9,14 @@ let package = Package(
         .executable(name: "waymark", targets: ["waymark"]),
     ],
     targets: [
-        // Calendar arithmetic shared by the two pure modules below.
-        .target(name: "CivilDate"),
+        // JSON string escaping and zero padding: the one copy of each, for every module.
+        .target(name: "TextFormat"),
+        // Calendar arithmetic and RFC 3339 timestamps, shared by the modules below.
+        .target(name: "CivilDate", dependencies: ["TextFormat"]),
         // Pure: Foundation at most, no I/O, so an iOS app can embed it.
-        .target(name: "RouteEngine", dependencies: ["CivilDate"]),
+        .target(name: "RouteEngine", dependencies: ["CivilDate", "TextFormat"]),
         // Pure HTTP/1.1: parsing, framing, serializing. No Glibc, no Dispatch.
-        .target(name: "HTTPCore", dependencies: ["CivilDate"]),
+        .target(name: "HTTPCore", dependencies: ["CivilDate", "TextFormat"]),
         // SHA-256 and constant-time comparison: revision hashes, ETags, token hashes.
         .target(name: "Hashing"),
         // The one syscall wrapper and typed I/O error, files and the durable data directory.
@@ -23,23 +25,23 @@ let package = Package(
         .target(name: "CSystemShim"),
         .target(name: "HTTPServer", dependencies: ["HTTPCore", "CSystemShim", "SystemIO"]),
         // Durable revisions, schemas and the audit log in a data directory.
-        .target(name: "ManifestStore", dependencies: ["RouteEngine", "Hashing", "SystemIO"]),
+        .target(name: "ManifestStore", dependencies: ["RouteEngine", "CivilDate", "Hashing", "SystemIO", "TextFormat"]),
         // The HTTP API of `waymark serve`: endpoints, tokens and scopes, cached manifests.
-        .target(name: "WaymarkAPI", dependencies: ["ManifestStore", "Telemetry", "HTTPServer", "HTTPCore", "RouteEngine", "Hashing", "LinkChecks", "Replication"],
+        .target(name: "WaymarkAPI", dependencies: ["ManifestStore", "Telemetry", "HTTPServer", "HTTPCore", "RouteEngine", "Hashing", "LinkChecks", "Replication", "CivilDate"],
                 resources: [.embedInCode("Resources/dashboard.html")]),
         // Resolution telemetry: batch parsing, a group-committed log, counts by dimension.
-        .target(name: "Telemetry", dependencies: ["CivilDate", "SystemIO"]),
+        .target(name: "Telemetry", dependencies: ["CivilDate", "SystemIO", "TextFormat"]),
         // System libcurl (pkg-config libcurl; Debian libcurl4-openssl-dev, which `make` installs).
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         // Outbound checks of fallback URLs and associated-domain files, safe against SSRF.
         .target(name: "LinkChecks", dependencies: ["CCurl", "RouteEngine"]),
         // Followers: mirror a primary's revisions, schemas and token hashes; forward counts.
         .target(name: "Replication", dependencies: ["CCurl", "ManifestStore", "Telemetry", "RouteEngine", "Hashing"]),
-        .target(name: "WaymarkCLI", dependencies: ["RouteEngine", "ManifestStore", "WaymarkAPI", "Telemetry", "HTTPServer", "LinkChecks", "Replication"]),
+        .target(name: "WaymarkCLI", dependencies: ["RouteEngine", "ManifestStore", "WaymarkAPI", "Telemetry", "HTTPServer", "LinkChecks", "Replication", "CivilDate"]),
         .executableTarget(name: "waymark", dependencies: ["WaymarkCLI"]),
-        .executableTarget(name: "RouteEngineBench", dependencies: ["RouteEngine"]),
+        .executableTarget(name: "RouteEngineBench", dependencies: ["RouteEngine", "CivilDate"]),
         // make bench-telemetry: batch generation and the JSONDecoder comparison.
-        .executableTarget(name: "TelemetryBench", dependencies: ["Telemetry"]),
+        .executableTarget(name: "TelemetryBench", dependencies: ["Telemetry", "CivilDate"]),
         .executableTarget(name: "HTTPFixtureServer", dependencies: ["HTTPServer", "HTTPCore"]),
         // epoll against Dispatch read sources, the same echo over socket pairs (make bench-events).
         .executableTarget(name: "EventDeliveryBench", dependencies: ["CSystemShim"]),
@@ -47,13 +49,13 @@ let package = Package(
         .executableTarget(name: "HTTPFuzz", dependencies: ["HTTPCore"]),
         .executableTarget(name: "TelemetryFuzz", dependencies: ["Telemetry"]),
 
-        .target(name: "TestSupport", dependencies: ["RouteEngine", "ManifestStore", "WaymarkAPI", "Telemetry", "HTTPServer", "HTTPCore", "LinkChecks", "Replication"], path: "Tests/TestSupport"),
-        .testTarget(name: "RouteEngineTests", dependencies: ["RouteEngine", "TestSupport"]),
+        .target(name: "TestSupport", dependencies: ["RouteEngine", "ManifestStore", "WaymarkAPI", "Telemetry", "HTTPServer", "HTTPCore", "LinkChecks", "Replication", "CivilDate"], path: "Tests/TestSupport"),
+        .testTarget(name: "RouteEngineTests", dependencies: ["RouteEngine", "TestSupport", "CivilDate"]),
         .testTarget(name: "WaymarkCLITests", dependencies: ["WaymarkCLI", "ManifestStore", "RouteEngine", "TestSupport"]),
         .testTarget(name: "HTTPCoreTests", dependencies: ["HTTPCore"]),
         .testTarget(name: "HashingTests", dependencies: ["Hashing"]),
-        .testTarget(name: "TelemetryTests", dependencies: ["Telemetry", "SystemIO", "TestSupport"]),
-        .testTarget(name: "WaymarkAPITests", dependencies: ["WaymarkAPI", "ManifestStore", "Telemetry", "HTTPServer", "HTTPCore", "RouteEngine", "Hashing", "LinkChecks", "Replication", "SystemIO", "TestSupport"]),
+        .testTarget(name: "TelemetryTests", dependencies: ["Telemetry", "SystemIO", "TestSupport", "CivilDate"]),
+        .testTarget(name: "WaymarkAPITests", dependencies: ["WaymarkAPI", "ManifestStore", "Telemetry", "HTTPServer", "HTTPCore", "RouteEngine", "Hashing", "LinkChecks", "Replication", "SystemIO", "TestSupport", "CivilDate"]),
         .testTarget(name: "ManifestStoreTests", dependencies: ["ManifestStore", "RouteEngine", "TestSupport"]),
         .testTarget(name: "LinkChecksTests", dependencies: ["LinkChecks", "RouteEngine", "TestSupport"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "HTTPCore", "SystemIO", "TestSupport"]),

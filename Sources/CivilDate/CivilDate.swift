@@ -1,8 +1,9 @@
 /// Conversions between days since 1970-01-01 and proleptic Gregorian dates, shared by
-/// the pure modules that read and write timestamps (RFC 3339 in `RouteEngine`, IMF-fixdate
-/// in `HTTPCore`). Howard Hinnant's `days_from_civil` / `civil_from_days`.
+/// the modules that read and write times (RFC 3339 in `Timestamp`, IMF-fixdate in
+/// `HTTPCore`). Howard Hinnant's `days_from_civil` / `civil_from_days`.
 public enum CivilDate {
     /// Days since 1970-01-01 of a calendar date.
+    @inlinable
     public static func days(year: Int, month: Int, day: Int) -> Int {
         let y = month <= 2 ? year - 1 : year
         let era = (y >= 0 ? y : y - 399) / 400
@@ -23,6 +24,16 @@ public enum CivilDate {
         let day = dayOfYear - (153 * mp + 2) / 5 + 1
         let month = mp < 10 ? mp + 3 : mp - 9
         return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
+    }
+
+    /// Days in `month` (1–12) of `year`, leap years by the Gregorian rule.
+    @inlinable
+    public static func daysIn(month: Int, year: Int) -> Int {
+        switch month {
+        case 2: (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
+        case 4, 6, 9, 11: 30
+        default: 31
+        }
     }
 
     /// Whole days and the second within the day, for any (also negative) seconds since 1970.

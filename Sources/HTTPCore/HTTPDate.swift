@@ -1,4 +1,5 @@
 import CivilDate
+import TextFormat
 
 /// IMF-fixdate (RFC 9110 §5.6.7): `Sun, 06 Nov 1994 08:49:37 GMT`, from seconds since 1970.
 public enum HTTPDate {
@@ -9,8 +10,8 @@ public enum HTTPDate {
         let (dayNumber, secondOfDay) = CivilDate.split(secondsSince1970: seconds)
         let (year, month, day) = CivilDate.date(fromDays: dayNumber)
         let weekday = days[((dayNumber % 7) + 7) % 7]
-        func two(_ value: Int) -> String { String(value).leftPadded(to: 2) }
-        return "\(weekday), \(two(day)) \(months[month - 1]) \(String(year).leftPadded(to: 4)) "
+        func two(_ value: Int) -> String { zeroPadded(value, width: 2) }
+        return "\(weekday), \(two(day)) \(months[month - 1]) \(zeroPadded(year, width: 4)) "
             + "\(two(secondOfDay / 3600)):\(two(secondOfDay / 60 % 60)):\(two(secondOfDay % 60)) GMT"
     }
 }

@@ -1,3 +1,4 @@
+import TextFormat
 /// A response as handlers build it. The serializer adds `Content-Length`, `Date` and
 /// `Connection`; handlers set the rest.
 public struct HTTPResponse: Hashable, Sendable {
@@ -44,27 +45,12 @@ public struct HTTPResponse: Hashable, Sendable {
     /// to the status's name (`contentTooLarge`).
     public static func error(_ status: HTTPStatus, code: String? = nil, message: String) -> HTTPResponse {
         let code = code ?? status.name
-        let body = "{\"error\":{\"code\":\"\(jsonEscaped(code))\",\"message\":\"\(jsonEscaped(message))\"}}"
-        return HTTPResponse(status: status, contentType: "application/json", body: Array(body.utf8))
+        var body = Array("{\"error\":{\"code\":".utf8)
+        JSONString.append(code, to: &body)
+        body += Array(",\"message\":".utf8)
+        JSONString.append(message, to: &body)
+        body += Array("}}".utf8)
+        return HTTPResponse(status: status, contentType: "application/json", body: body)
     }
 }
 
-func jsonEscaped(_ text: String) -> String {
-    var out = ""
-    for scalar in text.unicodeScalars {
-        switch scalar {
-        case "\"": out += "\\\""
-        case "\\": out += "\\\\"
-        case "\n": out += "\\n"
-        case _ where scalar.value < 0x20: out += "\\u00" + String(scalar.value, radix: 16).leftPadded(to: 2)
-        default: out.unicodeScalars.append(scalar)
-        }
-    }
-    return out
-}
-
-extension String {
-    func leftPadded(to width: Int) -> String {
-        String(repeating: "0", count: max(0, width - count)) + self
-    }
-}

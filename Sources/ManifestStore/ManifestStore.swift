@@ -1,8 +1,10 @@
+import CivilDate
 import Foundation
 import Hashing
 import RouteEngine
 import Synchronization
 import SystemIO
+import TextFormat
 
 /// One published routes document: immutable, numbered, content-hashed.
 public struct Revision: Hashable, Sendable {
@@ -168,8 +170,7 @@ public final class ManifestStore: Sendable {
     }
 
     static func revisionFileName(_ number: Int) -> String {
-        let digits = String(number)
-        return String(repeating: "0", count: max(0, 8 - digits.count)) + digits
+        zeroPadded(number, width: 8)
     }
 
     static func schemaFileName(_ key: SchemaKey) -> String { "\(key.platform)@\(key.version)" }

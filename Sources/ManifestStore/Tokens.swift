@@ -1,3 +1,4 @@
+import CivilDate
 import Dispatch
 import Foundation
 import Hashing

@@ -1,3 +1,4 @@
+import TextFormat
 extension JSONValue {
     /// Compact UTF-8 bytes with sorted keys: equal values serialize to equal bytes.
     /// - Complexity: O(n log n) in the number of object members (the sort), O(n) otherwise.
@@ -59,24 +60,8 @@ extension JSONValue {
         out.append(contentsOf: repeatElement(UInt8(ascii: " "), count: indent * 2))
     }
 
-    /// RFC 8259 §7: escape the quote, the backslash and every control character.
+    /// RFC 8259 §7, by the one escaper (`TextFormat.JSONString`).
     static func writeString(_ value: String, into out: inout [UInt8]) {
-        out.append(UInt8(ascii: "\""))
-        for byte in value.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""): out.append(contentsOf: "\\\"".utf8)
-            case UInt8(ascii: "\\"): out.append(contentsOf: "\\\\".utf8)
-            case 0x0A: out.append(contentsOf: "\\n".utf8)
-            case 0x0D: out.append(contentsOf: "\\r".utf8)
-            case 0x09: out.append(contentsOf: "\\t".utf8)
-            case 0x00..<0x20, 0x7F:
-                let hex = Array("0123456789abcdef".utf8)
-                out.append(contentsOf: "\\u00".utf8)
-                out.append(hex[Int(byte >> 4)])
-                out.append(hex[Int(byte & 0x0F)])
-            default: out.append(byte)
-            }
-        }
-        out.append(UInt8(ascii: "\""))
+        JSONString.append(value, to: &out)
     }
 }

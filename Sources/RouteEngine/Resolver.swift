@@ -1,3 +1,4 @@
+import CivilDate
 import Foundation
 
 /// The frozen route table of one app build: resolves untrusted links and typed in-app

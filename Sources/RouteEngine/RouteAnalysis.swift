@@ -1,3 +1,4 @@
+import CivilDate
 import Foundation
 
 /// The schema-independent half of building a route table: patterns parsed, ids, windows

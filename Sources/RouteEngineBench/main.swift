@@ -1,5 +1,6 @@
 // make bench: resolutions per second on one core for 10,000 generated routes, against a
 // naive linear-scan matcher written here, and the time to validate all 10,000 routes.
+import CivilDate
 import Foundation
 import RouteEngine
 

@@ -1,3 +1,4 @@
+import TextFormat
 import Foundation
 import Synchronization
 import SystemIO
@@ -372,7 +373,7 @@ public final class TelemetryStore: Sendable {
         } else {
             // Newly a follower: what was accepted before is this node's own, never forwarded.
             var generator = SystemRandomNumberGenerator()
-            node = (0..<16).map { _ in UInt8.random(in: 0...255, using: &generator) }.map { String($0, radix: 16).leftPadded(2) }.joined()
+            node = (0..<16).map { _ in UInt8.random(in: 0...255, using: &generator) }.map { zeroPadded(String($0, radix: 16), width: 2) }.joined()
             acknowledged = highest
             try onDisk { () throws(IOError) in
                 try directory.writeDurably(Array("\(acknowledged)\n".utf8), subdirectory: subdirectory, name: forwardedName, replacing: true)
@@ -445,6 +446,3 @@ public final class TelemetryStore: Sendable {
     }
 }
 
-private extension String {
-    func leftPadded(_ width: Int) -> String { String(repeating: "0", count: max(0, width - count)) + self }
-}

@@ -7,6 +7,7 @@
 //   TelemetryBench parse DIR ROUNDS
 //       parses each batch ROUNDS times with BatchParser on one thread and prints the events
 //       accepted: a fixed amount of work, for counting instructions under callgrind.
+import CivilDate
 import Foundation
 import Telemetry
 

@@ -1,3 +1,4 @@
+import CivilDate
 import HTTPCore
 import HTTPServer
 import ManifestStore

@@ -1,3 +1,4 @@
+import CivilDate
 import Foundation
 import RouteEngine
 import TestSupport
@@ -57,7 +58,13 @@ struct TimestampTests {
         ("2026-02-29T00:00:00Z", nil),
         ("2026-13-01T00:00:00Z", nil),
         ("2026-03-01T24:00:00Z", nil),
-        ("2026-03-01T00:00:60Z", nil),
+        // The one leap-second rule (CivilDate.Timestamp): :60 is the minute's last second.
+        ("2026-03-01T00:00:60Z", 1_772_323_259),
+        ("2016-12-31T23:59:60Z", 1_483_228_799),
+        ("2026-03-01T00:00:61Z", nil),
+        ("2026-03-01T00:60:00Z", nil),
+        ("2026-03-01T00:00:00.25+00:00", 1_772_323_200.25),
+        ("2026-03-01T00:00:00+24:00", nil),
         ("2026-03-01T00:00:00", nil),
         ("2026-03-01 00:00:00Z", nil),
         ("2026-03-01", nil),

@@ -1,3 +1,4 @@
+import CivilDate
 import Foundation
 import Testing
 @testable import Telemetry

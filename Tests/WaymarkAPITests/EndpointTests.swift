@@ -1,3 +1,4 @@
+import CivilDate
 import Foundation
 import HTTPCore
 import HTTPServer
@@ -18,7 +19,7 @@ func publishBody(extraRoute id: String, message: String = "m") -> String {
 /// A telemetry batch from iOS 5.3.0 on revision 1; each event gets `"ts"` of now unless it has one.
 func telemetryBody(_ events: [String], client: String = #"{"platform": "ios", "appVersion": "5.3.0", "revision": 1}"#) -> String {
     let now = Int(Date().timeIntervalSince1970)
-    let stamped = events.map { $0.contains("\"ts\"") ? $0 : "{\"ts\": \"\(Telemetry.Timestamp.format(now))\", " + $0.dropFirst() }
+    let stamped = events.map { $0.contains("\"ts\"") ? $0 : "{\"ts\": \"\(Timestamp.format(now))\", " + $0.dropFirst() }
     return #"{"client": \#(client), "events": [\#(stamped.joined(separator: ", "))]}"#
 }
 

@@ -1,3 +1,4 @@
+import CivilDate
 import SystemIO
 import Foundation
 import Hashing
