@@ -33,10 +33,12 @@ let package = Package(
         .target(name: "Telemetry", dependencies: ["CivilDate", "SystemIO", "TextFormat"]),
         // System libcurl (pkg-config libcurl; Debian libcurl4-openssl-dev, which `make` installs).
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+        // The one libcurl client: bounded outbound requests, an address judge before connect.
+        .target(name: "HTTPClient", dependencies: ["CCurl"]),
         // Outbound checks of fallback URLs and associated-domain files, safe against SSRF.
-        .target(name: "LinkChecks", dependencies: ["CCurl", "RouteEngine"]),
+        .target(name: "LinkChecks", dependencies: ["HTTPClient", "RouteEngine"]),
         // Followers: mirror a primary's revisions, schemas and token hashes; forward counts.
-        .target(name: "Replication", dependencies: ["CCurl", "ManifestStore", "Telemetry", "RouteEngine", "Hashing"]),
+        .target(name: "Replication", dependencies: ["HTTPClient", "ManifestStore", "Telemetry", "RouteEngine", "Hashing"]),
         .target(name: "WaymarkCLI", dependencies: ["RouteEngine", "ManifestStore", "WaymarkAPI", "Telemetry", "HTTPServer", "LinkChecks", "Replication", "CivilDate"]),
         .executableTarget(name: "waymark", dependencies: ["WaymarkCLI"]),
         .executableTarget(name: "RouteEngineBench", dependencies: ["RouteEngine", "CivilDate"]),
