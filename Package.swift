@@ -23,7 +23,7 @@ let package = Package(
         .target(name: "SystemIO", dependencies: ["CSystemShim"]),
         // Sockets, epoll event loops, connections, routing.
         .target(name: "CSystemShim"),
-        .target(name: "HTTPServer", dependencies: ["HTTPCore", "CSystemShim", "SystemIO"]),
+        .target(name: "HTTPServer", dependencies: ["HTTPCore", "CSystemShim", "SystemIO", "TextFormat"]),
         // Durable revisions, schemas and the audit log in a data directory.
         .target(name: "ManifestStore", dependencies: ["RouteEngine", "CivilDate", "Hashing", "SystemIO", "TextFormat"]),
         // The HTTP API of `waymark serve`: endpoints, tokens and scopes, cached manifests.

@@ -1,4 +1,5 @@
 import SystemIO
+import TextFormat
 import CSystemShim
 import HTTPCore
 import Synchronization
@@ -97,7 +98,7 @@ final class EventLoop: @unchecked Sendable {
             do {
                 try syscallBlocking("sched_setaffinity") { waymark_pin_to_allowed_cpu(Int32(index)) }
             } catch {
-                log("{\"event\":\"pinThreads\",\"loop\":\(index),\"error\":\"\(error)\"}")
+                log("{\"event\":\"pinThreads\",\"loop\":\(index),\"error\":\(JSONString.quoted("\(error)"))}")
             }
         }
         serve()
@@ -121,7 +122,7 @@ final class EventLoop: @unchecked Sendable {
                 case .wouldBlock: count = 0
                 }
             } catch {
-                log("{\"event\":\"fatal\",\"error\":\"\(error)\"}")
+                log("{\"event\":\"fatal\",\"error\":\(JSONString.quoted("\(error)"))}")
                 return
             }
             turnCount.add(1, ordering: .relaxed)
@@ -285,7 +286,7 @@ final class EventLoop: @unchecked Sendable {
                 let bytes = connection.enqueue { out in
                     HTTPResponseSerializer.serialize(response, date: date(), isHead: false, keepAlive: false, into: &out)
                 }
-                if configuration.accessLog { log("{\"status\":\(status.code),\"error\":\"\(message)\",\"bytes\":\(bytes)}") }
+                if configuration.accessLog { log("{\"status\":\(status.code),\"error\":\(JSONString.quoted(message)),\"bytes\":\(bytes)}") }
                 metrics?.record(route: -1, status: status.code, nanoseconds: 0)
                 pending += connection.machine.responseQueued(bytes: bytes, keepAlive: false, now: clock.now())
             case .pauseReading, .resumeReading:
@@ -429,7 +430,7 @@ final class EventLoop: @unchecked Sendable {
 
     private func logAccess(_ request: HTTPRequest, _ response: HTTPResponse, id: String, bytes: Int, started: Int64) {
         let microseconds = (clock.now() - started) / 1000
-        log("{\"method\":\"\(request.head.method)\",\"path\":\"\(jsonSafe(request.head.path))\",\"status\":\(response.status.code),"
+        log("{\"method\":\(JSONString.quoted(request.head.method)),\"path\":\(JSONString.quoted(String(request.head.path))),\"status\":\(response.status.code),"
             + "\"bytes\":\(bytes),\"durationUs\":\(microseconds),\"requestId\":\"\(id)\"}")
     }
 
@@ -462,11 +463,3 @@ private struct Completion: Sendable {
 }
 
 /// Escapes what could break a JSON string; paths are already restricted to URL characters.
-func jsonSafe(_ text: Substring) -> String {
-    var out = ""
-    for character in text {
-        if character == "\"" || character == "\\" { out.append("\\") }
-        out.append(character)
-    }
-    return out
-}
