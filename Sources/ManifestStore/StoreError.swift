@@ -55,9 +55,5 @@ public enum StoreError: Error, Hashable, Sendable, CustomStringConvertible {
 /// Runs file operations for the store, reading their failure as a `StoreError`.
 @inline(__always)
 func onDisk<T>(_ body: () throws(IOError) -> T) throws(StoreError) -> T {
-    do throws(IOError) {
-        return try body()
-    } catch {
-        throw StoreError(error)
-    }
+    try readingIOErrors(as: StoreError.init, body)
 }

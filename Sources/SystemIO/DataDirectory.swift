@@ -26,15 +26,7 @@ public final class DataDirectory: Sendable {
             lockFD = -1
             return
         }
-        let lockPath = path + "/LOCK"
-        let fd = try FileSystem.open(lockPath, O_RDWR | O_CREAT)
-        do throws(IOError) {
-            try FileSystem.lock(fd, path: lockPath, wait: false)
-        } catch {
-            FileSystem.close(fd)
-            throw error
-        }
-        lockFD = fd
+        lockFD = try Self.openLocked(path + "/LOCK", wait: false)
     }
 
     deinit { if lockFD >= 0 { FileSystem.close(lockFD) } }
@@ -44,20 +36,21 @@ public final class DataDirectory: Sendable {
     /// a failure to take the lock means to the caller.
     public func withFileLock<T, E: Error>(_ name: String, failure: (IOError) -> E, _ body: () throws(E) -> T) throws(E) -> T {
         let lockPath = path + "/" + name
-        let fd: Int32
-        do throws(IOError) {
-            fd = try FileSystem.open(lockPath, O_RDWR | O_CREAT)
-            do throws(IOError) {
-                try FileSystem.lock(fd, path: lockPath, wait: true)
-            } catch {
-                FileSystem.close(fd)
-                throw error
-            }
-        } catch {
-            throw failure(error)
-        }
+        let fd = try readingIOErrors(as: failure) { () throws(IOError) in try Self.openLocked(lockPath, wait: true) }
         defer { FileSystem.close(fd) }  // closing the last descriptor releases the flock
         return try body()
+    }
+
+    /// The lock file at `lockPath` (created if missing), open and exclusively flocked.
+    private static func openLocked(_ lockPath: String, wait: Bool) throws(IOError) -> Int32 {
+        let fd = try FileSystem.open(lockPath, O_RDWR | O_CREAT)
+        do throws(IOError) {
+            try FileSystem.lock(fd, path: lockPath, wait: wait)
+        } catch {
+            FileSystem.close(fd)
+            throw error
+        }
+        return fd
     }
 
     /// What identifies one version of a file written by `writeDurably` (every write is a

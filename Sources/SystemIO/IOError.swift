@@ -57,3 +57,14 @@ public func syscallBlocking<T: FixedWidthInteger & Sendable>(_ call: StaticStrin
     case .wouldBlock: throw IOError(call: "\(call)", path: path, errno: EAGAIN)
     }
 }
+
+/// Runs `body`, reading its `IOError` as the caller's own error: how a store says what a
+/// failed call means to it.
+@inlinable
+public func readingIOErrors<T, E: Error>(as transform: (IOError) -> E, _ body: () throws(IOError) -> T) throws(E) -> T {
+    do throws(IOError) {
+        return try body()
+    } catch {
+        throw transform(error)
+    }
+}

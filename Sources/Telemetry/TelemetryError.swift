@@ -28,9 +28,5 @@ public enum TelemetryError: Error, Hashable, Sendable, CustomStringConvertible {
 /// Runs file operations for telemetry, reading their failure as a `TelemetryError`.
 @inline(__always)
 func onDisk<T>(_ body: () throws(IOError) -> T) throws(TelemetryError) -> T {
-    do throws(IOError) {
-        return try body()
-    } catch {
-        throw .io(error)
-    }
+    try readingIOErrors(as: TelemetryError.io, body)
 }
