@@ -100,6 +100,40 @@ struct EndpointTests {
         #expect(routes.filter { $0.method == "POST" || $0.method == "PUT" }.allSatisfy { $0.maximumBody != nil }, "every body has its limit")
     }
 
+    /// The in-process client is a seam, not a second server: the same requests get the same
+    /// status, fields (but `Date` and the request id the server adds) and bytes over it as
+    /// over a socket, errors the decoder finds included.
+    @Test func inProcessAnswersAsTheSocketDoes() throws {
+        let wire = try LiveService(maximumDocumentBytes: 2_048)
+        let local = try LiveService(maximumDocumentBytes: 2_048, transport: .inProcess)
+        let requests: [(String, String, Scope?, [(String, String)], String)] = [
+            ("GET", "/v1/manifest?platform=ios&version=5.3.0", .manifestRead, [], ""),
+            ("HEAD", "/v1/manifest?platform=ios&version=5.3.0", .manifestRead, [], ""),
+            ("GET", "/v1/manifest?platform=ios&version=%zz", .manifestRead, [], ""),
+            ("GET", "/v1/revisions/1", .manifestRead, [("If-None-Match", "\"rev-1\"")], ""),
+            ("GET", "/v1/revisions/abc", .manifestRead, [], ""),
+            ("DELETE", "/v1/manifest", .admin, [], ""),
+            ("BREW", "/nowhere", .admin, [], ""),
+            ("POST", "/v1/revisions", nil, rev1, "{}"),
+            ("POST", "/v1/validate", .routesPublish, [], String(repeating: " ", count: 4_096)),
+            ("GET", "/.well-known/apple-app-site-association", nil, [], ""),
+            ("GET", "/healthz", nil, [], ""),
+        ]
+        func fields(_ reply: Reply) -> [String] {
+            reply.head.split(separator: "\r\n").dropFirst().map(String.init).filter {
+                !$0.lowercased().hasPrefix("date:") && !$0.lowercased().hasPrefix("x-request-id:")
+            }.sorted()
+        }
+        for (method, target, scope, headers, body) in requests {
+            let a = wire.call(method, target, token: scope.flatMap { wire.tokens[$0] }, headers: headers, body: body)
+            let b = local.call(method, target, token: scope.flatMap { local.tokens[$0] }, headers: headers, body: body)
+            #expect(a.status != 0 && a.status == b.status, "\(method) \(target): \(a.status) over a socket, \(b.status) in-process")
+            #expect(a.head.split(separator: "\r\n").first == b.head.split(separator: "\r\n").first, "\(method) \(target): status line")
+            #expect(fields(a) == fields(b), "\(method) \(target): fields")
+            #expect(a.body == b.body, "\(method) \(target): body")
+        }
+    }
+
     @Test func manifestIsFilteredPerBuildWithETagAnd304() throws {
         let harness = try LiveService(transport: .inProcess)
         let token = harness.tokens[.manifestRead]!
