@@ -3,9 +3,13 @@ import Glibc
 #endif
 
 /// Monotonic time in nanoseconds (CLOCK_MONOTONIC), for deadlines that wall-clock jumps cannot move.
+/// Inlinable: the event loops read it several times per request.
+@frozen
 public struct MonotonicClock: Sendable {
+    @inlinable
     public init() {}
 
+    @inlinable
     public func now() -> Int64 {
         var spec = timespec()
         clock_gettime(CLOCK_MONOTONIC, &spec)

@@ -9,8 +9,8 @@ struct AssociatedDomainEndpoints: EndpointGroup {
     let context: APIContext
 
     func register(on registry: inout EndpointRegistry) throws(RouterError) {
-        try registry.add("GET", "/.well-known/apple-app-site-association", .open) { _ in file(\.apple) }
-        try registry.add("GET", "/.well-known/assetlinks.json", .open) { _ in file(\.google) }
+        try registry.add("GET", "/.well-known/apple-app-site-association", .open) { _, _ in file(\.apple) }
+        try registry.add("GET", "/.well-known/assetlinks.json", .open) { _, _ in file(\.google) }
     }
 
     private func file(_ pick: (AssociatedDomainFiles) -> [UInt8]) -> HTTPResponse {

@@ -60,9 +60,9 @@ struct DashboardEndpoints: EndpointGroup {
     let context: APIContext
 
     func register(on registry: inout EndpointRegistry) throws(RouterError) {
-        try registry.add("GET", "/dashboard", .open) { call in
+        try registry.add("GET", "/dashboard", .open) { request, _ in
             let dashboard = Dashboard.shared
-            return APIResponse.ifNoneMatch(call.request, matches: dashboard.etag) ? dashboard.notModified : dashboard.ok
+            return APIResponse.ifNoneMatch(request, matches: dashboard.etag) ? dashboard.notModified : dashboard.ok
         }
     }
 }

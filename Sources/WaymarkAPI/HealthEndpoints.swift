@@ -10,8 +10,8 @@ struct HealthEndpoints: EndpointGroup {
     let context: APIContext
 
     func register(on registry: inout EndpointRegistry) throws(RouterError) {
-        try registry.add("GET", "/healthz", .open) { _ in APIResponse.json(["status": "ok"]) }
-        try registry.add("GET", "/readyz", .open) { _ throws(Refusal) in try readiness() }
+        try registry.add("GET", "/healthz", .open) { _, _ in APIResponse.json(["status": "ok"]) }
+        try registry.add("GET", "/readyz", .open) { _, _ throws(Refusal) in try readiness() }
     }
 
     private func readiness() throws(Refusal) -> HTTPResponse {

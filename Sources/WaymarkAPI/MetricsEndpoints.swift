@@ -10,7 +10,7 @@ struct MetricsEndpoints: EndpointGroup {
     let context: APIContext
 
     func register(on registry: inout EndpointRegistry) throws(RouterError) {
-        try registry.add("GET", "/metrics", .scope(.telemetryRead, action: "readMetrics")) { _ in metrics() }
+        try registry.add("GET", "/metrics", .scope(.telemetryRead, action: "readMetrics")) { _, _ in metrics() }
     }
 
     private func metrics() -> HTTPResponse {

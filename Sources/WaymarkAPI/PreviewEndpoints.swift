@@ -10,13 +10,13 @@ struct PreviewEndpoints: EndpointGroup {
     let context: APIContext
 
     func register(on registry: inout EndpointRegistry) throws(RouterError) {
-        try registry.add("POST", "/v1/resolve", .scope(.manifestRead, action: "resolve"), maximumBody: 64 << 10) { call throws(Refusal) in
-            try resolve(call)
+        try registry.add("POST", "/v1/resolve", .scope(.manifestRead, action: "resolve"), maximumBody: 64 << 10) { request, call throws(Refusal) in
+            try resolve(request, call)
         }
     }
 
-    private func resolve(_ call: APIRequest) throws(Refusal) -> HTTPResponse {
-        guard let json = try? JSONParser().parse(call.body), case .object(let object) = json else {
+    private func resolve(_ request: HTTPRequest, _ call: RouteCall) throws(Refusal) -> HTTPResponse {
+        guard let json = try? JSONParser().parse(request.body), case .object(let object) = json else {
             throw Refusal(.badRequest, "badJSON", "The body must be a JSON object: {\"url\", \"platform\", \"version\", \"satisfied\"?, \"now\"?}.")
         }
         let unknown = Set(object.keys).subtracting(["url", "platform", "version", "satisfied", "now"])

@@ -13,21 +13,21 @@ struct PublishingEndpoints: EndpointGroup {
     func register(on registry: inout EndpointRegistry) throws(RouterError) {
         let documentLimit = context.options.maximumDocumentBytes
         try registry.addDeferred("POST", "/v1/revisions", .scope(.routesPublish, action: "publish"), maximumBody: documentLimit) {
-            call, responder throws(Refusal) in try publish(call, responder)
+            request, call, responder throws(Refusal) in try publish(request, call, responder)
         }
         try registry.add("POST", "/v1/revisions/:number/rollback", .scope(.routesPublish, action: "rollback"), maximumBody: 64 << 10) {
-            call throws(Refusal) in try rollback(call)
+            request, call throws(Refusal) in try rollback(request, call)
         }
         try registry.addDeferred("POST", "/v1/validate", .scope(.routesPublish, action: "validate"), maximumBody: documentLimit) {
-            call, responder throws(Refusal) in try validate(call, responder)
+            request, call, responder throws(Refusal) in try validate(request, call, responder)
         }
     }
 
     /// Checked here, then (with link checks on) off the loop while the links are fetched.
-    private func publish(_ call: APIRequest, _ responder: Responder) throws(Refusal) {
+    private func publish(_ request: HTTPRequest, _ call: RouteCall, _ responder: Responder) throws(Refusal) {
         try context.requirePrimary()
-        let body = try Self.envelope(call.request, requireRoutes: true)
-        let base = try base(call.request)
+        let body = try Self.envelope(request, requireRoutes: true)
+        let base = try base(request)
         let routes = body.routes?.serializedBytes(pretty: true) ?? []
         let (store, author) = (context.store, call.actor)
         context.withLinkFindings(body.routes, against: store.snapshot) { [context] findings in
@@ -37,24 +37,24 @@ struct PublishingEndpoints: EndpointGroup {
         }
     }
 
-    private func rollback(_ call: APIRequest) throws(Refusal) -> HTTPResponse {
+    private func rollback(_ request: HTTPRequest, _ call: RouteCall) throws(Refusal) -> HTTPResponse {
         try context.requirePrimary()
         let number = try RevisionEndpoints.number(call["number"])
-        let body = try Self.envelope(call.request, requireRoutes: false)
+        let body = try Self.envelope(request, requireRoutes: false)
         guard body.routes == nil else { throw Refusal(.badRequest, "unknownField", "A rollback takes only a message.") }
         let message = body.message.isEmpty ? "Rollback to revision \(number)" : body.message
-        let base = try base(call.request)
+        let base = try base(request)
         return Self.outcome(context, Result { () throws(StoreError) in
             try context.store.rollback(to: number, base: base, author: call.actor, message: message)
         })
     }
 
-    private func validate(_ call: APIRequest, _ responder: Responder) throws(Refusal) {
-        guard !call.body.isEmpty else { throw Refusal(.badRequest, "missingBody", "Send the routes document to validate as the body.") }
+    private func validate(_ request: HTTPRequest, _ call: RouteCall, _ responder: Responder) throws(Refusal) {
+        guard !request.body.isEmpty else { throw Refusal(.badRequest, "missingBody", "Send the routes document to validate as the body.") }
         let snapshot = context.store.snapshot
-        let validated = ManifestStore.validate(call.body, against: snapshot)
+        let validated = ManifestStore.validate(request.body, against: snapshot)
         // The body is parsed a second time only when the links are checked.
-        context.withLinkFindings(try? JSONParser().parse(call.body), against: snapshot) { findings in
+        context.withLinkFindings(try? JSONParser().parse(request.body), against: snapshot) { findings in
             var report = validated
             report.append(contentsOf: findings)
             guard case .object(var object) = report.json else { return responder.respond(APIResponse.json(report.json)) }

@@ -15,14 +15,14 @@ struct ReplicationEndpoints: EndpointGroup {
 
     func register(on registry: inout EndpointRegistry) throws(RouterError) {
         let replicate = RouteDeclaration.Access.scope(.replication, action: "replicate")
-        try registry.add("GET", "/v1/replication/state", replicate) { _ throws(Refusal) in try state() }
-        try registry.add("GET", "/v1/replication/revisions/:number", replicate) { call throws(Refusal) in try revisionRecord(call["number"]) }
-        try registry.add("GET", "/v1/replication/schemas/:platform/:version", replicate) { call throws(Refusal) in
+        try registry.add("GET", "/v1/replication/state", replicate) { _, _ throws(Refusal) in try state() }
+        try registry.add("GET", "/v1/replication/revisions/:number", replicate) { _, call throws(Refusal) in try revisionRecord(call["number"]) }
+        try registry.add("GET", "/v1/replication/schemas/:platform/:version", replicate) { _, call throws(Refusal) in
             try schemaRecord(SchemaKey(platform: call["platform"], version: call["version"]))
         }
-        try registry.add("GET", "/v1/replication/tokens", replicate) { _ throws(Refusal) in try tokenFile() }
+        try registry.add("GET", "/v1/replication/tokens", replicate) { _, _ throws(Refusal) in try tokenFile() }
         try registry.addDeferred("POST", "/v1/replication/telemetry", .scope(.replication, action: "forwardTelemetry"),
-                                 maximumBody: Self.maximumForwardBytes) { call, responder throws(Refusal) in try forwarded(call, responder) }
+                                 maximumBody: Self.maximumForwardBytes) { request, call, responder throws(Refusal) in try forwarded(request, call, responder) }
     }
 
     private func state() throws(Refusal) -> HTTPResponse {
@@ -63,12 +63,12 @@ struct ReplicationEndpoints: EndpointGroup {
 
     /// `POST /v1/replication/telemetry`: a follower's `Forward`, answered `200` once it is
     /// durable here — counted, or recognised as counted before (a retry).
-    private func forwarded(_ call: APIRequest, _ responder: Responder) throws(Refusal) {
+    private func forwarded(_ request: HTTPRequest, _ call: RouteCall, _ responder: Responder) throws(Refusal) {
         if let follower = context.options.follower {
             throw Refusal(.conflict, "follower", "This node follows \(follower.client.base); forward counts to the primary.")
         }
         let forward: Forward
-        switch Forward.decode(call.body) {
+        switch Forward.decode(request.body) {
         case .failure(let error): throw Refusal(.badRequest, "invalidForward", error.message + " Nothing was counted.")
         case .success(let value): forward = value
         }

@@ -12,12 +12,12 @@ struct RevisionEndpoints: EndpointGroup {
     static let immutable = "private, max-age=31536000, immutable"
 
     func register(on registry: inout EndpointRegistry) throws(RouterError) {
-        try registry.add("GET", "/v1/revisions", .scope(.manifestRead, action: "readRevisions")) { _ in revisions() }
-        try registry.add("GET", "/v1/revisions/:number", .scope(.manifestRead, action: "readRevision")) { call throws(Refusal) in
-            try revision(call)
+        try registry.add("GET", "/v1/revisions", .scope(.manifestRead, action: "readRevisions")) { _, _ in revisions() }
+        try registry.add("GET", "/v1/revisions/:number", .scope(.manifestRead, action: "readRevision")) { request, call throws(Refusal) in
+            try revision(request, call)
         }
-        try registry.add("GET", "/v1/revisions/:a/diff/:b", .scope(.manifestRead, action: "readDiff")) { call throws(Refusal) in
-            try diff(call)
+        try registry.add("GET", "/v1/revisions/:a/diff/:b", .scope(.manifestRead, action: "readDiff")) { request, call throws(Refusal) in
+            try diff(request, call)
         }
     }
 
@@ -58,17 +58,17 @@ struct RevisionEndpoints: EndpointGroup {
                                  "revisions": .array(snapshot.revisions.reversed().map(Self.summary))], headers: headers)
     }
 
-    private func revision(_ call: APIRequest) throws(Refusal) -> HTTPResponse {
+    private func revision(_ request: HTTPRequest, _ call: RouteCall) throws(Refusal) -> HTTPResponse {
         let revision = try Self.revision(call["number"], in: context.store.snapshot)
         let etag = Self.etag(revision)
-        if APIResponse.ifNoneMatch(call.request, matches: etag) { return APIResponse.notModified(etag: etag, cacheControl: Self.immutable) }
+        if APIResponse.ifNoneMatch(request, matches: etag) { return APIResponse.notModified(etag: etag, cacheControl: Self.immutable) }
         guard case .object(var object) = Self.summary(revision) else { return APIResponse.json(.null) }
         object["routes"] = context.documents.document(revision).json
         return APIResponse.json(.object(object), headers: [("ETag", etag), ("Cache-Control", Self.immutable)])
     }
 
     /// Route ids added, removed and changed from revision `a` to `b`.
-    private func diff(_ call: APIRequest) throws(Refusal) -> HTTPResponse {
+    private func diff(_ request: HTTPRequest, _ call: RouteCall) throws(Refusal) -> HTTPResponse {
         let snapshot = context.store.snapshot
         let a = try Self.revision(call["a"], in: snapshot)
         let b = try Self.revision(call["b"], in: snapshot)

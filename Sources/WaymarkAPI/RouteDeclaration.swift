@@ -37,15 +37,13 @@ public struct RouteDeclaration: Sendable, Hashable {
     }
 }
 
-/// One request as a handler sees it: the request, its path parameters, and who sent it
-/// (the token's name; "public" or "anonymous" on open routes).
-struct APIRequest {
-    let request: HTTPRequest
+/// What a handler gets besides the request: its path parameters and who sent it (the
+/// token's name; "public" or "anonymous" on open routes). The request itself is passed as
+/// it is, not copied into this: copying its fields into a struct and releasing them cost
+/// a manifest fetch about 275 instructions (1%), measured with `make count-instructions`.
+struct RouteCall {
     let parameters: RouteParameters
     let actor: String
-
-    var head: HTTPRequestHead { request.head }
-    var body: [UInt8] { request.body }
 
     subscript(_ parameter: String) -> String { parameters[parameter] ?? "" }
 }
@@ -53,8 +51,8 @@ struct APIRequest {
 /// Where endpoint groups register their routes: each route with its declaration, its
 /// access checked before its handler runs, and a thrown `Refusal` turned into its response.
 struct EndpointRegistry {
-    typealias Handler = @Sendable (APIRequest) throws(Refusal) -> HTTPResponse
-    typealias DeferredHandler = @Sendable (APIRequest, Responder) throws(Refusal) -> Void
+    typealias Handler = @Sendable (HTTPRequest, RouteCall) throws(Refusal) -> HTTPResponse
+    typealias DeferredHandler = @Sendable (HTTPRequest, RouteCall, Responder) throws(Refusal) -> Void
 
     let context: APIContext
     private(set) var router = Router()
@@ -71,7 +69,7 @@ struct EndpointRegistry {
         try router.add(method, path, maximumBody: maximumBody) { request, parameters in
             do throws(Refusal) {
                 let actor = try context.authorize(request, access)
-                return try handler(APIRequest(request: request, parameters: parameters, actor: actor))
+                return try handler(request, RouteCall(parameters: parameters, actor: actor))
             } catch {
                 return error.response
             }
@@ -87,7 +85,7 @@ struct EndpointRegistry {
         try router.addDeferred(method, path, maximumBody: maximumBody) { request, parameters, responder in
             do throws(Refusal) {
                 let actor = try context.authorize(request, access)
-                try handler(APIRequest(request: request, parameters: parameters, actor: actor), responder)
+                try handler(request, RouteCall(parameters: parameters, actor: actor), responder)
             } catch {
                 responder.respond(error.response)
             }

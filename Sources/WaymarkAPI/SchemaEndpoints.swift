@@ -11,8 +11,8 @@ struct SchemaEndpoints: EndpointGroup {
 
     func register(on registry: inout EndpointRegistry) throws(RouterError) {
         try registry.add("PUT", "/v1/schemas/:platform/:version", .scope(.schemasWrite, action: "registerSchema"),
-                         maximumBody: context.options.maximumDocumentBytes) { call throws(Refusal) in try registerSchema(call) }
-        try registry.add("GET", "/v1/schemas", .scope(.manifestRead, action: "readSchemas")) { _ in schemas() }
+                         maximumBody: context.options.maximumDocumentBytes) { request, call throws(Refusal) in try registerSchema(request, call) }
+        try registry.add("GET", "/v1/schemas", .scope(.manifestRead, action: "readSchemas")) { _, _ in schemas() }
     }
 
     private func schemas() -> HTTPResponse {
@@ -22,13 +22,13 @@ struct SchemaEndpoints: EndpointGroup {
         })])
     }
 
-    private func registerSchema(_ call: APIRequest) throws(Refusal) -> HTTPResponse {
+    private func registerSchema(_ request: HTTPRequest, _ call: RouteCall) throws(Refusal) -> HTTPResponse {
         try context.requirePrimary()
         let (platform, version) = (call["platform"], call["version"])
         let key = SchemaKey(platform: platform, version: version)
         let outcome: SchemaOutcome
         do throws(StoreError) {
-            outcome = try context.store.registerSchema(call.body, expected: key, author: call.actor)
+            outcome = try context.store.registerSchema(request.body, expected: key, author: call.actor)
         } catch {
             throw Refusal(.internalServerError, "storeFailed", "The schema could not be stored: \(error.message). Nothing changed.")
         }

@@ -12,25 +12,25 @@ struct TelemetryEndpoints: EndpointGroup {
 
     func register(on registry: inout EndpointRegistry) throws(RouterError) {
         try registry.addDeferred("POST", "/v1/telemetry", .scope(.telemetryWrite, action: "postTelemetry"),
-                                 maximumBody: context.telemetry.options.limits.maximumBatchBytes) { call, responder throws(Refusal) in
-            try ingest(call, responder)
+                                 maximumBody: context.telemetry.options.limits.maximumBatchBytes) { request, call, responder throws(Refusal) in
+            try ingest(request, call, responder)
         }
         let read = RouteDeclaration.Access.scope(.telemetryRead, action: "readTelemetry")
-        try registry.add("GET", "/v1/telemetry/counts", read) { call throws(Refusal) in try counts(call) }
-        try registry.add("GET", "/v1/telemetry/top", read) { call throws(Refusal) in try top(call) }
+        try registry.add("GET", "/v1/telemetry/counts", read) { request, call throws(Refusal) in try counts(request, call) }
+        try registry.add("GET", "/v1/telemetry/top", read) { request, call throws(Refusal) in try top(request, call) }
     }
 
     // MARK: Ingest
 
     /// `POST /v1/telemetry`: parse and validate here, on the connection's loop; answer
     /// `202` from the committer once the batch is on disk.
-    private func ingest(_ call: APIRequest, _ responder: Responder) throws(Refusal) {
-        guard !call.body.isEmpty else { throw Refusal(.badRequest, "missingBody", "The body must be a batch: {\"client\": {…}, \"events\": […]}.") }
+    private func ingest(_ request: HTTPRequest, _ call: RouteCall, _ responder: Responder) throws(Refusal) {
+        guard !request.body.isEmpty else { throw Refusal(.badRequest, "missingBody", "The body must be a batch: {\"client\": {…}, \"events\": […]}.") }
         let telemetry = context.telemetry
         let parser = context.vocabulary.parser(for: context.store, documents: context.documents, limits: telemetry.options.limits)
         let batch: Batch
         do throws(BatchError) {
-            batch = try parser.parse(call.body, now: telemetry.options.clock())
+            batch = try parser.parse(request.body, now: telemetry.options.clock())
         } catch {
             switch error {
             case .malformed(let message): throw Refusal(.badRequest, "invalidBatch", message + " Nothing was counted.")
@@ -66,8 +66,8 @@ struct TelemetryEndpoints: EndpointGroup {
     // MARK: Reading
 
     /// `GET /v1/telemetry/counts`: series of counts with totals and failure rates per group.
-    private func counts(_ call: APIRequest) throws(Refusal) -> HTTPResponse {
-        var (query, countQuery) = try TelemetryQuery.read(call.request, context: context, allowed: ["groupBy", "limit"],
+    private func counts(_ request: HTTPRequest, _ call: RouteCall) throws(Refusal) -> HTTPResponse {
+        var (query, countQuery) = try TelemetryQuery.read(request, context: context, allowed: ["groupBy", "limit"],
                                                           defaultSpan: 3_600, defaultLimit: 100)
         if let groupBy = query["groupBy"], !groupBy.isEmpty { countQuery.groupBy = try TelemetryQuery.dimensions(groupBy, parameter: "groupBy") }
         let result = context.telemetry.read { $0.query(countQuery) }
@@ -87,8 +87,8 @@ struct TelemetryEndpoints: EndpointGroup {
 
     /// `GET /v1/telemetry/top?outcome=notFound&by=route&limit=20`: the largest groups of one
     /// or more dimensions, totals only.
-    private func top(_ call: APIRequest) throws(Refusal) -> HTTPResponse {
-        var (query, countQuery) = try TelemetryQuery.read(call.request, context: context, allowed: ["by", "limit"],
+    private func top(_ request: HTTPRequest, _ call: RouteCall) throws(Refusal) -> HTTPResponse {
+        var (query, countQuery) = try TelemetryQuery.read(request, context: context, allowed: ["by", "limit"],
                                                           defaultSpan: 86_400, defaultLimit: 20)
         countQuery.groupBy = try TelemetryQuery.dimensions(query["by"] ?? "route", parameter: "by")
         countQuery.series = false
