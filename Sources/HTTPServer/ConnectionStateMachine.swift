@@ -12,8 +12,24 @@ public struct ConnectionTimeouts: Hashable, Sendable {
     /// progress does not restart it, so a reader taking a few bytes a second is dropped.
     /// Default 30 s (slow read).
     public var write: Int64 = 30_000_000_000
+    /// After an error answer that ends the connection (a refusal at the head, a framing
+    /// error), how long what the client still sends is read and discarded once the answer
+    /// is written and the write side shut (RFC 9112 §9.6): closing at once with its bytes
+    /// unread would send an RST that can destroy the answer before the client reads it.
+    /// Default 2 s; at most `lingerBytes` are discarded.
+    public var linger: Int64 = 2_000_000_000
 
     public init() {}
+}
+
+/// What to do with a request's body once its head is in (`Router.decide`).
+public enum HeadDecision: Hashable, Sendable {
+    /// Read it, up to `maximumBody` (nil: the server's limit); `admittedAs` rides along
+    /// on the request.
+    case read(maximumBody: Int?, admittedAs: String?)
+    /// Answer this and read nothing of the body: no `100 Continue`, and the connection
+    /// closes once the answer is written (after a lingering close).
+    case refuse(HTTPResponse)
 }
 
 /// One connection's lifecycle as a value: events in, actions out, no I/O. The connection
@@ -30,6 +46,12 @@ public struct ConnectionStateMachine: Sendable {
         case sendContinue
         /// Write this error response; the connection closes once it is written.
         case sendError(HTTPStatus, message: String)
+        /// Write this response to a head refused before its body; the connection closes
+        /// once it is written. Report it with `responseQueued`.
+        case refuse(HTTPResponse)
+        /// Shut the socket's write side (shutdown SHUT_WR): the answer is out, and what the
+        /// client still sends is read and discarded until it closes (a lingering close).
+        case shutdownWrite
         case pauseReading
         case resumeReading
         /// Close the socket now.
@@ -45,6 +67,9 @@ public struct ConnectionStateMachine: Sendable {
         case body(since: Int64)
         /// No further requests: finish writing, then close.
         case closing
+        /// Written and shut for writing after an error answer: reading and discarding what
+        /// the client still sends until it closes, `linger` passes or `lingerBytes` arrive.
+        case lingering(since: Int64, discarded: Int)
         case closed
     }
 
@@ -59,16 +84,24 @@ public struct ConnectionStateMachine: Sendable {
     private var isShuttingDown = false
     /// A request was handed out and its response is not queued yet (a deferred handler).
     private(set) var awaitingResponse = false
-    /// The body limit for a request head, e.g. the route's; nil keeps the default.
-    private let bodyLimit: @Sendable (HTTPRequestHead) -> Int?
+    /// What to do with the body of a request whose head is in: the route's limit and
+    /// admission check (`Router.decide`).
+    private let decide: @Sendable (HTTPRequestHead) -> HeadDecision
+    /// Who the head's admission check said sent the request whose body is being read.
+    private var admittedAs: String?
+    /// Whether closing after the output is written goes through a lingering close.
+    private var lingerAfterOutput = false
+    /// The most a lingering close discards before it closes anyway.
+    public static let lingerBytes = 1 << 20
 
     public init(
         now: Int64, limits: HTTPLimits = HTTPLimits(), timeouts: ConnectionTimeouts = ConnectionTimeouts(),
-        highWater: Int = 1 << 20, bodyLimit: @escaping @Sendable (HTTPRequestHead) -> Int? = { _ in nil }
+        highWater: Int = 1 << 20,
+        decide: @escaping @Sendable (HTTPRequestHead) -> HeadDecision = { _ in .read(maximumBody: nil, admittedAs: nil) }
     ) {
         self.timeouts = timeouts
         self.highWater = highWater
-        self.bodyLimit = bodyLimit
+        self.decide = decide
         phase = .idle(since: now)
         decoder = HTTPRequestDecoder(limits: limits)
     }
@@ -81,6 +114,11 @@ public struct ConnectionStateMachine: Sendable {
 
     /// Bytes arrived from the peer.
     public mutating func received(_ bytes: UnsafeRawBufferPointer, now: Int64) -> [Action] {
+        if case .lingering(let since, let discarded) = phase {
+            guard discarded + bytes.count <= Self.lingerBytes else { return closeNow() }
+            phase = .lingering(since: since, discarded: discarded + bytes.count)
+            return []
+        }
         guard phase != .closed, phase != .closing else { return [] }
         input.append(contentsOf: bytes)
         return decodeNext(now: now)
@@ -89,6 +127,7 @@ public struct ConnectionStateMachine: Sendable {
     /// The peer closed its side. A request in progress is abandoned; queued output is still written.
     public mutating func receivedEOF() -> [Action] {
         guard phase != .closed else { return [] }
+        if case .lingering = phase { return closeNow() }
         if outputPending == 0, !awaitingResponse { return closeNow() }
         phase = .closing
         return []
@@ -117,7 +156,12 @@ public struct ConnectionStateMachine: Sendable {
         outputPending -= bytes
         // The write deadline restarts only once everything queued has been written.
         if outputPending == 0 { writeStartedAt = now }
-        if outputPending == 0, phase == .closing { return closeNow() }
+        if outputPending == 0, phase == .closing {
+            guard lingerAfterOutput else { return closeNow() }
+            phase = .lingering(since: now, discarded: 0)
+            isPaused = false
+            return [.shutdownWrite]
+        }
         if isPaused, phase != .closing, outputPending <= highWater / 2 {
             isPaused = false
             return [.resumeReading] + decodeNext(now: now)
@@ -139,6 +183,8 @@ public struct ConnectionStateMachine: Sendable {
             return fail(.requestTimeout, "The request head took too long.")
         case .body(let since) where now - since > timeouts.body:
             return fail(.requestTimeout, "The request body took too long.")
+        case .lingering(let since, _) where now - since > timeouts.linger:
+            return closeNow()
         default:
             return []
         }
@@ -188,15 +234,24 @@ public struct ConnectionStateMachine: Sendable {
                 if case .idle = phase { phase = .head(since: now) }
                 return actions
             case .head(let head):
-                if let limit = bodyLimit(head) { decoder.maximumBody = limit }
+                switch decide(head) {
+                case .refuse(let response):
+                    // Nothing of the body is read or invited: answer, then a lingering close.
+                    return actions + refuse(response)
+                case .read(let limit, let admitted):
+                    if let limit { decoder.maximumBody = limit }
+                    admittedAs = admitted
+                }
                 phase = .body(since: now)
                 stepAfterHead = true
                 // 100 Continue only once the next step has checked the declared length.
                 continueIfAccepted = head.expectsContinue
-            case .request(let request):
+            case .request(var request):
                 // The response must be queued before the next request is decoded.
                 phase = .idle(since: now)
                 awaitingResponse = true
+                request.admittedAs = admittedAs
+                admittedAs = nil
                 actions.append(.handle(request))
                 return actions
             }
@@ -205,11 +260,22 @@ public struct ConnectionStateMachine: Sendable {
         return actions
     }
 
-    /// A framing error or timeout: answer it, read nothing more, close after writing.
+    /// A framing error or timeout: answer it, read nothing more, close after writing
+    /// (lingering, so the answer survives what the client is still sending).
     private mutating func fail(_ status: HTTPStatus, _ message: String) -> [Action] {
         phase = .closing
         input.removeAll()
+        lingerAfterOutput = true
         return [.sendError(status, message: message)]
+    }
+
+    /// A head refused before its body: the same, with the route's own answer.
+    private mutating func refuse(_ response: HTTPResponse) -> [Action] {
+        phase = .closing
+        input.removeAll()
+        lingerAfterOutput = true
+        awaitingResponse = true
+        return [.refuse(response)]
     }
 
     private mutating func closeNow() -> [Action] {

@@ -180,7 +180,7 @@ final class EventLoop: @unchecked Sendable {
         let router = router
         let machine = ConnectionStateMachine(
             now: clock.now(), limits: configuration.limits, timeouts: configuration.timeouts,
-            highWater: configuration.outputHighWater, bodyLimit: { router.maximumBody(for: $0) })
+            highWater: configuration.outputHighWater, decide: { router.decide($0) })
         let connection = Connection(fd: fd, machine: machine)
         connections[fd] = connection
         openCount.add(1, ordering: .relaxed)
@@ -289,6 +289,15 @@ final class EventLoop: @unchecked Sendable {
                 if configuration.accessLog { log("{\"status\":\(status.code),\"error\":\(JSONString.quoted(message)),\"bytes\":\(bytes)}") }
                 metrics?.record(route: -1, status: status.code, nanoseconds: 0)
                 pending += connection.machine.responseQueued(bytes: bytes, keepAlive: false, now: clock.now())
+            case .refuse(let response):
+                let bytes = connection.enqueue { out in
+                    HTTPResponseSerializer.serialize(response, date: date(), isHead: false, keepAlive: false, into: &out)
+                }
+                if configuration.accessLog { log("{\"status\":\(response.status.code),\"refusedAtHead\":true,\"bytes\":\(bytes)}") }
+                metrics?.record(route: -1, status: response.status.code, nanoseconds: 0)
+                pending += connection.machine.responseQueued(bytes: bytes, keepAlive: false, now: clock.now())
+            case .shutdownWrite:
+                Socket.shutdownWrite(connection.fd)
             case .pauseReading, .resumeReading:
                 break  // reflected in `wantsRead` when interest is updated below
             case .close:

@@ -21,6 +21,16 @@ public struct Router: Sendable {
     /// write is durable). The connection reads nothing more until it has answered.
     public typealias DeferredHandler = @Sendable (HTTPRequest, RouteParameters, Responder) -> Void
 
+    /// Checks a request at the end of its head, before its body is read: admitted (with
+    /// who sent it, if known) or refused with the response to send. The server then never
+    /// reads the body of a refused request, nor invites it with `100 Continue`.
+    public typealias Admission = @Sendable (HTTPRequestHead) -> Admitted
+
+    public enum Admitted: Sendable {
+        case admit(as: String?)
+        case refuse(HTTPResponse)
+    }
+
     enum Work: Sendable {
         case now(Handler)
         case later(DeferredHandler)
@@ -41,6 +51,7 @@ public struct Router: Sendable {
         /// before the first parameter (`/v1/revisions/` of `/v1/revisions/:number`).
         var literalPrefix: [UInt8]
         var maximumBody: Int?
+        var admission: Admission?
         var work: Work
     }
 
@@ -57,19 +68,21 @@ public struct Router: Sendable {
     public init() {}
 
     /// Adds a route. `path` is literal segments and `:name` parameters, e.g. `/v1/revisions/:number`.
-    /// `maximumBody` overrides the server's body limit for this route. Throws when the route
-    /// could never be reached or takes exactly the paths of one already added for `method`.
-    public mutating func add(_ method: String, _ path: String, maximumBody: Int? = nil, _ handler: @escaping Handler) throws(RouterError) {
-        try add(method, path, maximumBody: maximumBody, work: .now(handler))
+    /// `maximumBody` overrides the server's body limit for this route; `admission` checks a
+    /// request that has a body at the end of its head. Throws when the route could never be
+    /// reached or takes exactly the paths of one already added for `method`.
+    public mutating func add(_ method: String, _ path: String, maximumBody: Int? = nil, admission: Admission? = nil,
+                             _ handler: @escaping Handler) throws(RouterError) {
+        try add(method, path, maximumBody: maximumBody, admission: admission, work: .now(handler))
     }
 
     /// Adds a route whose handler answers later through a `Responder`.
-    public mutating func addDeferred(_ method: String, _ path: String, maximumBody: Int? = nil,
+    public mutating func addDeferred(_ method: String, _ path: String, maximumBody: Int? = nil, admission: Admission? = nil,
                                      _ handler: @escaping DeferredHandler) throws(RouterError) {
-        try add(method, path, maximumBody: maximumBody, work: .later(handler))
+        try add(method, path, maximumBody: maximumBody, admission: admission, work: .later(handler))
     }
 
-    private mutating func add(_ method: String, _ path: String, maximumBody: Int?, work: Work) throws(RouterError) {
+    private mutating func add(_ method: String, _ path: String, maximumBody: Int?, admission: Admission?, work: Work) throws(RouterError) {
         let segments = try Self.parse(method: method, path: path)
         if let existing = entries.first(where: { $0.method == method && Self.sameShape($0.segments, segments) }) {
             throw .duplicate(method: method, path: path, existing: Self.pattern(existing.segments))
@@ -81,7 +94,7 @@ public struct Router: Sendable {
         let leading = segments.prefix { if case .literal = $0 { true } else { false } }.count
         let literalPrefix = Array(("/" + literals.prefix(leading).map { $0 + "/" }.joined()).utf8)
         entries.append(Entry(method: method, segments: segments, literalPath: literalPath, literalPrefix: literalPrefix,
-                             maximumBody: maximumBody, work: work))
+                             maximumBody: maximumBody, admission: admission, work: work))
         order = entries.indices.sorted { Self.precedes(entries[$0].segments, entries[$1].segments, $0, $1) }
     }
 
@@ -123,10 +136,27 @@ public struct Router: Sendable {
     public func maximumBody(for head: HTTPRequestHead) -> Int? {
         // Without Content-Length or Transfer-Encoding there is no body to limit.
         guard head.headers["Content-Length"] != nil || head.headers["Transfer-Encoding"] != nil else { return nil }
+        return entry(reachedBy: head).flatMap { entries[$0].maximumBody }
+    }
+
+    /// What the server does with the head of a request that has a body, before reading it:
+    /// the route's admission check, and its body limit. A head no route of its method takes
+    /// is read (the router answers 404 or 405 once it is whole, as for any request).
+    public func decide(_ head: HTTPRequestHead) -> HeadDecision {
+        guard let index = entry(reachedBy: head) else { return .read(maximumBody: nil, admittedAs: nil) }
+        guard let admission = entries[index].admission else { return .read(maximumBody: entries[index].maximumBody, admittedAs: nil) }
+        switch admission(head) {
+        case .admit(let name): return .read(maximumBody: entries[index].maximumBody, admittedAs: name)
+        case .refuse(let response): return .refuse(response)
+        }
+    }
+
+    /// The most specific route of the head's method that takes its path.
+    private func entry(reachedBy head: HTTPRequestHead) -> Int? {
         let path = head.path
         var segments: [Substring]?
         for index in order where entries[index].method == head.method {
-            if binding(index, path: path, segments: &segments) != nil { return entries[index].maximumBody }
+            if binding(index, path: path, segments: &segments) != nil { return index }
         }
         return nil
     }

@@ -128,6 +128,12 @@ enum Socket {
         close(fd)
     }
 
+    /// shutdown(SHUT_WR): a FIN after the queued output, reading still possible (a
+    /// lingering close). A peer already gone is no error worth reporting.
+    static func shutdownWrite(_ fd: Int32) {
+        _ = try? syscall("shutdown") { Glibc.shutdown(fd, Int32(SHUT_WR)) }
+    }
+
     static func close(_ fd: Int32) {
         // close(2): do not retry on EINTR; the descriptor is released either way on Linux.
         FileSystem.close(fd)

@@ -1,4 +1,5 @@
 import HTTPCore
+import HTTPServer
 import ManifestStore
 import RouteEngine
 
@@ -6,13 +7,13 @@ extension APIContext {
     /// Who sent `request`, if `access` lets them: the token's name, "public" for an open
     /// read, "anonymous" on an open route; else the 401 or 403 to send. Refused writes
     /// (every scope but `manifest:read`) are audited.
-    func authorize(_ request: HTTPRequest, _ access: RouteDeclaration.Access) throws(Refusal) -> String {
+    func authorize(_ head: HTTPRequestHead, _ access: RouteDeclaration.Access) throws(Refusal) -> String {
         guard case .scope(let scope, _) = access else { return "anonymous" }
         if scope == .manifestRead, options.publicManifestReads { return "public" }
         // The action is read only for the audit of a refusal: not on every request.
         var action: String { if case .scope(_, let action) = access { action } else { "" } }
         let challenge = [("WWW-Authenticate", "Bearer realm=\"waymark\"")]
-        guard let field = request.head.headers.single("Authorization"), let token = Self.bearerToken(field) else {
+        guard let field = head.headers.single("Authorization"), let token = Self.bearerToken(field) else {
             audit(action, actor: "anonymous", reason: "noToken", scope: scope)
             throw Refusal(.unauthorized, "unauthorized",
                           "This endpoint needs a bearer token (Authorization: Bearer wm_…) with the scope \(scope.rawValue).", headers: challenge)
@@ -27,6 +28,25 @@ extension APIContext {
                           details: ["required": .string(scope.rawValue), "granted": .array(record.scopes.sorted().map { JSONValue.string($0.rawValue) })])
         }
         return record.name
+    }
+
+    /// Who sent `request`: as the admission check at the end of its head found (a request
+    /// with a body), else checked now (one without).
+    func actor(of request: HTTPRequest, _ access: RouteDeclaration.Access) throws(Refusal) -> String {
+        if let admitted = request.admittedAs { return admitted }
+        return try authorize(request.head, access)
+    }
+
+    /// `authorize` as the server's admission check at the end of a head: a request with a
+    /// body is refused before the body is read.
+    func admission(_ access: RouteDeclaration.Access) -> Router.Admission {
+        { [self] head in
+            do throws(Refusal) {
+                return .admit(as: try authorize(head, access))
+            } catch {
+                return .refuse(error.response)
+            }
+        }
     }
 
     /// The credentials of `Authorization: Bearer <token>` (RFC 6750 §2.1; the scheme name is

@@ -49,7 +49,9 @@ struct RouteCall {
 }
 
 /// Where endpoint groups register their routes: each route with its declaration, its
-/// access checked before its handler runs, and a thrown `Refusal` turned into its response.
+/// access checked before its body is read (at the end of the head, for a request with a
+/// body) or before its handler runs (one without), and a thrown `Refusal` turned into its
+/// response.
 struct EndpointRegistry {
     typealias Handler = @Sendable (HTTPRequest, RouteCall) throws(Refusal) -> HTTPResponse
     typealias DeferredHandler = @Sendable (HTTPRequest, RouteCall, Responder) throws(Refusal) -> Void
@@ -66,9 +68,9 @@ struct EndpointRegistry {
     mutating func add(_ method: String, _ path: String, _ access: RouteDeclaration.Access, maximumBody: Int? = nil,
                       _ handler: @escaping Handler) throws(RouterError) {
         let context = context
-        try router.add(method, path, maximumBody: maximumBody) { request, parameters in
+        try router.add(method, path, maximumBody: maximumBody, admission: context.admission(access)) { request, parameters in
             do throws(Refusal) {
-                let actor = try context.authorize(request, access)
+                let actor = try context.actor(of: request, access)
                 return try handler(request, RouteCall(parameters: parameters, actor: actor))
             } catch {
                 return error.response
@@ -82,9 +84,9 @@ struct EndpointRegistry {
     mutating func addDeferred(_ method: String, _ path: String, _ access: RouteDeclaration.Access, maximumBody: Int? = nil,
                               _ handler: @escaping DeferredHandler) throws(RouterError) {
         let context = context
-        try router.addDeferred(method, path, maximumBody: maximumBody) { request, parameters, responder in
+        try router.addDeferred(method, path, maximumBody: maximumBody, admission: context.admission(access)) { request, parameters, responder in
             do throws(Refusal) {
-                let actor = try context.authorize(request, access)
+                let actor = try context.actor(of: request, access)
                 try handler(request, RouteCall(parameters: parameters, actor: actor), responder)
             } catch {
                 responder.respond(error.response)

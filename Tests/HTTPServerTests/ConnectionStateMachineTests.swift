@@ -11,7 +11,12 @@ struct MachineDriver {
 
     init(timeouts: ConnectionTimeouts = ConnectionTimeouts(), highWater: Int = 1 << 20,
          bodyLimit: @escaping @Sendable (HTTPRequestHead) -> Int? = { _ in nil }) {
-        machine = ConnectionStateMachine(now: 0, timeouts: timeouts, highWater: highWater, bodyLimit: bodyLimit)
+        self.init(timeouts: timeouts, highWater: highWater, decide: { .read(maximumBody: bodyLimit($0), admittedAs: nil) })
+    }
+
+    init(timeouts: ConnectionTimeouts = ConnectionTimeouts(), highWater: Int = 1 << 20,
+         decide: @escaping @Sendable (HTTPRequestHead) -> HeadDecision) {
+        machine = ConnectionStateMachine(now: 0, timeouts: timeouts, highWater: highWater, decide: decide)
     }
 
     /// Feeds bytes; handles every request with a response of `responseBytes` bytes, the
@@ -98,6 +103,64 @@ struct ConnectionStateMachineTests {
         var other = MachineDriver(bodyLimit: { $0.target == "/small" ? 3 : nil })
         #expect(other.feed("POST /big HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\n\r\nabcd").isEmpty)
         #expect(other.handled == ["/big"])
+    }
+
+    static let unauthorized = HTTPResponse.error(.unauthorized, message: "no token")
+
+    /// A head the route refuses: its answer at once, no `100 Continue`, nothing of the
+    /// body read or handled; then a lingering close that discards what still comes.
+    @Test func aRefusedHeadIsAnsweredBeforeItsBodyAndNeverInvitesIt() {
+        var driver = MachineDriver(decide: { $0.target == "/guarded" ? .refuse(Self.unauthorized) : .read(maximumBody: nil, admittedAs: nil) })
+        let actions = driver.feed("POST /guarded HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 16777216\r\n\r\nabc")
+        #expect(actions == [.refuse(Self.unauthorized)], "no .sendContinue, no .handle")
+        #expect(driver.handled.isEmpty)
+        #expect(!driver.machine.wantsRead, "nothing is read until the answer is out")
+        #expect(driver.machine.responseQueued(bytes: 80, keepAlive: true, now: 0) == [.pauseReading])
+        #expect(driver.machine.wrote(80, now: 0) == [.shutdownWrite])
+        #expect(driver.machine.wantsRead, "lingering: read and discard")
+        #expect(driver.feed(String(repeating: "x", count: 64 << 10)).isEmpty)
+        #expect(driver.handled.isEmpty, "what arrives while lingering is never decoded")
+        #expect(driver.machine.receivedEOF() == [.close])
+    }
+
+    @Test func aLingeringCloseEndsAtItsTimeoutOrPastItsBytes() {
+        var timed = MachineDriver(decide: { _ in .refuse(Self.unauthorized) })
+        _ = timed.feed("POST /p HTTP/1.1\r\nHost: x\r\nContent-Length: 9\r\n\r\n")
+        _ = timed.machine.responseQueued(bytes: 10, keepAlive: false, now: 0)
+        #expect(timed.machine.wrote(10, now: 0) == [.shutdownWrite])
+        #expect(timed.advance(seconds: 1.9).isEmpty)
+        #expect(timed.advance(seconds: 0.2) == [.close])
+
+        var flooded = MachineDriver(decide: { _ in .refuse(Self.unauthorized) })
+        _ = flooded.feed("POST /p HTTP/1.1\r\nHost: x\r\nContent-Length: 99999999\r\n\r\n")
+        _ = flooded.machine.responseQueued(bytes: 10, keepAlive: false, now: 0)
+        _ = flooded.machine.wrote(10, now: 0)
+        #expect(flooded.feed(String(repeating: "x", count: ConnectionStateMachine.lingerBytes)).isEmpty)
+        #expect(flooded.feed("x") == [.close], "past lingerBytes it closes at once")
+    }
+
+    @Test func aFramingErrorLingersToo() {
+        var driver = MachineDriver(bodyLimit: { _ in 3 })
+        #expect(driver.feed("POST /p HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\n\r\nabcd")
+                == [.sendError(.contentTooLarge, message: HTTPParserError.bodyTooLarge.message)])
+        _ = driver.machine.responseQueued(bytes: 10, keepAlive: false, now: 0)
+        #expect(driver.machine.wrote(10, now: 0) == [.shutdownWrite])
+        #expect(driver.machine.receivedEOF() == [.close])
+    }
+
+    /// Who the head's check admitted rides on that request alone.
+    @Test func theAdmittedNameRidesOnItsRequestOnly() {
+        var machine = ConnectionStateMachine(now: 0, decide: { .read(maximumBody: nil, admittedAs: $0.target == "/p" ? "ci" : nil) })
+        let text = "POST /p HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\n\r\na" + "GET /q HTTP/1.1\r\nHost: x\r\n\r\n"
+        var pending = Array(text.utf8).withUnsafeBytes { machine.received($0, now: 0) }
+        var admitted: [String: String] = [:]
+        while !pending.isEmpty {
+            if case .handle(let request) = pending.removeFirst() {
+                admitted[request.head.target] = request.admittedAs ?? "none"
+                pending += machine.responseQueued(bytes: 10, keepAlive: true, now: 0)
+            }
+        }
+        #expect(admitted == ["/p": "ci", "/q": "none"])
     }
 
     @Test func idleConnectionClosesAfterTheIdleTimeout() {

@@ -5,8 +5,8 @@ import HTTPServer
 import Synchronization
 
 /// A router called without a socket, the way HummingbirdTesting's `.router` sits beside
-/// `.live`: the request's bytes are decoded by HTTPCore's decoder with the route's body
-/// limit, as a connection decodes them, answered by the router (a deferred route's answer
+/// `.live`: the request's bytes are decoded by HTTPCore's decoder with the route's
+/// admission check and body limit at the end of the head, as a connection decodes them, answered by the router (a deferred route's answer
 /// awaited), and the response serialized and read back as a `Reply`. What it leaves out is
 /// only what a socket adds: timeouts, pipelining, backpressure, the access log and metrics.
 public struct InProcessClient: Sendable {
@@ -23,6 +23,7 @@ public struct InProcessClient: Sendable {
         var decoder = HTTPRequestDecoder(limits: limits)
         var input = raw[...]
         var request: HTTPRequest?
+        var admittedAs: String?
         do throws(HTTPParserError) {
             while request == nil {
                 let step = try Array(input).withUnsafeBufferPointer { (bytes) throws(HTTPParserError) in try decoder.decode(bytes) }
@@ -31,9 +32,15 @@ public struct InProcessClient: Sendable {
                 case .needMoreData:
                     guard !input.isEmpty else { return Reply(status: 0, head: "incomplete request", body: []) }
                 case .head(let head):
-                    // As the connection does: the route's limit applies before a body byte is read.
-                    if let limit = router.maximumBody(for: head) { decoder.maximumBody = limit }
-                case .request(let decoded):
+                    // As the connection does: the route's check and limit apply before a body byte is read.
+                    switch router.decide(head) {
+                    case .refuse(let response): return Self.reply(response, isHead: false)
+                    case .read(let limit, let admitted):
+                        if let limit { decoder.maximumBody = limit }
+                        admittedAs = admitted
+                    }
+                case .request(var decoded):
+                    decoded.admittedAs = admittedAs
                     request = decoded
                 }
             }
