@@ -14,8 +14,9 @@ extension Schema {
             reader.report(.invalidFormat, at: root + "platform", "platform must be \"ios\" or \"android\", not \"\(platform)\".")
         }
         let version = reader.requiredString(object, "version", at: root)
-        if let version, !version.utf8.allSatisfy({ isASCIIAlphanumeric($0) || ".-+_".utf8.contains($0) }) {
-            reader.report(.invalidFormat, at: root + "version", "version may contain only letters, digits and . - + _.")
+        if let version, !Schema.isValidVersion(version) {
+            reader.report(.invalidFormat, at: root + "version",
+                "version is 1 to 64 letters, digits and . - + _, starting and ending with a letter or digit (5.3.0, 5.3.0-beta+2), not \"\(version)\".")
         }
         let schemes = (reader.strings(object, "schemes", at: root) ?? []).map { $0.lowercased() }
         for (index, scheme) in schemes.enumerated() where !isCustomScheme(scheme) {

@@ -62,6 +62,15 @@ public struct Schema: Hashable, Sendable {
     /// `ios 5.2.0`, how reports name a build.
     public var buildName: String { "\(platform) \(version)" }
 
+    /// An app version: 1 to 64 ASCII letters, digits and `. - + _`, starting and ending
+    /// with a letter or digit. It names files and URL path segments (`/v1/schemas/ios/5.3.0`),
+    /// so `.`, `..` and other dot-only or edge-punctuated names are refused.
+    public static func isValidVersion(_ version: String) -> Bool {
+        let bytes = Array(version.utf8)
+        guard (1...64).contains(bytes.count), isASCIIAlphanumeric(bytes.first!), isASCIIAlphanumeric(bytes.last!) else { return false }
+        return bytes.allSatisfy { isASCIIAlphanumeric($0) || ".-+_".utf8.contains($0) }
+    }
+
     public func declaresScheme(_ scheme: String) -> Bool { schemes.contains(scheme) }
     public func declaresHost(_ host: String) -> Bool { hosts.contains(host) }
 }

@@ -22,6 +22,15 @@ struct SchemaTests {
         (lab("app", nil), "app", "missing app"),
         (lab("platform", "web"), "platform", "unknown platform"),
         (lab("version", "1.0 beta"), "version", "space in version"),
+        (lab("version", "."), "version", "a dot-only version (a dot segment in every URL naming the build)"),
+        (lab("version", ".."), "version", "two dots"),
+        (lab("version", ".5"), "version", "a version starting with a dot"),
+        (lab("version", "5."), "version", "a version ending with a dot"),
+        (lab("version", "-1"), "version", "a version starting with a dash"),
+        (lab("version", ""), "version", "an empty version"),
+        (lab("version", .string(String(repeating: "1", count: 65))), "version", "a version of 65 characters"),
+        (lab("version", "5/3"), "version", "a slash in a version"),
+        (lab("version", "5%2E3"), "version", "a percent escape in a version"),
         (lab("schemes", ["https"]), "schemes[0]", "https as a custom scheme"),
         (lab("schemes", ["9lab"]), "schemes[0]", "scheme starting with a digit"),
         (lab("hosts", ["localhost"]), "hosts[0]", "single-label host"),
@@ -48,6 +57,15 @@ struct SchemaTests {
         }
         #expect(error.problems.contains { $0.path.description == path && $0.severity == .error },
                 "\(label): \(error.problems.map { "\($0.path): \($0.message)" })")
+    }
+
+    @Test(arguments: ["5.3.0", "5.3.0-beta+2", "2026_11", "7", "a", String(repeating: "9", count: 64), "1..2"])
+    func acceptsVersion(_ version: String) {
+        guard case .success = Schema.decode(Self.lab("version", .string(version))) else {
+            Issue.record("\(version) refused")
+            return
+        }
+        #expect(Schema.isValidVersion(version))
     }
 
     @Test func cyclesAreFound() {
