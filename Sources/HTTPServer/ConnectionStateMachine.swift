@@ -6,7 +6,9 @@ public struct ConnectionTimeouts: Hashable, Sendable {
     public var head: Int64 = 10_000_000_000
     /// From the end of the head to the end of the body. Default 30 s (slow body).
     public var body: Int64 = 30_000_000_000
-    /// An open connection with no request in progress. Default 60 s.
+    /// An open connection with no request in progress, once it has sent one. Default 60 s.
+    /// A connection that has sent nothing yet gets `head` instead: a silent connection
+    /// holds a slot no longer than a slow head would.
     public var idle: Int64 = 60_000_000_000
     /// From when output becomes pending to when all of it has been written; partial
     /// progress does not restart it, so a reader taking a few bytes a second is dropped.
@@ -91,6 +93,8 @@ public struct ConnectionStateMachine: Sendable {
     private var admittedAs: String?
     /// Whether closing after the output is written goes through a lingering close.
     private var lingerAfterOutput = false
+    /// Whether the peer has sent a byte yet (until then the head deadline is its idle one).
+    private var hasSpoken = false
     /// The most a lingering close discards before it closes anyway.
     public static let lingerBytes = 1 << 20
 
@@ -120,6 +124,7 @@ public struct ConnectionStateMachine: Sendable {
             return []
         }
         guard phase != .closed, phase != .closing else { return [] }
+        if !bytes.isEmpty { hasSpoken = true }
         input.append(contentsOf: bytes)
         return decodeNext(now: now)
     }
@@ -177,7 +182,8 @@ public struct ConnectionStateMachine: Sendable {
             return [.abort]
         }
         switch phase {
-        case .idle(let since) where input.isEmpty && !awaitingResponse && now - since > timeouts.idle:
+        case .idle(let since) where input.isEmpty && !awaitingResponse && now - since > (hasSpoken ? timeouts.idle : timeouts.head):
+            // A connection that never sent a byte is closed without an answer, like an idle one.
             return closeNow()
         case .head(let since) where now - since > timeouts.head:
             return fail(.requestTimeout, "The request head took too long.")

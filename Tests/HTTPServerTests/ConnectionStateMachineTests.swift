@@ -163,6 +163,19 @@ struct ConnectionStateMachineTests {
         #expect(admitted == ["/p": "ci", "/q": "none"])
     }
 
+    /// A connection that never sends a byte holds its slot only as long as a slow head may
+    /// (10 s), not the 60 s a client that has been served may idle between requests.
+    @Test func aSilentConnectionClosesAtTheHeadDeadline() {
+        var silent = MachineDriver()
+        #expect(silent.advance(seconds: 9.9).isEmpty)
+        #expect(silent.advance(seconds: 0.2) == [.close], "silence gets the head deadline, closed without an answer")
+        var served = MachineDriver()
+        _ = served.feed(get)
+        _ = served.machine.wrote(100, now: served.now)
+        #expect(served.advance(seconds: 10.1).isEmpty, "a served client idles as long as the idle deadline")
+        #expect(served.advance(seconds: 50) == [.close])
+    }
+
     @Test func idleConnectionClosesAfterTheIdleTimeout() {
         var driver = MachineDriver()
         _ = driver.feed(get)
