@@ -45,6 +45,8 @@ public struct HTTPStatus: Hashable, Sendable, CustomStringConvertible {
     public static let notImplemented = HTTPStatus(501, "Not Implemented")
     public static let serviceUnavailable = HTTPStatus(503, "Service Unavailable")
     public static let httpVersionNotSupported = HTTPStatus(505, "HTTP Version Not Supported")
+    /// RFC 4918 §11.5: the server cannot store what the request needs stored (a full disk).
+    public static let insufficientStorage = HTTPStatus(507, "Insufficient Storage")
 
     /// RFC 9110 §6.4.1: 1xx, 204 and 304 responses never have content.
     public var allowsContent: Bool { code >= 200 && code != 204 && code != 304 }

@@ -50,6 +50,25 @@ public enum StoreError: Error, Hashable, Sendable, CustomStringConvertible {
     }
 
     public var description: String { message }
+
+    /// The message for a client: no path of the server's (the data directory, its files'
+    /// absolute names) in it.
+    public var clientMessage: String {
+        switch self {
+        case .io(let error): error.withoutPath
+        case .inUse: "the data directory is in use by another waymark process"
+        case .notADirectory: "a file is where the store needs a directory"
+        case .alreadyExists: "a stored file of that name already exists; stored files are never overwritten"
+        case .damaged(_, let file, let reason): "the stored file \(file) is damaged: \(reason)"
+        case .refusedMirror(let reason), .refusedToken(let reason), .badSeed(let reason): reason
+        }
+    }
+
+    /// Whether the change failed for want of disk space, and may succeed once it is freed.
+    public var isNoSpace: Bool {
+        if case .io(let error) = self { return error.isNoSpace }
+        return false
+    }
 }
 
 /// Runs file operations for the store, reading their failure as a `StoreError`.

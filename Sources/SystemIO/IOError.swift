@@ -21,6 +21,10 @@ public struct IOError: Error, Hashable, Sendable, CustomStringConvertible {
         return "\(call) \(path): \(String(cString: strerror(errno)))"
     }
 
+    /// The call and what went wrong, without the path: for answers to clients, which must
+    /// not learn where the server keeps its files.
+    public var withoutPath: String { "\(call): \(String(cString: strerror(errno)))" }
+
     /// Whether the disk (or the quota) is full: the operation may succeed once space is freed.
     public var isNoSpace: Bool { errno == ENOSPC || errno == EDQUOT }
 }

@@ -23,6 +23,16 @@ public enum TelemetryError: Error, Hashable, Sendable, CustomStringConvertible {
     }
 
     public var description: String { message }
+
+    /// The message for a client: no path of the server's in it.
+    public var clientMessage: String {
+        switch self {
+        case .io(let error): error.withoutPath
+        case .damaged: "a telemetry file is damaged"
+        case .closing: message
+        case .unrepaired(let error): "Telemetry is not accepted: the log could not be repaired after \(error.withoutPath)."
+        }
+    }
 }
 
 /// Runs file operations for telemetry, reading their failure as a `TelemetryError`.

@@ -1,4 +1,5 @@
 import HTTPCore
+import ManifestStore
 import RouteEngine
 
 /// A decoded query string; the first value of a repeated name wins.
@@ -20,6 +21,19 @@ struct Refusal: Error {
     /// `{"error": {"code", "message", "details"?}}` with `status`.
     init(_ status: HTTPStatus, _ code: String, _ message: String, details: JSONValue? = nil, headers: [(String, String)] = []) {
         response = APIResponse.error(status, code, message, details: details, headers: headers)
+    }
+}
+
+extension Refusal {
+    /// A change the store could not make: `507` with `Retry-After` when the disk is full
+    /// (it may succeed once space is freed), else `500`; the message names no path of the
+    /// server's.
+    static func storeFailed(_ error: StoreError, _ what: String, _ outcome: String) -> Refusal {
+        if error.isNoSpace {
+            return Refusal(.insufficientStorage, "insufficientStorage", "\(what): the server's disk is full. \(outcome) Retry once space is freed.",
+                           headers: [("Retry-After", "60")])
+        }
+        return Refusal(.internalServerError, "storeFailed", "\(what): \(error.clientMessage). \(outcome)")
     }
 }
 

@@ -101,7 +101,7 @@ struct PublishingEndpoints: EndpointGroup {
     private static func outcome(_ context: APIContext, _ result: Result<PublishOutcome, StoreError>) -> HTTPResponse {
         switch result {
         case .failure(let error):
-            return APIResponse.error(.internalServerError, "storeFailed", "The revision could not be stored: \(error.message). Nothing was published.")
+            return Refusal.storeFailed(error, "The revision could not be stored", "Nothing was published.").response
         case .success(.published(let revision)):
             context.publishes.add(1, ordering: .relaxed)
             return APIResponse.json(RevisionEndpoints.summary(revision), status: .created,

@@ -57,7 +57,7 @@ struct ReplicationEndpoints: EndpointGroup {
         do throws(StoreError) {
             return try body()
         } catch {
-            throw Refusal(.internalServerError, "storeFailed", "\(what) could not be read: \(error.message).")
+            throw Refusal(.internalServerError, "storeFailed", "\(what) could not be read: \(error.clientMessage).")
         }
     }
 

@@ -30,7 +30,7 @@ struct SchemaEndpoints: EndpointGroup {
         do throws(StoreError) {
             outcome = try context.store.registerSchema(request.body, expected: key, author: call.actor)
         } catch {
-            throw Refusal(.internalServerError, "storeFailed", "The schema could not be stored: \(error.message). Nothing changed.")
+            throw Refusal.storeFailed(error, "The schema could not be stored", "Nothing changed.")
         }
         switch outcome {
         case .invalid(let problems):

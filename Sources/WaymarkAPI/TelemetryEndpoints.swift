@@ -48,7 +48,7 @@ struct TelemetryEndpoints: EndpointGroup {
     static func durable(_ result: Result<Void, TelemetryError>, answer: HTTPResponse, what: String) -> HTTPResponse {
         guard case .failure(let error) = result else { return answer }
         return APIResponse.error(.serviceUnavailable, "telemetryUnavailable",
-                                 "The \(what) could not be made durable (\(error.message)); nothing was counted. Retry later.",
+                                 "The \(what) could not be made durable (\(error.clientMessage)); nothing was counted. Retry later.",
                                  headers: [("Retry-After", "5")])
     }
 
