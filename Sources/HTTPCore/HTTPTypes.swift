@@ -168,10 +168,6 @@ public struct HTTPRequestHead: Hashable, Sendable {
 public struct HTTPRequest: Hashable, Sendable {
     public var head: HTTPRequestHead
     public var body: [UInt8]
-    /// What the server's admission check decided at the end of the head, before the body
-    /// was read (who sent it, e.g. a token's name); nil when no check ran. Set by the
-    /// server, never from anything the client sent.
-    public var admittedAs: String?
 
     public init(head: HTTPRequestHead, body: [UInt8] = []) {
         self.head = head

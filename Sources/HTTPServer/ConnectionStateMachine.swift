@@ -26,12 +26,24 @@ public struct ConnectionTimeouts: Hashable, Sendable {
 
 /// What to do with a request's body once its head is in (`Router.decide`).
 public enum HeadDecision: Hashable, Sendable {
-    /// Read it, up to `maximumBody` (nil: the server's limit); `admittedAs` rides along
-    /// on the request.
+    /// Read it, up to `maximumBody` (nil: the server's limit); `admittedAs` is the
+    /// machine's `admittedAs` while the request is handled.
     case read(maximumBody: Int?, admittedAs: String?)
     /// Answer this and read nothing of the body: no `100 Continue`, and the connection
     /// closes once the answer is written (after a lingering close).
     case refuse(HTTPResponse)
+}
+
+/// A refusal's response, boxed for `ConnectionStateMachine.Action.refuse`.
+public final class Refused: Hashable, Sendable {
+    public let response: HTTPResponse
+
+    public init(_ response: HTTPResponse) {
+        self.response = response
+    }
+
+    public static func == (a: Refused, b: Refused) -> Bool { a.response == b.response }
+    public func hash(into hasher: inout Hasher) { hasher.combine(response) }
 }
 
 /// One connection's lifecycle as a value: events in, actions out, no I/O. The connection
@@ -49,8 +61,9 @@ public struct ConnectionStateMachine: Sendable {
         /// Write this error response; the connection closes once it is written.
         case sendError(HTTPStatus, message: String)
         /// Write this response to a head refused before its body; the connection closes
-        /// once it is written. Report it with `responseQueued`.
-        case refuse(HTTPResponse)
+        /// once it is written. Report it with `responseQueued`. (Boxed: an action is copied
+        /// on every request, and an inline response would make every action larger.)
+        case refuse(Refused)
         /// Shut the socket's write side (shutdown SHUT_WR): the answer is out, and what the
         /// client still sends is read and discarded until it closes (a lingering close).
         case shutdownWrite
@@ -89,8 +102,10 @@ public struct ConnectionStateMachine: Sendable {
     /// What to do with the body of a request whose head is in: the route's limit and
     /// admission check (`Router.decide`).
     private let decide: @Sendable (HTTPRequestHead) -> HeadDecision
-    /// Who the head's admission check said sent the request whose body is being read.
-    private var admittedAs: String?
+    /// Who the head's admission check admitted for the request being read or handled (nil
+    /// for a request without a body): pass it to the router with the `.handle` request.
+    /// Cleared once that request's response is queued.
+    public private(set) var admittedAs: String?
     /// Whether closing after the output is written goes through a lingering close.
     private var lingerAfterOutput = false
     /// Whether the peer has sent a byte yet (until then the head deadline is its idle one).
@@ -141,6 +156,7 @@ public struct ConnectionStateMachine: Sendable {
     /// The shell queued a response of `bytes` bytes for the last `.handle`.
     public mutating func responseQueued(bytes: Int, keepAlive requested: Bool, now: Int64) -> [Action] {
         awaitingResponse = false
+        admittedAs = nil
         if outputPending == 0 { writeStartedAt = now }
         outputPending += bytes
         if !requested || isShuttingDown || phase == .closing {
@@ -252,12 +268,10 @@ public struct ConnectionStateMachine: Sendable {
                 stepAfterHead = true
                 // 100 Continue only once the next step has checked the declared length.
                 continueIfAccepted = head.expectsContinue
-            case .request(var request):
+            case .request(let request):
                 // The response must be queued before the next request is decoded.
                 phase = .idle(since: now)
                 awaitingResponse = true
-                request.admittedAs = admittedAs
-                admittedAs = nil
                 actions.append(.handle(request))
                 return actions
             }
@@ -281,7 +295,7 @@ public struct ConnectionStateMachine: Sendable {
         input.removeAll()
         lingerAfterOutput = true
         awaitingResponse = true
-        return [.refuse(response)]
+        return [.refuse(Refused(response))]
     }
 
     private mutating func closeNow() -> [Action] {

@@ -262,7 +262,7 @@ final class EventLoop: @unchecked Sendable {
             switch action {
             case .handle(let request):
                 let started = clock.now()
-                switch router.route(request) {
+                switch router.route(request, admittedAs: connection.machine.admittedAs) {
                 case .response(let response, let route):
                     let next = queue(response, to: request, on: connection, started: started, route: route)
                     if !next.isEmpty { pending += next }
@@ -289,7 +289,8 @@ final class EventLoop: @unchecked Sendable {
                 if configuration.accessLog { log("{\"status\":\(status.code),\"error\":\(JSONString.quoted(message)),\"bytes\":\(bytes)}") }
                 metrics?.record(route: -1, status: status.code, nanoseconds: 0)
                 pending += connection.machine.responseQueued(bytes: bytes, keepAlive: false, now: clock.now())
-            case .refuse(let response):
+            case .refuse(let refused):
+                let response = refused.response
                 let bytes = connection.enqueue { out in
                     HTTPResponseSerializer.serialize(response, date: date(), isHead: false, keepAlive: false, into: &out)
                 }

@@ -6,6 +6,10 @@ import Glibc
 /// Path parameters of a matched route (`/v1/revisions/:number` → `number`), percent-decoded.
 public struct RouteParameters: Hashable, Sendable {
     public private(set) var values: [String: String] = [:]
+    /// Who the route's admission check at the end of the head admitted (e.g. a token's
+    /// name): set for a request with a body, which is checked before its body is read;
+    /// nil for one without. Set by the server, never from anything the client sent.
+    public internal(set) var admittedAs: String?
 
     public subscript(name: String) -> String? { values[name] }
 
@@ -201,11 +205,13 @@ public struct Router: Sendable {
 
     /// Calls the matching handler, or answers 404 / 405 / 501 itself; a deferred route is
     /// returned for the caller to start with a `Responder`.
-    func route(_ request: HTTPRequest) -> Routed {
+    func route(_ request: HTTPRequest, admittedAs: String? = nil) -> Routed {
         switch match(method: request.head.method, path: request.head.path) {
-        case .found(.now(let handler), let parameters, let route):
+        case .found(.now(let handler), var parameters, let route):
+            if admittedAs != nil { parameters.admittedAs = admittedAs }
             return .response(handler(request, parameters), route: route)
-        case .found(.later(let handler), let parameters, let route):
+        case .found(.later(let handler), var parameters, let route):
+            if admittedAs != nil { parameters.admittedAs = admittedAs }
             return .deferred(handler, parameters, route: route)
         case .methodNotAllowed(let allow):
             return .response(Self.methodNotAllowed(request, allow: allow), route: -1)
@@ -219,8 +225,8 @@ public struct Router: Sendable {
     /// Answers a decoded `request` without a socket, as a connection would: `answer` is
     /// called once, at once for a route that answers on the loop, or from whichever thread a
     /// deferred route answers on. For tests that call an API in-process.
-    public func respond(to request: HTTPRequest, _ answer: @escaping @Sendable (HTTPResponse) -> Void) {
-        switch route(request) {
+    public func respond(to request: HTTPRequest, admittedAs: String? = nil, _ answer: @escaping @Sendable (HTTPResponse) -> Void) {
+        switch route(request, admittedAs: admittedAs) {
         case .response(let response, _): answer(response)
         case .deferred(let handler, let parameters, _): handler(request, parameters, Responder(deliver: answer))
         }

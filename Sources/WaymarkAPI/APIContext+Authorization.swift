@@ -32,8 +32,8 @@ extension APIContext {
 
     /// Who sent `request`: as the admission check at the end of its head found (a request
     /// with a body), else checked now (one without).
-    func actor(of request: HTTPRequest, _ access: RouteDeclaration.Access) throws(Refusal) -> String {
-        if let admitted = request.admittedAs { return admitted }
+    func actor(of request: HTTPRequest, _ parameters: RouteParameters, _ access: RouteDeclaration.Access) throws(Refusal) -> String {
+        if let admitted = parameters.admittedAs { return admitted }
         return try authorize(request.head, access)
     }
 

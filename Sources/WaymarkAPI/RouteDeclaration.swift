@@ -70,7 +70,7 @@ struct EndpointRegistry {
         let context = context
         try router.add(method, path, maximumBody: maximumBody, admission: context.admission(access)) { request, parameters in
             do throws(Refusal) {
-                let actor = try context.actor(of: request, access)
+                let actor = try context.actor(of: request, parameters, access)
                 return try handler(request, RouteCall(parameters: parameters, actor: actor))
             } catch {
                 return error.response
@@ -86,7 +86,7 @@ struct EndpointRegistry {
         let context = context
         try router.addDeferred(method, path, maximumBody: maximumBody, admission: context.admission(access)) { request, parameters, responder in
             do throws(Refusal) {
-                let actor = try context.actor(of: request, access)
+                let actor = try context.actor(of: request, parameters, access)
                 try handler(request, RouteCall(parameters: parameters, actor: actor), responder)
             } catch {
                 responder.respond(error.response)

@@ -112,7 +112,7 @@ struct ConnectionStateMachineTests {
     @Test func aRefusedHeadIsAnsweredBeforeItsBodyAndNeverInvitesIt() {
         var driver = MachineDriver(decide: { $0.target == "/guarded" ? .refuse(Self.unauthorized) : .read(maximumBody: nil, admittedAs: nil) })
         let actions = driver.feed("POST /guarded HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 16777216\r\n\r\nabc")
-        #expect(actions == [.refuse(Self.unauthorized)], "no .sendContinue, no .handle")
+        #expect(actions == [.refuse(Refused(Self.unauthorized))], "no .sendContinue, no .handle")
         #expect(driver.handled.isEmpty)
         #expect(!driver.machine.wantsRead, "nothing is read until the answer is out")
         #expect(driver.machine.responseQueued(bytes: 80, keepAlive: true, now: 0) == [.pauseReading])
@@ -148,7 +148,8 @@ struct ConnectionStateMachineTests {
         #expect(driver.machine.receivedEOF() == [.close])
     }
 
-    /// Who the head's check admitted rides on that request alone.
+    /// Who the head's check admitted is the machine's while that request is handled, and
+    /// not the next one's.
     @Test func theAdmittedNameRidesOnItsRequestOnly() {
         var machine = ConnectionStateMachine(now: 0, decide: { .read(maximumBody: nil, admittedAs: $0.target == "/p" ? "ci" : nil) })
         let text = "POST /p HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\n\r\na" + "GET /q HTTP/1.1\r\nHost: x\r\n\r\n"
@@ -156,7 +157,7 @@ struct ConnectionStateMachineTests {
         var admitted: [String: String] = [:]
         while !pending.isEmpty {
             if case .handle(let request) = pending.removeFirst() {
-                admitted[request.head.target] = request.admittedAs ?? "none"
+                admitted[request.head.target] = machine.admittedAs ?? "none"
                 pending += machine.responseQueued(bytes: 10, keepAlive: true, now: 0)
             }
         }

@@ -39,8 +39,7 @@ public struct InProcessClient: Sendable {
                         if let limit { decoder.maximumBody = limit }
                         admittedAs = admitted
                     }
-                case .request(var decoded):
-                    decoded.admittedAs = admittedAs
+                case .request(let decoded):
                     request = decoded
                 }
             }
@@ -50,7 +49,7 @@ public struct InProcessClient: Sendable {
         guard let request else { return Reply(status: 0, head: "no request", body: []) }
         let answered = DispatchSemaphore(value: 0)
         let response = Mutex<HTTPResponse?>(nil)
-        router.respond(to: request) { answer in
+        router.respond(to: request, admittedAs: admittedAs) { answer in
             response.withLock { $0 = answer }
             answered.signal()
         }
