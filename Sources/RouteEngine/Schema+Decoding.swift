@@ -195,10 +195,13 @@ func isCustomScheme(_ scheme: String) -> Bool {
     return scheme != "http" && scheme != "https"
 }
 
-/// Lowercase DNS names: labels of letters, digits and inner hyphens, at least two labels.
+/// Lowercase DNS names: labels of letters, digits and inner hyphens, at least two labels,
+/// the last not all digits (RFC 3696 §2: no top-level domain is), which refuses IPv4
+/// literals such as `10.0.0.1`; IPv6 literals have no place in the grammar at all. A host
+/// is where links are answered, and an address is no such place.
 func isHostName(_ host: String) -> Bool {
     let labels = host.split(separator: ".", omittingEmptySubsequences: false)
-    guard labels.count >= 2, host.utf8.count <= 253 else { return false }
+    guard labels.count >= 2, host.utf8.count <= 253, let last = labels.last, !last.utf8.allSatisfy(isDigit) else { return false }
     return labels.allSatisfy { label in
         !label.isEmpty && label.utf8.count <= 63 && label.first != "-" && label.last != "-"
             && label.utf8.allSatisfy { isDigit($0) || ($0 >= UInt8(ascii: "a") && $0 <= UInt8(ascii: "z")) || $0 == UInt8(ascii: "-") }
