@@ -38,6 +38,12 @@ extension RoutesDocument {
         let before = reader.problems.count
         reader.warnUnknownKeys(object, known: routeFields, at: path)
         let id = reader.requiredString(object, "id", at: path)
+        if let id, !RouteSpec.isValidID(id) {
+            // The id is echoed only when it is short and plain: it may be 100 KB, or hold controls.
+            let shown = id.utf8.count <= 40 && id.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) ? " \"\(id)\"" : ""
+            reader.report(.invalidFormat, at: path + "id",
+                "A route id is 1 to 128 letters, digits and - _ ., starting with a letter or digit (spring-sale); the id\(shown) is not.")
+        }
         let destination = reader.requiredString(object, "destination", at: path)
         var patterns: [String]?
         if object["patterns"] == nil {

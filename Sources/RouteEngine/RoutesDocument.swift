@@ -73,6 +73,15 @@ public struct RouteSpec: Hashable, Sendable {
     /// Position in the document's `routes` list.
     public var index: Int
     public var id: String
+
+    /// A route id: 1 to 128 ASCII letters, digits and `- _ .`, starting with a letter or
+    /// digit. Ids name routes in telemetry, metrics labels, audit lines and reports, so no
+    /// control, bidi override or unbounded string gets there through one.
+    public static func isValidID(_ id: String) -> Bool {
+        let bytes = id.utf8
+        guard (1...128).contains(bytes.count), let first = bytes.first, isASCIIAlphanumeric(first) else { return false }
+        return bytes.allSatisfy { isASCIIAlphanumeric($0) || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: ".") }
+    }
     public var patterns: [String]
     public var destination: String
     public var params: [String: ParamSource]
