@@ -32,24 +32,27 @@ struct AssociatedDomainFilesTests {
     }
 
     /// Past 128 KB, each path collapses to its first segment, then everything to `/*`: rows
-    /// of (label, how many generated patterns join the fixed ones, the fixed ones, expected).
-    static let collapsing: [(String, Int, [String], [String])] = [
-        ("small: as is", 0, ["/p/:id", "/orders"], ["/orders", "/p/*"]),
-        ("a few generated: as is", 3, ["/orders/:id"], ["/orders/*", "/p/item-0-with-a-longish-name", "/p/item-1-with-a-longish-name",
-                                                        "/p/item-2-with-a-longish-name"]),
-        ("large: first segments", 5_000, ["/orders/:id", "/:x/y", "/"], ["/*", "/orders/*", "/p/*"]),
-        ("larger still: everything", 5_000, (0..<5_000).map { "/section-\($0)-of-the-spring-campaign/:id" }, ["/*"]),
+    /// of (label, how many `/p/item-N…` and how many `/section-N…/:id` patterns are
+    /// generated beside the fixed ones, the fixed ones, expected). Generated in the test, so
+    /// the arguments Swift Testing prints stay short.
+    static let collapsing: [(String, Int, Int, [String], [String])] = [
+        ("small: as is", 0, 0, ["/p/:id", "/orders"], ["/orders", "/p/*"]),
+        ("a few generated: as is", 3, 0, ["/orders/:id"], ["/orders/*", "/p/item-0-with-a-longish-name", "/p/item-1-with-a-longish-name",
+                                                           "/p/item-2-with-a-longish-name"]),
+        ("large: first segments", 5_000, 0, ["/orders/:id", "/:x/y", "/"], ["/*", "/orders/*", "/p/*"]),
+        ("larger still: everything", 5_000, 5_000, [], ["/*"]),
     ]
 
     @Test(arguments: collapsing)
-    func collapsesPastApplesLimit(_ label: String, _ generated: Int, _ fixed: [String], _ expected: [String]) throws {
-        let patterns = (0..<generated).map { "/p/item-\($0)-with-a-longish-name" } + fixed
+    func collapsesPastApplesLimit(_ label: String, _ items: Int, _ sections: Int, _ fixed: [String], _ expected: [String]) throws {
+        let patterns = (0..<items).map { "/p/item-\($0)-with-a-longish-name" } + (0..<sections).map { "/section-\($0)-of-the-spring-campaign/:id" }
+            + fixed
         let files = AssociatedDomainFiles(schemas: [Fixtures.storefront53], patterns: try patterns.map { pattern throws in try URLPattern(pattern) })
         let components = Self.components(files.apple)
         #expect(components.count == expected.count && components == expected, "\(label): \(components.prefix(5))…")
         #expect(files.apple.count <= AssociatedDomainFiles.appleLimit, "\(label)")
         let whole = AssociatedDomainFiles.applePaths(try patterns.map { pattern throws in try URLPattern(pattern) })
-        #expect((whole.count == expected.count) == (generated < 5_000), "\(label): collapsed only past the limit")
+        #expect((whole.count == expected.count) == (items < 5_000), "\(label): collapsed only past the limit")
     }
 
     @Test func appleFileNamesEveryIOSAppIDOnceAndComparesWithoutCase() throws {
