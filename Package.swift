@@ -9,28 +9,27 @@ let package = Package(
         .executable(name: "waymark", targets: ["waymark"]),
     ],
     targets: [
-        // JSON string escaping and zero padding: the one copy of each, for every module.
-        .target(name: "TextFormat"),
-        // Calendar arithmetic and RFC 3339 timestamps, shared by the modules below.
-        .target(name: "CivilDate", dependencies: ["TextFormat"]),
+        // Pure primitives shared by the pure modules below: calendar arithmetic, RFC 3339
+        // timestamps, JSON string escaping, zero padding (one copy of each).
+        .target(name: "CivilDate"),
         // Pure: Foundation at most, no I/O, so an iOS app can embed it.
-        .target(name: "RouteEngine", dependencies: ["CivilDate", "TextFormat"]),
+        .target(name: "RouteEngine", dependencies: ["CivilDate"]),
         // Pure HTTP/1.1: parsing, framing, serializing. No Glibc, no Dispatch.
-        .target(name: "HTTPCore", dependencies: ["CivilDate", "TextFormat"]),
+        .target(name: "HTTPCore", dependencies: ["CivilDate"]),
         // SHA-256 and constant-time comparison: revision hashes, ETags, token hashes.
         .target(name: "Hashing"),
         // The one syscall wrapper and typed I/O error, files and the durable data directory.
         .target(name: "SystemIO", dependencies: ["CSystemShim"]),
         // Sockets, epoll event loops, connections, routing.
         .target(name: "CSystemShim"),
-        .target(name: "HTTPServer", dependencies: ["HTTPCore", "CSystemShim", "SystemIO", "TextFormat"]),
+        .target(name: "HTTPServer", dependencies: ["HTTPCore", "CivilDate", "CSystemShim", "SystemIO"]),
         // Durable revisions, schemas and the audit log in a data directory.
-        .target(name: "ManifestStore", dependencies: ["RouteEngine", "CivilDate", "Hashing", "SystemIO", "TextFormat"]),
+        .target(name: "ManifestStore", dependencies: ["RouteEngine", "CivilDate", "Hashing", "SystemIO"]),
         // The HTTP API of `waymark serve`: endpoints, tokens and scopes, cached manifests.
         .target(name: "WaymarkAPI", dependencies: ["ManifestStore", "Telemetry", "HTTPServer", "HTTPCore", "RouteEngine", "Hashing", "LinkChecks", "Replication", "CivilDate"],
                 resources: [.embedInCode("Resources/dashboard.html")]),
         // Resolution telemetry: batch parsing, a group-committed log, counts by dimension.
-        .target(name: "Telemetry", dependencies: ["CivilDate", "SystemIO", "TextFormat"]),
+        .target(name: "Telemetry", dependencies: ["CivilDate", "SystemIO"]),
         // System libcurl (pkg-config libcurl; Debian libcurl4-openssl-dev, which `make` installs).
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         // The one libcurl client: bounded outbound requests, an address judge before connect.

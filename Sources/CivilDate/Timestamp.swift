@@ -1,4 +1,3 @@
-import TextFormat
 
 /// RFC 3339 date-times (`2026-11-21T10:00:00Z`, `…10:00:00.250+01:00`) to seconds since
 /// 1970 and back: the one parser and formatter of every module (routes' windows, stored

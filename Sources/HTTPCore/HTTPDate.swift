@@ -1,5 +1,4 @@
 import CivilDate
-import TextFormat
 
 /// IMF-fixdate (RFC 9110 §5.6.7): `Sun, 06 Nov 1994 08:49:37 GMT`, from seconds since 1970.
 public enum HTTPDate {

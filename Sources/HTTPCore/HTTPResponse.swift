@@ -1,4 +1,4 @@
-import TextFormat
+import CivilDate
 /// A response as handlers build it. The serializer adds `Content-Length`, `Date` and
 /// `Connection`; handlers set the rest.
 public struct HTTPResponse: Hashable, Sendable {

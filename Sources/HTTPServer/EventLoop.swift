@@ -1,5 +1,5 @@
+import CivilDate
 import SystemIO
-import TextFormat
 import CSystemShim
 import HTTPCore
 import Synchronization

@@ -4,7 +4,6 @@ import Hashing
 import RouteEngine
 import Synchronization
 import SystemIO
-import TextFormat
 
 /// One published routes document: immutable, numbered, content-hashed.
 public struct Revision: Hashable, Sendable {

@@ -1,4 +1,4 @@
-import TextFormat
+import CivilDate
 extension JSONValue {
     /// Compact UTF-8 bytes with sorted keys: equal values serialize to equal bytes.
     /// - Complexity: O(n log n) in the number of object members (the sort), O(n) otherwise.
@@ -60,7 +60,7 @@ extension JSONValue {
         out.append(contentsOf: repeatElement(UInt8(ascii: " "), count: indent * 2))
     }
 
-    /// RFC 8259 §7, by the one escaper (`TextFormat.JSONString`).
+    /// RFC 8259 §7, by the one escaper (`CivilDate`'s `JSONString`).
     static func writeString(_ value: String, into out: inout [UInt8]) {
         JSONString.append(value, to: &out)
     }

@@ -1,4 +1,4 @@
-import TextFormat
+import CivilDate
 import Foundation
 import Synchronization
 import SystemIO
