@@ -184,10 +184,11 @@ public struct Resolver: Sendable {
         routeID: String?, destinationName: String, destination: DestinationSpec, params: [String: ParamValue],
         resume: ResolutionRequest, context: ResolutionContext
     ) -> Resolution {
-        for precondition in destination.effectivePreconditions where !context.satisfied.contains(precondition) {
+        if destination.isGated, let precondition = schema.firstUnsatisfiedPrecondition(from: destination.lineageIndex, satisfied: context.satisfied) {
             return .gated(Gate(precondition: precondition, routeID: routeID, destination: destinationName, resume: resume))
         }
-        return .proceed(Proceed(routeID: routeID, destination: destinationName, params: params, path: destination.path,
+        let path = destination.keptPath.isEmpty ? schema.walkPath(from: destination.lineageIndex, depth: destination.depth) : destination.keptPath
+        return .proceed(Proceed(routeID: routeID, destination: destinationName, params: params, path: path,
                                 tab: destination.effectiveTab, presentation: destination.presentation))
     }
 }

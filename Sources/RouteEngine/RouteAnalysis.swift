@@ -12,8 +12,11 @@ public struct RouteAnalysis: Sendable {
     /// Positions in `document.routes` of routes that must not be served.
     public private(set) var excluded: Set<Int> = []
 
-    /// - Complexity: O(total pattern segments), plus O(k²) for k routes competing for the same pattern shape.
-    public init(document: RoutesDocument, now: Date) {
+    /// - Parameter workLimit: how many scope comparisons the conflict analysis may make
+    ///   (`defaultWorkLimit`); past it the document gets a `tooComplex` error.
+    /// - Complexity: O(total pattern segments), plus O(k log k × s) for k routes of one
+    ///   pattern shape using s different scopes.
+    public init(document: RoutesDocument, now: Date, workLimit: Int = RouteAnalysis.defaultWorkLimit) {
         self.document = document
         var patterns: [[URLPattern?]] = []
         var problems: [ValidationProblem] = []
@@ -64,7 +67,7 @@ public struct RouteAnalysis: Sendable {
         self.patterns = patterns
         self.problems = problems
         self.excluded = excluded
-        findCompetingRoutes()
+        findCompetingRoutes(workLimit: workLimit)
     }
 
     /// Routes whose patterns have the same shape compete for the same paths. The earlier
@@ -72,7 +75,14 @@ public struct RouteAnalysis: Sendable {
     /// window lie within an earlier one's can never win (`shadowed`), and two with exactly
     /// the same links and window are a `conflict`. Partial overlaps are allowed: that is
     /// how a host- or time-limited campaign overrides a general route placed after it.
-    private mutating func findCompetingRoutes() {
+    ///
+    /// Each shape is swept once in document order: a route is checked against the routes
+    /// kept before it (`Competitors`, O(log k) per scope they use), then kept unless it is
+    /// excluded. When the scope checks of a document pass `workLimit`, the sweep
+    /// stops and says so: a document that cannot be checked is not served.
+    /// - Complexity: O(k log k) per shape of k routes using s different scopes (hosts and
+    ///   schemes), times s.
+    private mutating func findCompetingRoutes(workLimit: Int) {
         var trie = RouteTrie()
         var entries: [(route: Int, pattern: Int)] = []
         for (position, routePatterns) in patterns.enumerated() where !excluded.contains(position) {
@@ -82,33 +92,47 @@ public struct RouteAnalysis: Sendable {
                 entries.append((position, index))
             }
         }
+        var work = 0
         for terminal in trie.terminals where terminal.count > 1 {
-            for (laterIndex, later) in terminal.enumerated() {
-                let b = entries[later]
+            var competitors = Competitors(terminal.map { document.routes[entries[$0].route] })
+            for (slot, entry) in terminal.enumerated() {
+                let b = entries[entry]
                 guard !excluded.contains(b.route) else { continue }
-                for earlier in terminal[..<laterIndex] {
-                    let a = entries[earlier]
-                    guard a.route != b.route, !excluded.contains(a.route) else { continue }
-                    let first = document.routes[a.route]
-                    let second = document.routes[b.route]
-                    guard first.scope.overlaps(second.scope), first.window.overlaps(second.window) else { continue }
-                    let firstPattern = first.patterns[a.pattern]
-                    let secondPattern = second.patterns[b.pattern]
-                    let path = second.path + "patterns" + b.pattern
-                    if first.scope == second.scope && first.window == second.window {
-                        problems.append(ValidationProblem(.conflict, at: path,
-                            "Routes \"\(first.id)\" (\(firstPattern)) and \"\(second.id)\" (\(secondPattern)) match exactly the same links; remove one or give them different hosts or dates."))
-                        excluded.insert(b.route)
-                    } else if second.scope.isWithin(first.scope) && second.window.isWithin(first.window) {
-                        problems.append(ValidationProblem(.shadowed, at: path,
-                            "Route \"\(second.id)\" (\(secondPattern)) can never be used: route \"\(first.id)\" (\(firstPattern)), listed earlier, already takes every link it matches. Move it above \"\(first.id)\" or change its pattern."))
-                        excluded.insert(b.route)
-                    }
-                    if excluded.contains(b.route) { break }
+                let second = document.routes[b.route]
+                guard let found = competitors.holder(of: slot, work: &work) else {
+                    competitors.keep(slot)
+                    continue
                 }
+                let a = entries[terminal[found.slot]]
+                let first = document.routes[a.route]
+                let firstPattern = first.patterns[a.pattern]
+                let secondPattern = second.patterns[b.pattern]
+                let path = second.path + "patterns" + b.pattern
+                if found.isExact {
+                    problems.append(ValidationProblem(.conflict, at: path,
+                        "Routes \"\(first.id)\" (\(firstPattern)) and \"\(second.id)\" (\(secondPattern)) match exactly the same links; remove one or give them different hosts or dates."))
+                } else {
+                    problems.append(ValidationProblem(.shadowed, at: path,
+                        "Route \"\(second.id)\" (\(secondPattern)) can never be used: route \"\(first.id)\" (\(firstPattern)), listed earlier, already takes every link it matches. Move it above \"\(first.id)\" or change its pattern."))
+                }
+                excluded.insert(b.route)
+            }
+            if work > workLimit {
+                let route = document.routes[entries[terminal[0]].route]
+                problems.append(ValidationProblem(.tooComplex, at: route.path + "patterns" + entries[terminal[0]].pattern,
+                    "The \(terminal.count) routes on the pattern shape of \(route.patterns[entries[terminal[0]].pattern]) use too many different host and scheme lists to be checked for conflicts (more than \(workLimit) comparisons); give fewer of them their own hosts or schemes."))
+                excluded.formUnion(terminal.map { entries[$0].route })
+                return
             }
         }
     }
+
+    /// How many scope comparisons one document's conflict analysis may make: each route is
+    /// compared with each different scope (hosts and schemes list) used before it on its
+    /// pattern shape, so a calendar of 100,000 routes on one shape with a handful of host
+    /// lists needs well under a million; this is reached only by thousands of routes on one
+    /// shape each with its own list.
+    public static let defaultWorkLimit = 4_000_000
 
     /// A fallback opens in a browser when the app is missing: it must be an https URL.
     static func checkFallback(_ text: String, at path: JSONPath) -> ValidationProblem? {
@@ -121,5 +145,115 @@ public struct RouteAnalysis: Sendable {
                 "The fallback \(text) must be an https:// address with a host (no user name), so people without the app land safely.")
         }
         return nil
+    }
+}
+
+/// The routes of one pattern shape kept so far by the sweep of `findCompetingRoutes`,
+/// indexed so that the question "does a kept route take every link of this one?" costs
+/// O(log k) per scope (hosts and schemes) in use rather than one comparison per route.
+///
+/// A kept route `a` takes all of `b` when `b`'s scope lies within `a`'s and `b`'s window
+/// within `a`'s: `a.start <= b.start` and `a.end >= b.end`. Per scope, the kept routes sit
+/// in a Fenwick tree over their distinct start times holding the latest end (and its
+/// route); the prefix up to `b.start` answers with the longest-living route that started
+/// no later than `b`.
+struct Competitors {
+    private struct Window: Hashable {
+        var group: Int
+        var start: Double
+        var end: Double
+    }
+
+    private struct Group {
+        let scope: LinkScope
+        /// Distinct start times of the group's routes, ascending.
+        var starts: [Double] = []
+        /// Fenwick tree (1-based in spirit) of (latest end, its slot) over `starts`.
+        var tree: [(end: Double, slot: Int)] = []
+    }
+
+    private var groups: [Group] = []
+    private let windows: [Window]
+    private var exact: [Window: Int] = [:]
+    private let scopes: [LinkScope]
+
+    /// - Parameter routes: the routes of one shape, by slot, in document order.
+    init(_ routes: [RouteSpec]) {
+        var groupOfScope: [LinkScope: Int] = [:]
+        var groups: [Group] = []
+        var windows: [Window] = []
+        for route in routes {
+            let group: Int
+            if let known = groupOfScope[route.scope] {
+                group = known
+            } else {
+                group = groups.count
+                groupOfScope[route.scope] = group
+                groups.append(Group(scope: route.scope))
+            }
+            let window = Window(group: group, start: route.window.start?.timeIntervalSinceReferenceDate ?? -.infinity,
+                                end: route.window.end?.timeIntervalSinceReferenceDate ?? .infinity)
+            windows.append(window)
+            groups[group].starts.append(window.start)
+        }
+        for index in groups.indices {
+            groups[index].starts = Array(Set(groups[index].starts)).sorted()
+            groups[index].tree = Array(repeating: (-.infinity, Int.max), count: groups[index].starts.count)
+        }
+        self.groups = groups
+        self.windows = windows
+        scopes = routes.map(\.scope)
+    }
+
+    /// The kept route that takes every link of the route at `slot`, the one with exactly
+    /// its scope and window first; nil when none does. `work` counts scope comparisons.
+    mutating func holder(of slot: Int, work: inout Int) -> (slot: Int, isExact: Bool)? {
+        let window = windows[slot]
+        if let twin = exact[window] { return (twin, true) }
+        let scope = scopes[slot]
+        if scope.hosts?.isEmpty == true, scope.schemes?.isEmpty == true { return nil }  // matches no link
+        var best: (end: Double, slot: Int)?
+        for group in groups {
+            work += 1
+            guard scope.isWithin(group.scope) else { continue }
+            let found = Self.latestEnd(in: group, startingBy: window.start)
+            if found.end >= window.end, found.slot < (best?.slot ?? .max) { best = found }
+        }
+        return best.map { ($0.slot, false) }
+    }
+
+    /// Keeps the route at `slot` for the routes after it.
+    mutating func keep(_ slot: Int) {
+        let window = windows[slot]
+        exact[window] = exact[window] ?? slot
+        var group = groups[window.group]
+        var index = Self.count(group.starts, notAfter: window.start)  // position + 1
+        while index <= group.tree.count {
+            let held = group.tree[index - 1]
+            if window.end > held.end || (window.end == held.end && slot < held.slot) { group.tree[index - 1] = (window.end, slot) }
+            index += index & -index
+        }
+        groups[window.group] = group
+    }
+
+    private static func latestEnd(in group: Group, startingBy start: Double) -> (end: Double, slot: Int) {
+        var best: (end: Double, slot: Int) = (-.infinity, .max)
+        var index = count(group.starts, notAfter: start)
+        while index > 0 {
+            let held = group.tree[index - 1]
+            if held.end > best.end || (held.end == best.end && held.slot < best.slot) { best = held }
+            index -= index & -index
+        }
+        return best
+    }
+
+    /// How many of the ascending `starts` are at most `start`.
+    private static func count(_ starts: [Double], notAfter start: Double) -> Int {
+        var low = 0, high = starts.count
+        while low < high {
+            let middle = (low + high) / 2
+            if starts[middle] <= start { low = middle + 1 } else { high = middle }
+        }
+        return low
     }
 }

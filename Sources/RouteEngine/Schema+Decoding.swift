@@ -54,11 +54,12 @@ extension Schema {
                 }
             }
         }
-        deriveAncestry(&destinations, reader: &reader)
+        let lineage = deriveAncestry(&destinations, reader: &reader)
         let errors = reader.problems.filter { $0.severity == .error }
         guard errors.isEmpty, let app, let platform, let version else { return .failure(SchemaError(problems: reader.problems)) }
         let schema = Schema(app: app, platform: platform, version: version, schemes: schemes, hosts: hosts,
-                            appleAppIDs: appleAppIDs, android: android, preconditions: preconditions, destinations: destinations)
+                            appleAppIDs: appleAppIDs, android: android, preconditions: preconditions, destinations: destinations,
+                            lineage: lineage)
         return .success((schema, reader.problems))
     }
 
@@ -141,44 +142,63 @@ extension Schema {
         return reader.problems[before...].contains { $0.severity == .error } ? nil : spec
     }
 
-    /// Fills each destination's path, tab and preconditions from its ancestry; reports
-    /// unknown parents and cycles.
-    private static func deriveAncestry(_ destinations: inout [String: DestinationSpec], reader: inout FieldReader) {
-        for name in destinations.keys.sorted() {
-            var path = [name]
-            var seen: Set<String> = [name]
-            var cursor = destinations[name]!
-            var isBroken = false
-            while let parent = cursor.parent {
-                guard let next = destinations[parent] else {
-                    reader.report(.invalidFormat, at: JSONPath.root + "destinations" + path[0] + "parent",
+    /// Fills each destination's depth and tab from its ancestry; reports unknown parents
+    /// and cycles (once per cycle, on its first member by name). Each destination is
+    /// visited once: a walk stops at the first ancestor already derived, and the chain it
+    /// walked is derived from there down.
+    /// - Complexity: O(destinations), however deep the chains.
+    private static func deriveAncestry(_ destinations: inout [String: DestinationSpec], reader: inout FieldReader) -> [Schema.Lineage] {
+        var lineage: [Schema.Lineage] = []
+        enum State { case derived, broken }
+        var states: [String: State] = [:]
+        for name in destinations.keys.sorted() where states[name] == nil {
+            var chain: [String] = []  // walked upward from `name`, not yet derived
+            var onChain: Set<String> = []
+            var cursor = name
+            var below: State?  // the state of the first ancestor reached that was already decided
+            while true {
+                if let state = states[cursor] { below = state; break }
+                guard onChain.insert(cursor).inserted else {
+                    reader.report(.invalidFormat, at: JSONPath.root + "destinations" + cursor + "parent",
+                                  "The parents of \"\(cursor)\" form a cycle.")
+                    below = .broken
+                    break
+                }
+                chain.append(cursor)
+                guard let parent = destinations[cursor]!.parent else { break }
+                guard destinations[parent] != nil else {
+                    reader.report(.invalidFormat, at: JSONPath.root + "destinations" + cursor + "parent",
                                   "The parent \"\(parent)\" is not a destination of this schema.")
-                    isBroken = true
+                    below = .broken
                     break
                 }
-                guard seen.insert(parent).inserted else {
-                    reader.report(.invalidFormat, at: JSONPath.root + "destinations" + name + "parent",
-                                  "The parents of \"\(name)\" form a cycle through \"\(parent)\".")
-                    isBroken = true
-                    break
-                }
-                path.insert(parent, at: 0)
-                cursor = next
+                cursor = parent
             }
-            if isBroken { continue }
-            let declared = destinations
-            var destination = declared[name]!
-            destination.path = path
-            destination.effectiveTab = path.reversed().compactMap { declared[$0]?.tab }.first
-            var preconditions: [String] = []
-            for ancestor in path {
-                for precondition in declared[ancestor]!.preconditions where !preconditions.contains(precondition) {
-                    preconditions.append(precondition)
-                }
+            if below == .broken {
+                for member in chain { states[member] = .broken }
+                continue
             }
-            destination.effectivePreconditions = preconditions
-            destinations[name] = destination
+            for member in chain.reversed() {
+                var destination = destinations[member]!
+                var parentIndex = -1
+                destination.isGated = !destination.preconditions.isEmpty
+                if let parent = destination.parent, let above = destinations[parent] {
+                    destination.depth = above.depth + 1
+                    destination.effectiveTab = destination.tab ?? above.effectiveTab
+                    destination.isGated = destination.isGated || above.isGated
+                    parentIndex = above.lineageIndex
+                    if !above.keptPath.isEmpty, above.keptPath.count < Schema.keptPathLength { destination.keptPath = above.keptPath + [member] }
+                } else {
+                    destination.effectiveTab = destination.tab
+                    destination.keptPath = [member]
+                }
+                destination.lineageIndex = lineage.count
+                lineage.append(Schema.Lineage(name: member, parent: parentIndex, preconditions: destination.preconditions))
+                destinations[member] = destination
+                states[member] = .derived
+            }
         }
+        return lineage
     }
 }
 

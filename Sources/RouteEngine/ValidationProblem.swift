@@ -26,6 +26,7 @@ public enum ProblemCode: String, Hashable, Sendable, CaseIterable {
     case unsupportedByAllVersions
     case unsupportedByVersion
     case unknownField
+    case tooComplex
     // Found by the outbound link checks (LinkChecks), when they are on:
     case unreachableFallback
     case associatedDomainMissing

@@ -4,11 +4,13 @@ import Foundation
 /// returns every problem, not just the first.
 public enum Validator {
     /// Validates raw JSON (what marketing submits).
-    public static func validate(_ json: JSONValue, against schemas: [Schema], now: Date = Date()) -> ValidationReport {
+    /// `workLimit`: see `RouteAnalysis.init`.
+    public static func validate(_ json: JSONValue, against schemas: [Schema], now: Date = Date(),
+                                workLimit: Int = RouteAnalysis.defaultWorkLimit) -> ValidationReport {
         let (document, decodeProblems) = RoutesDocument.decode(json)
         var report = ValidationReport(decodeProblems)
         guard let document else { return report }
-        report.append(contentsOf: validate(RouteAnalysis(document: document, now: now), against: schemas).problems)
+        report.append(contentsOf: validate(RouteAnalysis(document: document, now: now, workLimit: workLimit), against: schemas).problems)
         return report
     }
 

@@ -1,3 +1,5 @@
+import CivilDate
+import Foundation
 import RouteEngine
 
 /// A deterministic app schema, routes document and link mix of realistic shape: shared
@@ -72,4 +74,40 @@ struct SplitMix64 {
         z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
         return Int(truncatingIfNeeded: (z ^ (z >> 31)) >> 1)
     }
+}
+
+/// A campaign calendar: `count` routes on one pattern shape (`/sale/:slug`), each live for
+/// two weeks from its own hour, so every route's window overlaps hundreds of others and
+/// none lies within an earlier one (the document is valid). Every fifth route is limited
+/// to one host. Ends with the general route for the shape, live always, listed last.
+/// `shadowEvery`: every n-th route lives one day only, within the route before it, and
+/// so is shadowed.
+func campaignCalendar(count: Int, shadowEvery: Int? = nil) -> JSONValue {
+    let base = 1_790_000_000  // 2026-09-21
+    var routes: [JSONValue] = []
+    for index in 0..<count {
+        let start = base + index * 3_600
+        let days = shadowEvery.map { index % $0 == $0 - 1 } == true ? 1 : 14
+        var route: JSONValue = [
+            "id": .string("campaign-\(index)"), "patterns": ["/sale/:slug"], "destination": "list",
+            "validFrom": .string(Timestamp.format(Date(timeIntervalSince1970: TimeInterval(start)))),
+            "validUntil": .string(Timestamp.format(Date(timeIntervalSince1970: TimeInterval(start + days * 86_400)))),
+        ]
+        if index % 5 == 4, case .object(var object) = route {
+            object["hosts"] = ["www.bench.example"]
+            route = .object(object)
+        }
+        routes.append(route)
+    }
+    routes.append(["id": "sale", "patterns": ["/sale/:slug"], "destination": "list"])
+    return ["format": "waymark.routes/1", "app": "bench", "routes": .array(routes)]
+}
+
+/// A schema of `count` destinations besides its root: in one chain (each the parent of the
+/// next) when `deep`, else all children of the root. Same bytes, give or take the names.
+func chainSchema(count: Int, deep: Bool) -> JSONValue {
+    var destinations: [String: JSONValue] = ["d0": ["tab": "home", "preconditions": ["auth"]]]
+    for index in 1...count { destinations["d\(index)"] = ["parent": .string(deep ? "d\(index - 1)" : "d0")] }
+    return ["format": "waymark.schema/1", "app": "bench", "platform": "ios", "version": "1.0.0", "hosts": ["bench.example"],
+            "preconditions": ["auth"], "destinations": .object(destinations)]
 }

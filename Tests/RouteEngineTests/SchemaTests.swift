@@ -83,13 +83,50 @@ struct SchemaTests {
         #expect(error.problems.contains { $0.message.contains("cycle") })
     }
 
+    /// A chain leading into a cycle, and one onto a missing parent: each fault reported
+    /// once, and nothing derived past it.
+    @Test func brokenChainsAreReportedOnce() {
+        var destinations = Self.labDestination("a", ["parent": "b"])["destinations"]!.objectValue!
+        destinations["b"] = ["parent": "c"]
+        destinations["c"] = ["parent": "b"]
+        destinations["d"] = ["parent": "b"]
+        destinations["e"] = ["parent": "ghost"]
+        destinations["f"] = ["parent": "e"]
+        guard case .failure(let error) = Schema.decode(Self.lab("destinations", .object(destinations))) else {
+            Issue.record("broken chains accepted")
+            return
+        }
+        #expect(error.problems.filter { $0.message.contains("cycle") }.count == 1)
+        #expect(error.problems.filter { $0.message.contains("\"ghost\" is not a destination") }.count == 1)
+    }
+
+    /// 3,000 destinations in one chain under a root with a tab and a precondition: each
+    /// destination knows its depth and tab, and the path is walked only when asked for.
+    @Test func deepChainsAreDerivedInOnePass() throws {
+        var destinations: [String: JSONValue] = ["d0": ["tab": "main", "preconditions": ["auth"]]]
+        for index in 1..<3_000 { destinations["d\(index)"] = ["parent": .string("d\(index - 1)")] }
+        destinations["side"] = ["parent": "d10", "tab": "other", "preconditions": ["adult"]]
+        guard case .success(let decoded) = Schema.decode(Self.lab("destinations", .object(destinations))) else {
+            Issue.record("the deep chain was refused")
+            return
+        }
+        let schema = decoded.schema
+        #expect(schema.destinations["d2999"]!.depth == 2_999)
+        #expect(schema.destinations["d2999"]!.effectiveTab == "main")
+        #expect(schema.destinations["side"]!.effectiveTab == "other")
+        #expect(schema.path(to: "d2999") == (0..<3_000).map { "d\($0)" })
+        #expect(schema.path(to: "side") == (0...10).map { "d\($0)" } + ["side"])
+        #expect(schema.preconditions(along: "side") == ["auth", "adult"])
+    }
+
     @Test func derivesPathTabAndPreconditions() {
-        let detail = Fixtures.storefront53.destinations["orderDetail"]!
-        #expect(detail.path == ["home", "orders", "orderDetail"])
-        #expect(detail.effectiveTab == "account")
-        #expect(detail.effectivePreconditions == ["auth"])
-        let vaultItem = Fixtures.lab.destinations["vaultItem"]!
-        #expect(vaultItem.effectivePreconditions == ["auth", "adult"])
+        let schema = Fixtures.storefront53
+        #expect(schema.path(to: "orderDetail") == ["home", "orders", "orderDetail"])
+        #expect(schema.destinations["orderDetail"]!.depth == 2)
+        #expect(schema.destinations["orderDetail"]!.effectiveTab == "account")
+        #expect(schema.preconditions(along: "orderDetail") == ["auth"])
+        #expect(Fixtures.lab.preconditions(along: "vaultItem") == ["auth", "adult"])
+        #expect(schema.path(to: "noSuchDestination") == [])
         #expect(Fixtures.storefront53.hosts == ["storefront.example", "www.storefront.example"])
     }
 

@@ -14,11 +14,13 @@ struct ValidatorRow: Sendable, CustomTestStringConvertible {
     /// `code@path` of every expected problem (order-insensitive); empty for a clean document.
     var expected: Set<String>
     var label: String
+    var workLimit = RouteAnalysis.defaultWorkLimit
     var testDescription: String { label }
 
-    init(_ routes: [JSONValue], _ expected: Set<String>, schemas: [Schema] = [Fixtures.storefront53], _ label: String) {
+    init(_ routes: [JSONValue], _ expected: Set<String>, schemas: [Schema] = [Fixtures.storefront53], workLimit: Int? = nil, _ label: String) {
         document = routesDocument(routes)
         self.schemas = schemas
+        self.workLimit = workLimit ?? self.workLimit
         self.expected = expected
         self.label = label
     }
@@ -133,6 +135,28 @@ let validatorRows: [ValidatorRow] = [
     .init([["id": "a", "patterns": ["/a"], "destination": "home"],
            ["id": "b", "patterns": ["/a"], "destination": "home", "validFrom": "2027-01-01T00:00:00Z", "validUntil": "2027-02-01T00:00:00Z"]],
           ["shadowed@routes[1].patterns[0]"], "campaign after the general route"),
+    .init([["id": "a", "patterns": ["/a"], "destination": "home", "validFrom": "2027-01-01T00:00:00Z", "validUntil": "2027-02-01T00:00:00Z"],
+           ["id": "b", "patterns": ["/a"], "destination": "home", "validFrom": "2027-01-15T00:00:00Z", "validUntil": "2027-03-01T00:00:00Z"],
+           ["id": "c", "patterns": ["/a"], "destination": "home", "validFrom": "2027-01-20T00:00:00Z", "validUntil": "2027-02-20T00:00:00Z"]],
+          ["shadowed@routes[2].patterns[0]"], "within the later of two overlapping campaigns"),
+    .init([["id": "a", "patterns": ["/a"], "destination": "home", "validFrom": "2027-01-01T00:00:00Z", "validUntil": "2027-02-01T00:00:00Z"],
+           ["id": "b", "patterns": ["/a"], "destination": "home", "validFrom": "2027-01-15T00:00:00Z", "validUntil": "2027-03-01T00:00:00Z"],
+           ["id": "c", "patterns": ["/a"], "destination": "home", "validFrom": "2026-12-20T00:00:00Z", "validUntil": "2027-02-20T00:00:00Z"]],
+          [], "overlapping campaign windows, none within an earlier one"),
+    .init([["id": "a", "patterns": ["/a"], "destination": "home", "hosts": ["storefront.example"]],
+           ["id": "b", "patterns": ["/a"], "destination": "home", "schemes": ["storefront"]],
+           ["id": "c", "patterns": ["/a"], "destination": "home", "hosts": ["storefront.example"], "validFrom": "2027-01-15T00:00:00Z"]],
+          ["shadowed@routes[2].patterns[0]"], "within an earlier route of the same hosts, past one of other links"),
+    .init([["id": "a", "patterns": ["/a"], "destination": "home", "hosts": ["storefront.example"], "schemes": ["storefront"]],
+           ["id": "b", "patterns": ["/a"], "destination": "home", "validUntil": "2027-01-15T00:00:00Z"],
+           ["id": "c", "patterns": ["/a"], "destination": "home", "validFrom": "2027-01-15T00:00:00Z"]],
+          [], "back to back after a narrower route"),
+
+    // tooComplex: the conflict analysis stops at its work limit (tiny here)
+    .init([["id": "a", "patterns": ["/a"], "destination": "home", "hosts": ["storefront.example"]],
+           ["id": "b", "patterns": ["/a"], "destination": "home", "schemes": ["storefront"]],
+           ["id": "c", "patterns": ["/a"], "destination": "home", "validFrom": "2027-01-15T00:00:00Z"]],
+          ["tooComplex@routes[0].patterns[0]"], workLimit: 2, "more scope comparisons than the limit"),
 
     // undeclaredHost, undeclaredScheme
     .init([["id": "x", "patterns": ["/x"], "destination": "home", "hosts": ["shop.example"]]],
@@ -173,7 +197,7 @@ let validatorRows: [ValidatorRow] = [
 struct ValidatorTests {
     @Test(arguments: validatorRows)
     func reports(_ row: ValidatorRow) {
-        let report = Validator.validate(row.document, against: row.schemas, now: Fixtures.date("2026-03-15T00:00:00Z"))
+        let report = Validator.validate(row.document, against: row.schemas, now: Fixtures.date("2026-03-15T00:00:00Z"), workLimit: row.workLimit)
         let found = Set(report.problems.map { "\($0.code.rawValue)@\($0.path)" })
         #expect(found == row.expected, "\(report.problems.map(\.message))")
         let blocking = row.expected.contains { entry in
@@ -200,7 +224,7 @@ struct ValidatorTests {
 
     @Test func conflictAndShadowMessagesNameBothRoutes() {
         for row in validatorRows where row.label.hasPrefix("same links") || row.label.hasPrefix("narrow route after") {
-            let report = Validator.validate(row.document, against: row.schemas, now: Fixtures.date("2026-03-15T00:00:00Z"))
+            let report = Validator.validate(row.document, against: row.schemas, now: Fixtures.date("2026-03-15T00:00:00Z"), workLimit: row.workLimit)
             let message = report.errors.first?.message ?? ""
             let ids = row.document["routes"]!.arrayValue!.compactMap { $0["id"]?.stringValue }
             #expect(ids.allSatisfy { message.contains("\"\($0)\"") }, "\(message)")
