@@ -24,6 +24,14 @@ public struct Router: Sendable {
     /// A handler that answers later, from any thread, through the `Responder` (e.g. once a
     /// write is durable). The connection reads nothing more until it has answered.
     public typealias DeferredHandler = @Sendable (HTTPRequest, RouteParameters, Responder) -> Void
+    /// A handler that answers at once when it can (a cache hit) and otherwise hands the
+    /// work off the loop, answering later through the `Responder` it is then given.
+    public typealias AnsweringHandler = @Sendable (HTTPRequest, RouteParameters) -> Answer
+
+    public enum Answer: Sendable {
+        case now(HTTPResponse)
+        case later(@Sendable (Responder) -> Void)
+    }
 
     /// Checks a request at the end of its head, before its body is read: admitted (with
     /// who sent it, if known) or refused with the response to send. The server then never
@@ -38,6 +46,7 @@ public struct Router: Sendable {
     enum Work: Sendable {
         case now(Handler)
         case later(DeferredHandler)
+        case nowOrLater(AnsweringHandler)
     }
 
     enum Segment: Hashable, Sendable {
@@ -84,6 +93,12 @@ public struct Router: Sendable {
     public mutating func addDeferred(_ method: String, _ path: String, maximumBody: Int? = nil, admission: Admission? = nil,
                                      _ handler: @escaping DeferredHandler) throws(RouterError) {
         try add(method, path, maximumBody: maximumBody, admission: admission, work: .later(handler))
+    }
+
+    /// Adds a route whose handler answers at once or, when it must work for it, later.
+    public mutating func addAnswering(_ method: String, _ path: String, maximumBody: Int? = nil, admission: Admission? = nil,
+                                      _ handler: @escaping AnsweringHandler) throws(RouterError) {
+        try add(method, path, maximumBody: maximumBody, admission: admission, work: .nowOrLater(handler))
     }
 
     private mutating func add(_ method: String, _ path: String, maximumBody: Int?, admission: Admission?, work: Work) throws(RouterError) {
@@ -213,6 +228,12 @@ public struct Router: Sendable {
         case .found(.later(let handler), var parameters, let route):
             if admittedAs != nil { parameters.admittedAs = admittedAs }
             return .deferred(handler, parameters, route: route)
+        case .found(.nowOrLater(let handler), var parameters, let route):
+            if admittedAs != nil { parameters.admittedAs = admittedAs }
+            switch handler(request, parameters) {
+            case .now(let response): return .response(response, route: route)
+            case .later(let finish): return .deferred({ _, _, responder in finish(responder) }, parameters, route: route)
+            }
         case .methodNotAllowed(let allow):
             return .response(Self.methodNotAllowed(request, allow: allow), route: -1)
         case .notFound:

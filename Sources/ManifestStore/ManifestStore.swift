@@ -293,28 +293,59 @@ public final class ManifestStore: Sendable {
     /// current revision (nil: there is none yet), stores it as the next revision.
     /// `findings`: problems found outside the store (the link checks), counted with the
     /// validator's. Refusals are audited and change nothing else.
+    ///
+    /// The document is validated before the writer lock is taken, against the schemas of
+    /// that moment, so a large document never holds up other changes; under the lock the
+    /// base is checked, and the document is validated again only if a schema changed
+    /// meanwhile.
     public func publish(routes: [UInt8], base: Int?, author: String, message: String, findings: [ValidationProblem] = [],
                         now: Date = Date()) throws(StoreError) -> PublishOutcome {
-        try writer.withLock { _ throws(StoreError) in
-            try publishLocked(routes: routes, base: base, author: author, message: message, restores: nil, findings: findings, now: now)
+        let seen = snapshot
+        // Revisions only grow: a base that is stale now stays stale, so it is not validated.
+        let checked = base == seen.current?.number ? Checked(routes: routes, against: seen, findings: findings, now: now) : nil
+        return try writer.withLock { _ throws(StoreError) in
+            try publishLocked(routes: routes, base: base, author: author, message: message, restores: nil, checked: checked, now: now)
         }
     }
 
     /// Publishes revision `number`'s routes again as a new revision (validated against the
-    /// schemas registered now).
+    /// schemas registered now, outside the lock as a publish is).
     public func rollback(to number: Int, base: Int?, author: String, message: String, now: Date = Date()) throws(StoreError) -> PublishOutcome {
-        try writer.withLock { _ throws(StoreError) in
-            guard let old = snapshot.revision(number) else {
+        let seen = snapshot
+        let checked = seen.revision(number).map { Checked(routes: $0.routes, against: seen, findings: [], now: now) }
+        return try writer.withLock { _ throws(StoreError) in
+            guard let old = snapshot.revision(number), let checked else {
                 try appendAudit(["action": "rollback", "actor": .string(author), "outcome": "refused",
                                  "reason": "unknownRevision", "restores": .int(number)], time: now)
                 return .unknownRevision(number)
             }
-            return try publishLocked(routes: old.routes, base: base, author: author, message: message, restores: number, findings: [], now: now)
+            return try publishLocked(routes: old.routes, base: base, author: author, message: message, restores: number, checked: checked, now: now)
+        }
+    }
+
+    /// A validation report and the schemas it was made against.
+    private struct Checked {
+        let report: ValidationReport
+        let schemas: [SchemaKey: String]
+        let findings: [ValidationProblem]
+
+        init(routes: [UInt8], against snapshot: StoreSnapshot, findings: [ValidationProblem], now: Date) {
+            var report = ManifestStore.validate(routes, against: snapshot, now: now)
+            report.append(contentsOf: findings)
+            self.report = report
+            schemas = snapshot.schemas.mapValues(\.sha256)
+            self.findings = findings
+        }
+
+        /// The report, made again if the schemas are no longer those it was made against.
+        func report(for routes: [UInt8], against snapshot: StoreSnapshot, now: Date) -> ValidationReport {
+            guard snapshot.schemas.mapValues(\.sha256) != schemas else { return report }
+            return Checked(routes: routes, against: snapshot, findings: findings, now: now).report
         }
     }
 
     private func publishLocked(routes: [UInt8], base: Int?, author: String, message: String, restores: Int?,
-                               findings: [ValidationProblem], now: Date) throws(StoreError) -> PublishOutcome {
+                               checked: Checked?, now: Date) throws(StoreError) -> PublishOutcome {
         let action: JSONValue = restores == nil ? "publish" : "rollback"
         let current = snapshot
         guard base == current.current?.number else {
@@ -322,8 +353,8 @@ public final class ManifestStore: Sendable {
                              "base": base.map(JSONValue.int) ?? .null], time: now)
             return .staleBase(current: current.current?.number)
         }
-        var report = Self.validate(routes, against: current, now: now)
-        report.append(contentsOf: findings)
+        let report = checked?.report(for: routes, against: current, now: now)
+            ?? Checked(routes: routes, against: current, findings: [], now: now).report
         guard report.isValid else {
             try appendAudit(["action": action, "actor": .string(author), "outcome": "refused", "reason": "invalid",
                              "errors": .int(report.errors.count)], time: now)
@@ -367,21 +398,21 @@ public final class ManifestStore: Sendable {
     /// Registers (or replaces) the schema for one app build. `expected`: the platform and
     /// version the caller addressed, which the body must agree with.
     public func registerSchema(_ bytes: [UInt8], expected: SchemaKey?, author: String, now: Date = Date()) throws(StoreError) -> SchemaOutcome {
-        try writer.withLock { _ throws(StoreError) in
+        // Parsed and decoded before the writer lock is taken.
+        let decoding: Result<(schema: Schema, warnings: [ValidationProblem]), SchemaError>
+        switch Result(catching: { () throws(JSONParseError) in try JSONParser().parse(bytes) }) {
+        case .success(let json): decoding = Schema.decode(json)
+        case .failure(let error):
+            decoding = .failure(SchemaError(problems: [ValidationProblem(.invalidFormat, at: .root, "The schema is not valid JSON: \(error.message)")]))
+        }
+        return try writer.withLock { _ throws(StoreError) in
             func refuse(_ reason: String) throws(StoreError) {
                 try appendAudit(["action": "registerSchema", "actor": .string(author), "outcome": "refused", "reason": .string(reason),
                                  "platform": expected.map { .string($0.platform) } ?? .null,
                                  "version": expected.map { .string($0.version) } ?? .null], time: now)
             }
-            let json: JSONValue
-            switch Result(catching: { () throws(JSONParseError) in try JSONParser().parse(bytes) }) {
-            case .success(let value): json = value
-            case .failure(let error):
-                try refuse("invalid")
-                return .invalid([ValidationProblem(.invalidFormat, at: .root, "The schema is not valid JSON: \(error.message)")])
-            }
             let decoded: (schema: Schema, warnings: [ValidationProblem])
-            switch Schema.decode(json) {
+            switch decoding {
             case .success(let value): decoded = value
             case .failure(let error):
                 try refuse("invalid")

@@ -145,4 +145,8 @@ public struct Schema: Hashable, Sendable {
 /// A schema document that cannot be used, with every problem found in it.
 public struct SchemaError: Error, Hashable, Sendable {
     public var problems: [ValidationProblem]
+
+    public init(problems: [ValidationProblem]) {
+        self.problems = problems
+    }
 }

@@ -18,6 +18,9 @@ public final class API: Sendable {
         public var linkChecks: LinkCheckOptions?
         /// Set on a follower (`serve --follow`): it mirrors this primary and refuses writes.
         public var follower: Follower?
+        /// How many requests' worth of off-loop work (validation, build views, revision
+        /// reads) may wait or run at once; beyond it such requests get `503`.
+        public var maximumQueuedWork = 64
 
         public init() {}
     }

@@ -29,6 +29,8 @@ final class APIContext: Sendable {
     let httpMetrics = HTTPMetrics()
     /// Present when link checks are on; its cache lives as long as the service.
     let linkChecker: LinkChecker?
+    /// Validation, build views, revision reads and other work that grows with a document.
+    let work: WorkQueue
     /// Link checks block on the network: they run here, never on an event loop.
     private let linkCheckQueue = DispatchQueue(label: "waymark.link-checks", attributes: .concurrent)
 
@@ -36,6 +38,7 @@ final class APIContext: Sendable {
         self.store = store
         self.telemetry = telemetry
         self.options = options
+        work = WorkQueue(capacity: options.maximumQueuedWork)
         linkChecker = options.linkChecks.map(LinkChecker.init)
     }
 

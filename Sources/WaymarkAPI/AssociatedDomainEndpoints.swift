@@ -9,16 +9,23 @@ struct AssociatedDomainEndpoints: EndpointGroup {
     let context: APIContext
 
     func register(on registry: inout EndpointRegistry) throws(RouterError) {
-        try registry.add("GET", "/.well-known/apple-app-site-association", .open) { _, _ in file(\.apple) }
-        try registry.add("GET", "/.well-known/assetlinks.json", .open) { _, _ in file(\.google) }
+        try registry.addCachedOrOffLoop("GET", "/.well-known/apple-app-site-association", .open) { _, _ in file(\.apple) }
+        try registry.addCachedOrOffLoop("GET", "/.well-known/assetlinks.json", .open) { _, _ in file(\.google) }
     }
 
-    private func file(_ pick: (AssociatedDomainFiles) -> [UInt8]) -> HTTPResponse {
-        let documents = context.documents
-        let files = context.manifests.associatedDomains(context.store.snapshot) { snapshot in
-            AssociatedDomainFiles(schemas: snapshot.orderedSchemas.map(\.schema),
-                                  patterns: snapshot.current.map { documents.document($0).patterns } ?? [])
+    /// Cached until the revision or a schema changes; then built once on the work queue.
+    private func file(_ pick: @escaping @Sendable (AssociatedDomainFiles) -> [UInt8]) -> EndpointRegistry.Answer {
+        let snapshot = context.store.snapshot
+        @Sendable func response(_ files: AssociatedDomainFiles) -> HTTPResponse {
+            APIResponse.bytes(pick(files), contentType: "application/json", cacheControl: "public, max-age=3600")
         }
-        return APIResponse.bytes(pick(files), contentType: "application/json", cacheControl: "public, max-age=3600")
+        if let files = context.manifests.cachedAssociatedDomains(snapshot) { return .now(response(files)) }
+        let (manifests, documents) = (context.manifests, context.documents)
+        return .work {
+            response(manifests.associatedDomains(snapshot) { snapshot in
+                AssociatedDomainFiles(schemas: snapshot.orderedSchemas.map(\.schema),
+                                      patterns: snapshot.current.map { documents.document($0).patterns } ?? [])
+            })
+        }
     }
 }

@@ -88,11 +88,21 @@ final class ManifestCache: Sendable {
     /// The associated-domain files, rebuilt only when the revision or a schema changes
     /// (they are public, so no request should make the server parse the routes again).
     func associatedDomains(_ snapshot: StoreSnapshot, build: (StoreSnapshot) -> AssociatedDomainFiles) -> AssociatedDomainFiles {
-        let key = "\(snapshot.current?.number ?? 0)|" + snapshot.orderedSchemas.map(\.sha256).joined(separator: ",")
+        let key = Self.domainsKey(snapshot)
         if let cached = domains.withLock({ $0 }), cached.key == key { return cached.files }
         let files = build(snapshot)
         domains.withLock { $0 = (key, files) }
         return files
+    }
+
+    /// The associated-domain files of `snapshot` if they are built already.
+    func cachedAssociatedDomains(_ snapshot: StoreSnapshot) -> AssociatedDomainFiles? {
+        let key = Self.domainsKey(snapshot)
+        return domains.withLock { $0?.key == key ? $0?.files : nil }
+    }
+
+    private static func domainsKey(_ snapshot: StoreSnapshot) -> String {
+        "\(snapshot.current?.number ?? 0)|" + snapshot.orderedSchemas.map(\.sha256).joined(separator: ",")
     }
 
     func view(revision: Revision, stored: StoredSchema, documents: RevisionDocuments) -> BuildView {

@@ -4,15 +4,18 @@ import ManifestStore
 import RouteEngine
 
 /// `GET /v1/manifest?platform&version`: the current revision filtered for one app build,
-/// with its schema, a strong ETag and 304s. The hot path: a fetch is one cache lookup.
+/// with its schema, a strong ETag and 304s. The hot path: a fetch is one cache lookup on
+/// the loop; the first fetch of a build after a change builds its view on the work queue.
 struct ManifestEndpoints: EndpointGroup {
     let context: APIContext
 
     func register(on registry: inout EndpointRegistry) throws(RouterError) {
-        try registry.add("GET", "/v1/manifest", .scope(.manifestRead, action: "readManifest")) { request, call throws(Refusal) in try manifest(request, call) }
+        try registry.addCachedOrOffLoop("GET", "/v1/manifest", .scope(.manifestRead, action: "readManifest")) { request, call throws(Refusal) in
+            try manifest(request, call)
+        }
     }
 
-    private func manifest(_ request: HTTPRequest, _ call: RouteCall) throws(Refusal) -> HTTPResponse {
+    private func manifest(_ request: HTTPRequest, _ call: RouteCall) throws(Refusal) -> EndpointRegistry.Answer {
         let query = try APIResponse.query(request)
         guard let platform = query["platform"], !platform.isEmpty, let version = query["version"], !version.isEmpty else {
             throw Refusal(.badRequest, "missingBuild", "Say which app build: ?platform=ios&version=5.3.0.")
@@ -23,13 +26,15 @@ struct ManifestEndpoints: EndpointGroup {
         // older than the store, never newer, and the next change retires it.
         let generation = context.store.generation
         if let view = context.manifests.current(generation: generation, key) {
+            return .now(view.response(publicReads: publicReads, notModified: APIResponse.ifNoneMatch(request, matches: view.etag)))
+        }
+        let (stored, current) = try Self.build(key, in: context.store.snapshot)
+        let context = context
+        return .work {
+            let view = context.manifests.view(revision: current, stored: stored, documents: context.documents)
+            context.manifests.remember(view, generation: generation)
             return view.response(publicReads: publicReads, notModified: APIResponse.ifNoneMatch(request, matches: view.etag))
         }
-        let snapshot = context.store.snapshot
-        let (stored, current) = try Self.build(key, in: snapshot)
-        let view = context.manifests.view(revision: current, stored: stored, documents: context.documents)
-        context.manifests.remember(view, generation: generation)
-        return view.response(publicReads: publicReads, notModified: APIResponse.ifNoneMatch(request, matches: view.etag))
     }
 
     /// The schema of build `key` and the current revision, or the 404 saying which is missing.

@@ -10,7 +10,7 @@ struct PreviewEndpoints: EndpointGroup {
     let context: APIContext
 
     func register(on registry: inout EndpointRegistry) throws(RouterError) {
-        try registry.add("POST", "/v1/resolve", .scope(.manifestRead, action: "resolve"), maximumBody: 64 << 10) { request, call throws(Refusal) in
+        try registry.addOffLoop("POST", "/v1/resolve", .scope(.manifestRead, action: "resolve"), maximumBody: 64 << 10) { request, call throws(Refusal) in
             try resolve(request, call)
         }
     }

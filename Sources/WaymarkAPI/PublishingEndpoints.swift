@@ -6,7 +6,8 @@ import RouteEngine
 
 /// Changing the routes (scope `routes:publish`): publishing a revision against the base the
 /// client started from, rolling back to an earlier one, and the dry run of validation.
-/// Publishing and validation are deferred: with link checks on they wait for the network.
+/// All three work off the loop (parsing and validating a document grows with it); with link
+/// checks on, publishing and validation also wait for the network, on its own queue.
 struct PublishingEndpoints: EndpointGroup {
     let context: APIContext
 
@@ -15,7 +16,7 @@ struct PublishingEndpoints: EndpointGroup {
         try registry.addDeferred("POST", "/v1/revisions", .scope(.routesPublish, action: "publish"), maximumBody: documentLimit) {
             request, call, responder throws(Refusal) in try publish(request, call, responder)
         }
-        try registry.add("POST", "/v1/revisions/:number/rollback", .scope(.routesPublish, action: "rollback"), maximumBody: 64 << 10) {
+        try registry.addOffLoop("POST", "/v1/revisions/:number/rollback", .scope(.routesPublish, action: "rollback"), maximumBody: 64 << 10) {
             request, call throws(Refusal) in try rollback(request, call)
         }
         try registry.addDeferred("POST", "/v1/validate", .scope(.routesPublish, action: "validate"), maximumBody: documentLimit) {
@@ -23,17 +24,20 @@ struct PublishingEndpoints: EndpointGroup {
         }
     }
 
-    /// Checked here, then (with link checks on) off the loop while the links are fetched.
+    /// The headers are checked on the loop; the body is parsed and validated on the work
+    /// queue (with link checks on, published from theirs once the links are fetched).
     private func publish(_ request: HTTPRequest, _ call: RouteCall, _ responder: Responder) throws(Refusal) {
         try context.requirePrimary()
-        let body = try Self.envelope(request, requireRoutes: true)
         let base = try base(request)
-        let routes = body.routes?.serializedBytes(pretty: true) ?? []
-        let (store, author) = (context.store, call.actor)
-        context.withLinkFindings(body.routes, against: store.snapshot) { [context] findings in
-            responder.respond(Self.outcome(context, Result { () throws(StoreError) in
-                try store.publish(routes: routes, base: base, author: author, message: body.message, findings: findings)
-            }))
+        let (context, store, author) = (context, context.store, call.actor)
+        context.work.run(responder) { () throws(Refusal) in
+            let body = try Self.envelope(request, requireRoutes: true)
+            let routes = body.routes?.serializedBytes(pretty: true) ?? []
+            context.withLinkFindings(body.routes, against: store.snapshot) { findings in
+                responder.respond(Self.outcome(context, Result { () throws(StoreError) in
+                    try store.publish(routes: routes, base: base, author: author, message: body.message, findings: findings)
+                }))
+            }
         }
     }
 
@@ -51,6 +55,12 @@ struct PublishingEndpoints: EndpointGroup {
 
     private func validate(_ request: HTTPRequest, _ call: RouteCall, _ responder: Responder) throws(Refusal) {
         guard !request.body.isEmpty else { throw Refusal(.badRequest, "missingBody", "Send the routes document to validate as the body.") }
+        context.work.run(responder) { [context] in
+            Self.validate(request, context: context, responder)
+        }
+    }
+
+    private static func validate(_ request: HTTPRequest, context: APIContext, _ responder: Responder) {
         let snapshot = context.store.snapshot
         let validated = ManifestStore.validate(request.body, against: snapshot)
         // The body is parsed a second time only when the links are checked.

@@ -21,6 +21,11 @@ public struct RouteDeclaration: Sendable, Hashable {
         case onLoop
         /// Later, from another thread, through a `Responder` (a durable write, a link check).
         case deferred
+        /// On the work queue (`WorkQueue`): validation and other work that grows with a
+        /// document, never on a loop.
+        case offLoop
+        /// On the loop when what it serves is cached (a manifest fetch), else on the work queue.
+        case cachedOrOffLoop
     }
 
     public let method: String
@@ -55,6 +60,17 @@ struct RouteCall {
 struct EndpointRegistry {
     typealias Handler = @Sendable (HTTPRequest, RouteCall) throws(Refusal) -> HTTPResponse
     typealias DeferredHandler = @Sendable (HTTPRequest, RouteCall, Responder) throws(Refusal) -> Void
+    /// Work for the work queue, returning the answer.
+    typealias Job = @Sendable () throws(Refusal) -> HTTPResponse
+
+    /// What a `cachedOrOffLoop` handler decides on the loop.
+    enum Answer {
+        /// Cached: answered on the loop.
+        case now(HTTPResponse)
+        /// Not cached: `Job` runs on the work queue and answers.
+        case work(Job)
+    }
+    typealias AnsweringHandler = @Sendable (HTTPRequest, RouteCall) throws(Refusal) -> Answer
 
     let context: APIContext
     private(set) var router = Router()
@@ -93,6 +109,42 @@ struct EndpointRegistry {
             }
         }
         declarations.append(RouteDeclaration(method: method, path: path, access: access, maximumBody: maximumBody, mode: .deferred))
+    }
+
+    /// A route answered from the work queue: its access is checked on the loop, then the
+    /// handler runs off it.
+    mutating func addOffLoop(_ method: String, _ path: String, _ access: RouteDeclaration.Access, maximumBody: Int? = nil,
+                             _ handler: @escaping Handler) throws(RouterError) {
+        let context = context
+        try router.addDeferred(method, path, maximumBody: maximumBody, admission: context.admission(access)) { request, parameters, responder in
+            do throws(Refusal) {
+                let call = RouteCall(parameters: parameters, actor: try context.actor(of: request, parameters, access))
+                context.work.answer(responder) { () throws(Refusal) in try handler(request, call) }
+            } catch {
+                responder.respond(error.response)
+            }
+        }
+        declarations.append(RouteDeclaration(method: method, path: path, access: access, maximumBody: maximumBody, mode: .offLoop))
+    }
+
+    /// A route answered on the loop when its handler finds what it needs cached, else from
+    /// the work queue.
+    mutating func addCachedOrOffLoop(_ method: String, _ path: String, _ access: RouteDeclaration.Access, maximumBody: Int? = nil,
+                                     _ handler: @escaping AnsweringHandler) throws(RouterError) {
+        let context = context
+        try router.addAnswering(method, path, maximumBody: maximumBody, admission: context.admission(access)) { request, parameters in
+            let job: Job
+            do throws(Refusal) {
+                switch try handler(request, RouteCall(parameters: parameters, actor: try context.actor(of: request, parameters, access))) {
+                case .now(let response): return .now(response)
+                case .work(let work): job = work
+                }
+            } catch {
+                return .now(error.response)
+            }
+            return .later { responder in context.work.answer(responder, job) }
+        }
+        declarations.append(RouteDeclaration(method: method, path: path, access: access, maximumBody: maximumBody, mode: .cachedOrOffLoop))
     }
 }
 

@@ -10,8 +10,8 @@ struct SchemaEndpoints: EndpointGroup {
     let context: APIContext
 
     func register(on registry: inout EndpointRegistry) throws(RouterError) {
-        try registry.add("PUT", "/v1/schemas/:platform/:version", .scope(.schemasWrite, action: "registerSchema"),
-                         maximumBody: context.options.maximumDocumentBytes) { request, call throws(Refusal) in try registerSchema(request, call) }
+        try registry.addOffLoop("PUT", "/v1/schemas/:platform/:version", .scope(.schemasWrite, action: "registerSchema"),
+                               maximumBody: context.options.maximumDocumentBytes) { request, call throws(Refusal) in try registerSchema(request, call) }
         try registry.add("GET", "/v1/schemas", .scope(.manifestRead, action: "readSchemas")) { _, _ in schemas() }
     }
 

@@ -26,6 +26,9 @@ enum ServeCommand {
           --threads N              Event loops, one thread each (default: one per core)
           --max-connections N      Open connections before new ones wait (default 10000)
           --max-document-bytes N   Largest routes document or schema accepted (default 16777216)
+          --max-queued-work N      Requests whose validation, build view, revision read or preview
+                                   may wait or run off the event loops at once; more get 503
+                                   (default 64)
           --pin-threads            Pin event loop i to the i-th allowed CPU
           --telemetry-minutes H    Keep per-minute telemetry counts for H hours (default 48)
           --telemetry-hours D      Keep per-hour telemetry counts for D days (default 90)
@@ -55,7 +58,7 @@ enum ServeCommand {
 
     static func run(_ arguments: [String], output: inout Output) throws(CLIError) -> ExitCode {
         let parsed = try Arguments(arguments, command: "serve",
-                                   options: Set(["--host", "--port", "--data-dir", "--seed", "--threads", "--max-connections", "--max-document-bytes",
+                                   options: Set(["--host", "--port", "--data-dir", "--seed", "--threads", "--max-connections", "--max-document-bytes", "--max-queued-work",
                                              "--follow", "--follow-token", "--follow-token-file", "--follow-interval",
                                              "--telemetry-minutes", "--telemetry-hours", "--telemetry-max-routes", "--telemetry-max-versions"])
                                              .union(LinkCheckArguments.options),
@@ -77,6 +80,8 @@ enum ServeCommand {
         options.publicManifestReads = parsed.has("--public-reads")
         options.maximumDocumentBytes = try parsed.number("--max-document-bytes", in: 1024...(1 << 30), expected: "1024 to 1073741824 bytes")
             ?? options.maximumDocumentBytes
+        options.maximumQueuedWork = try parsed.number("--max-queued-work", in: 1...100_000, expected: "1 to 100000")
+            ?? options.maximumQueuedWork
         options.linkChecks = try LinkCheckArguments.parse(parsed, cache: true)
         if parsed.has("--no-seed"), parsed.last("--seed") != nil { throw .invalidValue(option: "--seed", value: parsed.last("--seed")!, expected: "no --seed with --no-seed") }
         let dataDirectory = parsed.last("--data-dir") ?? "data"

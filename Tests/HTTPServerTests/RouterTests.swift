@@ -1,5 +1,6 @@
 import HTTPCore
 @testable import HTTPServer
+import Synchronization
 import Testing
 
 /// The router as a table: which route a method and path reach, with what parameters, and
@@ -168,6 +169,27 @@ struct RouterRegistrationTests {
         try! router.add("POST", "/t/:id") { _, _ in HTTPResponse(status: .ok) }
         #expect(throws: RouterError.duplicate(method: "POST", path: "/t/:n", existing: "/t/:id")) {
             try router.addDeferred("POST", "/t/:n") { _, _, responder in responder.respond(HTTPResponse(status: .ok)) }
+        }
+    }
+
+    /// An answering route answers at once when its handler can, and is deferred (its work
+    /// handed the responder) when it cannot; the parameters reach it either way.
+    @Test func answeringRoutesAnswerNowOrLater() {
+        var router = Router()
+        try! router.addAnswering("GET", "/a/:key") { _, parameters in
+            parameters["key"] == "cached" ? .now(HTTPResponse(status: .ok)) : .later { responder in responder.respond(HTTPResponse(status: .accepted)) }
+        }
+        for (key, immediate, status) in [("cached", true, 200), ("cold", false, 202)] {
+            let request = HTTPRequest(head: HTTPRequestHead(method: "GET", target: "/a/\(key)", headers: HTTPHeaders()), body: [])
+            switch router.route(request) {
+            case .response(let response, _):
+                #expect(immediate && response.status.code == status, "\(key)")
+            case .deferred(let handler, let parameters, _):
+                #expect(!immediate, "\(key)")
+                let answered = Mutex<Int?>(nil)
+                handler(request, parameters, Responder { response in answered.withLock { $0 = response.status.code } })
+                #expect(answered.withLock { $0 } == status)
+            }
         }
     }
 }

@@ -77,7 +77,7 @@ public final class LiveService {
     /// tokens are the primary's, and nothing runs until the test calls the follower.
     public init(publicReads: Bool = false, seed: Bool = true, maximumDocumentBytes: Int? = nil,
                 telemetryOptions: TelemetryStore.Options = TelemetryStore.Options(), linkChecks: LinkCheckOptions? = nil,
-                following primary: LiveService? = nil, transport: Transport = .socket) throws {
+                following primary: LiveService? = nil, maximumQueuedWork: Int? = nil, transport: Transport = .socket) throws {
         store = try ManifestStore.open(at: path).store
         var telemetryOptions = telemetryOptions
         telemetryOptions.forwarding = primary != nil
@@ -91,6 +91,7 @@ public final class LiveService {
         options.publicManifestReads = publicReads
         if let maximumDocumentBytes { options.maximumDocumentBytes = maximumDocumentBytes }
         options.linkChecks = linkChecks
+        if let maximumQueuedWork { options.maximumQueuedWork = maximumQueuedWork }
         var configuration = ServerConfiguration()
         configuration.hosts = ["127.0.0.1"]
         configuration.port = 0

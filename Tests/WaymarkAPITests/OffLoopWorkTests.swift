@@ -1,0 +1,84 @@
+import Dispatch
+import Foundation
+import Synchronization
+import Testing
+import TestSupport
+@testable import WaymarkAPI
+
+/// Work that grows with a document runs on the work queue, never on a loop: while the
+/// queue is full, what is cached is still answered at once, and what needs work is refused
+/// with `503 busy` and `Retry-After` rather than queued without bound or run on the loop.
+@Suite("Off-loop work", .serialized)
+struct OffLoopWorkTests {
+    /// Holds `count` jobs of `queue` until `release` is called.
+    final class Hold: Sendable {
+        private let gate = DispatchSemaphore(value: 0)
+        private let started = DispatchSemaphore(value: 0)
+        let count: Int
+
+        init(_ queue: WorkQueue, jobs count: Int) {
+            self.count = count
+            let (gate, started) = (gate, started)
+            for _ in 0..<count {
+                let accepted = queue.submit {
+                    started.signal()
+                    gate.wait()
+                }
+                #expect(accepted)
+            }
+            for _ in 0..<count { started.wait() }
+        }
+
+        func release() {
+            for _ in 0..<count { gate.signal() }
+        }
+    }
+
+    @Test func aFullQueueRefusesMoreAndTakesWorkAgainOnceFree() {
+        let queue = WorkQueue(capacity: 2)
+        let hold = Hold(queue, jobs: 2)
+        #expect(queue.queued == 2)
+        #expect(!queue.submit {}, "a third job is refused")
+        #expect(queue.refused.load(ordering: .relaxed) == 1)
+        hold.release()
+        let done = DispatchSemaphore(value: 0)
+        var accepted = false
+        for _ in 0..<1_000 where !accepted {  // the held jobs leave the count as they return
+            accepted = queue.submit { done.signal() }
+            if !accepted { usleep(1_000) }
+        }
+        #expect(accepted)
+        done.wait()
+    }
+
+    @Test func whileTheQueueIsFullCachedManifestsAreServedAndWorkIs503() throws {
+        let service = try LiveService(maximumQueuedWork: 1)
+        let read = service.tokens[.manifestRead]
+        let cached = "/v1/manifest?platform=ios&version=5.3.0"
+        #expect(service.call("GET", cached, token: read).status == 200, "built once, on the work queue")
+        let hold = Hold(service.api.context.work, jobs: 1)
+        defer { hold.release() }
+
+        let fetch = service.call("GET", cached, token: read)
+        #expect(fetch.status == 200, "a cached view is answered on the loop: \(fetch.text.prefix(200))")
+        let unbuilt = service.call("GET", "/v1/manifest?platform=ios&version=5.2.0", token: read)
+        #expect(unbuilt.status == 503 && unbuilt.errorCode == "busy" && unbuilt["Retry-After"] == "1", "\(unbuilt.text)")
+        let validate = service.call("POST", "/v1/validate", token: service.tokens[.routesPublish], body: storefrontRoutesText)
+        #expect(validate.status == 503 && validate.errorCode == "busy")
+        let publish = service.call("POST", "/v1/revisions", token: service.tokens[.routesPublish], headers: rev1,
+                                   body: "{\"routes\": \(storefrontRoutesText)}")
+        #expect(publish.status == 503 && publish.errorCode == "busy")
+        #expect(service.store.snapshot.revisions.count == 1, "a refused publish changes nothing")
+        #expect(service.call("GET", "/healthz").status == 200)
+        let metrics = service.call("GET", "/metrics", token: service.tokens[.telemetryRead]).text
+        #expect(metrics.contains("waymark_work_refused_total 3"), "\(metrics.split(separator: "\n").filter { $0.contains("work") })")
+
+        hold.release()
+        var reply = unbuilt
+        for _ in 0..<1_000 where reply.status == 503 {
+            usleep(1_000)
+            reply = service.call("GET", "/v1/manifest?platform=ios&version=5.2.0", token: read)
+        }
+        #expect(reply.status == 200, "answered once the queue is free")
+    }
+}
