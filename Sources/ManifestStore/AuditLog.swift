@@ -1,6 +1,7 @@
 import CivilDate
 import Foundation
 import RouteEngine
+import Synchronization
 import SystemIO
 
 extension DataDirectory {
@@ -9,8 +10,116 @@ extension DataDirectory {
     static let auditLog = "audit.log"
 
     func appendAudit(_ fields: [String: JSONValue], time: Date) throws(IOError) {
+        try appendDurably(Self.auditLine(fields, time: time), to: Self.auditLog)
+    }
+
+    static func auditLine(_ fields: [String: JSONValue], time: Date) -> [UInt8] {
         var entry = fields
         entry["time"] = .string(Timestamp.format(time))
-        try appendDurably(JSONValue.object(entry).serializedBytes() + [UInt8(ascii: "\n")], to: Self.auditLog)
+        return JSONValue.object(entry).serializedBytes() + [UInt8(ascii: "\n")]
+    }
+
+    /// Moves `audit.log` aside as `audit-<time>.log` when it has reached `limit` bytes, so
+    /// the next line starts a new file. Rotated files are kept (they are the history);
+    /// nothing reads them but people.
+    func rotateAudit(limit: Int, now: Date) throws(IOError) {
+        guard let size = FileSystem.size(path + "/" + Self.auditLog), size >= limit else { return }
+        var name = "audit-" + Timestamp.format(now).replacingOccurrences(of: ":", with: "") + ".log"
+        var suffix = 1
+        while exists(name) {
+            suffix += 1
+            name = "audit-" + Timestamp.format(now).replacingOccurrences(of: ":", with: "") + "-\(suffix).log"
+        }
+        try FileSystem.rename(path + "/" + Self.auditLog, to: path + "/" + name)
+        try FileSystem.syncDirectory(path)
+    }
+
+    /// The complete lines of `name`, last first, read backwards in 64 KiB pieces until
+    /// `visit` returns false: start-up reads only as far back as it must.
+    func scanBackwards(_ name: String, _ visit: (ArraySlice<UInt8>) -> Bool) throws(IOError) {
+        let filePath = path + "/" + name
+        guard let size = FileSystem.size(filePath), size > 0 else { return }
+        let fd = try FileSystem.open(filePath, O_RDONLY)
+        defer { FileSystem.close(fd) }
+        var end = size
+        var carry: [UInt8] = []  // the start of a line whose end was read already
+        while end > 0 {
+            let start = max(0, end - (64 << 10))
+            var piece = try FileSystem.read(fd, count: end - start, at: start, path: filePath) + carry
+            end = start
+            var lineEnd = piece.count
+            while let newline = piece[..<lineEnd].lastIndex(of: UInt8(ascii: "\n")) {
+                if newline + 1 < lineEnd, !visit(piece[(newline + 1)..<lineEnd]) { return }
+                lineEnd = newline
+            }
+            piece.removeSubrange(lineEnd...)
+            carry = piece
+        }
+        if !carry.isEmpty { _ = visit(carry[...]) }
+    }
+}
+
+/// Refused attempts, counted per minute instead of written one by one: a client that is
+/// refused a thousand times a second costs the log one line per minute per (action, actor,
+/// reason), not a thousand fsynced lines. At most `maximumKeys` different keys a minute;
+/// past them, refusals count under the actor `"(others)"`.
+final class RefusalTally: Sendable {
+    struct Key: Hashable {
+        let action: String
+        let actor: String
+        let reason: String
+    }
+
+    static let maximumKeys = 1_000
+
+    private struct Bucket {
+        var minute: Int
+        var order: [Key] = []
+        var counts: [Key: Int] = [:]
+    }
+
+    private let bucket = Mutex<Bucket?>(nil)
+
+    /// Counts one refusal at `now`. Returns the lines of an earlier minute now complete (to
+    /// write), and whether this opened a minute (so a flush must be scheduled for it).
+    func add(_ key: Key, now: Date) -> (due: [[String: JSONValue]], opened: Bool) {
+        let minute = Int((now.timeIntervalSince1970 / 60).rounded(.down))
+        return bucket.withLock { bucket in
+            var due: [[String: JSONValue]] = []
+            var opened = false
+            if let current = bucket, current.minute != minute {
+                due = Self.lines(current)
+                bucket = nil
+            }
+            if bucket == nil {
+                bucket = Bucket(minute: minute)
+                opened = true
+            }
+            var key = key
+            if bucket!.counts[key] == nil, bucket!.order.count >= Self.maximumKeys {
+                key = Key(action: key.action, actor: "(others)", reason: key.reason)
+            }
+            if bucket!.counts[key] == nil { bucket!.order.append(key) }
+            bucket!.counts[key, default: 0] += 1
+            return (due, opened)
+        }
+    }
+
+    /// The lines of the minute counted so far, if it has ended by `now` (or `all`).
+    func take(before now: Date, all: Bool = false) -> [[String: JSONValue]] {
+        let minute = Int((now.timeIntervalSince1970 / 60).rounded(.down))
+        return bucket.withLock { bucket in
+            guard let current = bucket, all || current.minute < minute else { return [] }
+            bucket = nil
+            return Self.lines(current)
+        }
+    }
+
+    private static func lines(_ bucket: Bucket) -> [[String: JSONValue]] {
+        let from = Timestamp.format(Date(timeIntervalSince1970: TimeInterval(bucket.minute * 60)))
+        return bucket.order.map { key in
+            ["action": .string(key.action), "actor": .string(key.actor), "outcome": "refused", "reason": .string(key.reason),
+             "count": .int(bucket.counts[key]!), "from": .string(from), "seconds": 60]
+        }
     }
 }

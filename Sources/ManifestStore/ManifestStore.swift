@@ -91,6 +91,8 @@ public struct OpenReport: Sendable {
     public var removedTemporaries: [String] = []
     public var truncatedAuditBytes = 0
     public var recoveredAuditEntries = 0
+    /// Lines of the audit log read at start that were not JSON (skipped).
+    public var damagedAuditLines = 0
 }
 
 /// Durable revisions and schemas in a data directory, with an append-only audit log.
@@ -123,8 +125,17 @@ public final class ManifestStore: Sendable {
     public var generation: Int { changes.load(ordering: .acquiring) }
     private let changes = Atomic<Int>(0)
 
-    private init(directory: DataDirectory, snapshot: StoreSnapshot) throws(StoreError) {
+    /// Refused attempts of the current minute, written as one line per kind when it ends.
+    let refusals = RefusalTally()
+    /// How many different (action, actor, reason) a minute's refusal lines name; the rest
+    /// are counted under the actor `(others)`.
+    public static let refusalKindsPerMinute = RefusalTally.maximumKeys
+    /// The audit log is moved aside (`audit-<time>.log`) before a line is added past this size.
+    let auditRotationBytes: Int
+
+    private init(directory: DataDirectory, snapshot: StoreSnapshot, auditRotationBytes: Int) throws(StoreError) {
         self.directory = directory
+        self.auditRotationBytes = auditRotationBytes
         tokens = try TokenStore(directory: directory)
         state = Mutex(snapshot)
     }
@@ -132,7 +143,8 @@ public final class ManifestStore: Sendable {
     /// Opens (creating if needed) the data directory at `path`: removes stale temporary
     /// files, verifies every record's hash, repairs a torn audit tail. A damaged store is
     /// refused with an error naming the file, rather than served in part.
-    public static func open(at path: String) throws(StoreError) -> (store: ManifestStore, report: OpenReport) {
+    /// `auditRotationBytes`: the size at which `audit.log` is moved aside (64 MiB).
+    public static func open(at path: String, auditRotationBytes: Int = 64 << 20) throws(StoreError) -> (store: ManifestStore, report: OpenReport) {
         let directory = try onDisk { () throws(IOError) in try DataDirectory(path: path, subdirectories: subdirectories) }
         var report = OpenReport()
         report.removedTemporaries = try onDisk { () throws(IOError) in try directory.removeStaleTemporaries(in: ["."] + subdirectories) }
@@ -158,7 +170,7 @@ public final class ManifestStore: Sendable {
 
         // `waymark token` appends to the audit log under this lock: never cut its line in half.
         return try directory.withFileLock(TokenStore.lockName, failure: StoreError.init) { () throws(StoreError) in
-            let store = try ManifestStore(directory: directory, snapshot: snapshot)
+            let store = try ManifestStore(directory: directory, snapshot: snapshot, auditRotationBytes: auditRotationBytes)
             try store.repairAudit(&report)
             return (store, report)
         }
@@ -229,37 +241,78 @@ public final class ManifestStore: Sendable {
 
     // MARK: Audit
 
-    /// A torn last line (a crash mid-append, never acknowledged) is cut off; a revision or
-    /// schema stored just before a crash but missing from the log gets a `recovered` entry.
+    /// Start-up repair, reading the log backwards only as far as it must: a torn last line
+    /// (a crash mid-append, never acknowledged) is cut off, and the newest change (revision
+    /// or schema) — the only one a crash can have left unaudited, since each change is
+    /// audited before the next begins — gets a `recovered` entry if the log's last change
+    /// entry is not its. The scan stops at that entry: refusal counts and token changes
+    /// after it are all it reads. Lines that are not JSON are counted and skipped.
     private func repairAudit(_ report: inout OpenReport) throws(StoreError) {
-        var lines: [JSONValue] = []
-        if directory.exists(Self.auditLog) {
-            let bytes = try onDisk { () throws(IOError) in try directory.read(Self.auditLog) }
-            let complete = (bytes.lastIndex(of: UInt8(ascii: "\n")).map { $0 + 1 }) ?? 0
-            if complete < bytes.count {
-                try onDisk { () throws(IOError) in try directory.truncate(Self.auditLog, to: complete) }
-                report.truncatedAuditBytes = bytes.count - complete
-            }
-            for line in bytes[..<complete].split(separator: UInt8(ascii: "\n")) {
-                guard let entry = try? JSONParser().parse(line) else {
-                    throw Self.damaged(directory, Self.auditLog, "a line is not JSON: \(String(decoding: line.prefix(80), as: UTF8.self))")
+        let log = Self.auditLog
+        guard directory.exists(log) else { return try recoverAudit(revision: snapshot.current, schema: newestSchema, report: &report) }
+        // A torn tail: the bytes after the last newline.
+        var torn = 0
+        try onDisk { () throws(IOError) in
+            let size = FileSystem.size(directory.path + "/" + log) ?? 0
+            let fd = try FileSystem.open(directory.path + "/" + log, O_RDONLY)
+            defer { FileSystem.close(fd) }
+            var end = size
+            while end > 0 {
+                let start = max(0, end - (64 << 10))
+                let piece = try FileSystem.read(fd, count: end - start, at: start, path: log)
+                if let newline = piece.lastIndex(of: UInt8(ascii: "\n")) {
+                    torn = size - (start + newline + 1)
+                    break
                 }
-                lines.append(entry)
+                end = start
+                torn = size - end
+            }
+            if torn > 0 { try directory.truncate(log, to: size - torn) }
+        }
+        report.truncatedAuditBytes = torn
+        // Changes are audited one at a time, each before the next begins, so the last
+        // change entry in the log must be the newest change's; if it is another's, the
+        // newest one's entry is missing.
+        let revision = snapshot.current
+        let schema = newestSchema
+        let newestIsRevision = revision.map { current in schema.map { current.time >= $0.time } ?? true } ?? false
+        guard revision != nil || schema != nil else { return }
+        var lastChange: JSONValue?
+        try onDisk { () throws(IOError) in
+            try directory.scanBackwards(log) { line in
+                guard let entry = try? JSONParser().parse(line) else {
+                    report.damagedAuditLines += 1
+                    return true
+                }
+                guard entry["outcome"]?.stringValue == "ok", Self.changeActions.contains(entry["action"]?.stringValue ?? "") else { return true }
+                lastChange = entry
+                return false
             }
         }
-        let snapshot = snapshot
-        let recordedRevisions = Set(lines.compactMap { $0["outcome"]?.stringValue == "ok" ? $0["revision"]?.intValue : nil })
-        for revision in snapshot.revisions where !recordedRevisions.contains(revision.number) {
+        let recorded: Bool
+        if let lastChange {
+            recorded = newestIsRevision ? lastChange["revision"]?.intValue == revision?.number : lastChange["sha256"]?.stringValue == schema?.sha256
+        } else {
+            // No change in this file: its entry is in a log moved aside, if there is one.
+            recorded = (try? directory.list(".").contains { $0.hasPrefix("audit-") }) ?? false
+        }
+        guard !recorded else { return }
+        try recoverAudit(revision: newestIsRevision ? revision : nil, schema: newestIsRevision ? nil : schema, report: &report)
+    }
+
+    /// The audit actions of changes to revisions and schemas.
+    static let changeActions: Set<String> = ["publish", "rollback", "mirror", "registerSchema", "mirrorSchema"]
+
+    private var newestSchema: StoredSchema? { snapshot.orderedSchemas.max { $0.time < $1.time } }
+
+    private func recoverAudit(revision: Revision?, schema: StoredSchema?, report: inout OpenReport) throws(StoreError) {
+        if let revision {
             try appendAudit(["action": revision.restores == nil ? "publish" : "rollback", "actor": .string(revision.author),
                              "outcome": "ok", "revision": .int(revision.number), "sha256": .string(revision.sha256),
                              "recovered": true], time: revision.time)
             report.recoveredAuditEntries += 1
         }
-        let recordedSchemas = Set(lines.compactMap { line -> String? in
-            guard line["outcome"]?.stringValue == "ok", ["registerSchema", "mirrorSchema"].contains(line["action"]?.stringValue) else { return nil }
-            return line["sha256"]?.stringValue
-        })
-        for stored in snapshot.orderedSchemas where !recordedSchemas.contains(stored.sha256) {
+        if let stored = schema {
             try appendAudit(["action": "registerSchema", "actor": .string(stored.author), "outcome": "ok",
                              "platform": .string(stored.key.platform), "version": .string(stored.key.version),
                              "sha256": .string(stored.sha256), "recovered": true], time: stored.time)
@@ -267,21 +320,67 @@ public final class ManifestStore: Sendable {
         }
     }
 
+    /// Appends one audit line, durably, moving a full log aside first.
     private func appendAudit(_ fields: [String: JSONValue], time: Date) throws(StoreError) {
-        try onDisk { () throws(IOError) in try directory.appendAudit(fields, time: time) }
+        try onDisk { () throws(IOError) in try appendAuditLine(fields, time: time) }
     }
 
-    /// Records a refused attempt (bad token, wrong scope, …) that never reached the store's
-    /// own checks. Durable before it returns.
-    public func recordRefusal(action: String, actor: String, reason: String, now: Date = Date()) throws(StoreError) {
-        try writer.withLock { _ throws(StoreError) in
-            try appendAudit(["action": .string(action), "actor": .string(actor), "outcome": "refused", "reason": .string(reason)], time: now)
+    private func appendAuditLine(_ fields: [String: JSONValue], time: Date) throws(IOError) {
+        try? directory.rotateAudit(limit: auditRotationBytes, now: Date())
+        try directory.appendAudit(fields, time: time)
+    }
+
+    /// Writes a change's file and its audit entry, all or nothing (`DataDirectory.writeDurably`):
+    /// if the entry cannot be written the file is put back and the error thrown; only if
+    /// that fails too does the change stand unaudited (the next start adds its entry).
+    private func writeAudited(_ bytes: [UInt8], _ subdirectory: String, _ name: String, replacing: Bool,
+                              _ entry: [String: JSONValue], time: Date) throws(StoreError) {
+        _ = try onDisk { () throws(IOError) in
+            try directory.writeDurably(bytes, subdirectory: subdirectory, name: name, replacing: replacing) { () throws(IOError) in
+                try appendAuditLine(entry, time: time)
+            }
         }
     }
 
-    /// The audit log's entries, oldest first.
+    /// Counts a refused attempt for this minute's audit lines (see `RefusalTally`); the lines
+    /// of a minute are written when it ends, by the next refusal or by a timer.
+    private func tallyRefusal(action: String, actor: String, reason: String, now: Date) {
+        let (due, opened) = refusals.add(RefusalTally.Key(action: action, actor: actor, reason: reason), now: now)
+        if !due.isEmpty { writeRefusals(due) }
+        if opened {
+            let untilNextMinute = 60 - now.timeIntervalSince1970.truncatingRemainder(dividingBy: 60)
+            DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + untilNextMinute + 0.5) { [weak self] in
+                self?.flushRefusals()
+            }
+        }
+    }
+
+    /// Writes the refusal lines of minutes that have ended (all of them with `all`).
+    public func flushRefusals(all: Bool = false) {
+        let due = refusals.take(before: Date(), all: all)
+        if !due.isEmpty { writeRefusals(due) }
+    }
+
+    private func writeRefusals(_ lines: [[String: JSONValue]]) {
+        // Refusals are not acknowledged changes: one that cannot be written (a full disk) is
+        // dropped rather than failing the request it describes.
+        let now = Date()
+        try? writer.withLock { _ throws(IOError) in
+            for line in lines { try appendAuditLine(line, time: now) }
+        }
+    }
+
+    /// Records a refused attempt (bad token, wrong scope, …) that never reached the store's
+    /// own checks: counted, and written with the minute's others when it ends.
+    public func recordRefusal(action: String, actor: String, reason: String, now: Date = Date()) {
+        tallyRefusal(action: action, actor: actor, reason: reason, now: now)
+    }
+
+    /// The entries of the current audit log, oldest first, with this minute's refusals
+    /// written first. For tests and tools: it reads the whole file.
     public func auditEntries() throws(StoreError) -> [JSONValue] {
-        try writer.withLock { _ throws(StoreError) in
+        flushRefusals(all: true)
+        return try writer.withLock { _ throws(StoreError) in
             guard directory.exists(Self.auditLog) else { return [] }
             return try onDisk { () throws(IOError) in try directory.read(Self.auditLog) }.split(separator: UInt8(ascii: "\n")).compactMap { try? JSONParser().parse($0) }
         }
@@ -315,8 +414,7 @@ public final class ManifestStore: Sendable {
         let checked = seen.revision(number).map { Checked(routes: $0.routes, against: seen, findings: [], now: now) }
         return try writer.withLock { _ throws(StoreError) in
             guard let old = snapshot.revision(number), let checked else {
-                try appendAudit(["action": "rollback", "actor": .string(author), "outcome": "refused",
-                                 "reason": "unknownRevision", "restores": .int(number)], time: now)
+                tallyRefusal(action: "rollback", actor: author, reason: "unknownRevision", now: now)
                 return .unknownRevision(number)
             }
             return try publishLocked(routes: old.routes, base: base, author: author, message: message, restores: number, checked: checked, now: now)
@@ -349,15 +447,13 @@ public final class ManifestStore: Sendable {
         let action: JSONValue = restores == nil ? "publish" : "rollback"
         let current = snapshot
         guard base == current.current?.number else {
-            try appendAudit(["action": action, "actor": .string(author), "outcome": "refused", "reason": "staleBase",
-                             "base": base.map(JSONValue.int) ?? .null], time: now)
+            tallyRefusal(action: action.stringValue!, actor: author, reason: "staleBase", now: now)
             return .staleBase(current: current.current?.number)
         }
         let report = checked?.report(for: routes, against: current, now: now)
             ?? Checked(routes: routes, against: current, findings: [], now: now).report
         guard report.isValid else {
-            try appendAudit(["action": action, "actor": .string(author), "outcome": "refused", "reason": "invalid",
-                             "errors": .int(report.errors.count)], time: now)
+            tallyRefusal(action: action.stringValue!, actor: author, reason: "invalid", now: now)
             return .invalid(report)
         }
         let number = (current.current?.number ?? 0) + 1
@@ -366,14 +462,13 @@ public final class ManifestStore: Sendable {
         if number > 1 { metadata["parent"] = .int(number - 1) }
         if let restores { metadata["restores"] = .int(restores) }
         let record = Record(metadata: metadata, body: routes)
-        try onDisk { () throws(IOError) in try directory.writeDurably(record.encoded, subdirectory: "revisions", name: Self.revisionFileName(number), replacing: false) }
         let revision = Revision(number: number, parent: number > 1 ? number - 1 : nil, author: author,
                                 time: Timestamp.parse(Timestamp.format(now)) ?? now, message: message,
                                 sha256: record.sha256, routes: routes, restores: restores)
         var entry: [String: JSONValue] = ["action": action, "actor": .string(author), "outcome": "ok",
                                           "revision": .int(number), "sha256": .string(record.sha256)]
         if let restores { entry["restores"] = .int(restores) }
-        try appendAudit(entry, time: now)
+        try writeAudited(record.encoded, "revisions", Self.revisionFileName(number), replacing: false, entry, time: now)
         state.withLock { $0.revisions.append(revision) }
         changes.add(1, ordering: .releasing)
         return .published(revision)
@@ -406,36 +501,34 @@ public final class ManifestStore: Sendable {
             decoding = .failure(SchemaError(problems: [ValidationProblem(.invalidFormat, at: .root, "The schema is not valid JSON: \(error.message)")]))
         }
         return try writer.withLock { _ throws(StoreError) in
-            func refuse(_ reason: String) throws(StoreError) {
-                try appendAudit(["action": "registerSchema", "actor": .string(author), "outcome": "refused", "reason": .string(reason),
-                                 "platform": expected.map { .string($0.platform) } ?? .null,
-                                 "version": expected.map { .string($0.version) } ?? .null], time: now)
+            func refuse(_ reason: String) {
+                tallyRefusal(action: "registerSchema", actor: author, reason: reason, now: now)
             }
             let decoded: (schema: Schema, warnings: [ValidationProblem])
             switch decoding {
             case .success(let value): decoded = value
             case .failure(let error):
-                try refuse("invalid")
+                refuse("invalid")
                 return .invalid(error.problems)
             }
             let key = SchemaKey(platform: decoded.schema.platform, version: decoded.schema.version)
             if let expected, expected != key {
-                try refuse("keyMismatch")
+                refuse("keyMismatch")
                 return .keyMismatch(key)
             }
             let current = snapshot
             if let app = current.app, app != decoded.schema.app {
-                try refuse("wrongApp")
+                refuse("wrongApp")
                 return .wrongApp(expected: app)
             }
             let record = Record(metadata: ["kind": "schema", "author": .string(author), "time": .string(Timestamp.format(now)),
                                            "platform": .string(key.platform), "version": .string(key.version)], body: bytes)
-            try onDisk { () throws(IOError) in try directory.writeDurably(record.encoded, subdirectory: "schemas", name: Self.schemaFileName(key), replacing: true) }
             let stored = StoredSchema(schema: decoded.schema, bytes: bytes, sha256: record.sha256, author: author,
                                       time: Timestamp.parse(Timestamp.format(now)) ?? now)
             let replaced = current.schemas[key] != nil
-            try appendAudit(["action": "registerSchema", "actor": .string(author), "outcome": "ok", "platform": .string(key.platform),
-                             "version": .string(key.version), "sha256": .string(record.sha256), "replaced": .bool(replaced)], time: now)
+            try writeAudited(record.encoded, "schemas", Self.schemaFileName(key), replacing: true,
+                             ["action": "registerSchema", "actor": .string(author), "outcome": "ok", "platform": .string(key.platform),
+                              "version": .string(key.version), "sha256": .string(record.sha256), "replaced": .bool(replaced)], time: now)
             state.withLock { $0.schemas[key] = stored }
             changes.add(1, ordering: .releasing)
             return .registered(stored, replaced: replaced)
@@ -479,9 +572,9 @@ public final class ManifestStore: Sendable {
             case .success(let value): revision = value
             case .failure(let problem): throw StoreError.refusedMirror("The primary's revision \(number) is not valid: \(problem.message).")
             }
-            try onDisk { () throws(IOError) in try directory.writeDurably(record, subdirectory: "revisions", name: Self.revisionFileName(number), replacing: false) }
-            try appendAudit(["action": "mirror", "actor": .string(actor), "outcome": "ok", "revision": .int(number),
-                             "sha256": .string(sha256)], time: Date())
+            try writeAudited(record, "revisions", Self.revisionFileName(number), replacing: false,
+                             ["action": "mirror", "actor": .string(actor), "outcome": "ok", "revision": .int(number), "sha256": .string(sha256)],
+                             time: Date())
             state.withLock { $0.revisions.append(revision) }
             changes.add(1, ordering: .releasing)
             return revision
@@ -511,9 +604,9 @@ public final class ManifestStore: Sendable {
             if let app = current.app, app != stored.schema.app, current.schemas.count > (current.schemas[key] == nil ? 0 : 1) {
                 throw StoreError.refusedMirror("The primary's schema for \(key) is for the app \(stored.schema.app); this data directory serves \(app).")
             }
-            try onDisk { () throws(IOError) in try directory.writeDurably(record, subdirectory: "schemas", name: Self.schemaFileName(key), replacing: true) }
-            try appendAudit(["action": "mirrorSchema", "actor": .string(actor), "outcome": "ok", "platform": .string(key.platform),
-                             "version": .string(key.version), "sha256": .string(sha256)], time: Date())
+            try writeAudited(record, "schemas", Self.schemaFileName(key), replacing: true,
+                             ["action": "mirrorSchema", "actor": .string(actor), "outcome": "ok", "platform": .string(key.platform),
+                              "version": .string(key.version), "sha256": .string(sha256)], time: Date())
             state.withLock { $0.schemas[key] = stored }
             changes.add(1, ordering: .releasing)
             return stored

@@ -185,13 +185,19 @@ public final class TokenStore: Sendable {
                 let before = try Self.load(directory)
                 var records = before
                 let (result, audit) = try body(&records)
+                // The file and its audit entry, all or nothing (`DataDirectory.writeDurably`).
                 if records != before {
                     let bytes = JSONValue.array(records.map(\.json)).serializedBytes(pretty: true) + [UInt8(ascii: "\n")]
-                    try onDisk { () throws(IOError) in try directory.writeDurably(bytes, subdirectory: ".", name: Self.fileName, replacing: true) }
+                    _ = try onDisk { () throws(IOError) in
+                        try directory.writeDurably(bytes, subdirectory: ".", name: Self.fileName, replacing: true) { () throws(IOError) in
+                            try directory.appendAudit(audit, time: Date())
+                        }
+                    }
+                } else {
+                    try onDisk { () throws(IOError) in try directory.appendAudit(audit, time: Date()) }
                 }
                 let identity = directory.identity(Self.fileName)
                 loaded.withLock { $0 = Loaded(records: records, identity: identity) }
-                try onDisk { () throws(IOError) in try directory.appendAudit(audit, time: Date()) }
                 return result
             }
         }
@@ -217,12 +223,13 @@ public final class TokenStore: Sendable {
                 }
                 let before = directory.exists(Self.fileName) ? try onDisk { () throws(IOError) in try directory.read(Self.fileName) } : []
                 guard before != bytes else { return false }
-                try onDisk { () throws(IOError) in try directory.writeDurably(bytes, subdirectory: ".", name: Self.fileName, replacing: true) }
+                _ = try onDisk { () throws(IOError) in
+                    try directory.writeDurably(bytes, subdirectory: ".", name: Self.fileName, replacing: true) { () throws(IOError) in
+                        try directory.appendAudit(["action": "mirrorTokens", "actor": .string(actor), "outcome": "ok", "tokens": .int(records.count)], time: Date())
+                    }
+                }
                 let identity = directory.identity(Self.fileName)
                 loaded.withLock { $0 = Loaded(records: records, identity: identity) }
-                try onDisk { () throws(IOError) in
-                    try directory.appendAudit(["action": "mirrorTokens", "actor": .string(actor), "outcome": "ok", "tokens": .int(records.count)], time: Date())
-                }
                 return true
             }
         }

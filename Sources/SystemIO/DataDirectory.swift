@@ -91,9 +91,29 @@ public final class DataDirectory: Sendable {
     /// With `replacing: false` an existing file is `link` with `EEXIST` (revisions are
     /// immutable: an existing name is never overwritten).
     public func writeDurably(_ bytes: [UInt8], subdirectory: String, name: String, replacing: Bool) throws(IOError) {
+        _ = try writeDurably(bytes, subdirectory: subdirectory, name: name, replacing: replacing) { () throws(IOError) in }
+    }
+
+    /// What became of a write whose `confirm` step (the audit entry) failed.
+    public enum Confirmation: Sendable {
+        /// The write and its confirmation both hold.
+        case confirmed
+        /// `confirm` failed and the write could not be undone either: the file is in place
+        /// and must be treated as made.
+        case unconfirmed(IOError)
+    }
+
+    /// Writes `bytes` as `subdirectory/name` durably, then runs `confirm` (the change's
+    /// audit entry): all or nothing. When `confirm` throws, the file is put back as it was —
+    /// removed, or the version it replaced renamed back from a hard link kept for the purpose,
+    /// which needs no free space — and the error is rethrown: nothing changed. Only when that
+    /// undo fails too does it return `.unconfirmed`: the change stands, unaudited.
+    public func writeDurably(_ bytes: [UInt8], subdirectory: String, name: String, replacing: Bool,
+                             confirm: () throws(IOError) -> Void) throws(IOError) -> Confirmation {
         let directoryPath = path + "/" + subdirectory
         let counter = temporaryCounter.add(1, ordering: .relaxed).newValue
         let temporaryPath = "\(directoryPath)/\(Self.temporaryPrefix)\(name)-\(FileSystem.processID())-\(counter)"
+        let previousPath = "\(directoryPath)/\(Self.temporaryPrefix)previous-\(name)-\(FileSystem.processID())-\(counter)"
         let finalPath = directoryPath + "/" + name
         let fd = try FileSystem.open(temporaryPath, O_WRONLY | O_CREAT | O_EXCL)
         do throws(IOError) {
@@ -104,7 +124,10 @@ public final class DataDirectory: Sendable {
             try? FileSystem.unlink(temporaryPath)
             throw error
         }
+        // The version being replaced keeps a second name until the change is confirmed.
+        let hasPrevious = replacing && FileSystem.exists(finalPath)
         do throws(IOError) {
+            if hasPrevious { try FileSystem.link(finalPath, to: previousPath) }
             if replacing {
                 try FileSystem.rename(temporaryPath, to: finalPath)
             } else {
@@ -113,9 +136,29 @@ public final class DataDirectory: Sendable {
             }
         } catch {
             try? FileSystem.unlink(temporaryPath)
+            if hasPrevious { try? FileSystem.unlink(previousPath) }
             throw error
         }
-        try FileSystem.syncDirectory(directoryPath)
+        do throws(IOError) {
+            try FileSystem.syncDirectory(directoryPath)
+            try confirm()
+        } catch {
+            let failure = error
+            do throws(IOError) {
+                if hasPrevious {
+                    try FileSystem.rename(previousPath, to: finalPath)
+                } else {
+                    try FileSystem.unlink(finalPath)
+                }
+                try FileSystem.syncDirectory(directoryPath)
+            } catch {
+                if hasPrevious { try? FileSystem.unlink(previousPath) }
+                return .unconfirmed(failure)
+            }
+            throw failure
+        }
+        if hasPrevious { try? FileSystem.unlink(previousPath) }  // a crash leaves it for removeStaleTemporaries
+        return .confirmed
     }
 
     /// Appends `bytes` to `name` and fsyncs before returning.

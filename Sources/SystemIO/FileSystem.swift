@@ -94,6 +94,27 @@ public enum FileSystem {
         return stat(path, &info) == 0 && info.st_mode & S_IFMT == S_IFDIR
     }
 
+    /// The size of the file at `path` in bytes, nil when it cannot be read.
+    public static func size(_ path: String) -> Int? {
+        var info = stat()
+        return stat(path, &info) == 0 ? Int(info.st_size) : nil
+    }
+
+    /// Reads up to `count` bytes at `offset` (fewer at the end of the file).
+    public static func read(_ fd: Int32, count: Int, at offset: Int, path: String) throws(IOError) -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: count)
+        var done = 0
+        while done < count {
+            let start = done
+            let got = try syscallBlocking("pread", path: path) {
+                bytes.withUnsafeMutableBytes { buffer in pread(fd, buffer.baseAddress! + start, count - start, off_t(offset + start)) }
+            }
+            if got == 0 { break }
+            done += got
+        }
+        return Array(bytes.prefix(done))
+    }
+
     public static func exists(_ path: String) -> Bool {
         access(path, F_OK) == 0
     }

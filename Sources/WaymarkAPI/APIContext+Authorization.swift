@@ -75,6 +75,6 @@ extension APIContext {
     private func audit(_ action: String, actor: String, reason: String, scope: Scope) {
         // Reads are not audited (every phone polls); refused changes are.
         guard scope != .manifestRead else { return }
-        try? store.recordRefusal(action: action, actor: actor, reason: reason)
+        store.recordRefusal(action: action, actor: actor, reason: reason)
     }
 }

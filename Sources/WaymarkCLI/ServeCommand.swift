@@ -113,6 +113,9 @@ enum ServeCommand {
             if report.truncatedAuditBytes > 0 {
                 output.print("Cut a torn last line (\(report.truncatedAuditBytes) bytes) off \(dataDirectory)/audit.log.")
             }
+            if report.damagedAuditLines > 0 {
+                output.print("Skipped \(report.damagedAuditLines) damaged line(s) near the end of \(dataDirectory)/audit.log (not JSON); they stay in the file.")
+            }
             if report.recoveredAuditEntries > 0 {
                 output.print("Added \(report.recoveredAuditEntries) audit entr\(report.recoveredAuditEntries == 1 ? "y" : "ies") for changes stored just before a crash.")
             }
