@@ -22,6 +22,10 @@ final class EventLoop: @unchecked Sendable {
     private let router: Router
     private let configuration: ServerConfiguration
     private let maximumConnections: Int
+    /// `TCP_NOTSENT_LOWAT` (linux/tcp.h; not exported by Glibc's module) and the unsent
+    /// bytes the kernel may hold per connection.
+    static let notSentLowWater: Int32 = 25
+    static let unsentKernelBytes: Int32 = 128 * 1024
     private let clock = MonotonicClock()
     private var readBuffer = [UInt8](repeating: 0, count: 64 * 1024)
     private var logBuffer: [UInt8] = []
@@ -169,6 +173,12 @@ final class EventLoop: @unchecked Sendable {
             }
             guard let fd = accepted else { return }
             try? Socket.setOption(fd, Int32(IPPROTO_TCP), TCP_NODELAY, 1)
+            // The kernel holds at most this much not yet sent per connection (tcp(7)): a
+            // reader that opens a tiny window cannot make the kernel buffer megabytes for
+            // it (autotuning would grow the send buffer to tcp_wmem's 4 MB), so a few
+            // hundred slow readers cannot push TCP into memory pressure, which slows every
+            // other connection. What is in flight still grows with the path.
+            try? Socket.setOption(fd, Int32(IPPROTO_TCP), Self.notSentLowWater, Self.unsentKernelBytes)
             let target = balancer.place(acceptedBy: index)
             if target == index || target >= peers.count { register(fd) } else { peers[target].handOver(fd) }
         }

@@ -8,6 +8,10 @@
 #     deadline, sweep), it holds under a tenth — or slowhttptest stops early because the
 #     server closed every one. (ss, not slowhttptest's counters: in slow-read mode
 #     slowhttptest does not notice a connection reset by the server.)
+# It also prints the kernel's TCP memory at its peak: slow readers with tiny windows once
+# pushed it past tcp_mem's pressure mark (autotuned send buffers, ~2.7 MB each), which
+# slowed every other connection by up to 1.8 s; the server now bounds the unsent bytes
+# the kernel holds per connection (TCP_NOTSENT_LOWAT).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 bash Tests/Scripts/install-packages.sh curl=curl slowhttptest=slowhttptest ss=iproute2
@@ -35,7 +39,7 @@ attack() { # attack NAME SLOWHTTPTEST-OPTIONS...
   slowhttptest "$@" -c "$CONNECTIONS" -r 300 -l "$LENGTH" -p 3 >"$work/$name.out" 2>&1 &
   local attacker=$!
   # Probe while the attack runs: every request must be answered, each within 1 s.
-  local probes=0 slow=0 peak=0 held=0 late=$CONNECTIONS started=$SECONDS
+  local probes=0 slow=0 peak=0 held=0 late=$CONNECTIONS started=$SECONDS tcp=0 pages
   sleep 1
   while kill -0 "$attacker" 2>/dev/null; do
     code=$(curl -s -o /dev/null -m 1 -w '%{http_code}' -H 'If-None-Match: "none"' "$url/manifest.json" || echo 000)
@@ -43,6 +47,8 @@ attack() { # attack NAME SLOWHTTPTEST-OPTIONS...
     [ "$code" = 200 ] || slow=$((slow + 1))
     held=$(ss -tnH state established "( sport = :$port )" | wc -l)
     [ "$held" -gt "$peak" ] && peak=$held
+    pages=$(awk '/^TCP:/ { for (i = 1; i < NF; i++) if ($i == "mem") print $(i + 1) }' /proc/net/sockstat)
+    [ "${pages:-0}" -gt "$tcp" ] && tcp=$pages
     if [ $((SECONDS - started)) -ge 8 ] && [ "$held" -lt "$late" ]; then late=$held; fi
     sleep 0.5
   done
@@ -57,7 +63,8 @@ attack() { # attack NAME SLOWHTTPTEST-OPTIONS...
     dropped="yes (at most $late still held after 8 s)"
   fi
   echo "  $name: $probes probes, $slow failed or slower than 1 s; slowhttptest found the service unavailable $available times;" \
-       "server held $peak of $CONNECTIONS slow connections at the peak; dropped: $dropped"
+       "server held $peak of $CONNECTIONS slow connections at the peak; dropped: $dropped;" \
+       "kernel TCP memory peaked at $((tcp * 4 / 1024)) MiB (pressure at $(($(cut -f2 /proc/sys/net/ipv4/tcp_mem) * 4 / 1024)) MiB)"
   if [ "$slow" -ne 0 ] || [ "$available" -ne 0 ] || [ "$peak" -lt $((CONNECTIONS / 2)) ] || [ "$dropped" = no ]; then
     failures=$((failures + 1))
   fi
