@@ -30,6 +30,65 @@ public enum Scope: String, CaseIterable, Hashable, Sendable, Comparable {
     }
 }
 
+/// How many requests a token may make, per scope of the routes it calls: a token bucket
+/// refilled at `perSecond` and holding `burst` (five seconds' worth, at least 10).
+public enum TokenRate: Hashable, Sendable, CustomStringConvertible {
+    case unlimited
+    case perSecond(Int)
+
+    public static let maximum = 1_000_000
+
+    public var burst: Int {
+        switch self {
+        case .unlimited: .max
+        case .perSecond(let rate): max(rate * 5, 10)
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .unlimited: "unlimited"
+        case .perSecond(let rate): "\(rate)/s"
+        }
+    }
+
+    /// `N` (requests per second, 1 to 1,000,000) or `unlimited`.
+    public init?(_ text: String) {
+        if text == "unlimited" { self = .unlimited; return }
+        guard let rate = Int(text), (1...Self.maximum).contains(rate) else { return nil }
+        self = .perSecond(rate)
+    }
+
+    /// The rate of a token that does not set one, for requests needing `scope`: the people
+    /// and pipelines that change things get a rate no person or CI job reaches; the fleet's
+    /// own scopes are set for a fleet (every install shares its token); `admin` and
+    /// `manifest:read` (a cached answer, the cheapest request there is) are unlimited.
+    public static func `default`(for scope: Scope) -> TokenRate {
+        switch scope {
+        case .admin, .manifestRead: .unlimited
+        case .routesPublish, .schemasWrite: .perSecond(10)
+        case .telemetryRead: .perSecond(50)
+        case .replication: .perSecond(100)
+        case .telemetryWrite: .perSecond(2_000)
+        }
+    }
+}
+
+extension TokenRate {
+    var json: JSONValue {
+        switch self {
+        case .unlimited: .string("unlimited")
+        case .perSecond(let rate): .int(rate)
+        }
+    }
+
+    init?(json: JSONValue) {
+        if json.stringValue == "unlimited" { self = .unlimited; return }
+        guard let rate = json.intValue, (1...Self.maximum).contains(rate) else { return nil }
+        self = .perSecond(rate)
+    }
+}
+
 /// A token as stored: never the token itself, only its SHA-256.
 public struct TokenRecord: Hashable, Sendable {
     /// Public part of the token (`wm_<id>_<secret>`), to find the record without a scan.
@@ -39,6 +98,27 @@ public struct TokenRecord: Hashable, Sendable {
     public let created: Date
     public var revoked: Date?
     let sha256: [UInt8]
+    /// Its own rate for every scope it uses; nil: `TokenRate.default(for:)` each.
+    public var rate: TokenRate?
+
+    /// The rate for requests this token makes to routes needing `scope`. An admin token
+    /// that sets no rate is unlimited wherever it goes.
+    public func rate(for scope: Scope) -> TokenRate {
+        if let rate { return rate }
+        return scopes.contains(.admin) ? .unlimited : TokenRate.default(for: scope)
+    }
+
+    /// Token names: 1 to 100 letters, digits and `- _ . @ :`, starting with a letter or
+    /// digit (the route id grammar, plus `@` and `:` for names like `ci@shop` or
+    /// `telemetry:write`): nothing an audit line, a table or a terminal could misshow.
+    public static func isValidName(_ name: String) -> Bool {
+        let bytes = Array(name.utf8)
+        guard (1...100).contains(bytes.count) else { return false }
+        func isAlphanumeric(_ byte: UInt8) -> Bool {
+            (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte)
+        }
+        return isAlphanumeric(bytes[0]) && bytes.allSatisfy { isAlphanumeric($0) || $0 == 0x2D || $0 == 0x5F || $0 == 0x2E || $0 == 0x40 || $0 == 0x3A }
+    }
 
     public func allows(_ scope: Scope) -> Bool {
         guard revoked == nil else { return false }
@@ -51,14 +131,16 @@ public struct TokenRecord: Hashable, Sendable {
         var object: [String: JSONValue] = ["id": .string(id), "name": .string(name), "scopes": .array(scopes.sorted().map { .string($0.rawValue) }),
                                            "created": .string(Timestamp.format(created)), "sha256": .string(sha256.hexString)]
         if let revoked { object["revoked"] = .string(Timestamp.format(revoked)) }
+        if let rate { object["rate"] = rate.json }
         return .object(object)
     }
 
-    /// Name, scopes and dates for listings: nothing that helps forge a token.
+    /// Name, scopes, rate and dates for listings: nothing that helps forge a token.
     public var publicJSON: JSONValue {
         var object: [String: JSONValue] = ["id": .string(id), "name": .string(name), "scopes": .array(scopes.sorted().map { .string($0.rawValue) }),
                                            "created": .string(Timestamp.format(created))]
         if let revoked { object["revoked"] = .string(Timestamp.format(revoked)) }
+        if let rate { object["rate"] = rate.json }
         return .object(object)
     }
 }
@@ -124,8 +206,15 @@ public final class TokenStore: Sendable {
                   let created = item["created"]?.stringValue.flatMap(Timestamp.parse),
                   let hash = item["sha256"]?.stringValue.flatMap({ [UInt8](hex: $0) }), hash.count == 32
             else { throw .damaged(directory: directory.path, file: fileName, reason: "an entry is incomplete") }
+            var rate: TokenRate?
+            if let value = item["rate"] {
+                guard let parsed = TokenRate(json: value) else {
+                    throw .damaged(directory: directory.path, file: fileName, reason: "a rate is neither \"unlimited\" nor 1 to \(TokenRate.maximum)")
+                }
+                rate = parsed
+            }
             records.append(TokenRecord(id: id, name: name, scopes: Set(scopes), created: created,
-                                       revoked: item["revoked"]?.stringValue.flatMap(Timestamp.parse), sha256: hash))
+                                       revoked: item["revoked"]?.stringValue.flatMap(Timestamp.parse), sha256: hash, rate: rate))
         }
         return records
     }
@@ -138,9 +227,9 @@ public final class TokenStore: Sendable {
     public var isEmpty: Bool { all.isEmpty }
 
     /// Creates a token (audited) and returns it; the plaintext exists only in this return value.
-    public func create(name: String, scopes: Set<Scope>, actor: String, now: Date = Date()) throws(StoreError) -> (record: TokenRecord, token: String) {
-        guard !name.isEmpty, name.utf8.count <= 100, name.unicodeScalars.allSatisfy({ $0.value >= 0x20 && $0.value != 0x7f }) else {
-            throw .refusedToken("A token name must be 1 to 100 printable characters.")
+    public func create(name: String, scopes: Set<Scope>, rate: TokenRate? = nil, actor: String, now: Date = Date()) throws(StoreError) -> (record: TokenRecord, token: String) {
+        guard TokenRecord.isValidName(name) else {
+            throw .refusedToken("A token name must be 1 to 100 letters, digits and - _ . @ :, starting with a letter or digit.")
         }
         guard !scopes.isEmpty else { throw .refusedToken("A token needs at least one scope: \(Scope.allCases.map(\.rawValue).joined(separator: ", ")).") }
         return try change { current throws(StoreError) in
@@ -155,10 +244,11 @@ public final class TokenStore: Sendable {
             let secret = Self.base64url((0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) })
             let token = "wm_\(id)_\(secret)"
             let record = TokenRecord(id: id, name: name, scopes: scopes, created: Timestamp.parse(Timestamp.format(now)) ?? now,
-                                     revoked: nil, sha256: SHA256.hash(Array(token.utf8)))
+                                     revoked: nil, sha256: SHA256.hash(Array(token.utf8)), rate: rate)
             current.append(record)
-            let audit: [String: JSONValue] = ["action": "createToken", "actor": .string(actor), "outcome": "ok", "token": .string(id),
+            var audit: [String: JSONValue] = ["action": "createToken", "actor": .string(actor), "outcome": "ok", "token": .string(id),
                                               "name": .string(name), "scopes": .array(scopes.sorted().map { .string($0.rawValue) })]
+            if let rate { audit["rate"] = rate.json }
             return ((record, token), audit)
         }
     }

@@ -335,6 +335,7 @@ enum SnapshotCodec {
                 counts[keyPath: path][Int32(bitPattern: bucket)] = keys
             }
         }
+        counts.recountCells()
         return counts
     }
 }

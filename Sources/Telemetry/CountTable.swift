@@ -42,29 +42,58 @@ public struct CountTable: Sendable, Sequence, Equatable {
     /// items one by one would.
     @inline(__always)
     public mutating func add<Items: Collection>(_ items: Items, _ keyAndAmount: (Items.Element) -> (key: UInt64, amount: UInt64)) {
+        add(items, newKeysAllowed: .max, fold: { $0 }, keyAndAmount)
+    }
+
+    /// Adds each item's amount (> 0) to its key's count, admitting at most
+    /// `newKeysAllowed` keys the table does not have yet: past that, an item whose key is
+    /// new is added to `fold(key)` instead (which is admitted whether new or not, so
+    /// `fold` must map onto a small set). Returns the keys added and the amount folded.
+    @inline(__always) @discardableResult
+    public mutating func add<Items: Collection>(
+        _ items: Items, newKeysAllowed: Int, fold: (UInt64) -> UInt64,
+        _ keyAndAmount: (Items.Element) -> (key: UInt64, amount: UInt64)
+    ) -> (added: Int, folded: UInt64) {
         var next = items.startIndex
+        var allowed = newKeysAllowed, totalAdded = 0, totalFolded: UInt64 = 0
         while true {
-            let shift = shift, held = count
-            let (stopped, added) = slots.withUnsafeMutableBufferPointer { slots in
+            let shift = shift, held = count, left = allowed
+            let (stopped, added, folded) = slots.withUnsafeMutableBufferPointer { slots in
                 let mask = slots.count &- 1, room = slots.count * 7
-                var index = next, added = 0
+                var index = next, added = 0, folded: UInt64 = 0
                 while index != items.endIndex {
-                    let (key, amount) = keyAndAmount(items[index])
+                    var (key, amount) = keyAndAmount(items[index])
                     precondition(amount > 0, "a count of 0 would mark the slot empty")
                     var slot = Self.home(key, shift: shift)
                     while slots[slot].count != 0, slots[slot].key != key { slot = (slot &+ 1) & mask }
+                    if slots[slot].count == 0, added >= left {
+                        let folding = fold(key)
+                        if folding != key {
+                            key = folding
+                            folded &+= amount
+                            slot = Self.home(key, shift: shift)
+                            while slots[slot].count != 0, slots[slot].key != key { slot = (slot &+ 1) & mask }
+                        }
+                    }
                     if slots[slot].count == 0 {
-                        if (held + added + 1) * 10 > room { break }
+                        if (held + added + 1) * 10 > room {
+                            // Undo this item's fold; the next pass sees it afresh.
+                            if key != keyAndAmount(items[index]).key { folded &-= amount }
+                            break
+                        }
                         slots[slot].key = key
                         added &+= 1
                     }
                     slots[slot].count &+= amount
                     items.formIndex(after: &index)
                 }
-                return (index, added)
+                return (index, added, folded)
             }
             count += added
-            guard stopped != items.endIndex else { return }
+            totalAdded += added
+            totalFolded &+= folded
+            allowed = allowed == .max ? .max : allowed - added
+            guard stopped != items.endIndex else { return (totalAdded, totalFolded) }
             next = stopped
             grow()
         }

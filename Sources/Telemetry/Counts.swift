@@ -17,6 +17,12 @@ public struct Counts: Sendable {
     public internal(set) var sinceStart = CountTable()
     static let metricMask = TelemetryDimension.platform.mask | TelemetryDimension.outcome.mask | TelemetryDimension.reason.mask
         | TelemetryDimension.route.mask
+    /// Cells (a key in a bucket) held across every minute and hour bucket: at most
+    /// `limits.maximumCells` with their own names, plus the folded ones (`fold`).
+    public internal(set) var cells = 0
+    /// Events counted in a folded cell because the cap was reached, since the process
+    /// started (replayed ones included).
+    public internal(set) var foldedEvents: UInt64 = 0
     /// The sequence number of the last batch applied.
     public internal(set) var lastSequence: UInt64 = 0
     /// For each follower that forwarded counts here: the highest `Forward.through` applied.
@@ -50,7 +56,9 @@ public struct Counts: Sendable {
             return fixed | UInt64(tally.entry) << 1 | UInt64(tally.outcome) << 3 | UInt64(tally.reason) << 5 | precondition << 8 | route << 46
         }
         func add(_ run: ArraySlice<Tally>, to bucket: inout CountTable) {
-            bucket.add(run) { (key($0), UInt64($0.count)) }
+            let (added, folded) = bucket.add(run, newKeysAllowed: limits.maximumCells - cells, fold: Self.fold) { (key($0), UInt64($0.count)) }
+            cells += added
+            foldedEvents &+= folded
         }
         if live {
             sinceStart.add(tallies) { (key($0) & Self.metricMask, UInt64($0.count)) }
@@ -74,6 +82,22 @@ public struct Counts: Sendable {
         lastSequence = max(lastSequence, sequence)
     }
 
+    /// The cell a count goes to once `limits.maximumCells` cells are held and its own is
+    /// not among them: platform, entry, outcome and reason kept; app version and revision
+    /// `other`; route and precondition `other` unless absent. Events are never dropped;
+    /// only their detail is. At most 2 × 4 × 7 × 2 = 112 such cells per bucket (7: proceed,
+    /// gated without and with a precondition, notFound with each of 4 reasons).
+    static let foldMask = TelemetryDimension.platform.mask | TelemetryDimension.entry.mask | TelemetryDimension.outcome.mask
+        | TelemetryDimension.reason.mask
+    static let foldedCellsPerBucket = 112
+
+    @inline(__always)
+    static func fold(_ key: UInt64) -> UInt64 {
+        let route = TelemetryDimension.route.value(of: key), precondition = TelemetryDimension.precondition.value(of: key)
+        return key & foldMask | min(route, Interned.other) << TelemetryDimension.route.field.shift
+            | min(precondition, Interned.other) << TelemetryDimension.precondition.field.shift
+    }
+
     static func hour(ofMinute minute: Int32) -> Int32 { minute >= 0 ? minute / 60 : (minute - 59) / 60 }
 
     /// Drops buckets past their retention.
@@ -82,6 +106,12 @@ public struct Counts: Sendable {
         let oldestHour = Int32(clamping: (now - limits.hourRetention) / 3_600)
         minutes = minutes.filter { $0.key >= oldestMinute }
         hours = hours.filter { $0.key >= oldestHour }
+        recountCells()
+    }
+
+    /// Sets `cells` from the buckets held (after pruning or decoding).
+    mutating func recountCells() {
+        cells = minutes.values.reduce(0) { $0 + $1.count } + hours.values.reduce(0) { $0 + $1.count }
     }
 
     /// Buckets held, for tests and metrics.

@@ -1,3 +1,4 @@
+import Dispatch
 import HTTPServer
 import LinkChecks
 import ManifestStore
@@ -21,6 +22,8 @@ public final class API: Sendable {
         /// How many requests' worth of off-loop work (validation, build views, revision
         /// reads) may wait or run at once; beyond it such requests get `503`.
         public var maximumQueuedWork = 64
+        /// Monotonic nanoseconds, for per-token rate limits; tests move it.
+        public var monotonicClock: @Sendable () -> UInt64 = { DispatchTime.now().uptimeNanoseconds }
 
         public init() {}
     }

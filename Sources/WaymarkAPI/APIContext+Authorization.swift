@@ -27,6 +27,13 @@ extension APIContext {
             throw Refusal(.forbidden, "forbidden", "The token \"\(record.name)\" lacks the scope \(scope.rawValue).",
                           details: ["required": .string(scope.rawValue), "granted": .array(record.scopes.sorted().map { JSONValue.string($0.rawValue) })])
         }
+        if let wait = rates.take(record, scope: scope) {
+            audit(action, actor: record.name, reason: "rateLimited", scope: scope)
+            let rate = record.rate(for: scope)
+            throw Refusal(.tooManyRequests, "rateLimited",
+                          "The token \"\(record.name)\" is over its rate for \(scope.rawValue) (\(rate), bursts of \(rate.burst)); retry in \(wait) s.",
+                          details: ["rate": .string(rate.description), "retryAfter": .int(wait)], headers: [("Retry-After", String(wait))])
+        }
         return record.name
     }
 

@@ -31,6 +31,8 @@ final class APIContext: Sendable {
     let linkChecker: LinkChecker?
     /// Validation, build views, revision reads and other work that grows with a document.
     let work: WorkQueue
+    /// Each token's requests per second, per scope (429 past them).
+    let rates: RateLimiter
     /// Link checks block on the network: they run here, never on an event loop.
     private let linkCheckQueue = DispatchQueue(label: "waymark.link-checks", attributes: .concurrent)
 
@@ -39,6 +41,7 @@ final class APIContext: Sendable {
         self.telemetry = telemetry
         self.options = options
         work = WorkQueue(capacity: options.maximumQueuedWork)
+        rates = RateLimiter(clock: options.monotonicClock)
         linkChecker = options.linkChecks.map(LinkChecker.init)
     }
 

@@ -29,7 +29,12 @@ struct MetricsEndpoints: EndpointGroup {
         }
         family("waymark_resolutions_total", "counter", "Resolutions reported by clients since start, by platform, outcome, reason and route (bounded: unknown routes are \"other\").")
         for (labels, count) in resolutions.sorted(by: { $0.0 < $1.0 }) { out += "waymark_resolutions_total{\(labels)} \(count)\n" }
+        family("waymark_rate_limited_total", "counter", "Requests answered 429 because their token was over its rate for the route's scope, since start.")
+        for refusal in context.rates.refusals {
+            out += "waymark_rate_limited_total{token=\"\(label(refusal.token))\",scope=\"\(refusal.scope.rawValue)\"} \(refusal.count)\n"
+        }
         let statistics = context.telemetry.currentStatistics
+        let (cells, cellLimit, folded) = context.telemetry.read { ($0.cells, $0.limits.maximumCells, $0.foldedEvents) }
         let snapshot = context.store.snapshot
         let storeBytes = snapshot.revisions.reduce(0) { $0 + $1.routes.count } + snapshot.schemas.values.reduce(0) { $0 + $1.bytes.count }
         let single: [(name: String, type: String, help: String, value: UInt64)] = [
@@ -40,6 +45,9 @@ struct MetricsEndpoints: EndpointGroup {
             ("waymark_telemetry_commits_total", "counter", "Group commits (one fdatasync each) of the telemetry log since start.", statistics.commits),
             ("waymark_telemetry_commit_failures_total", "counter", "Telemetry commits that failed (their batches were answered 503).", statistics.failedCommits),
             ("waymark_telemetry_log_bytes", "gauge", "Bytes in the telemetry log since the last snapshot.", UInt64(statistics.logBytes)),
+            ("waymark_telemetry_cells", "gauge", "Count cells held (combinations of dimensions per minute and hour bucket), folded ones included.", UInt64(cells)),
+            ("waymark_telemetry_cells_limit", "gauge", "Cells kept with their own names (--telemetry-max-cells); past it new combinations are folded.", UInt64(cellLimit)),
+            ("waymark_telemetry_events_folded_total", "counter", "Events counted in a folded cell (route, revision, app version and precondition \"other\") because the cell cap was reached, since start.", folded),
             ("waymark_publishes_total", "counter", "Revisions published (rollbacks included) since start.", context.publishes.load(ordering: .relaxed)),
             ("waymark_link_check_fetches_total", "counter", "Outbound link-check fetches (fallbacks and associated-domain files, cache hits not counted) since start.",
              UInt64(context.linkChecker?.fetches.load(ordering: .relaxed) ?? 0)),

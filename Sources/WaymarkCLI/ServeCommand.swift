@@ -35,6 +35,9 @@ enum ServeCommand {
           --telemetry-max-routes N Route ids counted by name; the rest are "other" (default 10000)
           --telemetry-max-versions N
                                    App versions counted by name (default 1000)
+          --telemetry-max-cells N  Count cells (combinations per minute or hour) kept with their
+                                   own names; past it new ones are folded into "other"
+                                   (default 1000000, about 35 MB)
           --quiet                  No access log (one JSON line per request on stderr)
           --follow URL             Run as a read-only follower of the primary at URL: mirror its
                                    revisions, schemas and tokens, serve the same manifests and
@@ -58,7 +61,7 @@ enum ServeCommand {
 
     static func run(_ arguments: [String], output: inout Output) throws(CLIError) -> ExitCode {
         let parsed = try Arguments(arguments, command: "serve",
-                                   options: Set(["--host", "--port", "--data-dir", "--seed", "--threads", "--max-connections", "--max-document-bytes", "--max-queued-work",
+                                   options: Set(["--host", "--port", "--data-dir", "--seed", "--threads", "--max-connections", "--max-document-bytes", "--max-queued-work", "--telemetry-max-cells",
                                              "--follow", "--follow-token", "--follow-token-file", "--follow-interval",
                                              "--telemetry-minutes", "--telemetry-hours", "--telemetry-max-routes", "--telemetry-max-versions"])
                                              .union(LinkCheckArguments.options),
@@ -99,6 +102,8 @@ enum ServeCommand {
             ?? telemetryOptions.limits.maximumRoutes
         telemetryOptions.limits.maximumAppVersions = try parsed.number("--telemetry-max-versions", in: 0...4_000, expected: "0 to 4000")
             ?? telemetryOptions.limits.maximumAppVersions
+        telemetryOptions.limits.maximumCells = try parsed.number("--telemetry-max-cells", in: 1_000...100_000_000, expected: "1000 to 100000000")
+            ?? telemetryOptions.limits.maximumCells
         if telemetryOptions.limits.minuteRetention > telemetryOptions.limits.hourRetention {
             throw .invalidValue(option: "--telemetry-minutes", value: parsed.last("--telemetry-minutes") ?? "", expected: "no longer than --telemetry-hours")
         }

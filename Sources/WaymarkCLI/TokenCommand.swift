@@ -7,7 +7,7 @@ import RouteEngine
 /// also while a daemon serves it (the daemon sees the change on its next request).
 enum TokenCommand {
     static let help = """
-        Usage: waymark token create --name NAME --scope SCOPE [--scope SCOPE...] [--data-dir D]
+        Usage: waymark token create --name NAME --scope SCOPE [--scope SCOPE...] [--rate N|unlimited] [--data-dir D]
                waymark token list [--data-dir D] [--json]
                waymark token revoke NAME|ID [--data-dir D]
 
@@ -16,12 +16,17 @@ enum TokenCommand {
         revoked token stops working on the daemon's next request. Every change is audited.
 
         Scopes: \(Scope.allCases.map(\.rawValue).joined(separator: ", ")) (admin may do everything).
+        Names: 1 to 100 letters, digits and - _ . @ :, starting with a letter or digit.
+
+        --rate N   Requests per second the token may make to the routes of each scope it
+                   uses (a burst of 5 s' worth), or unlimited; past it the daemon answers 429
+                   with Retry-After. Without it: \(Scope.allCases.map { "\($0.rawValue) \(TokenRate.default(for: $0))" }.joined(separator: ", ")); an admin token unlimited.
 
         Exit status: 0 done, 1 nothing to revoke, 2 bad usage, 3 the data directory cannot be used.
         """
 
     static func run(_ arguments: [String], output: inout Output) throws(CLIError) -> ExitCode {
-        let parsed = try Arguments(arguments, command: "token", options: ["--data-dir", "--name", "--scope"], booleans: ["--json", "--help"])
+        let parsed = try Arguments(arguments, command: "token", options: ["--data-dir", "--name", "--scope", "--rate"], booleans: ["--json", "--help"])
         if parsed.has("--help") || parsed.positionals.first == "help" {
             output.print(help)
             return .success
@@ -46,10 +51,17 @@ enum TokenCommand {
                 }
                 scopes.insert(scope)
             }
+            var rate: TokenRate?
+            if let text = parsed.last("--rate") {
+                guard let parsedRate = TokenRate(text) else {
+                    throw .invalidValue(option: "--rate", value: text, expected: "requests per second, 1 to \(TokenRate.maximum), or unlimited")
+                }
+                rate = parsedRate
+            }
             let tokens = try open(directory)
             let created: (record: TokenRecord, token: String)
             do throws(StoreError) {
-                created = try tokens.create(name: name, scopes: scopes, actor: actor)
+                created = try tokens.create(name: name, scopes: scopes, rate: rate, actor: actor)
             } catch {
                 throw .refused(error.message)
             }
@@ -73,8 +85,8 @@ enum TokenCommand {
                 output.print("No tokens in \(directory).")
                 return .success
             }
-            let rows = [["ID", "NAME", "SCOPES", "CREATED", "REVOKED"]] + records.map { record in
-                [record.id, record.name, record.scopes.sorted().map(\.rawValue).joined(separator: ","),
+            let rows = [["ID", "NAME", "SCOPES", "RATE", "CREATED", "REVOKED"]] + records.map { record in
+                [record.id, record.name, record.scopes.sorted().map(\.rawValue).joined(separator: ","), record.rate.map(String.init(describing:)) ?? "default",
                  Timestamp.format(record.created), record.revoked.map(Timestamp.format) ?? "-"]
             }
             output.table(rows)

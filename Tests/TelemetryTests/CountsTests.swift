@@ -108,6 +108,57 @@ struct CountsTests {
         #expect(groups.first?.total == 2_000)
     }
 
+    @Test func pastTheCellCapNewCombinationsAreFoldedAndNoEventIsLost() throws {
+        var limits = TelemetryLimits()
+        limits.maximumCells = 50
+        let routes = (0..<300).map { "r\($0)" }
+        let known = Vocabulary(routes: routes, appVersions: [.ios: (0..<10).map { "1.\($0)" }], latestRevision: 900)
+        var counts = Counts(limits: limits)
+        // An attacker's spread: each event its own minute, route, app version and revision.
+        for index in 0..<300 {
+            counts.apply(try batch([(-60 * index, "proceed", nil, routes[index]), (-60 * index, "gated", nil, routes[index])],
+                                   appVersion: "1.\(index % 10)", revision: 1 + index, vocabulary: known),
+                         sequence: UInt64(index + 1), now: testNow)
+        }
+        let buckets = counts.bucketCounts.minutes + counts.bucketCounts.hours
+        #expect(buckets == 300 + 6)
+        #expect(counts.cells <= limits.maximumCells + 2 * buckets, "\(counts.cells) cells in \(buckets) buckets")
+        #expect(counts.cells == (counts.minutes.values.map(\.count) + counts.hours.values.map(\.count)).reduce(0, +))
+        #expect(counts.foldedEvents > 500)
+        var query = CountQuery(from: testNow - 6 * 3_600, to: testNow + 60, step: .hour)
+        #expect(counts.query(query).total == 600, "every event is still counted")
+        query.groupBy = [.route, .revision, .appVersion, .outcome]
+        let groups = Dictionary(uniqueKeysWithValues: counts.query(query).groups.map { ($0.key.map(\.name).joined(separator: " "), $0.total) })
+        #expect(groups["other other other proceed"] == groups["other other other gated"])
+        #expect(groups["r0 1 1.0 proceed"] == 1, "what came before the cap keeps its names")
+        // Pruning frees cells; later combinations get their names again.
+        counts.prune(now: testNow + 90 * 86_400 - 3_600)
+        #expect(counts.cells < limits.maximumCells)
+        counts.apply(try batch([(0, "proceed", nil, "r5")], appVersion: "1.0", revision: 9, vocabulary: known), sequence: 301, now: testNow)
+        query = CountQuery(from: testNow - 60, to: testNow + 60, step: .minute)
+        query.groupBy = [.route]
+        #expect(counts.query(query).groups.contains { $0.key[0].name == "r5" })
+    }
+
+    /// One bucket, many new keys in one batch: the table grows while it folds. (At 11, the
+    /// first folded key is the one that makes a 16-slot table grow.)
+    @Test(arguments: [11, 20])
+    func theCapHoldsWhenATableGrowsMidBatch(cap: Int) throws {
+        var limits = TelemetryLimits()
+        limits.maximumCells = cap
+        let routes = (0..<400).map { "r\($0)" }
+        let known = Vocabulary(routes: routes, latestRevision: 7)
+        var counts = Counts(limits: limits)
+        counts.apply(try batch(routes.map { (0, "proceed", nil, $0) }, vocabulary: known), sequence: 1, now: testNow)
+        // The hour is filled first: `cap` named cells and one folded; the minute gets only its folded cell.
+        #expect(counts.cells == cap + 2)
+        #expect(counts.foldedEvents == UInt64(400 - cap + 400))
+        var query = lastHour()
+        query.groupBy = [.route]
+        #expect(counts.query(query).groups.map(\.total) == [400], "the minute bucket holds every event, folded")
+        #expect(counts.query(lastHour()).total == 400)
+    }
+
     @Test func retentionDropsMinutesButTheHoursRemain() throws {
         var counts = Counts()
         counts.apply(try batch([(-3 * 86_400, "notFound", "expired", "product"), (-60, "proceed", nil, "product")]), sequence: 1, now: testNow)

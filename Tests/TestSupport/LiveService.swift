@@ -68,7 +68,7 @@ public final class LiveService {
     /// Nil in-process.
     public let server: HTTPServer?
     private let client: InProcessClient?
-    /// A token holding only that scope, named after it.
+    /// A token holding only that scope, named after it, with no rate limit.
     public private(set) var tokens: [Scope: String] = [:]
     /// On a follower: its replication, driven by the test (`syncOnce`, `forwardOnce`).
     public let follower: Follower?
@@ -77,7 +77,8 @@ public final class LiveService {
     /// tokens are the primary's, and nothing runs until the test calls the follower.
     public init(publicReads: Bool = false, seed: Bool = true, maximumDocumentBytes: Int? = nil,
                 telemetryOptions: TelemetryStore.Options = TelemetryStore.Options(), linkChecks: LinkCheckOptions? = nil,
-                following primary: LiveService? = nil, maximumQueuedWork: Int? = nil, transport: Transport = .socket) throws {
+                following primary: LiveService? = nil, maximumQueuedWork: Int? = nil,
+                monotonicClock: (@Sendable () -> UInt64)? = nil, transport: Transport = .socket) throws {
         store = try ManifestStore.open(at: path).store
         var telemetryOptions = telemetryOptions
         telemetryOptions.forwarding = primary != nil
@@ -92,6 +93,7 @@ public final class LiveService {
         if let maximumDocumentBytes { options.maximumDocumentBytes = maximumDocumentBytes }
         options.linkChecks = linkChecks
         if let maximumQueuedWork { options.maximumQueuedWork = maximumQueuedWork }
+        if let monotonicClock { options.monotonicClock = monotonicClock }
         var configuration = ServerConfiguration()
         configuration.hosts = ["127.0.0.1"]
         configuration.port = 0
@@ -111,7 +113,10 @@ public final class LiveService {
         if let primary {
             tokens = primary.tokens
         } else {
-            for scope in Scope.allCases { tokens[scope] = try store.tokens.create(name: scope.rawValue, scopes: [scope], actor: "test").token }
+            // Unlimited: a test's burst of calls never meets a rate it is not about.
+            for scope in Scope.allCases {
+                tokens[scope] = try store.tokens.create(name: scope.rawValue, scopes: [scope], rate: .unlimited, actor: "test").token
+            }
         }
     }
 

@@ -1,0 +1,68 @@
+import Foundation
+import ManifestStore
+import Synchronization
+import Testing
+import TestSupport
+
+/// Per-token rate limits, on a clock the test moves: a token over its rate for a scope is
+/// answered `429` with `Retry-After` (its body unread), the bucket refills with time, each
+/// scope has its own bucket, and the refusals show in `/metrics` and, aggregated, in the
+/// audit log.
+@Suite("Per-token rate limits", .serialized)
+struct RateLimitTests {
+    final class Clock: Sendable {
+        let nanoseconds = Atomic<UInt64>(1_000_000_000)
+        func advance(seconds: Double) { nanoseconds.add(UInt64(seconds * 1e9), ordering: .relaxed) }
+    }
+
+    @Test func aTokenOverItsRateGets429WithRetryAfterAndTheBucketRefills() throws {
+        let clock = Clock()
+        let service = try LiveService(monotonicClock: { clock.nanoseconds.load(ordering: .relaxed) }, transport: .inProcess)
+        let phone = try service.store.tokens.create(name: "phone", scopes: [.telemetryWrite, .manifestRead], rate: .perSecond(2), actor: "test").token
+        let body = #"{"client": {"platform": "ios", "appVersion": "5.3.0", "revision": 1}, "events": []}"#
+        // A burst of five seconds' worth, at least 10.
+        let statuses = (0..<11).map { _ in service.call("POST", "/v1/telemetry", token: phone, body: body).status }
+        #expect(statuses.prefix(10).allSatisfy { $0 != 429 }, "\(statuses)")
+        let refused = service.call("POST", "/v1/telemetry", token: phone, body: body)
+        #expect(refused.status == 429)
+        #expect(refused.errorCode == "rateLimited")
+        #expect(refused["Retry-After"] == "1", "one request's worth at 2/s is half a second, rounded up")
+        #expect(refused.text.contains("phone") && refused.text.contains("2/s"))
+        // Its own bucket per scope: manifest reads still go through.
+        #expect(service.call("GET", "/v1/manifest?platform=ios&version=5.3.0", token: phone).status == 200)
+        clock.advance(seconds: 1)
+        #expect(service.call("POST", "/v1/telemetry", token: phone, body: body).status != 429, "two more a second later")
+        #expect(service.call("POST", "/v1/telemetry", token: phone, body: body).status != 429)
+        #expect(service.call("POST", "/v1/telemetry", token: phone, body: body).status == 429)
+        let metrics = service.call("GET", "/metrics", token: service.tokens[.telemetryRead]).text
+        #expect(metrics.contains(#"waymark_rate_limited_total{token="phone",scope="telemetry:write"} 3"#), "\(metrics)")
+        let audited = try service.store.auditEntries().filter { $0["reason"]?.stringValue == "rateLimited" }
+        #expect(audited.count == 1 && audited.first?["count"]?.intValue == 3, "one line for the minute's refusals: \(audited)")
+    }
+
+    @Test func defaultsFollowTheScopeAndAnAdminIsUnlimited() throws {
+        let clock = Clock()
+        let service = try LiveService(monotonicClock: { clock.nanoseconds.load(ordering: .relaxed) }, transport: .inProcess)
+        let ci = try service.store.tokens.create(name: "ci", scopes: [.routesPublish], actor: "test").token
+        let admin = try service.store.tokens.create(name: "root", scopes: [.admin], actor: "test").token
+        let document = "{\"routes\": \(storefrontRoutesText)}"
+        // routes:publish: 10 a second, bursts of 50.
+        let statuses = (0..<51).map { _ in service.call("POST", "/v1/validate", token: ci, body: document).status }
+        #expect(statuses.filter { $0 == 429 }.count == 1 && statuses.last == 429, "\(statuses)")
+        #expect(service.call("GET", "/v1/revisions", token: ci).status == 200, "its reads (manifest:read) are unlimited")
+        #expect((0..<200).allSatisfy { _ in service.call("POST", "/v1/validate", token: admin, body: document).status == 200 })
+    }
+
+    @Test func ratesAreStoredAndNamesHaveAGrammar() throws {
+        let scratch = try LiveService(transport: .inProcess)
+        let record = try scratch.store.tokens.create(name: "fleet@shop", scopes: [.telemetryWrite], rate: .perSecond(5_000), actor: "test").record
+        #expect(scratch.store.tokens.all.first { $0.id == record.id }?.rate == .perSecond(5_000))
+        #expect(record.rate(for: .telemetryWrite) == .perSecond(5_000))
+        #expect(TokenRate("unlimited") == .unlimited && TokenRate("0") == nil && TokenRate("1000001") == nil && TokenRate("1.5") == nil)
+        for name in ["", " lead", "a b", "bidi\u{202E}", "nul\u{0}", "-x", String(repeating: "a", count: 101), "é"] {
+            #expect(throws: StoreError.self, "\(name.debugDescription)") {
+                _ = try scratch.store.tokens.create(name: name, scopes: [.manifestRead], actor: "test")
+            }
+        }
+    }
+}
