@@ -68,7 +68,7 @@ public enum TokenRate: Hashable, Sendable, CustomStringConvertible {
         case .admin, .manifestRead: .unlimited
         case .routesPublish, .schemasWrite: .perSecond(10)
         case .telemetryRead: .perSecond(50)
-        case .replication: .perSecond(100)
+        case .replication: .perSecond(200)
         case .telemetryWrite: .perSecond(2_000)
         }
     }

@@ -29,7 +29,7 @@ server_pid=$!
 for _ in $(seq 100); do grep -q "^Listening on" "$work/stdout" 2>/dev/null && break; sleep 0.1; done
 grep -q "^Listening on" "$work/stdout" || { cat "$work/stdout" "$work/stderr" >&2; exit 1; }
 url="http://127.0.0.1:$PORT"
-write=$("$bin/waymark" token create --data-dir "$work/data" --name bench-app --scope telemetry:write 2>/dev/null)
+write=$("$bin/waymark" token create --data-dir "$work/data" --name bench-app --scope telemetry:write --rate unlimited 2>/dev/null)  # capacity, not the default 2,000/s
 read=$("$bin/waymark" token create --data-dir "$work/data" --name bench-ops --scope telemetry:read 2>/dev/null)
 
 "$bin/TelemetryBench" generate "$work/batches" "$BATCHES" "$(date +%s)"

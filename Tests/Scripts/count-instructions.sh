@@ -33,7 +33,7 @@ pid=$!
 bash Tests/Scripts/publish-campaigns.sh "$work/seed.out" "$url"
 kill "$pid"; wait "$pid" 2>/dev/null || true; pid=""
 read_token=$("$bin/waymark" token create --data-dir "$work/data" --name count-app --scope manifest:read 2>/dev/null)
-write_token=$("$bin/waymark" token create --data-dir "$work/data" --name count-telemetry --scope telemetry:write 2>/dev/null)
+write_token=$("$bin/waymark" token create --data-dir "$work/data" --name count-telemetry --scope telemetry:write --rate unlimited 2>/dev/null)
 "$bin/TelemetryBench" generate "$work/batches" 16 "$(date +%s)"
 
 mkdir "$work/callgrind"
