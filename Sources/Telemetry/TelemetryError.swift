@@ -9,8 +9,8 @@ public enum TelemetryError: Error, Hashable, Sendable, CustomStringConvertible {
     case damaged(file: String, reason: String)
     /// The store is closing and takes nothing more.
     case closing
-    /// A failed commit could not be undone in the log, so nothing more is accepted until a
-    /// restart repairs it.
+    /// A failed commit could not be undone in the log, so nothing more is accepted until the
+    /// committer repairs it (it tries every second).
     case unrepaired(IOError)
 
     public var message: String {

@@ -59,6 +59,17 @@ public final class TelemetryStore: Sendable {
         public var forwardsAcknowledged: UInt64 = 0
     }
 
+    /// Whether the log can be written: since when it cannot, and why (no path of the
+    /// server's in it). Set by a failed commit; cleared by the next commit that succeeds or
+    /// by the committer's own repair, which it tries every second while failing.
+    public struct Health: Sendable {
+        /// Seconds since 1970 of the first failure since the log was last written.
+        public var failingSince: Int?
+        public var error: String?
+
+        public var writable: Bool { failingSince == nil }
+    }
+
     /// What opening found, for the start-up log.
     public struct OpenReport: Sendable {
         public var replayedBatches = 0
@@ -102,6 +113,7 @@ public final class TelemetryStore: Sendable {
     /// A follower's name for its data directory: 32 hex digits, made once.
     public let node: String?
     private let statistics = Mutex(Statistics())
+    private let health = Mutex(Health())
     private let wake = DispatchSemaphore(value: 0)
     private let finished = DispatchSemaphore(value: 0)
     public let openReport: OpenReport
@@ -211,6 +223,8 @@ public final class TelemetryStore: Sendable {
         counts.withLock { body($0) }
     }
 
+    public var currentHealth: Health { health.withLock { $0 } }
+
     public var currentStatistics: Statistics {
         var current = statistics.withLock { $0 }
         current.logBytes = logFile.withLock { $0.tail }
@@ -247,7 +261,10 @@ public final class TelemetryStore: Sendable {
     private func commitLoop() {
         var lastPrune = options.clock()
         while true {
-            _ = wake.wait(timeout: .now() + .seconds(30))
+            // While the log cannot be written, wake every second to repair it: telemetry
+            // recovers when space returns even if no client is posting.
+            let failing = !health.withLock { $0.writable }
+            _ = wake.wait(timeout: .now() + .seconds(failing ? 1 : 30))
             let (frames, entries, completions, seals, closing) = queue.withLock { queue in
                 defer {
                     queue.frames.removeAll(keepingCapacity: true)
@@ -258,6 +275,7 @@ public final class TelemetryStore: Sendable {
                 return (queue.frames, queue.entries, queue.completions, queue.seals, queue.closing)
             }
             if !frames.isEmpty { commit(frames, entries, completions) }
+            if !health.withLock({ $0.writable }) { repair() }
             if !seals.isEmpty {
                 let sealed = Result { () throws(TelemetryError) in try seal() }
                 for answer in seals { answer(sealed) }
@@ -293,11 +311,18 @@ public final class TelemetryStore: Sendable {
             try FileSystem.fdatasync(logFD, path: logPath)
             logFile.withLock { $0.tail = tail + frames.count }
         } catch {
-            // Zero what may have been written so a replay cannot count what was refused.
+            // Cut what may have been written so a replay cannot count what was refused:
+            // shrinking the file needs no space, so this works on a full disk too.
             let failure = TelemetryError.io(error)
+            let now = options.clock()
+            health.withLock { health in
+                if health.failingSince == nil { health.failingSince = now }
+                health.error = error.withoutPath
+            }
             do throws(IOError) {
-                try Self.writeZeros(logFD, from: tail, to: tail + frames.count, logPath)
-                try FileSystem.fdatasync(logFD, path: logPath)
+                try FileSystem.truncate(logFD, to: tail, path: logPath)
+                try FileSystem.fsync(logFD, path: logPath)
+                logFile.withLock { $0.allocated = tail }
             } catch {
                 queue.withLock { $0.broken = .unrepaired(error) }
             }
@@ -305,6 +330,7 @@ public final class TelemetryStore: Sendable {
             for completion in completions { completion(.failure(failure)) }
             return
         }
+        if !health.withLock({ $0.writable }) { health.withLock { $0 = Health() } }
         let now = options.clock()
         var events: UInt64 = 0, batches: UInt64 = 0, applied: UInt64 = 0, repeated: UInt64 = 0
         counts.withLock { counts in
@@ -335,6 +361,26 @@ public final class TelemetryStore: Sendable {
             do { try compact() } catch {
                 // The log keeps growing and stays correct; the next commit tries again.
             }
+        }
+    }
+
+    /// After a failed commit: cut the log back to its last whole frame (again, if that
+    /// failed before) and allocate room ahead; once both succeed the log is writable again
+    /// and batches are accepted. Zeros past the tail are what allocation writes anyway, so
+    /// a repair that fails halfway leaves nothing a replay would read.
+    private func repair() {
+        let logPath = directory.path + "/" + Self.logName
+        let tail = logFile.withLock { $0.tail }
+        do throws(IOError) {
+            try FileSystem.truncate(logFD, to: tail, path: logPath)
+            let size = tail + (1 << 20)
+            try Self.writeZeros(logFD, from: tail, to: size, logPath)
+            try FileSystem.fsync(logFD, path: logPath)
+            logFile.withLock { $0.allocated = size }
+            queue.withLock { $0.broken = nil }
+            health.withLock { $0 = Health() }
+        } catch {
+            health.withLock { $0.error = error.withoutPath }
         }
     }
 

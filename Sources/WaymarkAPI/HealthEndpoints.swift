@@ -25,6 +25,18 @@ struct HealthEndpoints: EndpointGroup {
         // ready and says so here (and in /metrics).
         var object: [String: JSONValue] = ["status": "ready", "revision": .int(current.number), "schemas": .int(snapshot.schemas.count)]
         if let follower { object["follower"] = follower }
+        // A component that cannot write makes the node unready (503 degraded), with the
+        // component named: the load balancer sends clients to a node that can take their
+        // telemetry, and the node comes back by itself once the component repairs itself.
+        let telemetry = context.telemetry.currentHealth
+        var component: [String: JSONValue] = ["writable": .bool(telemetry.writable)]
+        if let since = telemetry.failingSince { component["failingSince"] = .string(Timestamp.format(Date(timeIntervalSince1970: Double(since)))) }
+        if let error = telemetry.error, !telemetry.writable { component["error"] = .string(error) }
+        object["components"] = ["telemetry": .object(component)]
+        guard telemetry.writable else {
+            object["status"] = "degraded"
+            return APIResponse.json(.object(object), status: .serviceUnavailable, headers: [("Retry-After", "5")])
+        }
         return APIResponse.json(.object(object))
     }
 

@@ -45,6 +45,8 @@ struct MetricsEndpoints: EndpointGroup {
             ("waymark_telemetry_commits_total", "counter", "Group commits (one fdatasync each) of the telemetry log since start.", statistics.commits),
             ("waymark_telemetry_commit_failures_total", "counter", "Telemetry commits that failed (their batches were answered 503).", statistics.failedCommits),
             ("waymark_telemetry_log_bytes", "gauge", "Bytes in the telemetry log since the last snapshot.", UInt64(statistics.logBytes)),
+            ("waymark_telemetry_writable", "gauge", "1 while the telemetry log can be written; 0 after a failed commit until it is repaired (tried every second).",
+             context.telemetry.currentHealth.writable ? 1 : 0),
             ("waymark_telemetry_cells", "gauge", "Count cells held (combinations of dimensions per minute and hour bucket), folded ones included.", UInt64(cells)),
             ("waymark_telemetry_cells_limit", "gauge", "Cells kept with their own names (--telemetry-max-cells); past it new combinations are folded.", UInt64(cellLimit)),
             ("waymark_telemetry_events_folded_total", "counter", "Events counted in a folded cell (route, revision, app version and precondition \"other\") because the cell cap was reached, since start.", folded),
