@@ -39,6 +39,9 @@ enum ServeCommand {
                                    own names; past it new ones are folded into "other"
                                    (default 1000000, about 35 MB)
           --quiet                  No access log (one JSON line per request on stderr)
+          --init-tokens            Create and print a new admin token when a store that has
+                                   revisions has no tokens (tokens.json lost); without it such
+                                   a store is refused (a new store gets its first token anyway)
           --follow URL             Run as a read-only follower of the primary at URL: mirror its
                                    revisions, schemas and tokens, serve the same manifests and
                                    ETags, refuse writes (409), forward telemetry to it as counts
@@ -65,7 +68,7 @@ enum ServeCommand {
                                              "--follow", "--follow-token", "--follow-token-file", "--follow-interval",
                                              "--telemetry-minutes", "--telemetry-hours", "--telemetry-max-routes", "--telemetry-max-versions"])
                                              .union(LinkCheckArguments.options),
-                                   booleans: ["--no-seed", "--public-reads", "--pin-threads", "--quiet", "--help", "--check-links"])
+                                   booleans: ["--no-seed", "--public-reads", "--pin-threads", "--quiet", "--help", "--check-links", "--init-tokens"])
         if parsed.has("--help") {
             output.print(help)
             return .success
@@ -123,6 +126,14 @@ enum ServeCommand {
             }
             if report.recoveredAuditEntries > 0 {
                 output.print("Added \(report.recoveredAuditEntries) audit entr\(report.recoveredAuditEntries == 1 ? "y" : "ies") for changes stored just before a crash.")
+            }
+            // A store that holds revisions or schemas had tokens: a missing tokens.json is
+            // a mistake or tampering, not a new start, and minting a new admin token for
+            // whoever restarts the daemon would be a way in. Refused unless asked.
+            let fresh = store.snapshot.revisions.isEmpty && store.snapshot.schemas.isEmpty
+            if follow == nil, !fresh, store.tokens.isEmpty, !parsed.has("--init-tokens") {
+                throw StoreError.refusedToken("\(dataDirectory) holds revisions and schemas but no tokens (tokens.json is missing or empty). "
+                    + "Restore it from a backup; or, to start over with a new admin token (printed once), pass --init-tokens.")
             }
             if let follow {
                 try store.setFollowing(follow.client.base)

@@ -104,6 +104,21 @@ struct ServerCommandTests {
         let damaged = waymark(environment: [:], "serve", "--data-dir", directory, "--port", "0")
         #expect(damaged.code == .unavailable && damaged.err.contains("damaged"), "\(damaged.err)")
     }
+
+    @Test func aStoreThatLostItsTokensIsRefusedUnlessAskedToInitialise() throws {
+        let directory = NSTemporaryDirectory() + "waymark-cli-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        do {
+            let store = try ManifestStore.open(at: directory).store
+            #expect(try store.seedIfEmpty(from: Fixtures.path("manifests/storefront")))
+        }
+        // No tokens.json beside revisions and schemas: refused before it listens, and still absent.
+        let refused = waymark(environment: [:], "serve", "--data-dir", directory, "--port", "0", "--no-seed")
+        #expect(refused.code == .unavailable, "\(refused.out) \(refused.err)")
+        #expect(refused.err.contains("no tokens") && refused.err.contains("--init-tokens"), "\(refused.err)")
+        #expect(!refused.out.contains("wm_"), "no admin token was minted")
+        #expect(!FileManager.default.fileExists(atPath: directory + "/tokens.json"))
+    }
 }
 
 /// The storefront routes with one more campaign route.
