@@ -2,8 +2,35 @@
 #include "CSystemShim.h"
 #include <stddef.h>
 
-int waymark_accept4(int listener) {
-    return accept4(listener, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+#include <netinet/in.h>
+#include <string.h>
+int waymark_accept4_peer(int listener, uint64_t *high, uint64_t *low) {
+    struct sockaddr_storage address;
+    socklen_t length = sizeof address;
+    int fd = accept4(listener, (struct sockaddr *)&address, &length, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    *high = 0;
+    *low = 0;
+    if (fd < 0) return fd;
+    if (address.ss_family == AF_INET) {
+        const struct sockaddr_in *v4 = (const struct sockaddr_in *)&address;
+        *high = 0xFFFF;  /* as ::ffff:a.b.c.d, apart from every IPv6 /64 */
+        *low = ntohl(v4->sin_addr.s_addr);
+    } else if (address.ss_family == AF_INET6) {
+        const struct sockaddr_in6 *v6 = (const struct sockaddr_in6 *)&address;
+        const uint8_t *bytes = v6->sin6_addr.s6_addr;
+        static const uint8_t mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF};
+        if (memcmp(bytes, mapped, 12) == 0) {
+            *high = 0xFFFF;
+            *low = (uint64_t)bytes[12] << 24 | (uint64_t)bytes[13] << 16 | (uint64_t)bytes[14] << 8 | bytes[15];
+        } else {
+            /* The /64: one subscriber's whole allocation counts as one peer. */
+            uint64_t prefix = 0;
+            for (int i = 0; i < 8; i++) prefix = prefix << 8 | bytes[i];
+            *high = prefix;
+            *low = 1;  /* an IPv4 peer would be (0xFFFF, 0.0.0.1), which never connects */
+        }
+    }
+    return fd;
 }
 
 int waymark_epoll_ctl(int epfd, int op, int fd, uint32_t events, uint64_t data) {

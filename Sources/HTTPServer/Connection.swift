@@ -17,9 +17,13 @@ final class Connection {
     /// Bodies at least this large are queued by reference rather than copied.
     static let shareThreshold = 8 * 1024
 
-    init(fd: Int32, machine: ConnectionStateMachine) {
+    /// Who it comes from, when the per-peer cap counted it (released on close).
+    let peer: PeerKey?
+
+    init(fd: Int32, machine: ConnectionStateMachine, peer: PeerKey? = nil) {
         self.fd = fd
         self.machine = machine
+        self.peer = peer
     }
 
     var hasPendingOutput: Bool { !segments.isEmpty }

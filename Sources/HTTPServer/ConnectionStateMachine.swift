@@ -126,6 +126,12 @@ public struct ConnectionStateMachine: Sendable {
     }
 
     public var isClosed: Bool { phase == .closed }
+    /// Since when the connection has been idle — between requests, or silent since it
+    /// opened — with nothing read, decoded or owed; nil otherwise.
+    public var idleSince: Int64? {
+        guard case .idle(let since) = phase, input.isEmpty, !awaitingResponse, outputPending == 0 else { return nil }
+        return since
+    }
     /// Whether the shell should be reading from the socket.
     public var wantsRead: Bool { !isPaused && !awaitingResponse && phase != .closing && phase != .closed }
 

@@ -37,10 +37,12 @@ final class EventLoop: @unchecked Sendable {
     private var stopDeadline: Int64?
     private let shutdownRequested = Atomic<Bool>(false)
     /// Connected descriptors handed over by other threads (`adopt`), taken on this thread.
-    private let adoptions = Mutex<[Int32]>([])
+    private let adoptions = Mutex<[(fd: Int32, peer: PeerKey?)]>([])
     /// Answers of deferred handlers, from any thread, written out on this loop's thread.
     private let completions = Mutex<[Completion]>([])
     private let balancer: LoopBalancer
+    private let peerTable: PeerTable
+    private let serverMetrics: HTTPMetrics?
     /// This loop's request counters, when the server keeps metrics.
     private let metrics: HTTPMetrics.Slot?
     private let openCount = Atomic<Int>(0)
@@ -53,8 +55,11 @@ final class EventLoop: @unchecked Sendable {
     var peers: [EventLoop] = []
 
     init(index: Int, router: Router, configuration: ServerConfiguration, listeners: [Int32], requestIDPrefix: String,
-         balancer: LoopBalancer, metrics: HTTPMetrics.Slot? = nil) throws(IOError) {
+         balancer: LoopBalancer, metrics: HTTPMetrics.Slot? = nil, peerTable: PeerTable = PeerTable(limit: 0),
+         serverMetrics: HTTPMetrics? = nil) throws(IOError) {
         self.index = index
+        self.peerTable = peerTable
+        self.serverMetrics = serverMetrics
         self.metrics = metrics
         self.balancer = balancer
         self.router = router
@@ -77,12 +82,12 @@ final class EventLoop: @unchecked Sendable {
     /// (Tests use it with socket pairs; a listener-less loop serves only adopted sockets.)
     func adopt(_ fd: Int32) {
         balancer.add(to: index)
-        handOver(fd)
+        handOver(fd, peer: nil)
     }
 
     /// Queues an already-counted socket for this loop's thread.
-    private func handOver(_ fd: Int32) {
-        adoptions.withLock { $0.append(fd) }
+    private func handOver(_ fd: Int32, peer: PeerKey?) {
+        adoptions.withLock { $0.append((fd, peer)) }
         EventFD.signal(wakeFD)
     }
 
@@ -107,9 +112,11 @@ final class EventLoop: @unchecked Sendable {
         }
         serve()
         // A socket handed over after this loop's last turn is closed, not leaked.
-        for fd in adoptions.withLock({ queue in defer { queue.removeAll() }; return queue }) {
+        let leftOver: [(fd: Int32, peer: PeerKey?)] = adoptions.withLock { queue in defer { queue.removeAll() }; return queue }
+        for adopted in leftOver {
             balancer.remove(from: index)
-            Socket.close(fd)
+            if let peer = adopted.peer { peerTable.release(peer) }
+            Socket.close(adopted.fd)
         }
         peers = []
     }
@@ -134,7 +141,8 @@ final class EventLoop: @unchecked Sendable {
                 let fd = Int32(truncatingIfNeeded: data[slot])
                 if fd == wakeFD {
                     EventFD.drain(wakeFD)
-                    for adopted in adoptions.withLock({ queue in defer { queue.removeAll() }; return queue }) { register(adopted) }
+                    let adopted: [(fd: Int32, peer: PeerKey?)] = adoptions.withLock { queue in defer { queue.removeAll() }; return queue }
+                    for socket in adopted { register(socket.fd, peer: socket.peer) }
                     for completion in completions.withLock({ queue in defer { queue.removeAll() }; return queue }) { finish(completion) }
                 } else if listeners.contains(fd) {
                     acceptAll(fd)
@@ -162,16 +170,22 @@ final class EventLoop: @unchecked Sendable {
     // MARK: Accepting
 
     private func acceptAll(_ listener: Int32) {
-        while connections.count < maximumConnections {
-            let accepted: Int32?
+        while connections.count < maximumConnections || idlest() != nil {
+            let accepted: (fd: Int32, peer: PeerKey)?
             do {
-                accepted = try Socket.accept(listener)
+                accepted = try Socket.acceptWithPeer(listener)
             } catch {
                 // EMFILE and friends: stop for now; the sweep re-arms the listeners.
                 pauseListeners()
                 return
             }
-            guard let fd = accepted else { return }
+            guard let (fd, peer) = accepted else { return }
+            guard peerTable.admit(peer) else {
+                // Over its peer's cap: closed at once with a reset, before it costs a slot.
+                serverMetrics?.refusedOverPeerCap.add(1, ordering: .relaxed)
+                Socket.abort(fd)
+                continue
+            }
             try? Socket.setOption(fd, Int32(IPPROTO_TCP), TCP_NODELAY, 1)
             // The kernel holds at most this much not yet sent per connection (tcp(7)): a
             // reader that opens a tiny window cannot make the kernel buffer megabytes for
@@ -180,18 +194,39 @@ final class EventLoop: @unchecked Sendable {
             // other connection. What is in flight still grows with the path.
             try? Socket.setOption(fd, Int32(IPPROTO_TCP), Self.notSentLowWater, Self.unsentKernelBytes)
             let target = balancer.place(acceptedBy: index)
-            if target == index || target >= peers.count { register(fd) } else { peers[target].handOver(fd) }
+            if target == index || target >= peers.count {
+                // At the limit, the connection idle longest (no request in progress, nothing
+                // to write; a silent one counts) makes room: a new client gets in rather than
+                // waiting behind connections doing nothing.
+                if connections.count >= maximumConnections, let idle = idlest() {
+                    serverMetrics?.shedIdle.add(1, ordering: .relaxed)
+                    close(idle)
+                }
+                register(fd, peer: peer)
+            } else {
+                peers[target].handOver(fd, peer: peer)
+            }
         }
         pauseListeners()
     }
 
+    /// The connection idle longest, if any is idle: scanned only at the connection limit.
+    private func idlest() -> Connection? {
+        var idlest: (connection: Connection, since: Int64)?
+        for connection in connections.values {
+            guard let since = connection.machine.idleSince, !connection.hasPendingOutput else { continue }
+            if idlest == nil || since < idlest!.since { idlest = (connection, since) }
+        }
+        return idlest?.connection
+    }
+
     /// Starts serving a connected socket.
-    private func register(_ fd: Int32) {
+    private func register(_ fd: Int32, peer: PeerKey?) {
         let router = router
         let machine = ConnectionStateMachine(
             now: clock.now(), limits: configuration.limits, timeouts: configuration.timeouts,
             highWater: configuration.outputHighWater, decide: { router.decide($0) })
-        let connection = Connection(fd: fd, machine: machine)
+        let connection = Connection(fd: fd, machine: machine, peer: peer)
         connections[fd] = connection
         openCount.add(1, ordering: .relaxed)
         do {
@@ -214,7 +249,7 @@ final class EventLoop: @unchecked Sendable {
     }
 
     private func resumeListeners() {
-        guard !listenersWatched, stopDeadline == nil, connections.count < maximumConnections else { return }
+        guard !listenersWatched, stopDeadline == nil, connections.count < maximumConnections || idlest() != nil else { return }
         listenersWatched = true
         for listener in listeners { try? control(EPOLL_CTL_ADD, listener, events: EPOLLIN.rawValue) }
     }
@@ -409,6 +444,7 @@ final class EventLoop: @unchecked Sendable {
     private func close(_ connection: Connection, abort: Bool = false) {
         guard connections.removeValue(forKey: connection.fd) != nil else { return }
         balancer.remove(from: index)
+        if let peer = connection.peer { peerTable.release(peer) }
         openCount.subtract(1, ordering: .relaxed)
         try? control(EPOLL_CTL_DEL, connection.fd, events: 0)
         if abort { Socket.abort(connection.fd) } else { Socket.close(connection.fd) }

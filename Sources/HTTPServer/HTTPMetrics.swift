@@ -40,6 +40,12 @@ public final class HTTPMetrics: Sendable {
         }
     }
 
+    /// Connections accepted and closed at once because their peer had
+    /// `maximumConnectionsPerPeer` open, since start.
+    let refusedOverPeerCap = Atomic<UInt64>(0)
+    /// Idle connections closed to make room for a new one at `maximumConnections`, since start.
+    let shedIdle = Atomic<UInt64>(0)
+
     private let labels = Mutex<[(method: String, path: String)]>([])
     private let slots = Mutex<[Slot]>([])
 
@@ -91,6 +97,10 @@ public final class HTTPMetrics: Sendable {
             out += "waymark_http_request_duration_seconds_sum{\(route(index))} \(total.sums[index + 1])\n"
             out += "waymark_http_request_duration_seconds_count{\(route(index))} \(count)\n"
         }
+        out += "# HELP waymark_http_connections_refused_total Connections closed at accept because their peer (an IPv4 address, an IPv6 /64) had the most it may open.\n"
+        out += "# TYPE waymark_http_connections_refused_total counter\nwaymark_http_connections_refused_total \(refusedOverPeerCap.load(ordering: .relaxed))\n"
+        out += "# HELP waymark_http_idle_connections_shed_total Idle connections closed to make room for new ones at the connection limit.\n"
+        out += "# TYPE waymark_http_idle_connections_shed_total counter\nwaymark_http_idle_connections_shed_total \(shedIdle.load(ordering: .relaxed))\n"
         return out
     }
 }

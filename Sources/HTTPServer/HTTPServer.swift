@@ -20,6 +20,7 @@ public final class HTTPServer: @unchecked Sendable {
     private var threads: [Thread] = []
     private let finished = DispatchGroup()
     private let balancer: LoopBalancer
+    private let peerTable: PeerTable
     private var signalSources: [DispatchSourceSignal] = []
     /// The port actually bound (useful when configured as 0).
     public private(set) var port: UInt16 = 0
@@ -29,6 +30,7 @@ public final class HTTPServer: @unchecked Sendable {
         self.router = router
         self.metrics = metrics
         balancer = LoopBalancer(loops: max(1, configuration.threads))
+        peerTable = PeerTable(limit: configuration.maximumConnectionsPerPeer)
     }
 
     /// Connections each event loop is serving now.
@@ -52,7 +54,8 @@ public final class HTTPServer: @unchecked Sendable {
                 port = bound  // port 0: every later listener joins the port the first one got
             }
             loops.append(try EventLoop(index: index, router: router, configuration: configuration, listeners: listeners,
-                                       requestIDPrefix: prefix, balancer: balancer, metrics: slots?[index]))
+                                       requestIDPrefix: prefix, balancer: balancer, metrics: slots?[index],
+                                       peerTable: peerTable, serverMetrics: metrics))
         }
         for loop in loops { loop.peers = loops }  // each loop clears its list when it stops
         self.port = port

@@ -14,6 +14,10 @@ public struct ServerConfiguration: Sendable {
     public var pinThreads = false
     /// Open connections across all loops; beyond it, new ones wait in the listen backlog. Default 10,000.
     public var maximumConnections = 10_000
+    /// Open connections from one peer (an IPv4 address, an IPv6 /64) across all loops;
+    /// one more is accepted and closed at once. 0: no cap. Default 1,000. Behind a proxy
+    /// every connection comes from the proxy: raise it, or set 0 and limit at the proxy.
+    public var maximumConnectionsPerPeer = 1_000
     public var backlog: Int32 = 1024
     public var limits = HTTPLimits()
     public var timeouts = ConnectionTimeouts()

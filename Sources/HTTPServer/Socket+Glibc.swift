@@ -83,13 +83,16 @@ enum Socket {
         return withUnsafePointer(to: &storage) { $0.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { UInt16(bigEndian: $0.pointee.sin_port) } }
     }
 
-    /// accept4 with the new socket non-blocking and close-on-exec; nil when none is pending.
-    static func accept(_ listener: Int32) throws(IOError) -> Int32? {
-        switch try syscall("accept4", { waymark_accept4(listener) }) {
-        case .processed(let fd): return fd
+    /// accept4 with the new socket non-blocking and close-on-exec, and the peer's key
+    /// (`waymark_accept4_peer`); nil when none is pending.
+    static func acceptWithPeer(_ listener: Int32) throws(IOError) -> (fd: Int32, peer: PeerKey)? {
+        var high: UInt64 = 0, low: UInt64 = 0
+        switch try syscall("accept4", { waymark_accept4_peer(listener, &high, &low) }) {
+        case .processed(let fd): return (fd, PeerKey(high: high, low: low))
         case .wouldBlock: return nil
         }
     }
+
 
     static func setOption(_ fd: Int32, _ level: Int32, _ name: Int32, _ value: Int32) throws(IOError) {
         var value = value

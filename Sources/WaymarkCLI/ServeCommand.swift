@@ -24,7 +24,12 @@ enum ServeCommand {
           --no-seed                Start an empty store empty
           --public-reads           Serve manifests, revisions and schemas without a token
           --threads N              Event loops, one thread each (default: one per core)
-          --max-connections N      Open connections before new ones wait (default 10000)
+          --max-connections N      Open connections; at the limit the longest idle one is closed
+                                   for a new one, and with none idle new ones wait (default 10000)
+          --max-connections-per-peer N
+                                   Open connections from one IPv4 address or IPv6 /64; more are
+                                   reset at accept (default 1000; 0: no cap — behind a proxy,
+                                   where every connection is the proxy's, raise it or use 0)
           --max-document-bytes N   Largest routes document or schema accepted (default 16777216)
           --max-queued-work N      Requests whose validation, build view, revision read or preview
                                    may wait or run off the event loops at once; more get 503
@@ -64,7 +69,7 @@ enum ServeCommand {
 
     static func run(_ arguments: [String], output: inout Output) throws(CLIError) -> ExitCode {
         let parsed = try Arguments(arguments, command: "serve",
-                                   options: Set(["--host", "--port", "--data-dir", "--seed", "--threads", "--max-connections", "--max-document-bytes", "--max-queued-work", "--telemetry-max-cells",
+                                   options: Set(["--host", "--port", "--data-dir", "--seed", "--threads", "--max-connections", "--max-connections-per-peer", "--max-document-bytes", "--max-queued-work", "--telemetry-max-cells",
                                              "--follow", "--follow-token", "--follow-token-file", "--follow-interval",
                                              "--telemetry-minutes", "--telemetry-hours", "--telemetry-max-routes", "--telemetry-max-versions"])
                                              .union(LinkCheckArguments.options),
@@ -80,6 +85,8 @@ enum ServeCommand {
         configuration.threads = try parsed.number("--threads", in: 1...1024, expected: "1 to 1024 threads") ?? configuration.threads
         configuration.maximumConnections = try parsed.number("--max-connections", in: 1...1_000_000, expected: "1 to 1,000,000")
             ?? configuration.maximumConnections
+        configuration.maximumConnectionsPerPeer = try parsed.number("--max-connections-per-peer", in: 0...1_000_000, expected: "0 to 1,000,000")
+            ?? configuration.maximumConnectionsPerPeer
         configuration.pinThreads = parsed.has("--pin-threads")
         configuration.accessLog = !parsed.has("--quiet")
         var options = API.Options()

@@ -9,7 +9,7 @@ import TestSupport
 final class TestServer {
     let server: HTTPServer
 
-    init(configure: (inout ServerConfiguration) -> Void = { _ in }) throws {
+    init(metrics: HTTPMetrics? = nil, configure: (inout ServerConfiguration) -> Void = { _ in }) throws {
         var router = Router()
         try router.add("GET", "/hello") { _, _ in HTTPResponse(status: .ok, contentType: "text/plain", body: Array("hello".utf8)) }
         try router.add("GET", "/echo/:word") { _, parameters in
@@ -23,7 +23,7 @@ final class TestServer {
         configuration.threads = 2
         configuration.accessLog = false
         configure(&configuration)
-        server = HTTPServer(configuration: configuration, router: router)
+        server = HTTPServer(configuration: configuration, router: router, metrics: metrics)
         try server.start()
     }
 
@@ -169,6 +169,63 @@ struct LoopbackServerTests {
         client.send("GET /hello HTTP/1.1\r\nHost: a\r\n\r\n")
         #expect(client.read(responses: 1).count == 1)
         #expect(client.isClosedByPeer())
+    }
+
+    @Test func onePeerCannotOpenMoreThanItsCap() throws {
+        let metrics = HTTPMetrics()
+        let server = try TestServer(metrics: metrics) { $0.maximumConnectionsPerPeer = 3 }
+        defer { server.stop() }
+        // Each answered once, so each is accepted and counted before the next connects.
+        var held: [LoopbackClient] = []
+        for _ in 0..<3 {
+            let client = try LoopbackClient(port: server.port)
+            client.send("GET /hello HTTP/1.1\r\nHost: a\r\n\r\n")
+            #expect(client.read(responses: 1).first?.body == "hello")
+            held.append(client)
+        }
+        let fourth = try LoopbackClient(port: server.port)
+        fourth.send("GET /hello HTTP/1.1\r\nHost: a\r\n\r\n")
+        #expect(fourth.read(responses: 1).isEmpty, "a fourth connection from 127.0.0.1 is reset at accept")
+        #expect(metrics.exposition().contains("waymark_http_connections_refused_total 1"))
+        // Another peer (::1 is its own /64) is not affected.
+        let other = try LoopbackClient(port: server.port, host: "::1")
+        other.send("GET /hello HTTP/1.1\r\nHost: a\r\n\r\n")
+        #expect(other.read(responses: 1).first?.body == "hello")
+        // A closed connection gives its place back.
+        held.removeFirst()
+        var answered = false
+        for _ in 0..<50 where !answered {
+            let next = try LoopbackClient(port: server.port)
+            next.send("GET /hello HTTP/1.1\r\nHost: a\r\n\r\n")
+            answered = next.read(responses: 1).first?.body == "hello"
+            if !answered { Thread.sleep(forTimeInterval: 0.02) }
+        }
+        #expect(answered)
+    }
+
+    @Test func atTheConnectionLimitTheIdlestConnectionMakesRoom() throws {
+        let metrics = HTTPMetrics()
+        let server = try TestServer(metrics: metrics) { $0.maximumConnections = 3; $0.threads = 1 }
+        defer { server.stop() }
+        // The oldest: silent since it opened. Then two that were answered and now wait.
+        let silent = try LoopbackClient(port: server.port)
+        Thread.sleep(forTimeInterval: 0.05)
+        var waiting: [LoopbackClient] = []
+        for _ in 0..<2 {
+            let client = try LoopbackClient(port: server.port)
+            client.send("GET /hello HTTP/1.1\r\nHost: a\r\n\r\n")
+            #expect(client.read(responses: 1).count == 1)
+            waiting.append(client)
+        }
+        let newcomer = try LoopbackClient(port: server.port)
+        newcomer.send("GET /hello HTTP/1.1\r\nHost: a\r\n\r\n")
+        #expect(newcomer.read(responses: 1).first?.body == "hello", "a new client is served at once, not after a timeout")
+        #expect(silent.isClosedByPeer(), "the connection idle longest was closed for it")
+        for client in waiting {
+            client.send("GET /hello HTTP/1.1\r\nHost: a\r\n\r\n")
+            #expect(client.read(responses: 1).count == 1, "the others are still served")
+        }
+        #expect(metrics.exposition().contains("waymark_http_idle_connections_shed_total 1"))
     }
 
     @Test func shutdownFinishesTheRequestInFlight() throws {

@@ -7,8 +7,11 @@
 #include <sys/socket.h>
 #include <stdint.h>
 
-/// accept4(2) with the new socket non-blocking and close-on-exec, addresses not wanted.
-int waymark_accept4(int listener);
+/// accept4(2) with the new socket non-blocking and close-on-exec, and the peer as a key
+/// of two words: an IPv4 peer (or an
+/// IPv4-mapped IPv6 one) as (0xFFFF, address); an IPv6 peer by its /64 prefix, as
+/// (prefix, 1); anything else (0, 0).
+int waymark_accept4_peer(int listener, uint64_t *high, uint64_t *low);
 
 /// epoll_event's layout is packed on x86_64; these keep Swift away from it.
 int waymark_epoll_ctl(int epfd, int op, int fd, uint32_t events, uint64_t data);

@@ -1,0 +1,44 @@
+import Synchronization
+
+/// Who a connection comes from, as the per-peer cap counts: an IPv4 address, or an IPv6
+/// /64 (one subscriber's allocation), from `waymark_accept4_peer`.
+struct PeerKey: Hashable, Sendable {
+    let high: UInt64
+    let low: UInt64
+}
+
+/// Open connections per peer across every loop, so that one address cannot take the
+/// server's connections (`ServerConfiguration.maximumConnectionsPerPeer`). Touched on
+/// accept and close only, never per request.
+final class PeerTable: Sendable {
+    let limit: Int
+    private let open = Mutex<[PeerKey: Int]>([:])
+
+    /// `limit` 0: no cap (nothing is counted).
+    init(limit: Int) {
+        self.limit = limit
+    }
+
+    /// Counts a new connection from `peer`; false (nothing counted) when it has `limit`.
+    func admit(_ peer: PeerKey) -> Bool {
+        guard limit > 0 else { return true }
+        return open.withLock { open in
+            let held = open[peer, default: 0]
+            guard held < limit else { return false }
+            open[peer] = held + 1
+            return true
+        }
+    }
+
+    /// A connection `admit` counted has closed.
+    func release(_ peer: PeerKey) {
+        guard limit > 0 else { return }
+        open.withLock { open in
+            let held = open[peer, default: 0]
+            if held <= 1 { open[peer] = nil } else { open[peer] = held - 1 }
+        }
+    }
+
+    /// Connections held by `peer` now (tests).
+    func held(by peer: PeerKey) -> Int { open.withLock { $0[peer, default: 0] } }
+}
