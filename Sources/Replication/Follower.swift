@@ -175,8 +175,23 @@ public final class Follower: Sendable {
         }
     }
 
-    private static func segment(_ text: String) -> String {
-        text.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(CharacterSet(charactersIn: "-._~"))) ?? text
+    /// One path segment, percent-encoded: everything but ASCII letters, digits and `- . _ ~`
+    /// (RFC 3986's unreserved), and a segment of dots alone encoded whole, so no client or
+    /// library can read it as a dot segment and drop it (RFC 3986 §5.2.4). The store's
+    /// grammar refuses such names already; this holds whatever it lets through.
+    static func segment(_ text: String) -> String {
+        if !text.isEmpty, text.allSatisfy({ $0 == "." }) { return String(repeating: "%2E", count: text.count) }
+        var encoded = ""
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                 UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
+                encoded.unicodeScalars.append(Unicode.Scalar(byte))
+            default:
+                encoded += "%" + String(byte >> 4, radix: 16, uppercase: true) + String(byte & 15, radix: 16, uppercase: true)
+            }
+        }
+        return encoded
     }
 
     // MARK: Forwarding

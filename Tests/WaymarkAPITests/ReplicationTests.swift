@@ -1,7 +1,7 @@
 import Foundation
 import WaymarkAPI
 import ManifestStore
-import Replication
+@testable import Replication
 import RouteEngine
 import Telemetry
 import Testing
@@ -185,4 +185,15 @@ struct ReplicationTests {
 /// Whether `error` is the store refusing a record from the primary.
 private func isRefusedMirror(_ error: any Error) -> Bool {
     if case .refusedMirror? = error as? StoreError { true } else { false }
+}
+
+/// How a follower spells a platform or version in a path: every segment encoded, dot-only
+/// ones whole, so nothing on the way can take one for a dot segment.
+@Suite("Follower path segments")
+struct FollowerSegmentTests {
+    @Test(arguments: [("5.3.0", "5.3.0"), ("5.3.0-beta+2", "5.3.0-beta%2B2"), (".", "%2E"), ("..", "%2E%2E"),
+                      ("a/b", "a%2Fb"), ("é", "%C3%A9"), ("a b", "a%20b"), ("ios", "ios"), ("x%2e", "x%252e")])
+    func segments(_ text: String, _ expected: String) {
+        #expect(Follower.segment(text) == expected)
+    }
 }
