@@ -31,7 +31,7 @@ run: build
 	$(BIN) serve --data-dir data $(SERVE_ARGS)
 
 # Unit tests run last, so their summary closes the output.
-test: check-example test-links test-live test-crash test-disk-full test-followers check-deploy test-api test-dashboard fuzz-ci test-unit
+test: check-example test-links test-live test-crash test-disk-full test-hostile test-followers check-deploy test-api test-dashboard fuzz-ci test-unit
 
 # The link-check suites serve HTTPS from loopback with Python and an openssl-made certificate.
 test-unit: deps
@@ -58,6 +58,15 @@ test-crash: build
 test-disk-full: build
 	bash Tests/Scripts/install-packages.sh python3=python3
 	python3 Tests/Scripts/disk-full.py $(BIN)
+
+# Each attack of the "Hostile load" issue against a release daemon on loopback: anonymous
+# 16 MiB bodies, a refusal flood during a 5,000-route publish (manifest p50/p99 printed),
+# the audit log's growth, a phone's token against the cell cap and a rate, silent
+# connections against the per-peer cap and the connection limit, dot-only versions.
+test-hostile: deps
+	bash Tests/Scripts/install-packages.sh python3=python3 ss=iproute2
+	$(SWIFT) build -c release --product waymark
+	python3 Tests/Scripts/hostile.py $(RELEASE)/waymark
 
 # A primary and two followers on loopback: publishes reach the followers within the poll
 # interval, followers keep serving without the primary, and telemetry posted to them is

@@ -49,7 +49,7 @@ struct MetricsEndpoints: EndpointGroup {
              context.telemetry.currentHealth.writable ? 1 : 0),
             ("waymark_telemetry_cells", "gauge", "Count cells held (combinations of dimensions per minute and hour bucket), folded ones included.", UInt64(cells)),
             ("waymark_telemetry_cells_limit", "gauge", "Cells kept with their own names (--telemetry-max-cells); past it new combinations are folded.", UInt64(cellLimit)),
-            ("waymark_telemetry_events_folded_total", "counter", "Events counted in a folded cell (route, revision, app version and precondition \"other\") because the cell cap was reached, since start.", folded),
+            ("waymark_telemetry_events_folded_total", "counter", "Counts added to a folded cell (route, revision, app version and precondition \"other\") because the cell cap was reached, since start; an event counts once for its minute and once for its hour.", folded),
             ("waymark_publishes_total", "counter", "Revisions published (rollbacks included) since start.", context.publishes.load(ordering: .relaxed)),
             ("waymark_link_check_fetches_total", "counter", "Outbound link-check fetches (fallbacks and associated-domain files, cache hits not counted) since start.",
              UInt64(context.linkChecker?.fetches.load(ordering: .relaxed) ?? 0)),

@@ -216,6 +216,8 @@ enum ServeCommand {
         server.wait()
         follower?.stop()
         telemetry.close()
+        // The refusals of the minute under way, which its timer would have written.
+        store.flushRefusals(all: true)
         output.print("Stopped.")
         return .success
     }

@@ -1,0 +1,412 @@
+#!/usr/bin/env python3
+"""Hostile load against a release `waymark serve` on loopback: each attack of the
+"Hostile load" issue, as an attacker would script it, and the daemon shown unharmed.
+
+  1. Anonymous 16 MiB bodies: 36 connections each send the head of a 16 MiB publish, with
+     and without `Expect: 100-continue`, then start on the body. Each is answered 401
+     before its body is read (never 100 Continue); the daemon's RSS stays flat.
+  2. A 5,000-route campaign calendar (one pattern shape, overlapping windows) published
+     while 4 clients flood it with refused publishes (no token, a forged token, a phone's
+     token): a manifest fetched on a fresh connection every 100 ms throughout, none slower
+     than 1 s (p50, p99 and the slowest printed).
+  3. The audit log under that flood grows by a few lines, not a line per refusal; after
+     SIGTERM its refusal lines count every refusal.
+  4. A phone's telemetry:write token sends events spread over every minute of two days
+     and every route, entry and outcome: the count cells stay under the cap plus the
+     folded cells, every event is still counted; a token with a rate gets 429 with
+     Retry-After past it.
+  5. Silent connections: 1,500 from three addresses (127.0.0.2-4) against a daemon taking
+     1,000 connections and 500 per peer: the per-peer cap resets the surplus, the limit
+     sheds the idlest, and a new client is answered at once, not after a timeout.
+  6. Versions `.`, `..` and their encodings are refused as schema versions.
+
+Prints each figure; exits 1 on the first failure.
+Usage: hostile.py WAYMARK_RELEASE_BINARY
+"""
+import http.client
+import json
+import os
+import re
+import resource
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.parse
+
+import waymark_daemon
+
+EXAMPLE = waymark_daemon.EXAMPLE
+
+
+def fail(message):
+    print("hostile: FAIL: " + message, file=sys.stderr)
+    sys.exit(1)
+
+
+def rss_mb(pid):
+    with open("/proc/%d/status" % pid) as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def call(port, token, method, path, body=None, headers=None, timeout=30):
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+    all_headers = {"Authorization": "Bearer " + token} if token else {}
+    all_headers.update(headers or {})
+    data = json.dumps(body).encode() if isinstance(body, (dict, list)) else body
+    connection.request(method, path, body=data, headers=all_headers)
+    response = connection.getresponse()
+    payload = response.read()
+    result = (response.status, payload, dict(response.getheaders()))
+    connection.close()
+    return result
+
+
+def json_of(payload):
+    try:
+        return json.loads(payload)
+    except ValueError:
+        return None
+
+
+def iso(seconds):
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(seconds))
+
+
+def token(binary, data, name, *scopes, rate=None):
+    command = [binary, "token", "create", "--data-dir", data, "--name", name]
+    for scope in scopes:
+        command += ["--scope", scope]
+    if rate is not None:
+        command += ["--rate", str(rate)]
+    created = subprocess.run(command, capture_output=True, text=True)
+    if created.returncode != 0:
+        fail("token create %s: %s" % (name, created.stderr))
+    return created.stdout.strip()
+
+
+class Daemon:
+    def __init__(self, binary, data, *arguments):
+        self.process, self.admin, self.port = waymark_daemon.start(binary, data, "--threads", "2", *arguments)
+        if self.port is None:
+            self.process.kill()
+            fail("the daemon did not start:\n" + self.process.stderr.read())
+        threading.Thread(target=self.process.stdout.read, daemon=True).start()
+        threading.Thread(target=self.process.stderr.read, daemon=True).start()
+
+    def alive(self):
+        return self.process.poll() is None
+
+    def stop(self):
+        self.process.send_signal(signal.SIGTERM)
+        self.process.wait(timeout=30)
+
+    def metric(self, name):
+        status, body, _ = call(self.port, self.admin, "GET", "/metrics")
+        match = re.search(r"^%s (\S+)$" % re.escape(name), body.decode(), re.M)
+        return float(match.group(1)) if match else None
+
+
+# 1 ------------------------------------------------------------------------------------------
+
+def anonymous_bodies(daemon):
+    before = rss_mb(daemon.process.pid)
+    sockets, answers = [], []
+    started = time.monotonic()
+    for index in range(36):
+        connection = socket.create_connection(("127.0.0.1", daemon.port))
+        connection.settimeout(5)
+        head = ("POST /v1/revisions HTTP/1.1\r\nHost: waymark\r\nContent-Type: application/json\r\n"
+                "Content-Length: %d\r\n%s\r\n" % (16 << 20, "Expect: 100-continue\r\n" if index % 2 else ""))
+        connection.sendall(head.encode())
+        sockets.append(connection)
+    for index, connection in enumerate(sockets):
+        try:
+            if index % 2 == 0:
+                connection.sendall(b" " * (256 << 10))  # the body's start, sent without waiting
+        except OSError:
+            pass  # already answered and closed: fine
+        received = b""
+        try:
+            while b"\r\n\r\n" not in received:
+                chunk = connection.recv(4096)
+                if not chunk:
+                    break
+                received += chunk
+        except OSError:
+            pass
+        answers.append(received.split(b"\r\n", 1)[0].decode(errors="replace"))
+        connection.close()
+    elapsed = time.monotonic() - started
+    after = rss_mb(daemon.process.pid)
+    if any(not answer.startswith("HTTP/1.1 401") for answer in answers):
+        fail("anonymous 16 MiB publishes were answered %s" % sorted(set(answers)))
+    if after - before > 16:
+        fail("RSS grew from %.1f to %.1f MB under anonymous bodies" % (before, after))
+    print("hostile: 36 anonymous 16 MiB publishes (half with Expect: 100-continue): all 401 before their bodies, "
+          "none invited, in %.2f s; RSS %.1f MB before, %.1f MB after" % (elapsed, before, after))
+
+
+# 2, 3 ---------------------------------------------------------------------------------------
+
+def calendar(count):
+    base = int(time.time()) - 86_400
+    routes = json.load(open(os.path.join(EXAMPLE, "routes.json")))
+    for index in range(count):
+        start = base + index * 3_600
+        routes["routes"].append({"id": "deal-%d" % index, "patterns": ["/deal/:code"], "destination": "promo",
+                                 "validFrom": iso(start), "validUntil": iso(start + 14 * 86_400), "owner": "marketing"})
+    routes["routes"].append({"id": "deal", "patterns": ["/deal/:code"], "destination": "promo", "owner": "marketing"})
+    return routes
+
+
+def flood_and_publish(daemon, binary, data):
+    reader = token(binary, data, "hostile-reader", "manifest:read")
+    phone = token(binary, data, "hostile-phone", "telemetry:write", rate="unlimited")
+    audit = os.path.join(data, "audit.log")
+    lines_before = sum(1 for _ in open(audit))
+    document = calendar(5_000)
+    status, body, _ = call(daemon.port, daemon.admin, "POST", "/v1/validate", document, {"Content-Type": "application/json"})
+    report = json_of(body)
+    if status != 200 or not report or not report.get("valid"):
+        fail("the 5,000-route calendar does not validate: %d %s" % (status, body[:400]))
+
+    stop = threading.Event()
+    latencies, probe_failures = [], []
+
+    def probe():
+        while not stop.is_set():
+            started = time.monotonic()
+            try:
+                status, _, _ = call(daemon.port, reader, "GET", "/v1/manifest?platform=ios&version=5.3.0", timeout=5)
+                if status != 200:
+                    probe_failures.append(status)
+            except OSError as error:
+                probe_failures.append(str(error))
+            latencies.append(time.monotonic() - started)
+            time.sleep(max(0, 0.1 - (time.monotonic() - started)))
+
+    refusals = [0]
+    lock = threading.Lock()
+    forged = "wm_00000000_" + "A" * 43
+
+    def flood(credential):
+        body = b'{"routes": {}}'
+        while not stop.is_set():
+            try:
+                connection = socket.create_connection(("127.0.0.1", daemon.port), timeout=5)
+                auth = "Authorization: Bearer %s\r\n" % credential if credential else ""
+                connection.sendall(("POST /v1/revisions HTTP/1.1\r\nHost: w\r\nContent-Type: application/json\r\n%s"
+                                    "Content-Length: %d\r\n\r\n" % (auth, len(body))).encode() + body)
+                answer = connection.recv(64)
+                connection.close()
+                if answer.startswith(b"HTTP/1.1 401") or answer.startswith(b"HTTP/1.1 403"):
+                    with lock:
+                        refusals[0] += 1
+            except OSError:
+                pass
+
+    threads = [threading.Thread(target=probe)] + [threading.Thread(target=flood, args=(credential,))
+                                                  for credential in (None, forged, phone, None)]
+    for thread in threads:
+        thread.start()
+    time.sleep(2)
+    status, current, _ = call(daemon.port, daemon.admin, "GET", "/v1/revisions")
+    base = json_of(current)["current"]
+    started = time.monotonic()
+    status, body, _ = call(daemon.port, daemon.admin, "POST", "/v1/revisions", {"message": "5,000 deals", "routes": document},
+                           {"If-Match": '"rev-%d"' % base, "Content-Type": "application/json"}, timeout=120)
+    published_in = time.monotonic() - started
+    if status != 201:
+        fail("the 5,000-route publish answered %d %s" % (status, body[:300]))
+    time.sleep(4)
+    stop.set()
+    for thread in threads:
+        thread.join()
+    if probe_failures:
+        fail("manifest probes failed: %s" % probe_failures[:5])
+    ordered = sorted(latencies)
+    p50 = ordered[len(ordered) // 2] * 1000
+    p99 = ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))] * 1000
+    slowest = ordered[-1] * 1000
+    if slowest > 1000:
+        fail("a manifest probe took %.0f ms during the publish and the flood" % slowest)
+    lines_during = sum(1 for _ in open(audit)) - lines_before
+    print("hostile: 5,000-route overlapping calendar published in %.2f s during a flood of %d refused publishes (%d/s; "
+          "no token, a forged token, a phone's token); %d manifest fetches on fresh connections every 100 ms: "
+          "p50 %.1f ms, p99 %.1f ms, slowest %.1f ms" % (published_in, refusals[0], refusals[0] / 7, len(latencies), p50, p99, slowest))
+    if refusals[0] < 1000:
+        fail("the flood made only %d refusals" % refusals[0])
+    return {"lines_before": lines_before, "lines_during": lines_during, "refusals": refusals[0]}
+
+
+def audit_after_stop(data, flood):
+    entries = [json.loads(line) for line in open(os.path.join(data, "audit.log"))]
+    added = len(entries) - flood["lines_before"]
+    refused = [entry for entry in entries if entry.get("outcome") == "refused" and entry.get("action") == "publish"]
+    counted = sum(entry.get("count", 1) for entry in refused)
+    if flood["lines_during"] > 12:
+        fail("the audit log grew by %d lines during the flood" % flood["lines_during"])
+    if counted < flood["refusals"]:
+        fail("the audit log counts %d refused publishes; the flood made %d" % (counted, flood["refusals"]))
+    print("hostile: audit log under the flood: %d lines written while it ran, %d in all after SIGTERM, counting %d refused "
+          "publishes (the flood's %d), %d bytes in all" % (flood["lines_during"], added, counted, flood["refusals"],
+                                                          os.path.getsize(os.path.join(data, "audit.log"))))
+
+
+# 4 ------------------------------------------------------------------------------------------
+
+def cell_cap(binary, scratch):
+    data = os.path.join(scratch, "cells")
+    cap = 20_000
+    daemon = Daemon(binary, data, "--telemetry-max-cells", str(cap))
+    phone = token(binary, data, "phone", "telemetry:write", rate="unlimited")
+    limited = token(binary, data, "phone-limited", "telemetry:write", rate=20)
+    rss_before = rss_mb(daemon.process.pid)
+    now = int(time.time()) - 60
+    routes = ["home", "product", "category", "search", "cart", "orders", "order-detail", "settings", "new-arrivals", "spring-sale"]
+    entries = ["universalLink", "scheme", "push", "inApp"]
+    sent = accepted = 0
+    minutes = 2_800
+    started = time.monotonic()
+    for batch in range(120):
+        events = []
+        for index in range(1_000):
+            serial = batch * 1_000 + index
+            # Every event its own cell: minute, then entry, then route, then outcome.
+            rest = serial // minutes
+            failed = (rest // 40) % 2 == 1
+            events.append({"ts": iso(now - (serial % minutes) * 60), "entry": entries[rest % 4],
+                           "outcome": "notFound" if failed else "proceed",
+                           **({"reason": "unknownRoute"} if failed else {}), "route": routes[(rest // 4) % 10]})
+        body = {"client": {"platform": "ios" if batch % 2 else "android", "appVersion": "5.3.0", "revision": 1}, "events": events}
+        status, answer, _ = call(daemon.port, phone, "POST", "/v1/telemetry", body, {"Content-Type": "application/json"})
+        sent += len(events)
+        if status != 202:
+            fail("a phone's batch answered %d %s" % (status, answer[:200]))
+        accepted += json_of(answer)["accepted"]
+    elapsed = time.monotonic() - started
+    cells = daemon.metric("waymark_telemetry_cells")
+    folded = daemon.metric("waymark_telemetry_events_folded_total")
+    buckets = minutes + minutes // 60 + 2
+    if cells is None or cells > cap + 112 * buckets:
+        fail("%s cells held with a cap of %d" % (cells, cap))
+    if not folded:
+        fail("nothing was folded: the attack did not reach the cap")
+    query = "/v1/telemetry/counts?step=1h&from=%s&to=%s" % (iso(now - 50 * 3_600), iso(now + 3_600))
+    status, body, _ = call(daemon.port, daemon.admin, "GET", query)
+    total = json_of(body)["total"]
+    if total != accepted:
+        fail("%d events counted, %d accepted" % (total, accepted))
+    statuses = [call(daemon.port, limited, "POST", "/v1/telemetry",
+                     {"client": {"platform": "ios", "appVersion": "5.3.0", "revision": 1},
+                      "events": [{"ts": iso(now), "entry": "push", "outcome": "proceed", "route": "home"}]},
+                     {"Content-Type": "application/json"}) for _ in range(150)]
+    limited_count = sum(1 for status, _, _ in statuses if status == 429)
+    retry = next((headers.get("Retry-After") for status, _, headers in statuses if status == 429), None)
+    if limited_count == 0 or retry is None:
+        fail("a token with --rate 20 made 150 requests without a 429 with Retry-After")
+    rss_after = rss_mb(daemon.process.pid)
+    print("hostile: a phone's token sent %d events over %d minutes x 10 routes x 4 entries x 2 outcomes x 2 platforms in %.1f s: "
+          "%d cells held (cap %d named, the rest folded, at most 112 a bucket), %d counts folded (minute and hour), all %d counted; RSS %.1f -> %.1f MB; "
+          "a token at 20/s made 150 quick requests: %d answered 429 (Retry-After %s s)"
+          % (sent, minutes, elapsed, cells, cap, folded, total, rss_before, rss_after, limited_count, retry))
+    daemon.stop()
+
+
+# 5 ------------------------------------------------------------------------------------------
+
+def silent_connections(binary, scratch):
+    data = os.path.join(scratch, "silent")
+    daemon = Daemon(binary, data, "--max-connections", "1000", "--max-connections-per-peer", "500")
+    reader = token(binary, data, "reader", "manifest:read")
+    held = []
+    reset = 0
+    for address in ("127.0.0.2", "127.0.0.3", "127.0.0.4"):
+        for _ in range(600 if address == "127.0.0.2" else 450):
+            connection = socket.socket()
+            connection.bind((address, 0))
+            try:
+                connection.connect(("127.0.0.1", daemon.port))
+            except OSError:
+                reset += 1
+                connection.close()
+                continue
+            held.append(connection)
+    time.sleep(0.5)
+    refused = daemon.metric("waymark_http_connections_refused_total")
+    shed = daemon.metric("waymark_http_idle_connections_shed_total")
+    started = time.monotonic()
+    status, _, _ = call(daemon.port, reader, "GET", "/v1/manifest?platform=ios&version=5.3.0", timeout=10)
+    answered_in = time.monotonic() - started
+    open_now = int(subprocess.run(["ss", "-tnH", "state", "established", "( sport = :%d )" % daemon.port],
+                                  capture_output=True, text=True).stdout.count("\n"))
+    for connection in held:
+        connection.close()
+    if status != 200 or answered_in > 1:
+        fail("a new client behind 1,500 silent connections got %d in %.2f s" % (status, answered_in))
+    if not refused or refused < 100:
+        fail("the per-peer cap reset %s connections of 600 from one address (cap 500)" % refused)
+    if not shed:
+        fail("no idle connection was shed at the connection limit")
+    print("hostile: 1,500 silent connections from 3 addresses against --max-connections 1000, 500 per peer: %d reset at accept "
+          "(per-peer cap), %d idlest shed at the limit, %d established on its port at the end; a new client answered in %.0f ms"
+          % (refused, shed, open_now, answered_in * 1000))
+    daemon.stop()
+
+
+# 6 ------------------------------------------------------------------------------------------
+
+def dot_versions(daemon):
+    schema = open(os.path.join(EXAMPLE, "schema-ios-5.3.0.json")).read()
+    answers = {}
+    for version in (".", "..", "%2e", "%2E%2E", "5.3.0."):
+        # The body names the same version, so only the version grammar can refuse it.
+        named = schema.replace('"version": "5.3.0"', '"version": "%s"' % urllib.parse.unquote(version))
+        status, body, _ = call(daemon.port, daemon.admin, "PUT", "/v1/schemas/ios/" + version, named.encode(), {"Content-Type": "application/json"})
+        answers[version] = (status, (json_of(body) or {}).get("error", {}).get("code"))
+    if any(status // 100 != 4 for status, _ in answers.values()):
+        fail("dot-only or malformed schema versions answered %s" % answers)
+    status, body, _ = call(daemon.port, daemon.admin, "GET", "/v1/schemas")
+    if any('"%s"' % version in body.decode() for version in (".", "..")):
+        fail("a dot-only version was stored: %s" % body[:300])
+    print("hostile: schema versions %s refused (%s), none stored"
+          % (", ".join(answers), ", ".join(sorted({"%d %s" % answer for answer in answers.values()}))))
+
+
+def main():
+    if len(sys.argv) < 2:
+        fail("usage: hostile.py WAYMARK_RELEASE_BINARY")
+    binary = os.path.abspath(sys.argv[1])
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, 65536), hard))
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="waymark-hostile-") as scratch:
+        data = os.path.join(scratch, "main")
+        daemon = Daemon(binary, data)
+        try:
+            anonymous_bodies(daemon)
+            flood = flood_and_publish(daemon, binary, data)
+            dot_versions(daemon)
+            if not daemon.alive():
+                fail("the daemon died")
+            rss = rss_mb(daemon.process.pid)
+            daemon.stop()
+            audit_after_stop(data, flood)
+            cell_cap(binary, scratch)
+            silent_connections(binary, scratch)
+        finally:
+            if daemon.alive():
+                daemon.process.kill()
+    print("hostile: every attack survived, the first daemon at %.1f MB RSS at the end; %.0f s" % (rss, time.monotonic() - started))
+
+
+if __name__ == "__main__":
+    main()
