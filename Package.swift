@@ -26,7 +26,7 @@ let package = Package(
         // Durable revisions, schemas and the audit log in a data directory.
         .target(name: "ManifestStore", dependencies: ["RouteEngine", "CivilDate", "Hashing", "SystemIO"]),
         // The HTTP API of `waymark serve`: endpoints, tokens and scopes, cached manifests.
-        .target(name: "WaymarkAPI", dependencies: ["ManifestStore", "Telemetry", "HTTPServer", "HTTPCore", "RouteEngine", "Hashing", "LinkChecks", "Replication", "CivilDate"],
+        .target(name: "WaymarkAPI", dependencies: ["ManifestStore", "Telemetry", "HTTPServer", "HTTPCore", "RouteEngine", "Hashing", "LinkChecks", "Replication", "CivilDate", "SystemIO"],
                 resources: [.embedInCode("Resources/dashboard.html")]),
         // Resolution telemetry: batch parsing, a group-committed log, counts by dimension.
         .target(name: "Telemetry", dependencies: ["CivilDate", "SystemIO"]),

@@ -66,3 +66,12 @@ int waymark_pin_to_allowed_cpu(int n) {
     }
     return -1;
 }
+
+#include <malloc.h>
+int waymark_release_free_memory(void) {
+#ifdef __GLIBC__
+    return malloc_trim(0);
+#else
+    return 0;
+#endif
+}

@@ -5,19 +5,28 @@ import ManifestStore
 import RouteEngine
 import Synchronization
 
-/// What one app build gets from one revision: the filtered manifest's bytes and ETag, and
-/// the resolver for previews. Built once per (revision, schema), never per request.
+/// What one app build gets from one revision: the filtered manifest's bytes and ETag.
+/// Built once per (revision, schema), never per request, and about the size of the
+/// manifest: the resolver it is made with is not kept (a preview asks
+/// `ManifestCache.resolver`, which keeps a few).
 final class BuildView: Sendable {
     let revision: Int
     let key: SchemaKey
     let manifest: [UInt8]
     let etag: String
-    let resolver: Resolver
     /// Ids of the revision's routes this build cannot resolve.
     let unresolvable: [String]
     /// The 200 and the 304, whole, for private and for public reads: a fetch copies nothing.
     private let privateOK: HTTPResponse, privateNotModified: HTTPResponse
     private let publicOK: HTTPResponse, publicNotModified: HTTPResponse
+
+    /// The engine for `stored`'s build on `revision`, as the app would build it.
+    static func resolver(revision: Revision, stored: StoredSchema, document parsed: RevisionDocuments.Document) -> Resolver {
+        // Every stored revision passed validation, so it decodes; an empty table is the safe fallback.
+        let empty: JSONValue = ["format": .string(RoutesDocument.format), "app": .string(stored.schema.app), "routes": []]
+        let document = parsed.document ?? RoutesDocument.decode(empty).document!
+        return Resolver(schema: stored.schema, analysis: RouteAnalysis(document: document, now: revision.time))
+    }
 
     func response(publicReads: Bool, notModified: Bool) -> HTTPResponse {
         publicReads ? (notModified ? publicNotModified : publicOK) : (notModified ? privateNotModified : privateOK)
@@ -26,12 +35,7 @@ final class BuildView: Sendable {
     init(revision: Revision, stored: StoredSchema, document parsed: RevisionDocuments.Document) {
         self.revision = revision.number
         key = stored.key
-        // Every stored revision passed validation, so it decodes; an empty table is the safe fallback.
-        let empty: JSONValue = ["format": .string(RoutesDocument.format), "app": .string(stored.schema.app), "routes": []]
-        let document = parsed.document ?? RoutesDocument.decode(empty).document!
-        let analysis = RouteAnalysis(document: document, now: revision.time)
-        resolver = Resolver(schema: stored.schema, analysis: analysis)
-        let resolvable = Set(resolver.routeIDs)
+        let resolvable = Set(Self.resolver(revision: revision, stored: stored, document: parsed).routeIDs)
         let kept = parsed.routes.filter { resolvable.contains($0.id) }.map(\.json)
         unresolvable = parsed.routes.map(\.id).filter { !resolvable.contains($0) }
         let schemaJSON = (try? JSONParser().parse(stored.bytes)) ?? .null
@@ -103,6 +107,30 @@ final class ManifestCache: Sendable {
 
     private static func domainsKey(_ snapshot: StoreSnapshot) -> String {
         "\(snapshot.current?.number ?? 0)|" + snapshot.orderedSchemas.map(\.sha256).joined(separator: ",")
+    }
+
+    /// Resolvers for previews, most recently used last: a few builds' worth, since each
+    /// holds the compiled table (several times a manifest's bytes).
+    private let resolvers = Mutex<[(key: Key, resolver: Resolver)]>([])
+    static let resolverCapacity = 4
+
+    /// The resolver of `stored`'s build on `revision`, made on first use.
+    func resolver(revision: Revision, stored: StoredSchema, documents: RevisionDocuments) -> Resolver {
+        let key = Key(revision: revision.number, key: stored.key, schemaSha: stored.sha256)
+        let found = resolvers.withLock { kept -> Resolver? in
+            guard let index = kept.firstIndex(where: { $0.key == key }) else { return nil }
+            let entry = kept.remove(at: index)
+            kept.append(entry)
+            return entry.resolver
+        }
+        if let found { return found }
+        let resolver = BuildView.resolver(revision: revision, stored: stored, document: documents.document(revision))
+        resolvers.withLock { kept in
+            kept.removeAll { $0.key == key || $0.key.revision != revision.number }
+            kept.append((key, resolver))
+            if kept.count > Self.resolverCapacity { kept.removeFirst(kept.count - Self.resolverCapacity) }
+        }
+        return resolver
     }
 
     func view(revision: Revision, stored: StoredSchema, documents: RevisionDocuments) -> BuildView {

@@ -39,8 +39,8 @@ struct PreviewEndpoints: EndpointGroup {
         }
         let (stored, current) = try ManifestEndpoints.build(SchemaKey(platform: platform, version: version), in: self.context.store.snapshot,
                                                             listKnown: false)
-        let view = self.context.manifests.view(revision: current, stored: stored, documents: self.context.documents)
-        let resolution = view.resolver.resolve(url: url, context: context)
+        let resolver = self.context.manifests.resolver(revision: current, stored: stored, documents: self.context.documents)
+        let resolution = resolver.resolve(url: url, context: context)
         return APIResponse.json(["revision": .int(current.number), "resolution": resolution.json])
     }
 }

@@ -2,6 +2,7 @@ import Dispatch
 import HTTPCore
 import HTTPServer
 import Synchronization
+import SystemIO
 
 /// Where the CPU work a request causes runs — validating a document, building a build's
 /// view, reading a revision, a diff, a preview — so that no event loop spends more than a
@@ -34,9 +35,31 @@ final class WorkQueue: Sendable {
         }
         queue.async { [self] in
             job()
-            pending.subtract(1, ordering: .relaxed)
+            let left = pending.subtract(1, ordering: .relaxed).newValue
+            if left == 0 { releaseMemory() }
         }
         return true
+    }
+
+    /// Monotonic nanoseconds of the last `Memory.releaseFree`, and whether one is due.
+    private let lastRelease = Atomic<UInt64>(0)
+    private let releaseScheduled = Atomic<Bool>(false)
+
+    /// When the queue falls quiet, at most once a second: what its jobs freed (a document's
+    /// parse, a resolver) goes back to the system instead of staying in malloc's arenas.
+    /// A moment later, not at once: the job's request and answer are freed only after it
+    /// returns, on the loop that writes the answer.
+    private func releaseMemory() {
+        guard releaseScheduled.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged else { return }
+        let now = DispatchTime.now().uptimeNanoseconds
+        let due = max(now + 200_000_000, lastRelease.load(ordering: .relaxed) + 1_000_000_000)
+        queue.asyncAfter(deadline: DispatchTime(uptimeNanoseconds: due)) { [self] in
+            if pending.load(ordering: .relaxed) == 0 {
+                Memory.releaseFree()
+                lastRelease.store(DispatchTime.now().uptimeNanoseconds, ordering: .relaxed)
+            }
+            releaseScheduled.store(false, ordering: .releasing)
+        }
     }
 
     /// Answers through `responder` with what `job` returns (or the refusal it throws), run

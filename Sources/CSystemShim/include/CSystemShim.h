@@ -13,6 +13,10 @@
 /// (prefix, 1); anything else (0, 0).
 int waymark_accept4_peer(int listener, uint64_t *high, uint64_t *low);
 
+/// Gives memory malloc holds free back to the system (glibc's malloc_trim(0), which also
+/// returns free pages inside every arena); 0 elsewhere. Returns whether any was released.
+int waymark_release_free_memory(void);
+
 /// epoll_event's layout is packed on x86_64; these keep Swift away from it.
 int waymark_epoll_ctl(int epfd, int op, int fd, uint32_t events, uint64_t data);
 int waymark_epoll_wait(int epfd, uint32_t *events, uint64_t *data, int capacity, int timeout_ms);
