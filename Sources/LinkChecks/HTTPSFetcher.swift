@@ -1,5 +1,8 @@
 import HTTPClient
 import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// How outbound checks may use the network. The defaults are for production; tests narrow
 /// the timeouts and add loopback exceptions, CA files and address overrides.
@@ -48,7 +51,10 @@ public struct FetchResponse: Hashable, Sendable {
 public enum FetchFailure: Error, Hashable, Sendable {
     case notHTTPS(String)
     case invalidURL(String)
-    case refusedAddress(String, range: String, kind: String)
+    /// The address and range only when the URL named the address itself: what a host name
+    /// resolves to is never told (it would map the server's internal DNS for whoever
+    /// submits routes).
+    case refusedAddress(String?, range: String?, kind: String)
     case couldNotResolve(String)
     case couldNotConnect(String)
     case timedOut(String)
@@ -60,8 +66,10 @@ public enum FetchFailure: Error, Hashable, Sendable {
         switch self {
         case .notHTTPS(let url): "\(url) is not an https:// address; only https is fetched"
         case .invalidURL(let detail): "the address is not a valid URL (\(detail))"
-        case .refusedAddress(let address, let range, let kind):
+        case .refusedAddress(let address?, let range?, let kind):
             "it leads to \(address), \(kind) (\(range)); only public addresses are contacted"
+        case .refusedAddress(_, _, let kind):
+            "its host name leads to \(kind), not a public address (which address is not told); only public addresses are contacted"
         case .couldNotResolve(let detail): "its host name does not resolve (\(detail))"
         case .couldNotConnect(let detail): "the server could not be reached (\(detail))"
         case .timedOut(let detail): "the server answered too slowly or not at all (\(detail))"
@@ -104,6 +112,7 @@ public struct HTTPSFetcher: Sendable {
         request.stopAtBody = stopAtBody
         let refusal = Refusal()
         let policy = options.policy
+        let literal = Self.namesAnAddress(url)
         request.admit = { peer in
             guard let bytes = peer.bytes, let ip = IPAddress(bytes: bytes) else {
                 refusal.reason.withLock { $0 = .refusedAddress("an address of an unknown family", range: "-", kind: "not IPv4 or IPv6") }
@@ -111,7 +120,7 @@ public struct HTTPSFetcher: Sendable {
             }
             let target = SocketAddress(ip: ip, port: peer.port)
             guard case .refused(let range, let kind) = policy.judge(target) else { return true }
-            refusal.reason.withLock { $0 = .refusedAddress(target.description, range: range, kind: kind) }
+            refusal.reason.withLock { $0 = literal ? .refusedAddress(target.description, range: range, kind: kind) : .refusedAddress(nil, range: nil, kind: kind) }
             return false
         }
         switch HTTPClient.perform(request) {
@@ -131,6 +140,21 @@ public struct HTTPSFetcher: Sendable {
             case .refusedAddress, .failed: return .failure(.failed(error.detail))
             }
         }
+    }
+}
+
+extension HTTPSFetcher {
+    /// Whether `url`'s host is an address rather than a name: an IPv6 literal in brackets,
+    /// or any form `inet_aton` (and so curl) reads as IPv4 — `127.1`, `2130706433`,
+    /// `0x7f000001`, `0177.0.0.1`.
+    static func namesAnAddress(_ url: String) -> Bool {
+        guard let schemeEnd = url.range(of: "://") else { return false }
+        var authority = url[schemeEnd.upperBound...].prefix { $0 != "/" && $0 != "?" && $0 != "#" }
+        if let at = authority.lastIndex(of: "@") { authority = authority[authority.index(after: at)...] }
+        if authority.hasPrefix("[") { return true }
+        let host = authority.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? ""
+        var address = in_addr()
+        return !host.isEmpty && inet_aton(host, &address) != 0
     }
 }
 

@@ -1,5 +1,5 @@
 import Foundation
-import LinkChecks
+@testable import LinkChecks
 import Testing
 import TestSupport
 
@@ -25,6 +25,8 @@ struct SSRFTests {
         /// capped at 128 KB (an associated-domain file).
         var followRedirects = false
         var trustSite = true
+        /// Text the reason must not contain: what a host name resolved to.
+        var hidden: String?
     }
 
     static func row(_ attack: Attack) -> Row {
@@ -37,7 +39,7 @@ struct SSRFTests {
         case .hex: return Row(url: "https://0x7f000001:\(target)/", reason: "127.0.0.0/8")
         case .octal: return Row(url: "https://0177.0.0.1:\(target)/", reason: "127.0.0.0/8")
         case .unspecified: return Row(url: "https://0.0.0.0:\(target)/", reason: "0.0.0.0/8")
-        case .localhostName: return Row(url: "https://localhost:\(target)/", reason: "loopback")
+        case .localhostName: return Row(url: "https://localhost:\(target)/", reason: "loopback", hidden: "127.0.0")
         case .ipv6Loopback: return Row(url: "https://[::1]:\(target)/", reason: "::1/128")
         case .ipv4Mapped: return Row(url: "https://[::ffff:127.0.0.1]:\(target)/", reason: "IPv4-mapped")
         case .ipv4Compatible: return Row(url: "https://[::127.0.0.1]:\(target)/", reason: "IPv4-compatible")
@@ -45,16 +47,16 @@ struct SSRFTests {
         case .privateNetwork: return Row(url: "https://192.168.0.1/", reason: "192.168.0.0/16")
         case .cgnat: return Row(url: "https://100.64.0.1/", reason: "100.64.0.0/10")
         case .nameResolvingToPrivate:
-            return Row(url: "https://intranet.waymark.test/", reason: "10.1.2.3:443, a private network (10.0.0.0/8)",
-                       resolve: ["intranet.waymark.test:443:10.1.2.3"])
+            return Row(url: "https://intranet.waymark.test/", reason: "its host name leads to a private network",
+                       resolve: ["intranet.waymark.test:443:10.1.2.3"], hidden: "10.1.2.3")
         case .nameResolvingToTarget:
-            return Row(url: "https://internal.waymark.test:\(target)/", reason: "127.0.0.1:\(target), loopback",
-                       resolve: ["internal.waymark.test:\(target):127.0.0.1"])
+            return Row(url: "https://internal.waymark.test:\(target)/", reason: "its host name leads to loopback",
+                       resolve: ["internal.waymark.test:\(target):127.0.0.1"], hidden: "127.0.0")
         case .redirectToPrivate:
             return Row(url: "\(site)/redirect?to=https://127.0.0.1:\(target)/secret", reason: "127.0.0.0/8", followRedirects: true)
         case .redirectToTargetByName:
-            return Row(url: "\(site)/redirect?to=https://internal.waymark.test:\(target)/", reason: "127.0.0.0/8",
-                       resolve: ["internal.waymark.test:\(target):127.0.0.1"], followRedirects: true)
+            return Row(url: "\(site)/redirect?to=https://internal.waymark.test:\(target)/", reason: "leads to loopback",
+                       resolve: ["internal.waymark.test:\(target):127.0.0.1"], followRedirects: true, hidden: "127.0.0")
         case .redirectToHTTP:
             return Row(url: "\(site)/redirect?to=http://127.0.0.1:\(target)/", reason: "which is not https", followRedirects: true)
         case .fileScheme: return Row(url: "file:///etc/passwd", reason: "not an https:// address")
@@ -101,8 +103,17 @@ struct SSRFTests {
             }
         }
         #expect(reason.contains(row.reason), "\(attack): \(reason)")
+        if let hidden = row.hidden { #expect(!reason.contains(hidden), "\(attack) tells what a name resolves to: \(reason)") }
         #expect(HTTPSFixture.target.log().isEmpty, "the target was reached: \(HTTPSFixture.target.log())")
         #expect(!HTTPSFixture.site.log().contains { $0.hasPrefix("PROXY") }, "a proxy from the environment was used")
+    }
+
+    @Test(arguments: [("https://127.0.0.1/", true), ("https://127.1:8443/x", true), ("https://2130706433/", true),
+                      ("https://0x7f000001/", true), ("https://0177.0.0.1/", true), ("https://[::1]:443/", true),
+                      ("https://user@10.0.0.1/", true), ("https://intranet.example/", false), ("https://localhost:1/", false),
+                      ("https://10.0.0.1.example/", false), ("https://a@b@intranet.example:4/", false)])
+    func addressesAreToldOnlyWhenTheURLNamesThem(_ url: String, _ literal: Bool) {
+        #expect(HTTPSFetcher.namesAnAddress(url) == literal, "\(url)")
     }
 
     @Test func theAllowedSiteIsReachedAndItsRedirectsFollowed() throws {
