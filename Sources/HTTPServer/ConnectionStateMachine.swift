@@ -110,14 +110,19 @@ public struct ConnectionStateMachine: Sendable {
     private var lingerAfterOutput = false
     /// Whether the peer has sent a byte yet (until then the head deadline is its idle one).
     private var hasSpoken = false
+    /// Where this connection's body bytes are reserved (nil: no global budget), and how
+    /// many it holds now.
+    private let bodyBudget: BodyBudget?
+    private var reservedBody = 0
     /// The most a lingering close discards before it closes anyway.
     public static let lingerBytes = 1 << 20
 
     public init(
         now: Int64, limits: HTTPLimits = HTTPLimits(), timeouts: ConnectionTimeouts = ConnectionTimeouts(),
-        highWater: Int = 1 << 20,
+        highWater: Int = 1 << 20, bodyBudget: BodyBudget? = nil,
         decide: @escaping @Sendable (HTTPRequestHead) -> HeadDecision = { _ in .read(maximumBody: nil, admittedAs: nil) }
     ) {
+        self.bodyBudget = bodyBudget
         self.timeouts = timeouts
         self.highWater = highWater
         self.decide = decide
@@ -161,6 +166,7 @@ public struct ConnectionStateMachine: Sendable {
 
     /// The shell queued a response of `bytes` bytes for the last `.handle`.
     public mutating func responseQueued(bytes: Int, keepAlive requested: Bool, now: Int64) -> [Action] {
+        releaseBody()
         awaitingResponse = false
         admittedAs = nil
         if outputPending == 0 { writeStartedAt = now }
@@ -201,6 +207,7 @@ public struct ConnectionStateMachine: Sendable {
         if outputPending > 0, now - writeStartedAt > timeouts.write {
             phase = .closed
             input.removeAll()
+            releaseBody()
             return [.abort]
         }
         switch phase {
@@ -270,6 +277,20 @@ public struct ConnectionStateMachine: Sendable {
                     if let limit { decoder.maximumBody = limit }
                     admittedAs = admitted
                 }
+                // Memory for the body is promised before any of it is read: its declared
+                // length (no more than the route takes), or the route's limit when chunked.
+                if let budget = bodyBudget {
+                    let need: Int
+                    switch try? HTTPBodyFraming.of(head) {
+                    case .contentLength(let length)?: need = min(length, decoder.maximumBody)
+                    case .chunked?: need = decoder.maximumBody
+                    default: need = 0
+                    }
+                    if need > 0 {
+                        guard budget.reserve(need) else { return actions + refuse(Self.overBudget) }
+                        reservedBody = need
+                    }
+                }
                 phase = .body(since: now)
                 stepAfterHead = true
                 // 100 Continue only once the next step has checked the declared length.
@@ -291,6 +312,7 @@ public struct ConnectionStateMachine: Sendable {
     private mutating func fail(_ status: HTTPStatus, _ message: String) -> [Action] {
         phase = .closing
         input.removeAll()
+        releaseBody()
         lingerAfterOutput = true
         return [.sendError(status, message: message)]
     }
@@ -307,6 +329,23 @@ public struct ConnectionStateMachine: Sendable {
     private mutating func closeNow() -> [Action] {
         phase = .closed
         input.removeAll()
+        releaseBody()
         return [.close]
     }
+
+    /// Gives this connection's reserved body bytes back (the request is answered, or the
+    /// connection is closing); the shell calls it when it closes a connection itself.
+    public mutating func releaseBody() {
+        guard reservedBody > 0 else { return }
+        bodyBudget?.release(reservedBody)
+        reservedBody = 0
+    }
+
+    /// The answer to a head whose body does not fit the server's body budget.
+    static let overBudget: HTTPResponse = {
+        var response = HTTPResponse.error(.serviceUnavailable, code: "busy",
+                                          message: "The server is reading as many request bodies as it holds at once; retry in a moment.")
+        response.headers.add("Retry-After", "1")
+        return response
+    }()
 }

@@ -42,6 +42,7 @@ final class EventLoop: @unchecked Sendable {
     private let completions = Mutex<[Completion]>([])
     private let balancer: LoopBalancer
     private let peerTable: PeerTable
+    private let bodyBudget: BodyBudget?
     private let serverMetrics: HTTPMetrics?
     /// This loop's request counters, when the server keeps metrics.
     private let metrics: HTTPMetrics.Slot?
@@ -56,9 +57,10 @@ final class EventLoop: @unchecked Sendable {
 
     init(index: Int, router: Router, configuration: ServerConfiguration, listeners: [Int32], requestIDPrefix: String,
          balancer: LoopBalancer, metrics: HTTPMetrics.Slot? = nil, peerTable: PeerTable = PeerTable(limit: 0),
-         serverMetrics: HTTPMetrics? = nil) throws(IOError) {
+         serverMetrics: HTTPMetrics? = nil, bodyBudget: BodyBudget? = nil) throws(IOError) {
         self.index = index
         self.peerTable = peerTable
+        self.bodyBudget = bodyBudget
         self.serverMetrics = serverMetrics
         self.metrics = metrics
         self.balancer = balancer
@@ -225,7 +227,7 @@ final class EventLoop: @unchecked Sendable {
         let router = router
         let machine = ConnectionStateMachine(
             now: clock.now(), limits: configuration.limits, timeouts: configuration.timeouts,
-            highWater: configuration.outputHighWater, decide: { router.decide($0) })
+            highWater: configuration.outputHighWater, bodyBudget: bodyBudget, decide: { router.decide($0) })
         let connection = Connection(fd: fd, machine: machine, peer: peer)
         connections[fd] = connection
         openCount.add(1, ordering: .relaxed)
@@ -443,6 +445,7 @@ final class EventLoop: @unchecked Sendable {
 
     private func close(_ connection: Connection, abort: Bool = false) {
         guard connections.removeValue(forKey: connection.fd) != nil else { return }
+        connection.machine.releaseBody()
         balancer.remove(from: index)
         if let peer = connection.peer { peerTable.release(peer) }
         openCount.subtract(1, ordering: .relaxed)

@@ -46,6 +46,11 @@ public final class HTTPMetrics: Sendable {
     /// Idle connections closed to make room for a new one at `maximumConnections`, since start.
     let shedIdle = Atomic<UInt64>(0)
 
+    /// The serving server's body budget, for its gauge.
+    private let bodyBudget = Mutex<BodyBudget?>(nil)
+
+    func attach(_ budget: BodyBudget) { bodyBudget.withLock { $0 = budget } }
+
     private let labels = Mutex<[(method: String, path: String)]>([])
     private let slots = Mutex<[Slot]>([])
 
@@ -101,6 +106,12 @@ public final class HTTPMetrics: Sendable {
         out += "# TYPE waymark_http_connections_refused_total counter\nwaymark_http_connections_refused_total \(refusedOverPeerCap.load(ordering: .relaxed))\n"
         out += "# HELP waymark_http_idle_connections_shed_total Idle connections closed to make room for new ones at the connection limit.\n"
         out += "# TYPE waymark_http_idle_connections_shed_total counter\nwaymark_http_idle_connections_shed_total \(shedIdle.load(ordering: .relaxed))\n"
+        if let budget = bodyBudget.withLock({ $0 }) {
+            out += "# HELP waymark_http_body_bytes_reserved Request body bytes reserved across connections (limit: --max-buffered-body-bytes).\n"
+            out += "# TYPE waymark_http_body_bytes_reserved gauge\nwaymark_http_body_bytes_reserved \(budget.reserved)\n"
+            out += "# HELP waymark_http_body_budget_refused_total Requests answered 503 at the end of their head because their body did not fit the body budget.\n"
+            out += "# TYPE waymark_http_body_budget_refused_total counter\nwaymark_http_body_budget_refused_total \(budget.refused.load(ordering: .relaxed))\n"
+        }
         return out
     }
 }

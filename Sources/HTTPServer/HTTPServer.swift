@@ -21,6 +21,8 @@ public final class HTTPServer: @unchecked Sendable {
     private let finished = DispatchGroup()
     private let balancer: LoopBalancer
     private let peerTable: PeerTable
+    /// Request body bytes held across every connection (`maximumBufferedBodyBytes`).
+    public let bodyBudget: BodyBudget
     private var signalSources: [DispatchSourceSignal] = []
     /// The port actually bound (useful when configured as 0).
     public private(set) var port: UInt16 = 0
@@ -31,6 +33,7 @@ public final class HTTPServer: @unchecked Sendable {
         self.metrics = metrics
         balancer = LoopBalancer(loops: max(1, configuration.threads))
         peerTable = PeerTable(limit: configuration.maximumConnectionsPerPeer)
+        bodyBudget = BodyBudget(limit: configuration.maximumBufferedBodyBytes)
     }
 
     /// Connections each event loop is serving now.
@@ -43,6 +46,7 @@ public final class HTTPServer: @unchecked Sendable {
         var port = configuration.port
         let prefix = String(UInt32.random(in: 0...UInt32.max), radix: 36)
         let slots = metrics?.configure(routes: router.routeLabels, loops: max(1, configuration.threads))
+        metrics?.attach(bodyBudget)
         if port != 0 {
             for host in configuration.hosts { try Socket.ensureFree(host: host, port: port) }
         }
@@ -55,7 +59,7 @@ public final class HTTPServer: @unchecked Sendable {
             }
             loops.append(try EventLoop(index: index, router: router, configuration: configuration, listeners: listeners,
                                        requestIDPrefix: prefix, balancer: balancer, metrics: slots?[index],
-                                       peerTable: peerTable, serverMetrics: metrics))
+                                       peerTable: peerTable, serverMetrics: metrics, bodyBudget: bodyBudget))
         }
         for loop in loops { loop.peers = loops }  // each loop clears its list when it stops
         self.port = port

@@ -31,6 +31,10 @@ enum ServeCommand {
                                    reset at accept (default 1000; 0: no cap — behind a proxy,
                                    where every connection is the proxy's, raise it or use 0)
           --max-document-bytes N   Largest routes document or schema accepted (default 16777216)
+          --max-buffered-body-bytes N
+                                   Request body bytes all connections may hold at once, reserved
+                                   before a body is read; a head that does not fit gets 503
+                                   (default 268435456)
           --max-queued-work N      Requests whose validation, build view, revision read or preview
                                    may wait or run off the event loops at once; more get 503
                                    (default 64)
@@ -69,7 +73,7 @@ enum ServeCommand {
 
     static func run(_ arguments: [String], output: inout Output) throws(CLIError) -> ExitCode {
         let parsed = try Arguments(arguments, command: "serve",
-                                   options: Set(["--host", "--port", "--data-dir", "--seed", "--threads", "--max-connections", "--max-connections-per-peer", "--max-document-bytes", "--max-queued-work", "--telemetry-max-cells",
+                                   options: Set(["--host", "--port", "--data-dir", "--seed", "--threads", "--max-connections", "--max-connections-per-peer", "--max-buffered-body-bytes", "--max-document-bytes", "--max-queued-work", "--telemetry-max-cells",
                                              "--follow", "--follow-token", "--follow-token-file", "--follow-interval",
                                              "--telemetry-minutes", "--telemetry-hours", "--telemetry-max-routes", "--telemetry-max-versions"])
                                              .union(LinkCheckArguments.options),
@@ -87,12 +91,18 @@ enum ServeCommand {
             ?? configuration.maximumConnections
         configuration.maximumConnectionsPerPeer = try parsed.number("--max-connections-per-peer", in: 0...1_000_000, expected: "0 to 1,000,000")
             ?? configuration.maximumConnectionsPerPeer
+        configuration.maximumBufferedBodyBytes = try parsed.number("--max-buffered-body-bytes", in: 1 << 20...1 << 40, expected: "1 MiB to 1 TiB in bytes")
+            ?? configuration.maximumBufferedBodyBytes
         configuration.pinThreads = parsed.has("--pin-threads")
         configuration.accessLog = !parsed.has("--quiet")
         var options = API.Options()
         options.publicManifestReads = parsed.has("--public-reads")
         options.maximumDocumentBytes = try parsed.number("--max-document-bytes", in: 1024...(1 << 30), expected: "1024 to 1073741824 bytes")
             ?? options.maximumDocumentBytes
+        if options.maximumDocumentBytes > configuration.maximumBufferedBodyBytes {
+            throw .invalidValue(option: "--max-buffered-body-bytes", value: String(configuration.maximumBufferedBodyBytes),
+                                expected: "at least --max-document-bytes (\(options.maximumDocumentBytes)), or no document could ever be read")
+        }
         options.maximumQueuedWork = try parsed.number("--max-queued-work", in: 1...100_000, expected: "1 to 100000")
             ?? options.maximumQueuedWork
         options.linkChecks = try LinkCheckArguments.parse(parsed, cache: true)

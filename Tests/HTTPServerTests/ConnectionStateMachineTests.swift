@@ -269,3 +269,66 @@ struct ConnectionStateMachineTests {
         #expect(pending.machine.wrote(100, now: 0) == [.close])
     }
 }
+
+/// The server-wide budget of buffered body bytes, on machines that share one.
+@Suite("Body budget")
+struct BodyBudgetTests {
+    static func machine(_ budget: BodyBudget, limit: Int? = nil) -> ConnectionStateMachine {
+        ConnectionStateMachine(now: 0, bodyBudget: budget, decide: { _ in .read(maximumBody: limit, admittedAs: nil) })
+    }
+
+    static func post(_ length: Int) -> String { "POST /p HTTP/1.1\r\nHost: x\r\nContent-Length: \(length)\r\n\r\n" }
+
+    static func feed(_ machine: inout ConnectionStateMachine, _ text: String) -> [ConnectionStateMachine.Action] {
+        Array(text.utf8).withUnsafeBytes { machine.received($0, now: 0) }
+    }
+
+    @Test func aHeadWhoseBodyDoesNotFitIsRefusedUnread() {
+        let budget = BodyBudget(limit: 100)
+        var first = Self.machine(budget), second = Self.machine(budget)
+        #expect(Self.feed(&first, Self.post(80)).isEmpty, "80 of 100 reserved; the body is awaited")
+        #expect(budget.reserved == 80)
+        let refused = Self.feed(&second, Self.post(50) + String(repeating: "x", count: 50))
+        guard case .refuse(let answer)? = refused.first else {
+            Issue.record("\(refused)")
+            return
+        }
+        #expect(answer.response.status == .serviceUnavailable && answer.response.headers["Retry-After"] == "1")
+        #expect(budget.reserved == 80, "the refused head reserved nothing")
+        // The first body arrives and is answered: its bytes are given back.
+        let handled = Self.feed(&first, String(repeating: "x", count: 80))
+        guard case .handle? = handled.first else {
+            Issue.record("\(handled)")
+            return
+        }
+        _ = first.responseQueued(bytes: 10, keepAlive: true, now: 0)
+        #expect(budget.reserved == 0)
+        var third = Self.machine(budget)
+        #expect(Self.feed(&third, Self.post(100)).isEmpty, "the whole budget is free again")
+        // A connection closed mid-body gives its bytes back too.
+        _ = third.receivedEOF()
+        third.releaseBody()
+        #expect(budget.reserved == 0)
+    }
+
+    @Test func chunkedReservesTheRouteLimitAndAnOversizedLengthNoMore() {
+        let budget = BodyBudget(limit: 1_000)
+        var chunked = Self.machine(budget, limit: 300)
+        _ = Self.feed(&chunked, "POST /p HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n")
+        #expect(budget.reserved == 300)
+        var oversized = Self.machine(budget, limit: 200)
+        let actions = Self.feed(&oversized, Self.post(5_000))
+        #expect(actions.contains { if case .sendError(.contentTooLarge, _) = $0 { true } else { false } }, "\(actions)")
+        #expect(budget.reserved == 300, "a body refused as too large holds nothing")
+    }
+
+    @Test func aBodyTimeoutReleasesToo() {
+        let budget = BodyBudget(limit: 100)
+        var machine = ConnectionStateMachine(now: 0, timeouts: ConnectionTimeouts(), bodyBudget: budget,
+                                             decide: { _ in .read(maximumBody: nil, admittedAs: nil) })
+        _ = Self.feed(&machine, Self.post(40))
+        #expect(budget.reserved == 40)
+        _ = machine.tick(now: 31_000_000_000)
+        #expect(budget.reserved == 0, "the body timeout failed the request")
+    }
+}
