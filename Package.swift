@@ -38,7 +38,7 @@ let package = Package(
         .target(name: "LinkChecks", dependencies: ["HTTPClient", "RouteEngine"]),
         // Followers: mirror a primary's revisions, schemas and token hashes; forward counts.
         .target(name: "Replication", dependencies: ["HTTPClient", "ManifestStore", "Telemetry", "RouteEngine", "Hashing"]),
-        .target(name: "WaymarkCLI", dependencies: ["RouteEngine", "ManifestStore", "WaymarkAPI", "Telemetry", "HTTPServer", "LinkChecks", "Replication", "CivilDate"]),
+        .target(name: "WaymarkCLI", dependencies: ["RouteEngine", "ManifestStore", "WaymarkAPI", "Telemetry", "HTTPServer", "LinkChecks", "Replication", "CivilDate", "SystemIO"]),
         .executableTarget(name: "waymark", dependencies: ["WaymarkCLI"]),
         .executableTarget(name: "RouteEngineBench", dependencies: ["RouteEngine", "CivilDate"]),
         // make bench-telemetry: batch generation and the JSONDecoder comparison.

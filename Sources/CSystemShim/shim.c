@@ -75,3 +75,12 @@ int waymark_release_free_memory(void) {
     return 0;
 #endif
 }
+
+int waymark_limit_arenas(int count) {
+#ifdef __GLIBC__
+    return mallopt(M_ARENA_MAX, count);
+#else
+    (void)count;
+    return 0;
+#endif
+}

@@ -49,7 +49,9 @@ final class BuildView: Sendable {
             "schema": schemaJSON,
             "routes": .array(kept),
         ]
-        manifest = body.serializedBytes()
+        // Copied to an array of exactly its size: the serializer's buffer grew by doubling,
+        // and a quarter of it would stay allocated in every cached view.
+        manifest = body.serializedBytes().withUnsafeBufferPointer { Array($0) }
         etag = "\"m\(revision.number)-\(SHA256.hex(manifest).prefix(32))\""
         let (bytes, etag) = (manifest, etag)
         func pair(_ cacheControl: String) -> (ok: HTTPResponse, notModified: HTTPResponse) {

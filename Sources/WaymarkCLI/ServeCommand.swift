@@ -4,6 +4,7 @@ import WaymarkAPI
 import ManifestStore
 import Replication
 import Telemetry
+import SystemIO
 
 /// `waymark serve`: opens (or creates and seeds) the data directory and serves the API.
 enum ServeCommand {
@@ -128,6 +129,8 @@ enum ServeCommand {
             throw .invalidValue(option: "--telemetry-minutes", value: parsed.last("--telemetry-minutes") ?? "", expected: "no longer than --telemetry-hours")
         }
 
+        // One malloc arena per event loop, before any thread starts (see Memory.limitArenas).
+        Memory.limitArenas(configuration.threads)
         let store: ManifestStore
         do throws(StoreError) {
             let (opened, report) = try ManifestStore.open(at: dataDirectory)

@@ -2,7 +2,7 @@
 """Memory of a release `waymark serve` holding a large table for many builds: 10,000
 routes (the shapes of `make bench`) published once, 20 app builds with a schema each,
 every build's manifest fetched, then 1,000 idle keep-alive connections. Prints the RSS
-after each step and what each build's cached view cost beside its manifest's bytes;
+after each step and what the builds' cached views cost beside their manifests' bytes;
 fails above LIMIT_MB (64) at the end.
 
 Usage: memory.py WAYMARK_RELEASE_BINARY [LIMIT_MB]
@@ -105,14 +105,11 @@ def main():
             time.sleep(1.5)
             steps.append(("%d routes published" % ROUTES, rss_mb(process.pid)))
             manifest_bytes = 0
-            per_build = []
             for version in versions:
-                before = rss_mb(process.pid)
                 status, body = call(port, token, "GET", "/v1/manifest?platform=ios&version=" + version)
                 if status != 200:
                     fail("manifest %s: %d" % (version, status))
                 manifest_bytes += len(body)
-                per_build.append(rss_mb(process.pid) - before)
             time.sleep(1.5)  # the work queue gives back what building the views freed once it is quiet
             steps.append(("%d manifests fetched (%.1f MB of manifests)" % (BUILDS, manifest_bytes / 1e6), rss_mb(process.pid)))
             idle = []
@@ -130,9 +127,10 @@ def main():
             process.kill()
             process.wait()
     print("memory: " + "; ".join("%s %.1f MB" % step for step in steps))
-    print("memory: the first build (the revision's parsed document with it) %.2f MB; " % per_build[0], end="")
-    print("a build's cached view cost %.2f MB of RSS on average (median %.2f) for a %.2f MB manifest"
-          % (sum(per_build) / len(per_build), sorted(per_build)[len(per_build) // 2], manifest_bytes / BUILDS / 1e6))
+    published, fetched = steps[2][1], steps[3][1]
+    print("memory: the %d builds' views (the revision's parsed document, kept once, included) took %.1f MB beyond the "
+          "published store, for %.1f MB of manifests: %.2f MB a build beside its %.2f MB manifest"
+          % (BUILDS, fetched - published, manifest_bytes / 1e6, (fetched - published) / BUILDS, manifest_bytes / BUILDS / 1e6))
     if final > limit:
         fail("%.1f MB RSS, over %.0f MB" % (final, limit))
     print("memory: %.1f MB RSS with %d routes, %d builds' manifests and %d idle connections (limit %.0f MB)"

@@ -17,6 +17,9 @@ int waymark_accept4_peer(int listener, uint64_t *high, uint64_t *low);
 /// returns free pages inside every arena); 0 elsewhere. Returns whether any was released.
 int waymark_release_free_memory(void);
 
+/// Caps glibc's malloc arenas (mallopt M_ARENA_MAX); 0 elsewhere. Returns 1 on success.
+int waymark_limit_arenas(int count);
+
 /// epoll_event's layout is packed on x86_64; these keep Swift away from it.
 int waymark_epoll_ctl(int epfd, int op, int fd, uint32_t events, uint64_t data);
 int waymark_epoll_wait(int epfd, uint32_t *events, uint64_t *data, int capacity, int timeout_ms);
