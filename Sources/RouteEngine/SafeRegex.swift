@@ -30,6 +30,19 @@ public struct SafeRegex: Hashable, Sendable, CustomStringConvertible {
                           anchoredAtEnd: parsed.anchoredAtEnd)
     }
 
+    /// The most steps matching one value may take, for patterns a schema declares: a step
+    /// is one operation tried on one input scalar (a set counts each of its ranges). About
+    /// a millisecond; a link has at most a few params, so no link costs a preview or a
+    /// landing more than a few milliseconds whatever the schema says.
+    public static let matchBudget = 1_000_000
+
+    /// Steps per input scalar at worst: every operation live at once, each set tried range
+    /// by range.
+    public var stepsPerScalar: Int { program.stepsPerScalar }
+
+    /// The most steps matching a value of `length` scalars can take.
+    public func worstCaseSteps(length: Int) -> Int { stepsPerScalar * max(1, length) }
+
     public static func == (lhs: SafeRegex, rhs: SafeRegex) -> Bool { lhs.description == rhs.description }
     public func hash(into hasher: inout Hasher) { hasher.combine(description) }
 
@@ -81,6 +94,12 @@ private final class Program: Sendable {
         self.bounds = bounds
         self.anchoredAtStart = anchoredAtStart
         self.anchoredAtEnd = anchoredAtEnd
+    }
+
+    var stepsPerScalar: Int {
+        operations.reduce(0) { steps, operation in
+            steps + 1 + (operation.kind == .set || operation.kind == .negatedSet ? Int(operation.b - operation.a) / 2 : 0)
+        }
     }
 
     func matches(_ value: String) -> Bool {

@@ -127,6 +127,17 @@ extension Schema {
                 reader.report(.invalidPattern, at: path + "pattern", "The pattern \(source) cannot be used: \(error.message)")
             }
         }
+        if let pattern = spec.pattern {
+            // The longest value the pattern can be asked to match: its maxLength, else a whole link.
+            let longest = min(spec.maximumLength ?? LinkParser.maximumLength, LinkParser.maximumLength)
+            let steps = pattern.worstCaseSteps(length: longest)
+            if steps > SafeRegex.matchBudget {
+                let fits = SafeRegex.matchBudget / pattern.stepsPerScalar
+                reader.report(.invalidPattern, at: path + "pattern",
+                              "The pattern \(pattern.description) may take \(steps) steps on a value of \(longest) characters, over the budget of "
+                              + "\(SafeRegex.matchBudget): " + (fits >= 1 ? "give the param a maxLength of at most \(fits), or simplify the pattern." : "simplify it."))
+            }
+        }
         if let minimum = spec.minimum, let maximum = spec.maximum, minimum > maximum {
             reader.report(.invalidFormat, at: path + "min", "min (\(minimum)) is greater than max (\(maximum)).")
         }

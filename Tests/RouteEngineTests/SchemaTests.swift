@@ -49,6 +49,10 @@ struct SchemaTests {
         (labDestination("x", ["params": ["n": ["type": "string", "min": 1]]]), "destinations.x.params.n.min", "min on a string"),
         (labDestination("x", ["params": ["n": ["type": "enum"]]]), "destinations.x.params.n.values", "enum without values"),
         (labDestination("x", ["params": ["n": ["type": "string", "pattern": "(a"]]]), "destinations.x.params.n.pattern", "bad pattern"),
+        (labDestination("x", ["params": ["n": ["type": "string", "pattern": "^[a-z0-9-]{1,1000}$"]]]), "destinations.x.params.n.pattern",
+         "a pattern whose worst case on a 2,048-character value is over the match budget"),
+        (labDestination("x", ["params": ["n": ["type": "string", "maxLength": 2000, "pattern": "(a|b|c|d|e|f|g|h)*x(y|z)*[a-f0-9]{1,200}"]]]),
+         "destinations.x.params.n.pattern", "a costly pattern a large maxLength does not save"),
         (labDestination("x", ["params": ["n-m": ["type": "string"]]]), "destinations.x.params[\"n-m\"]", "param name with hyphen"),
         (labDestination("x-y", [:]), "destinations[\"x-y\"]", "destination name with hyphen"),
     ]
@@ -61,6 +65,25 @@ struct SchemaTests {
         }
         #expect(error.problems.contains { $0.path.description == path && $0.severity == .error },
                 "\(label): \(error.problems.map { "\($0.path): \($0.message)" })")
+    }
+
+    /// The match budget counts the value's longest length: a pattern too costly for a whole
+    /// link is accepted once a maxLength bounds what it is asked to match.
+    @Test func aMaxLengthBringsACostlyPatternWithinTheBudget() throws {
+        let pattern = "^[a-z0-9-]{1,1000}$"
+        let regex = try SafeRegex(pattern)
+        #expect(regex.worstCaseSteps(length: 2_048) > SafeRegex.matchBudget)
+        let fits = SafeRegex.matchBudget / regex.stepsPerScalar
+        guard case .success = Schema.decode(Self.labDestination("x", ["params": ["n": ["type": "string", "maxLength": .int(fits), "pattern": .string(pattern)]]])) else {
+            Issue.record("maxLength \(fits) should bring \(pattern) within the budget")
+            return
+        }
+        guard case .failure(let error) = Schema.decode(Self.labDestination("x", ["params": ["n": ["type": "string", "maxLength": .int(fits + 1), "pattern": .string(pattern)]]])) else {
+            Issue.record("maxLength \(fits + 1) is over the budget")
+            return
+        }
+        #expect(error.problems.first?.message.contains("maxLength of at most \(fits)") == true, "\(error.problems)")
+        #expect(try SafeRegex("^p[0-9]{1,8}$").worstCaseSteps(length: 2_048) < SafeRegex.matchBudget / 10, "the example's patterns are far inside it")
     }
 
     @Test(arguments: ["5.3.0", "5.3.0-beta+2", "2026_11", "7", "a", String(repeating: "9", count: 64), "1..2"])
