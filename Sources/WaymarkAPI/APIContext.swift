@@ -17,6 +17,8 @@ final class APIContext: Sendable {
     let manifests = ManifestCache()
     /// Stored revisions read as documents, so no request parses one again.
     let documents = RevisionDocuments()
+    /// Revision and diff answers, which never change.
+    let revisionAnswers = ResponseCache()
     /// What telemetry may name, rebuilt when the store changes.
     let vocabulary = VocabularyCache()
     /// Events refused one by one inside accepted batches, since start.

@@ -64,17 +64,23 @@ struct RevisionEndpoints: EndpointGroup {
         let revision = try Self.revision(call["number"], in: context.store.snapshot)
         let etag = Self.etag(revision)
         if APIResponse.ifNoneMatch(request, matches: etag) { return APIResponse.notModified(etag: etag, cacheControl: Self.immutable) }
-        guard case .object(var object) = Self.summary(revision) else { return APIResponse.json(.null) }
-        object["routes"] = context.documents.document(revision).json
-        return APIResponse.json(.object(object), headers: [("ETag", etag), ("Cache-Control", Self.immutable)])
+        return context.revisionAnswers.response("revision \(revision.number) \(revision.sha256)") {
+            guard case .object(var object) = Self.summary(revision) else { return APIResponse.json(.null) }
+            object["routes"] = context.documents.document(revision).json
+            return APIResponse.json(.object(object), headers: [("ETag", etag), ("Cache-Control", Self.immutable)])
+        }
     }
 
-    /// Route ids added, removed and changed from revision `a` to `b`.
+    /// Route ids added, removed and changed from revision `a` to `b`, made once per pair.
     private func diff(_ request: HTTPRequest, _ call: RouteCall) throws(Refusal) -> HTTPResponse {
         let snapshot = context.store.snapshot
         let a = try Self.revision(call["a"], in: snapshot)
         let b = try Self.revision(call["b"], in: snapshot)
-        let old = context.documents.document(a).routes, new = context.documents.document(b).routes
+        return context.revisionAnswers.response("diff \(a.number) \(a.sha256) \(b.number) \(b.sha256)") { Self.diff(a, b, context.documents) }
+    }
+
+    private static func diff(_ a: Revision, _ b: Revision, _ documents: RevisionDocuments) -> HTTPResponse {
+        let old = documents.document(a).routes, new = documents.document(b).routes
         let before = Dictionary(old, uniquingKeysWith: { first, _ in first })
         let afterIDs = Set(new.map(\.id))
         let added = new.filter { before[$0.id] == nil }.map { JSONValue.string($0.id) }

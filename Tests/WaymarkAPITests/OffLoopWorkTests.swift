@@ -59,6 +59,21 @@ struct OffLoopWorkTests {
         done.wait()
     }
 
+    @Test func revisionAndDiffAnswersAreMadeOncePerRevision() throws {
+        let service = try LiveService(transport: .inProcess)
+        let token = service.tokens[.routesPublish]
+        #expect(service.call("POST", "/v1/revisions", token: token, headers: rev1, body: "{\"routes\": \(storefrontRoutesText)}").status == 201)
+        let cache = service.api.context.revisionAnswers
+        let first = service.call("GET", "/v1/revisions/1", token: token)
+        let again = service.call("GET", "/v1/revisions/1", token: token)
+        #expect(first.status == 200 && first.body == again.body && cache.count == 1)
+        let diff = service.call("GET", "/v1/revisions/1/diff/2", token: token)
+        #expect(diff.status == 200 && service.call("GET", "/v1/revisions/1/diff/2", token: token).body == diff.body && cache.count == 2)
+        #expect(service.call("GET", "/v1/revisions/9", token: token).status == 404 && cache.count == 2, "a refusal is not kept")
+        let notModified = service.call("GET", "/v1/revisions/1", token: token, headers: [("If-None-Match", "\"rev-1\"")])
+        #expect(notModified.status == 304)
+    }
+
     @Test func whileTheQueueIsFullCachedManifestsAreServedAndWorkIs503() throws {
         let service = try LiveService(maximumQueuedWork: 1)
         let read = service.tokens[.manifestRead]

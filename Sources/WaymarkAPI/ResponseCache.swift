@@ -1,0 +1,44 @@
+import HTTPCore
+import Synchronization
+
+/// Whole answers that never change — a revision with its routes, the diff of two — kept so
+/// that a repeated read costs a lookup, not a serialization of the document (a 10,000-route
+/// revision is a megabyte of JSON). Least recently used first out, bounded by count and by
+/// bytes; an answer larger than a quarter of the bytes is never kept.
+final class ResponseCache: Sendable {
+    let capacity: Int
+    let maximumBytes: Int
+    /// Most recently used last.
+    private let kept = Mutex<(entries: [(key: String, response: HTTPResponse)], bytes: Int)>(([], 0))
+
+    init(capacity: Int = 16, maximumBytes: Int = 16 << 20) {
+        self.capacity = capacity
+        self.maximumBytes = maximumBytes
+    }
+
+    /// The answer for `key`, made by `make` the first time (outside the lock: two readers
+    /// racing make it twice, harmlessly).
+    func response<E: Error>(_ key: String, make: () throws(E) -> HTTPResponse) throws(E) -> HTTPResponse {
+        let found = kept.withLock { kept -> HTTPResponse? in
+            guard let index = kept.entries.firstIndex(where: { $0.key == key }) else { return nil }
+            let entry = kept.entries.remove(at: index)
+            kept.entries.append(entry)
+            return entry.response
+        }
+        if let found { return found }
+        let response = try make()
+        guard response.status == .ok, response.body.count <= maximumBytes / 4 else { return response }
+        kept.withLock { kept in
+            guard !kept.entries.contains(where: { $0.key == key }) else { return }
+            kept.entries.append((key, response))
+            kept.bytes += response.body.count
+            while kept.entries.count > capacity || kept.bytes > maximumBytes {
+                kept.bytes -= kept.entries.removeFirst().response.body.count
+            }
+        }
+        return response
+    }
+
+    /// Answers kept now (tests).
+    var count: Int { kept.withLock { $0.entries.count } }
+}
