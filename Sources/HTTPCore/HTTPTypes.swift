@@ -114,12 +114,39 @@ public struct HTTPHeaders: Hashable, Sendable, Sequence {
 }
 
 /// A parsed request head: request line and header fields.
+/// Who a connection comes from, as the server counts peers: an IPv4 address, or the /64
+/// of an IPv6 one (one subscriber's allocation). Two words, so every request can carry it.
+public struct PeerAddress: Hashable, Sendable, CustomStringConvertible {
+    /// `0xFFFF` and the address for IPv4; the /64 prefix and 1 for IPv6; 0 and 0 unknown.
+    public let high: UInt64
+    public let low: UInt64
+
+    public init(high: UInt64, low: UInt64) {
+        self.high = high
+        self.low = low
+    }
+
+    /// `203.0.113.7`, `2001:db8:1:2::/64`, or `unknown`.
+    public var description: String {
+        if high == 0xFFFF, low <= 0xFFFF_FFFF {
+            return "\(low >> 24 & 255).\(low >> 16 & 255).\(low >> 8 & 255).\(low & 255)"
+        }
+        if low == 1 {
+            let groups = (0..<4).map { String(high >> (48 - 16 * UInt64($0)) & 0xFFFF, radix: 16) }
+            return groups.joined(separator: ":") + "::/64"
+        }
+        return "unknown"
+    }
+}
+
 public struct HTTPRequestHead: Hashable, Sendable {
     public var method: String
     /// The request-target as received (origin-form `/path?query`, or `*`).
     public var target: String
     public var version: HTTPVersion
     public var headers: HTTPHeaders
+    /// The connection's peer, set by the server (nil from a bare decoder or in-process).
+    public var peer: PeerAddress?
 
     public init(method: String, target: String, version: HTTPVersion = .http1_1, headers: HTTPHeaders = HTTPHeaders()) {
         self.method = method

@@ -114,15 +114,18 @@ public struct ConnectionStateMachine: Sendable {
     /// many it holds now.
     private let bodyBudget: BodyBudget?
     private var reservedBody = 0
+    /// The connection's peer, given to every head it decodes (`HTTPRequestHead.peer`).
+    private let peer: PeerAddress?
     /// The most a lingering close discards before it closes anyway.
     public static let lingerBytes = 1 << 20
 
     public init(
         now: Int64, limits: HTTPLimits = HTTPLimits(), timeouts: ConnectionTimeouts = ConnectionTimeouts(),
-        highWater: Int = 1 << 20, bodyBudget: BodyBudget? = nil,
+        highWater: Int = 1 << 20, bodyBudget: BodyBudget? = nil, peer: PeerAddress? = nil,
         decide: @escaping @Sendable (HTTPRequestHead) -> HeadDecision = { _ in .read(maximumBody: nil, admittedAs: nil) }
     ) {
         self.bodyBudget = bodyBudget
+        self.peer = peer
         self.timeouts = timeouts
         self.highWater = highWater
         self.decide = decide
@@ -268,7 +271,8 @@ public struct ConnectionStateMachine: Sendable {
             case .needMoreData:
                 if case .idle = phase { phase = .head(since: now) }
                 return actions
-            case .head(let head):
+            case .head(var head):
+                head.peer = peer
                 switch decide(head) {
                 case .refuse(let response):
                     // Nothing of the body is read or invited: answer, then a lingering close.
@@ -295,7 +299,8 @@ public struct ConnectionStateMachine: Sendable {
                 stepAfterHead = true
                 // 100 Continue only once the next step has checked the declared length.
                 continueIfAccepted = head.expectsContinue
-            case .request(let request):
+            case .request(var request):
+                request.head.peer = peer
                 // The response must be queued before the next request is decoded.
                 phase = .idle(since: now)
                 awaitingResponse = true

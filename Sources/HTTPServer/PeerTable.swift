@@ -1,11 +1,9 @@
 import Synchronization
 
-/// Who a connection comes from, as the per-peer cap counts: an IPv4 address, or an IPv6
-/// /64 (one subscriber's allocation), from `waymark_accept4_peer`.
-struct PeerKey: Hashable, Sendable {
-    let high: UInt64
-    let low: UInt64
-}
+import HTTPCore
+
+/// Who a connection comes from, as the per-peer cap counts (`waymark_accept4_peer`).
+typealias PeerKey = PeerAddress
 
 /// Open connections per peer across every loop, so that one address cannot take the
 /// server's connections (`ServerConfiguration.maximumConnectionsPerPeer`). Touched on

@@ -68,6 +68,8 @@ final class RefusalTally: Sendable {
         let action: String
         let actor: String
         let reason: String
+        /// The client's address (an IPv4 address or an IPv6 /64), when known.
+        var peer: String? = nil
     }
 
     static let maximumKeys = 1_000
@@ -97,7 +99,7 @@ final class RefusalTally: Sendable {
             }
             var key = key
             if bucket!.counts[key] == nil, bucket!.order.count >= Self.maximumKeys {
-                key = Key(action: key.action, actor: "(others)", reason: key.reason)
+                key = Key(action: key.action, actor: "(others)", reason: key.reason, peer: key.peer == nil ? nil : "(others)")
             }
             if bucket!.counts[key] == nil { bucket!.order.append(key) }
             bucket!.counts[key, default: 0] += 1
@@ -118,8 +120,10 @@ final class RefusalTally: Sendable {
     private static func lines(_ bucket: Bucket) -> [[String: JSONValue]] {
         let from = Timestamp.format(Date(timeIntervalSince1970: TimeInterval(bucket.minute * 60)))
         return bucket.order.map { key in
-            ["action": .string(key.action), "actor": .string(key.actor), "outcome": "refused", "reason": .string(key.reason),
-             "count": .int(bucket.counts[key]!), "from": .string(from), "seconds": 60]
+            var line: [String: JSONValue] = ["action": .string(key.action), "actor": .string(key.actor), "outcome": "refused",
+                                             "reason": .string(key.reason), "count": .int(bucket.counts[key]!), "from": .string(from), "seconds": 60]
+            if let peer = key.peer { line["peer"] = .string(peer) }
+            return line
         }
     }
 }

@@ -344,8 +344,8 @@ public final class ManifestStore: Sendable {
 
     /// Counts a refused attempt for this minute's audit lines (see `RefusalTally`); the lines
     /// of a minute are written when it ends, by the next refusal or by a timer.
-    private func tallyRefusal(action: String, actor: String, reason: String, now: Date) {
-        let (due, opened) = refusals.add(RefusalTally.Key(action: action, actor: actor, reason: reason), now: now)
+    private func tallyRefusal(action: String, actor: String, reason: String, peer: String? = nil, now: Date) {
+        let (due, opened) = refusals.add(RefusalTally.Key(action: action, actor: actor, reason: reason, peer: peer), now: now)
         if !due.isEmpty { writeRefusals(due) }
         if opened {
             let untilNextMinute = 60 - now.timeIntervalSince1970.truncatingRemainder(dividingBy: 60)
@@ -372,8 +372,8 @@ public final class ManifestStore: Sendable {
 
     /// Records a refused attempt (bad token, wrong scope, …) that never reached the store's
     /// own checks: counted, and written with the minute's others when it ends.
-    public func recordRefusal(action: String, actor: String, reason: String, now: Date = Date()) {
-        tallyRefusal(action: action, actor: actor, reason: reason, now: now)
+    public func recordRefusal(action: String, actor: String, reason: String, peer: String? = nil, now: Date = Date()) {
+        tallyRefusal(action: action, actor: actor, reason: reason, peer: peer, now: now)
     }
 
     /// The entries of the current audit log, oldest first, with this minute's refusals

@@ -14,21 +14,21 @@ extension APIContext {
         var action: String { if case .scope(_, let action) = access { action } else { "" } }
         let challenge = [("WWW-Authenticate", "Bearer realm=\"waymark\"")]
         guard let field = head.headers.single("Authorization"), let token = Self.bearerToken(field) else {
-            audit(action, actor: "anonymous", reason: "noToken", scope: scope)
+            audit(action, actor: "anonymous", reason: "noToken", scope: scope, head)
             throw Refusal(.unauthorized, "unauthorized",
                           "This endpoint needs a bearer token (Authorization: Bearer wm_…) with the scope \(scope.rawValue).", headers: challenge)
         }
         guard let record = store.tokens.authenticate(bytes: token) else {
-            audit(action, actor: "anonymous", reason: "invalidToken", scope: scope)
+            audit(action, actor: "anonymous", reason: "invalidToken", scope: scope, head)
             throw Refusal(.unauthorized, "unauthorized", "The bearer token is unknown or revoked.", headers: challenge)
         }
         guard record.allows(scope) else {
-            audit(action, actor: record.name, reason: "wrongScope", scope: scope)
+            audit(action, actor: record.name, reason: "wrongScope", scope: scope, head)
             throw Refusal(.forbidden, "forbidden", "The token \"\(record.name)\" lacks the scope \(scope.rawValue).",
                           details: ["required": .string(scope.rawValue), "granted": .array(record.scopes.sorted().map { JSONValue.string($0.rawValue) })])
         }
         if let wait = rates.take(record, scope: scope) {
-            audit(action, actor: record.name, reason: "rateLimited", scope: scope)
+            audit(action, actor: record.name, reason: "rateLimited", scope: scope, head)
             let rate = record.rate(for: scope)
             throw Refusal(.tooManyRequests, "rateLimited",
                           "The token \"\(record.name)\" is over its rate for \(scope.rawValue) (\(rate), bursts of \(rate.burst)); retry in \(wait) s.",
@@ -79,9 +79,10 @@ extension APIContext {
         return start < end ? Array(bytes[start..<end]) : nil
     }
 
-    private func audit(_ action: String, actor: String, reason: String, scope: Scope) {
-        // Reads are not audited (every phone polls); refused changes are.
+    private func audit(_ action: String, actor: String, reason: String, scope: Scope, _ head: HTTPRequestHead) {
+        // Reads are not audited (every phone polls); refused changes are, counted per
+        // minute by action, actor, reason and the client's address.
         guard scope != .manifestRead else { return }
-        store.recordRefusal(action: action, actor: actor, reason: reason)
+        store.recordRefusal(action: action, actor: actor, reason: reason, peer: head.peer?.description)
     }
 }
