@@ -18,7 +18,6 @@ Mounting needs privileges; where it is not allowed the test says so and passes s
 Usage: disk-full.py WAYMARK_BINARY
 """
 import errno
-import http.client
 import json
 import os
 import signal
@@ -39,20 +38,13 @@ def fail(message):
 
 
 def call(port, token, method, path, body=None, headers=None):
-    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-    all_headers = {"Authorization": "Bearer " + token} if token else {}
-    all_headers.update(headers or {})
-    data = json.dumps(body).encode() if isinstance(body, (dict, list)) else body
-    connection.request(method, path, body=data, headers=all_headers)
-    response = connection.getresponse()
-    payload = response.read()
-    retry = response.getheader("Retry-After")
-    connection.close()
+    """(status, the body parsed as JSON or else as text, Retry-After)."""
+    status, payload, answer_headers = waymark_daemon.call(port, token, method, path, body, headers)
     try:
         parsed = json.loads(payload) if payload else None
     except ValueError:
         parsed = payload.decode(errors="replace")
-    return response.status, parsed, retry
+    return status, parsed, answer_headers.get("Retry-After")
 
 
 def iso(seconds):

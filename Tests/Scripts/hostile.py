@@ -23,14 +23,12 @@
 Prints each figure; exits 1 on the first failure.
 Usage: hostile.py WAYMARK_RELEASE_BINARY
 """
-import http.client
 import json
 import os
 import re
 import resource
 import signal
 import socket
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -39,6 +37,7 @@ import time
 import urllib.parse
 
 import waymark_daemon
+from waymark_daemon import call, rss_mb
 
 EXAMPLE = waymark_daemon.EXAMPLE
 
@@ -48,25 +47,8 @@ def fail(message):
     sys.exit(1)
 
 
-def rss_mb(pid):
-    with open("/proc/%d/status" % pid) as status:
-        for line in status:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    return 0.0
 
 
-def call(port, token, method, path, body=None, headers=None, timeout=30):
-    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
-    all_headers = {"Authorization": "Bearer " + token} if token else {}
-    all_headers.update(headers or {})
-    data = json.dumps(body).encode() if isinstance(body, (dict, list)) else body
-    connection.request(method, path, body=data, headers=all_headers)
-    response = connection.getresponse()
-    payload = response.read()
-    result = (response.status, payload, dict(response.getheaders()))
-    connection.close()
-    return result
 
 
 def json_of(payload):

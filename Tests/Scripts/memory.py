@@ -7,7 +7,6 @@ fails above LIMIT_MB (64) at the end.
 
 Usage: memory.py WAYMARK_RELEASE_BINARY [LIMIT_MB]
 """
-import http.client
 import json
 import os
 import resource
@@ -18,6 +17,7 @@ import threading
 import time
 
 import waymark_daemon
+from waymark_daemon import rss_mb
 
 ROUTES, BUILDS, IDLE = 10_000, 20, 1_000
 
@@ -27,24 +27,11 @@ def fail(message):
     sys.exit(1)
 
 
-def rss_mb(pid):
-    with open("/proc/%d/status" % pid) as status:
-        for line in status:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    return 0.0
 
 
 def call(port, token, method, path, body=None, headers=None):
-    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
-    all_headers = {"Authorization": "Bearer " + token}
-    all_headers.update(headers or {})
-    data = json.dumps(body).encode() if isinstance(body, (dict, list)) else body
-    connection.request(method, path, body=data, headers=all_headers)
-    response = connection.getresponse()
-    payload = response.read()
-    connection.close()
-    return response.status, payload
+    status, payload, _ = waymark_daemon.call(port, token, method, path, body, headers, timeout=120)
+    return status, payload
 
 
 def schema(version):

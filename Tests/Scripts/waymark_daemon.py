@@ -1,4 +1,5 @@
-"""Starting `waymark serve` from the Python test scripts (crash-test.py, dashboard-check.py)."""
+"""Starting `waymark serve` from the Python test scripts, and the small helpers they share
+(a request on its own connection, a process's RSS)."""
 import os
 import re
 import subprocess
@@ -30,3 +31,28 @@ def start(binary, data, *arguments, seed=True, port=0, env=None):
         if time.time() > deadline:
             break
     return process, token, port
+
+
+def rss_mb(pid):
+    """The process's resident set in MB, from /proc."""
+    with open("/proc/%d/status" % pid) as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def call(port, token, method, path, body=None, headers=None, timeout=30):
+    """One request on its own connection: (status, body bytes, headers as a dict).
+    A dict or list body is sent as JSON; a token as a bearer token."""
+    import http.client
+    import json
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+    all_headers = {"Authorization": "Bearer " + token} if token else {}
+    all_headers.update(headers or {})
+    data = json.dumps(body).encode() if isinstance(body, (dict, list)) else body
+    connection.request(method, path, body=data, headers=all_headers)
+    response = connection.getresponse()
+    result = (response.status, response.read(), dict(response.getheaders()))
+    connection.close()
+    return result
