@@ -172,7 +172,7 @@ final class EventLoop: @unchecked Sendable {
     // MARK: Accepting
 
     private func acceptAll(_ listener: Int32) {
-        while connections.count < maximumConnections || idlest() != nil {
+        while connections.count < maximumConnections || shedCandidate() != nil {
             let accepted: (fd: Int32, peer: PeerKey)?
             do {
                 accepted = try Socket.acceptWithPeer(listener)
@@ -200,7 +200,8 @@ final class EventLoop: @unchecked Sendable {
                 // At the limit, the connection idle longest (no request in progress, nothing
                 // to write; a silent one counts) makes room: a new client gets in rather than
                 // waiting behind connections doing nothing.
-                if connections.count >= maximumConnections, let idle = idlest() {
+                if connections.count >= maximumConnections, let idle = shedCandidate() {
+                    shedStack.removeLast()
                     serverMetrics?.shedIdle.add(1, ordering: .relaxed)
                     close(idle)
                 }
@@ -212,14 +213,34 @@ final class EventLoop: @unchecked Sendable {
         pauseListeners()
     }
 
-    /// The connection idle longest, if any is idle: scanned only at the connection limit.
-    private func idlest() -> Connection? {
-        var idlest: (connection: Connection, since: Int64)?
-        for connection in connections.values {
-            guard let since = connection.machine.idleSince, !connection.hasPendingOutput else { continue }
-            if idlest == nil || since < idlest!.since { idlest = (connection, since) }
+    /// The idle connections to close next at the connection limit, the one idle longest
+    /// last: one scan of the loop's connections finds up to `shedBatch` of them, so a flood
+    /// of new connections costs a scan per `shedBatch` accepts, not one each.
+    private var shedStack: [Connection] = []
+    /// When a scan last found no idle connection: another waits 100 ms.
+    private var fruitlessScanAt: Int64 = -1_000_000_000
+    static let shedBatch = 64
+
+    /// The connection idle longest that may be closed for a new one (still idle, still
+    /// open), scanning for more when the last scan's are used up; nil if none is idle.
+    private func shedCandidate() -> Connection? {
+        while let top = shedStack.last {
+            if connections[top.fd] === top, top.machine.idleSince != nil, !top.hasPendingOutput { return top }
+            shedStack.removeLast()
         }
-        return idlest?.connection
+        let now = clock.now()
+        guard now - fruitlessScanAt >= 100_000_000 else { return nil }
+        var idle: [(connection: Connection, since: Int64)] = []
+        for connection in connections.values {
+            if let since = connection.machine.idleSince, !connection.hasPendingOutput { idle.append((connection, since)) }
+        }
+        guard !idle.isEmpty else {
+            fruitlessScanAt = now
+            return nil
+        }
+        idle.sort { $0.since > $1.since }  // the longest idle last, where the stack pops
+        shedStack = idle.suffix(Self.shedBatch).map(\.connection)
+        return shedStack.last
     }
 
     /// Starts serving a connected socket.
@@ -251,7 +272,7 @@ final class EventLoop: @unchecked Sendable {
     }
 
     private func resumeListeners() {
-        guard !listenersWatched, stopDeadline == nil, connections.count < maximumConnections || idlest() != nil else { return }
+        guard !listenersWatched, stopDeadline == nil, connections.count < maximumConnections || shedCandidate() != nil else { return }
         listenersWatched = true
         for listener in listeners { try? control(EPOLL_CTL_ADD, listener, events: EPOLLIN.rawValue) }
     }
