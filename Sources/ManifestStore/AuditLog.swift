@@ -80,40 +80,50 @@ final class RefusalTally: Sendable {
         var counts: [Key: Int] = [:]
     }
 
-    private let bucket = Mutex<Bucket?>(nil)
+    private struct State {
+        var bucket: Bucket?
+        /// Lines of minutes that have ended, waiting to be written.
+        var ready: [[String: JSONValue]] = []
+    }
 
-    /// Counts one refusal at `now`. Returns the lines of an earlier minute now complete (to
-    /// write), and whether this opened a minute (so a flush must be scheduled for it).
-    func add(_ key: Key, now: Date) -> (due: [[String: JSONValue]], opened: Bool) {
+    private let state = Mutex(State())
+
+    /// Counts one refusal at `now`. Never writes: it may be called under the store's writer
+    /// lock. Returns whether this opened a minute (schedule a flush for its end) and whether
+    /// an earlier minute's lines are now ready (flush them soon, outside any lock).
+    func add(_ key: Key, now: Date) -> (opened: Bool, ready: Bool) {
         let minute = Int((now.timeIntervalSince1970 / 60).rounded(.down))
-        return bucket.withLock { bucket in
-            var due: [[String: JSONValue]] = []
+        return state.withLock { state in
             var opened = false
-            if let current = bucket, current.minute != minute {
-                due = Self.lines(current)
-                bucket = nil
+            if let current = state.bucket, current.minute != minute {
+                state.ready += Self.lines(current)
+                state.bucket = nil
             }
-            if bucket == nil {
-                bucket = Bucket(minute: minute)
+            if state.bucket == nil {
+                state.bucket = Bucket(minute: minute)
                 opened = true
             }
             var key = key
-            if bucket!.counts[key] == nil, bucket!.order.count >= Self.maximumKeys {
+            if state.bucket!.counts[key] == nil, state.bucket!.order.count >= Self.maximumKeys {
                 key = Key(action: key.action, actor: "(others)", reason: key.reason, peer: key.peer == nil ? nil : "(others)")
             }
-            if bucket!.counts[key] == nil { bucket!.order.append(key) }
-            bucket!.counts[key, default: 0] += 1
-            return (due, opened)
+            if state.bucket!.counts[key] == nil { state.bucket!.order.append(key) }
+            state.bucket!.counts[key, default: 0] += 1
+            return (opened, !state.ready.isEmpty)
         }
     }
 
-    /// The lines of the minute counted so far, if it has ended by `now` (or `all`).
+    /// The lines ready to write: those of minutes ended by `now` (all of them with `all`).
     func take(before now: Date, all: Bool = false) -> [[String: JSONValue]] {
         let minute = Int((now.timeIntervalSince1970 / 60).rounded(.down))
-        return bucket.withLock { bucket in
-            guard let current = bucket, all || current.minute < minute else { return [] }
-            bucket = nil
-            return Self.lines(current)
+        return state.withLock { state in
+            var lines = state.ready
+            state.ready = []
+            if let current = state.bucket, all || current.minute < minute {
+                lines += Self.lines(current)
+                state.bucket = nil
+            }
+            return lines
         }
     }
 

@@ -345,8 +345,12 @@ public final class ManifestStore: Sendable {
     /// Counts a refused attempt for this minute's audit lines (see `RefusalTally`); the lines
     /// of a minute are written when it ends, by the next refusal or by a timer.
     private func tallyRefusal(action: String, actor: String, reason: String, peer: String? = nil, now: Date) {
-        let (due, opened) = refusals.add(RefusalTally.Key(action: action, actor: actor, reason: reason, peer: peer), now: now)
-        if !due.isEmpty { writeRefusals(due) }
+        // Counting only: this runs under the writer lock too (a refused publish), so the
+        // lines of a minute that has ended are written from elsewhere, never from here.
+        let (opened, ready) = refusals.add(RefusalTally.Key(action: action, actor: actor, reason: reason, peer: peer), now: now)
+        if ready {
+            DispatchQueue.global(qos: .utility).async { [weak self] in self?.flushRefusals() }
+        }
         if opened {
             let untilNextMinute = 60 - now.timeIntervalSince1970.truncatingRemainder(dividingBy: 60)
             DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + untilNextMinute + 0.5) { [weak self] in
@@ -355,10 +359,16 @@ public final class ManifestStore: Sendable {
         }
     }
 
+    /// Serializes flushes, so that once one returns every line taken before it is written
+    /// (`auditEntries` reads the file right after). Taken before the writer lock, never under it.
+    private let flushing = Mutex<Void>(())
+
     /// Writes the refusal lines of minutes that have ended (all of them with `all`).
     public func flushRefusals(all: Bool = false) {
-        let due = refusals.take(before: Date(), all: all)
-        if !due.isEmpty { writeRefusals(due) }
+        flushing.withLock { _ in
+            let due = refusals.take(before: Date(), all: all)
+            if !due.isEmpty { writeRefusals(due) }
+        }
     }
 
     private func writeRefusals(_ lines: [[String: JSONValue]]) {

@@ -33,16 +33,31 @@ struct AuditTests {
         }
         store.recordRefusal(action: "publish", actor: "phone", reason: "wrongScope", now: minute + 30)
         #expect(scratch.bytes("audit.log").count == bytesBefore, "nothing written while the minute lasts")
-        // A refusal in the next minute writes the last one's lines.
+        // A refusal in the next minute readies the last one's lines (written off any lock).
         store.recordRefusal(action: "publish", actor: "anonymous", reason: "noToken", now: minute + 61)
-        let written = try String(decoding: Data(contentsOf: URL(fileURLWithPath: scratch.file("audit.log"))), as: UTF8.self)
-            .split(separator: "\n").compactMap { try? JSONParser().parse(Array($0.utf8)) }
-        let refused = written.filter { $0["outcome"]?.stringValue == "refused" }
-        #expect(refused.count == 2, "\(refused)")
+        let refused = try store.auditEntries().filter { $0["outcome"]?.stringValue == "refused" }
+        #expect(refused.count == 3, "\(refused)")
         #expect(refused.first?["count"]?.intValue == 1_000 && refused.first?["reason"]?.stringValue == "noToken")
         #expect(refused.first?["from"]?.stringValue == "2026-11-21T10:00:00Z" && refused.first?["seconds"]?.intValue == 60)
-        #expect(refused.last?["count"]?.intValue == 1 && refused.last?["actor"]?.stringValue == "phone")
-        #expect(try store.auditEntries().count == before + 3, "auditEntries writes the minute under way first")
+        #expect(refused[1]["count"]?.intValue == 1 && refused[1]["actor"]?.stringValue == "phone")
+        #expect(refused.last?["from"]?.stringValue == "2026-11-21T10:01:00Z" && refused.last?["count"]?.intValue == 1)
+        #expect(try store.auditEntries().count == before + 3, "each line written once")
+    }
+
+    /// A change refused under the writer lock in a new minute, with the last minute's
+    /// refusals pending: it once wrote them there, taking the lock again (a crash).
+    @Test func aRefusedPublishInANewMinuteDoesNotWriteUnderTheLock() throws {
+        let scratch = ScratchDirectory()
+        let store = try seeded(scratch)
+        let minute = Fixtures.date("2026-11-21T10:00:00Z")
+        store.recordRefusal(action: "publish", actor: "anonymous", reason: "noToken", now: minute)
+        let outcome = try store.publish(routes: routesWithCampaign(), base: 7, author: "m", message: "", now: minute + 61)
+        guard case .staleBase = outcome else {
+            Issue.record("\(outcome)")
+            return
+        }
+        let refused = try store.auditEntries().filter { $0["outcome"]?.stringValue == "refused" }
+        #expect(refused.map { $0["reason"]?.stringValue } == ["noToken", "staleBase"], "\(refused)")
     }
 
     @Test func distinctKindsPastTheCapAreCountedTogether() throws {

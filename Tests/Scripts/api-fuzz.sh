@@ -30,4 +30,10 @@ token=$(grep -o 'wm_[0-9a-f]\{8\}_[A-Za-z0-9_-]\{43\}' "$work/stdout" | head -1)
 
 .venv/bin/schemathesis --config-file Tests/Fuzz/schemathesis.toml run docs/openapi.yaml \
   --url "http://127.0.0.1:$port" -H "Authorization: Bearer $token" --checks all \
-  --report junit --report-dir "$work/report" --no-color 2>&1 | tail -n 400
+  --report junit --report-dir "$work/report" --no-color 2>&1 | tail -n 400 || status=$?
+# A daemon that died says why on its standard error (Swift prints the crash's backtrace).
+if ! kill -0 "$server_pid" 2>/dev/null; then
+  echo "api-fuzz: the daemon died; the end of its standard error:"
+  tail -n 80 "$work/stderr"
+fi
+exit "${status:-0}"
