@@ -18,9 +18,9 @@ final class Connection {
     static let shareThreshold = 8 * 1024
 
     /// Who it comes from, when the per-peer cap counted it (released on close).
-    let peer: PeerKey?
+    let peer: PeerAddress?
 
-    init(fd: Int32, machine: ConnectionStateMachine, peer: PeerKey? = nil) {
+    init(fd: Int32, machine: ConnectionStateMachine, peer: PeerAddress? = nil) {
         self.fd = fd
         self.machine = machine
         self.peer = peer

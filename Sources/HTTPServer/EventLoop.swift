@@ -37,7 +37,7 @@ final class EventLoop: @unchecked Sendable {
     private var stopDeadline: Int64?
     private let shutdownRequested = Atomic<Bool>(false)
     /// Connected descriptors handed over by other threads (`adopt`), taken on this thread.
-    private let adoptions = Mutex<[(fd: Int32, peer: PeerKey?)]>([])
+    private let adoptions = Mutex<[(fd: Int32, peer: PeerAddress?)]>([])
     /// Answers of deferred handlers, from any thread, written out on this loop's thread.
     private let completions = Mutex<[Completion]>([])
     private let balancer: LoopBalancer
@@ -88,7 +88,7 @@ final class EventLoop: @unchecked Sendable {
     }
 
     /// Queues an already-counted socket for this loop's thread.
-    private func handOver(_ fd: Int32, peer: PeerKey?) {
+    private func handOver(_ fd: Int32, peer: PeerAddress?) {
         adoptions.withLock { $0.append((fd, peer)) }
         EventFD.signal(wakeFD)
     }
@@ -114,7 +114,7 @@ final class EventLoop: @unchecked Sendable {
         }
         serve()
         // A socket handed over after this loop's last turn is closed, not leaked.
-        let leftOver: [(fd: Int32, peer: PeerKey?)] = adoptions.withLock { queue in defer { queue.removeAll() }; return queue }
+        let leftOver: [(fd: Int32, peer: PeerAddress?)] = adoptions.withLock { queue in defer { queue.removeAll() }; return queue }
         for adopted in leftOver {
             balancer.remove(from: index)
             if let peer = adopted.peer { peerTable.release(peer) }
@@ -143,7 +143,7 @@ final class EventLoop: @unchecked Sendable {
                 let fd = Int32(truncatingIfNeeded: data[slot])
                 if fd == wakeFD {
                     EventFD.drain(wakeFD)
-                    let adopted: [(fd: Int32, peer: PeerKey?)] = adoptions.withLock { queue in defer { queue.removeAll() }; return queue }
+                    let adopted: [(fd: Int32, peer: PeerAddress?)] = adoptions.withLock { queue in defer { queue.removeAll() }; return queue }
                     for socket in adopted { register(socket.fd, peer: socket.peer) }
                     for completion in completions.withLock({ queue in defer { queue.removeAll() }; return queue }) { finish(completion) }
                 } else if listeners.contains(fd) {
@@ -173,7 +173,7 @@ final class EventLoop: @unchecked Sendable {
 
     private func acceptAll(_ listener: Int32) {
         while connections.count < maximumConnections || shedCandidate() != nil {
-            let accepted: (fd: Int32, peer: PeerKey)?
+            let accepted: (fd: Int32, peer: PeerAddress)?
             do {
                 accepted = try Socket.acceptWithPeer(listener)
             } catch {
@@ -244,7 +244,7 @@ final class EventLoop: @unchecked Sendable {
     }
 
     /// Starts serving a connected socket.
-    private func register(_ fd: Int32, peer: PeerKey?) {
+    private func register(_ fd: Int32, peer: PeerAddress?) {
         let router = router
         let machine = ConnectionStateMachine(
             now: clock.now(), limits: configuration.limits, timeouts: configuration.timeouts,

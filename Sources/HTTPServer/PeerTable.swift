@@ -2,15 +2,12 @@ import Synchronization
 
 import HTTPCore
 
-/// Who a connection comes from, as the per-peer cap counts (`waymark_accept4_peer`).
-typealias PeerKey = PeerAddress
-
 /// Open connections per peer across every loop, so that one address cannot take the
 /// server's connections (`ServerConfiguration.maximumConnectionsPerPeer`). Touched on
 /// accept and close only, never per request.
 final class PeerTable: Sendable {
     let limit: Int
-    private let open = Mutex<[PeerKey: Int]>([:])
+    private let open = Mutex<[PeerAddress: Int]>([:])
 
     /// `limit` 0: no cap (nothing is counted).
     init(limit: Int) {
@@ -18,7 +15,7 @@ final class PeerTable: Sendable {
     }
 
     /// Counts a new connection from `peer`; false (nothing counted) when it has `limit`.
-    func admit(_ peer: PeerKey) -> Bool {
+    func admit(_ peer: PeerAddress) -> Bool {
         guard limit > 0 else { return true }
         return open.withLock { open in
             let held = open[peer, default: 0]
@@ -29,7 +26,7 @@ final class PeerTable: Sendable {
     }
 
     /// A connection `admit` counted has closed.
-    func release(_ peer: PeerKey) {
+    func release(_ peer: PeerAddress) {
         guard limit > 0 else { return }
         open.withLock { open in
             let held = open[peer, default: 0]
@@ -38,5 +35,5 @@ final class PeerTable: Sendable {
     }
 
     /// Connections held by `peer` now (tests).
-    func held(by peer: PeerKey) -> Int { open.withLock { $0[peer, default: 0] } }
+    func held(by peer: PeerAddress) -> Int { open.withLock { $0[peer, default: 0] } }
 }

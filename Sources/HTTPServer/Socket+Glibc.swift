@@ -1,3 +1,4 @@
+import HTTPCore
 import SystemIO
 import CSystemShim
 #if canImport(Glibc)
@@ -85,10 +86,10 @@ enum Socket {
 
     /// accept4 with the new socket non-blocking and close-on-exec, and the peer's key
     /// (`waymark_accept4_peer`); nil when none is pending.
-    static func acceptWithPeer(_ listener: Int32) throws(IOError) -> (fd: Int32, peer: PeerKey)? {
+    static func acceptWithPeer(_ listener: Int32) throws(IOError) -> (fd: Int32, peer: PeerAddress)? {
         var high: UInt64 = 0, low: UInt64 = 0
         switch try syscall("accept4", { waymark_accept4_peer(listener, &high, &low) }) {
-        case .processed(let fd): return (fd, PeerKey(high: high, low: low))
+        case .processed(let fd): return (fd, PeerAddress(high: high, low: low))
         case .wouldBlock: return nil
         }
     }

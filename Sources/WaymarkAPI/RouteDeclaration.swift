@@ -99,6 +99,22 @@ struct EndpointRegistry {
     /// answered is the answer.
     mutating func addDeferred(_ method: String, _ path: String, _ access: RouteDeclaration.Access, maximumBody: Int? = nil,
                               _ handler: @escaping DeferredHandler) throws(RouterError) {
+        try addDeferred(method, path, access, maximumBody: maximumBody, mode: .deferred, handler)
+    }
+
+    /// A route answered from the work queue: its access is checked on the loop, then the
+    /// handler runs off it.
+    mutating func addOffLoop(_ method: String, _ path: String, _ access: RouteDeclaration.Access, maximumBody: Int? = nil,
+                             _ handler: @escaping Handler) throws(RouterError) {
+        let work = context.work
+        try addDeferred(method, path, access, maximumBody: maximumBody, mode: .offLoop) { request, call, responder in
+            work.answer(responder) { () throws(Refusal) in try handler(request, call) }
+        }
+    }
+
+    /// A deferred route as declared with `mode`: access checked, then `handler` answers.
+    private mutating func addDeferred(_ method: String, _ path: String, _ access: RouteDeclaration.Access, maximumBody: Int?,
+                                      mode: RouteDeclaration.Mode, _ handler: @escaping DeferredHandler) throws(RouterError) {
         let context = context
         try router.addDeferred(method, path, maximumBody: maximumBody, admission: context.admission(access)) { request, parameters, responder in
             do throws(Refusal) {
@@ -108,23 +124,7 @@ struct EndpointRegistry {
                 responder.respond(error.response)
             }
         }
-        declarations.append(RouteDeclaration(method: method, path: path, access: access, maximumBody: maximumBody, mode: .deferred))
-    }
-
-    /// A route answered from the work queue: its access is checked on the loop, then the
-    /// handler runs off it.
-    mutating func addOffLoop(_ method: String, _ path: String, _ access: RouteDeclaration.Access, maximumBody: Int? = nil,
-                             _ handler: @escaping Handler) throws(RouterError) {
-        let context = context
-        try router.addDeferred(method, path, maximumBody: maximumBody, admission: context.admission(access)) { request, parameters, responder in
-            do throws(Refusal) {
-                let call = RouteCall(parameters: parameters, actor: try context.actor(of: request, parameters, access))
-                context.work.answer(responder) { () throws(Refusal) in try handler(request, call) }
-            } catch {
-                responder.respond(error.response)
-            }
-        }
-        declarations.append(RouteDeclaration(method: method, path: path, access: access, maximumBody: maximumBody, mode: .offLoop))
+        declarations.append(RouteDeclaration(method: method, path: path, access: access, maximumBody: maximumBody, mode: mode))
     }
 
     /// A route answered on the loop when its handler finds what it needs cached, else from
