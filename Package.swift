@@ -4,8 +4,11 @@ import PackageDescription
 
 let package = Package(
     name: "Waymark",
+    // The server runs on Linux; the two libraries an app embeds build for these too.
+    platforms: [.iOS(.v16), .macOS(.v13)],
     products: [
         .library(name: "RouteEngine", targets: ["RouteEngine"]),
+        .library(name: "WaymarkClient", targets: ["WaymarkClient"]),
         .executable(name: "waymark", targets: ["waymark"]),
     ],
     targets: [
@@ -13,7 +16,10 @@ let package = Package(
         // timestamps, JSON string escaping, zero padding (one copy of each).
         .target(name: "CivilDate"),
         // Pure: Foundation at most, no I/O, so an iOS app can embed it.
-        .target(name: "RouteEngine", dependencies: ["CivilDate"]),
+        .target(name: "RouteEngine", dependencies: ["CivilDate", "Hashing"]),
+        // The app's half: manifest client, dispatcher with its gates, navigation planner,
+        // telemetry reporter. Foundation only (FoundationNetworking on Linux), like RouteEngine.
+        .target(name: "WaymarkClient", dependencies: ["RouteEngine"]),
         // Pure HTTP/1.1: parsing, framing, serializing. No Glibc, no Dispatch.
         .target(name: "HTTPCore", dependencies: ["CivilDate"]),
         // SHA-256 and constant-time comparison: revision hashes, ETags, token hashes.
@@ -51,6 +57,7 @@ let package = Package(
         .executableTarget(name: "TelemetryFuzz", dependencies: ["Telemetry"]),
 
         .target(name: "TestSupport", dependencies: ["RouteEngine", "ManifestStore", "WaymarkAPI", "Telemetry", "HTTPServer", "HTTPCore", "LinkChecks", "Replication", "CivilDate"], path: "Tests/TestSupport"),
+        .testTarget(name: "WaymarkClientTests", dependencies: ["WaymarkClient", "RouteEngine", "ManifestStore", "TestSupport"]),
         .testTarget(name: "RouteEngineTests", dependencies: ["RouteEngine", "TestSupport", "CivilDate"]),
         .testTarget(name: "WaymarkCLITests", dependencies: ["WaymarkCLI", "ManifestStore", "RouteEngine", "TestSupport"]),
         .testTarget(name: "HTTPCoreTests", dependencies: ["HTTPCore"]),

@@ -37,6 +37,10 @@ public struct Resolver: Sendable {
     /// Ids of the routes this build resolves, in document order.
     public var routeIDs: [String] { tables.routes.map(\.id) }
 
+    /// Why routes of the document were left out of this table: the analysis's errors for
+    /// routes it excluded, then what stopped this build from compiling the others.
+    public let leftOut: [ValidationProblem]
+
     /// Builds the table for `schema` from the routes that are free of structural errors
     /// and that this build can resolve; the others are left out (the validator reports them).
     /// - Complexity: O(total pattern segments + params).
@@ -46,10 +50,14 @@ public struct Resolver: Sendable {
         var trie = RouteTrie(originCount: compiler.parser.originCount)
         var routes: [CompiledRoute] = []
         var patterns: [CompiledPattern] = []
+        var leftOut = analysis.excluded.isEmpty ? [] : analysis.problems.filter { $0.severity == .error }
         for (position, spec) in analysis.document.routes.enumerated() where !analysis.excluded.contains(position) {
             let patternList = analysis.patterns[position]
             let compiled = compiler.compile(spec, patterns: patternList)
-            guard let bindings = compiled.bindings else { continue }
+            guard let bindings = compiled.bindings else {
+                leftOut += compiled.problems
+                continue
+            }
             routes.append(compiled.route)
             for (pattern, patternBindings) in zip(patternList.compactMap { $0 }, bindings) {
                 trie.insert(pattern, payload: patterns.count, origins: compiled.route.admittedOrigins)
@@ -57,6 +65,7 @@ public struct Resolver: Sendable {
             }
         }
         tables = Tables(parser: compiler.parser, trie: trie, routes: routes, patterns: patterns)
+        self.leftOut = leftOut
     }
 
     /// Convenience: analyse and build in one step.

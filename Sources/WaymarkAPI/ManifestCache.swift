@@ -45,7 +45,8 @@ final class BuildView: Sendable {
             "platform": .string(stored.key.platform),
             "version": .string(stored.key.version),
             "revision": .int(revision.number),
-            "routesSha256": .string(revision.sha256),
+            "revisionSha256": .string(revision.sha256),
+            "routesSha256": .string(Manifest.canonicalRoutesDigest(.array(kept))),
             "schema": schemaJSON,
             "routes": .array(kept),
         ]

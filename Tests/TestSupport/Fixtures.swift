@@ -92,3 +92,25 @@ public enum Fixtures {
     public static let lab = schema(labSchemaJSON)
     public static let labResolver = resolver(lab, routes(labRoutesJSON))
 }
+
+extension Fixtures {
+    /// A `waymark.manifest/1` document as the server builds one: `schema` and `routes`
+    /// (a list), with the digest of the routes. `digest` overrides it (to test integrity).
+    public static func manifestJSON(schema: JSONValue, routes: [JSONValue], revision: Int = 1, digest: String? = nil) -> JSONValue {
+        [
+            "format": "waymark.manifest/1", "app": schema["app"] ?? .null, "platform": schema["platform"] ?? .null,
+            "version": schema["version"] ?? .null, "revision": .int(revision), "revisionSha256": "0",
+            "routesSha256": .string(digest ?? Manifest.canonicalRoutesDigest(.array(routes))),
+            "schema": schema, "routes": .array(routes),
+        ]
+    }
+
+    public static let storefrontSchema53JSON = json(file: "manifests/storefront/schema-ios-5.3.0.json")
+    public static let storefrontBuild = AppBuild(app: "storefront", platform: "ios", version: "5.3.0")
+
+    /// The storefront example's manifest for ios 5.3.0, as bytes.
+    public static func storefrontManifest(revision: Int = 1, routes: [JSONValue]? = nil) -> [UInt8] {
+        manifestJSON(schema: storefrontSchema53JSON, routes: routes ?? storefrontRoutesJSON["routes"]!.arrayValue!, revision: revision)
+            .serializedBytes()
+    }
+}

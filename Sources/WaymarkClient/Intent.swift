@@ -1,0 +1,99 @@
+import Foundation
+import RouteEngine
+
+/// The door an intent came in by; telemetry's `entry`.
+public enum Door: String, Hashable, Sendable, CaseIterable {
+    case universalLink, scheme, push, inApp
+}
+
+/// Something that asks the app to go somewhere. Every kind reaches the same resolver and
+/// the same precondition policy: no door skips a gate.
+public enum Intent: Hashable, Sendable, CustomStringConvertible {
+    /// An untrusted link and the door it came by (`universalLink`, `scheme` or `push`).
+    case link(String, door: Door)
+    /// A typed request from the app's own screens.
+    case request(DestinationRequest)
+
+    public var door: Door {
+        switch self {
+        case .link(_, let door): door
+        case .request: .inApp
+        }
+    }
+
+    /// From outside the app: links by any door. Resets stacks; a newer one may supersede it.
+    public var isExternal: Bool { door != .inApp }
+
+    public var resolutionRequest: ResolutionRequest {
+        switch self {
+        case .link(let link, _): .url(link)
+        case .request(let request): .destination(request)
+        }
+    }
+
+    /// The link a push payload carries under the first of `keys` that holds one (a string
+    /// or a URL); nil when it carries none — a push without a link is not an intent.
+    public static func push(_ payload: [AnyHashable: Any], keys: [String]) -> Intent? {
+        for key in keys {
+            switch payload[AnyHashable(key)] {
+            case let text as String: return .link(text, door: .push)
+            case let url as URL: return .link(url.absoluteString, door: .push)
+            default: continue
+            }
+        }
+        return nil
+    }
+
+    /// Never the link itself (it may carry personal data): its door and length.
+    public var description: String {
+        switch self {
+        case .link(let link, let door): "\(door.rawValue) link (\(link.utf8.count) bytes)"
+        case .request(let request): "inApp request for \(request.destination)"
+        }
+    }
+}
+
+/// How an intent ended. Every intent ends in exactly one.
+public enum DispatchOutcome: Hashable, Sendable {
+    /// Resolved and allowed (after any gates), and the plan was applied.
+    case navigated(NavigationPlan)
+    /// A gate's handler answered `false`: the intent was dropped, never resumed.
+    case gateCancelled(precondition: String)
+    /// The gate's handler answered `true` but the fresh context still gated on the same
+    /// precondition, again after one retry: the app signals before it commits its session.
+    case gateLoop(precondition: String)
+    /// Screens with unsaved work would have gone, and the leave handler kept them (or could not save them).
+    case leaveCancelled(dirty: [Screen])
+    /// The engine's answer: malformed, unknown route, validation failed, expired.
+    case notFound(NotFound)
+    /// Pushed out of a full stash or queue by newer intents (`DispatcherConfiguration.maximumWaiting`).
+    case dropped
+    /// A newer external link arrived while this one waited (`SupersedePolicy.newestExternalLink`).
+    case superseded
+
+    /// A short name for logs and the simulator.
+    public var name: String {
+        switch self {
+        case .navigated: "navigated"
+        case .gateCancelled: "gateCancelled"
+        case .gateLoop: "gateLoop"
+        case .leaveCancelled: "leaveCancelled"
+        case .notFound(let notFound): "notFound(\(notFound.reason.rawValue))"
+        case .dropped: "dropped"
+        case .superseded: "superseded"
+        }
+    }
+}
+
+/// One intent's end, as the dispatcher reports it to its caller and its observer.
+public struct DispatchResult: Sendable {
+    /// Arrival order at the dispatcher, from 1.
+    public let sequence: Int
+    public let intent: Intent
+    public let outcome: DispatchOutcome
+    /// The engine's last answer for it; nil when it never reached the engine (dropped, superseded).
+    public let resolution: Resolution?
+    /// The revision of the table it was resolved with (0: the empty table or not resolved).
+    public let revision: Int
+    public let time: Date
+}

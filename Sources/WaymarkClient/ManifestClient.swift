@@ -1,0 +1,218 @@
+import Foundation
+import RouteEngine
+
+public struct ManifestClientConfiguration: Sendable {
+    /// The Waymark server, e.g. `https://links.storefront.example`.
+    public var server: URL
+    /// This app build: the manifest must be for exactly it.
+    public var build: AppBuild
+    /// A `manifest:read` token, unless the server's reads are public.
+    public var token: String?
+    /// Where the last good manifest is kept (the app's caches or application-support directory).
+    public var cacheDirectory: URL
+    /// A manifest the app ships, used when there is no good cached one.
+    public var bundledManifest: URL?
+    /// Waits between refreshes and after failures (default: every 15 minutes; 5 s doubling to 1 h).
+    public var backoff = Backoff(interval: 15 * 60, minimum: 5, maximum: 60 * 60)
+    /// A manifest body larger than this is refused unread (default 32 MiB).
+    public var maximumManifestBytes = 32 << 20
+    public var requestTimeout: TimeInterval = 30
+
+    public init(server: URL, build: AppBuild, token: String? = nil, cacheDirectory: URL, bundledManifest: URL? = nil) {
+        self.server = server
+        self.build = build
+        self.token = token
+        self.cacheDirectory = cacheDirectory
+        self.bundledManifest = bundledManifest
+    }
+}
+
+/// How one refresh ended. Only `updated` changes the table; everything else keeps it.
+public enum RefreshOutcome: Hashable, Sendable {
+    /// `200` with a good manifest of a newer revision: in use, and cached.
+    case updated(revision: Int)
+    /// `304`, or `200` with the revision already in use.
+    case notModified
+    /// `200` with an older revision than the one in use (a stale cache or replica): kept ours.
+    case olderIgnored(served: Int, inUse: Int)
+    /// `200` whose body is not a good manifest for this build (truncated, tampered, another build).
+    case rejected(ManifestError)
+    /// `401` or `403`: the token is wrong. Retried only after the long wait, never in a loop.
+    case unauthorized(status: Int)
+    /// Any other status (`404 unknownBuild`, `429`, `5xx`), with the server's `Retry-After`.
+    case failed(status: Int, retryAfter: TimeInterval?)
+    /// No answer: no network, a timeout, a refused connection.
+    case unreachable(String)
+
+    public var isFailure: Bool {
+        switch self {
+        case .updated, .notModified, .olderIgnored: false
+        case .rejected, .unauthorized, .failed, .unreachable: true
+        }
+    }
+}
+
+/// Where the app's route table comes from: at launch the last good manifest from the cache
+/// directory, else the bundled one, else the empty table; then `GET /v1/manifest` on a
+/// schedule, conditional on the ETag. A manifest is decoded and checked before it replaces
+/// anything, and written to the cache atomically; a bad one is reported and the last good
+/// table stays. Revisions only move forward.
+public actor ManifestClient: RouteTableSource {
+    public let configuration: ManifestClientConfiguration
+    private let transport: any Transport
+    private let random: @Sendable () -> Double
+    private let report: @Sendable (RefreshOutcome) -> Void
+
+    private var table: RouteTable?
+    private var etag: String?
+    /// Failures since the last success; the backoff's exponent.
+    public private(set) var consecutiveFailures = 0
+    public private(set) var lastOutcome: RefreshOutcome?
+    private var lastRetryAfter: TimeInterval?
+
+    public init(configuration: ManifestClientConfiguration, transport: any Transport = URLSessionTransport(),
+                random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) },
+                report: @escaping @Sendable (RefreshOutcome) -> Void = { _ in }) {
+        self.configuration = configuration
+        self.transport = transport
+        self.random = random
+        self.report = report
+    }
+
+    /// The cache file: `manifest-<platform>-<version>.cache` in the cache directory.
+    public var cacheFile: URL {
+        configuration.cacheDirectory.appendingPathComponent("manifest-\(configuration.build.platform)-\(configuration.build.version).cache")
+    }
+
+    /// The table in use, loaded at the first call (cache, bundled, empty).
+    public func currentTable() -> RouteTable {
+        if let table { return table }
+        let loaded = loadAtLaunch()
+        table = loaded
+        return loaded
+    }
+
+    /// Cache, else bundled, else empty; of a good cache and a good bundled manifest, the
+    /// newer revision (an app update may ship a newer one than it cached).
+    private func loadAtLaunch() -> RouteTable {
+        var cached: (manifest: Manifest, etag: String?)?
+        if let data = DurableFile.read(cacheFile), let entry = CacheEntry(data),
+           case .success(let manifest) = Manifest.decode(entry.manifest, for: configuration.build) {
+            cached = (manifest, entry.etag)
+        }
+        var bundled: Manifest?
+        if let url = configuration.bundledManifest, let data = DurableFile.read(url),
+           case .success(let manifest) = Manifest.decode(data, for: configuration.build) {
+            bundled = manifest
+        }
+        if let cached, cached.manifest.revision >= (bundled?.revision ?? 0) {
+            etag = cached.etag
+            return RouteTable(manifest: cached.manifest, origin: .cache)
+        }
+        if let bundled { return RouteTable(manifest: bundled, origin: .bundled) }
+        return .empty
+    }
+
+    /// Asks the server once. Never throws: every way it can end is an outcome.
+    @discardableResult
+    public func refresh() async -> RefreshOutcome {
+        let inUse = currentTable()
+        var components = URLComponents(url: configuration.server.appendingPathComponent("v1/manifest"), resolvingAgainstBaseURL: false)!
+        components.queryItems = [URLQueryItem(name: "platform", value: configuration.build.platform),
+                                 URLQueryItem(name: "version", value: configuration.build.version)]
+        var headers = ["Accept": "application/json"]
+        if let etag, inUse.manifest != nil { headers["If-None-Match"] = etag }
+        if let token = configuration.token { headers["Authorization"] = "Bearer \(token)" }
+        let outcome: RefreshOutcome
+        do {
+            let response = try await transport.send(TransportRequest(url: components.url!, headers: headers, timeout: configuration.requestTimeout))
+            outcome = accept(response, inUse: inUse)
+            lastRetryAfter = response.retryAfter()
+        } catch {
+            outcome = .unreachable(String(describing: error))
+            lastRetryAfter = nil
+        }
+        consecutiveFailures = outcome.isFailure ? consecutiveFailures + 1 : 0
+        lastOutcome = outcome
+        report(outcome)
+        return outcome
+    }
+
+    private func accept(_ response: TransportResponse, inUse: RouteTable) -> RefreshOutcome {
+        switch response.status {
+        case 304: return .notModified
+        case 200: break
+        case 401, 403: return .unauthorized(status: response.status)
+        default: return .failed(status: response.status, retryAfter: response.retryAfter())
+        }
+        guard response.body.count <= configuration.maximumManifestBytes else {
+            return .rejected(ManifestError(.wrongFormat, "The manifest is \(response.body.count) bytes, over the \(configuration.maximumManifestBytes) allowed."))
+        }
+        let manifest: Manifest
+        switch Manifest.decode(response.body, for: configuration.build) {
+        case .success(let decoded): manifest = decoded
+        case .failure(let error): return .rejected(error)
+        }
+        if manifest.revision < inUse.revision { return .olderIgnored(served: manifest.revision, inUse: inUse.revision) }
+        let newETag = response.headers["etag"].flatMap { $0.contains(where: \.isNewline) || $0.utf8.count > 256 ? nil : $0 }
+        if manifest.revision == inUse.revision, manifest.routesSha256 == inUse.manifest?.routesSha256 {
+            if newETag != etag, let newETag {
+                etag = newETag
+                try? DurableFile.write(CacheEntry(etag: newETag, manifest: response.body).data, to: cacheFile)
+            }
+            return .notModified
+        }
+        table = RouteTable(manifest: manifest, origin: .server)
+        etag = newETag
+        // In use even if the cache cannot be written (a full disk): the next launch reads the older one.
+        try? DurableFile.write(CacheEntry(etag: newETag, manifest: response.body).data, to: cacheFile)
+        return .updated(revision: manifest.revision)
+    }
+
+    /// How long to wait before the next refresh, after the last outcome.
+    public func nextDelay() -> TimeInterval {
+        switch lastOutcome {
+        case .unauthorized?:
+            // A wrong token does not heal by asking again soon: at least the interval.
+            return max(configuration.backoff.interval, configuration.backoff.delay(failures: consecutiveFailures, random: random()))
+        default:
+            return configuration.backoff.delay(failures: consecutiveFailures, retryAfter: lastRetryAfter, random: random())
+        }
+    }
+
+    /// Refreshes now and then on the schedule until the task is cancelled.
+    public func run() async {
+        while !Task.isCancelled {
+            await refresh()
+            let delay = nextDelay()
+            try? await Task.sleep(nanoseconds: UInt64(delay * 1_000_000_000))
+        }
+    }
+}
+
+/// The cache file: `waymark-client-cache/1`, the ETag line, then the manifest's bytes as served.
+struct CacheEntry {
+    static let magic = "waymark-client-cache/1"
+    var etag: String?
+    var manifest: Data
+
+    init(etag: String?, manifest: Data) {
+        self.etag = etag
+        self.manifest = manifest
+    }
+
+    init?(_ data: Data) {
+        let bytes = [UInt8](data)
+        guard let first = bytes.firstIndex(of: 0x0A), String(decoding: bytes[..<first], as: UTF8.self) == Self.magic,
+              let second = bytes[(first + 1)...].firstIndex(of: 0x0A) else { return nil }
+        let tag = String(decoding: bytes[(first + 1)..<second], as: UTF8.self)
+        etag = tag.isEmpty ? nil : tag
+        manifest = Data(bytes[(second + 1)...])
+    }
+
+    var data: Data {
+        var data = Data((Self.magic + "\n" + (etag ?? "") + "\n").utf8)
+        data.append(manifest)
+        return data
+    }
+}

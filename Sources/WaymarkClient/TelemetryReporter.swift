@@ -1,0 +1,264 @@
+import Foundation
+import RouteEngine
+
+public struct TelemetryConfiguration: Sendable {
+    public var server: URL
+    public var build: AppBuild
+    /// A `telemetry:write` token.
+    public var token: String?
+    /// Where pending events are kept until the server has them.
+    public var cacheDirectory: URL
+    /// Distinct events per batch (the server takes 1,000 at most).
+    public var batchSize = 200
+    /// How often pending events are posted, and the backoff after failures.
+    public var backoff = Backoff(interval: 60, minimum: 5, maximum: 30 * 60)
+    /// Distinct pending events kept at most; past it the oldest are dropped and counted.
+    public var maximumPending = 5_000
+    /// Events older than this are not posted (the server keeps 90 days): dropped and counted.
+    public var maximumAge: TimeInterval = 80 * 24 * 3600
+    public var requestTimeout: TimeInterval = 30
+
+    public init(server: URL, build: AppBuild, token: String?, cacheDirectory: URL) {
+        self.server = server
+        self.build = build
+        self.token = token
+        self.cacheDirectory = cacheDirectory
+    }
+}
+
+/// How one post ended.
+public enum TelemetryPostOutcome: Hashable, Sendable {
+    /// Nothing was pending.
+    case idle
+    /// `202`: the server has them; `rejected` of them it refused one by one (and they are dropped).
+    case delivered(events: Int, resolutions: Int, rejected: Int)
+    /// `400`: the server refused the batch as invalid; dropped, never retried.
+    case refused(events: Int, resolutions: Int, message: String)
+    /// Kept, and tried again after the backoff (`401`/`403`, `429`, `5xx`, no network).
+    case retryLater(status: Int?, retryAfter: TimeInterval?)
+
+    public var isFailure: Bool {
+        if case .retryLater = self { return true }
+        return false
+    }
+}
+
+/// Turns every dispatch result into the server's telemetry event, adds equal events up
+/// (same minute, door, outcome, reason, route, destination, precondition, build and
+/// revision) into one with a `count`, keeps them in a journal in the cache directory as
+/// they are recorded, and posts them in batches. `202` is done; `400` drops the batch with a
+/// report; anything else keeps it for the next try. A killed app loses only the events it
+/// had not yet recorded; the server may count a batch twice only if the app dies between
+/// the server's `202` and the journal's rewrite.
+public actor TelemetryReporter: DispatchObserver {
+    public let configuration: TelemetryConfiguration
+    private let transport: any Transport
+    private let random: @Sendable () -> Double
+    private let report: @Sendable (TelemetryPostOutcome) -> Void
+
+    /// Pending counts by event, and the order events were first seen in (oldest first).
+    private var pending: [TelemetryEvent: Int] = [:]
+    private var order: [TelemetryEvent] = []
+    /// Resolutions dropped since the last delivered batch (storage bound, age).
+    public private(set) var dropped = 0
+    private var journal: FileHandle?
+    private var journalLines = 0
+    private var loaded = false
+    public private(set) var consecutiveFailures = 0
+    public private(set) var lastOutcome: TelemetryPostOutcome?
+    private var lastRetryAfter: TimeInterval?
+
+    public init(configuration: TelemetryConfiguration, transport: any Transport = URLSessionTransport(),
+                random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) },
+                report: @escaping @Sendable (TelemetryPostOutcome) -> Void = { _ in }) {
+        self.configuration = configuration
+        self.transport = transport
+        self.random = random
+        self.report = report
+    }
+
+    /// The journal: `telemetry-<platform>.jsonl` in the cache directory.
+    public var journalFile: URL { configuration.cacheDirectory.appendingPathComponent("telemetry-\(configuration.build.platform).jsonl") }
+
+    /// Resolutions recorded and not yet delivered.
+    public var pendingResolutions: Int {
+        loadIfNeeded()
+        return pending.values.reduce(0, +)
+    }
+
+    // MARK: Recording
+
+    public func dispatched(_ result: DispatchResult) async {
+        guard let event = TelemetryEvent(result, build: configuration.build) else { return }
+        record(event, count: 1)
+    }
+
+    /// Adds `count` resolutions of `event`, on disk before it returns.
+    public func record(_ event: TelemetryEvent, count: Int) {
+        loadIfNeeded()
+        add(event, count)
+        append(event.journalJSON(count: count))
+        enforceBound()
+        if journalLines > 4 * configuration.maximumPending { rewriteJournal() }
+    }
+
+    private func add(_ event: TelemetryEvent, _ count: Int) {
+        if let current = pending[event] {
+            pending[event] = current + count
+        } else {
+            pending[event] = count
+            order.append(event)
+        }
+    }
+
+    /// Past `maximumPending` distinct events, the oldest go, counted in `dropped`.
+    private func enforceBound() {
+        guard order.count > configuration.maximumPending else { return }
+        let excess = order.count - configuration.maximumPending
+        for event in order.prefix(excess) { dropped += pending.removeValue(forKey: event) ?? 0 }
+        order.removeFirst(excess)
+        rewriteJournal()
+    }
+
+    // MARK: Posting
+
+    /// Posts one batch of the oldest client's events. Never throws.
+    @discardableResult
+    public func flush(now: Date = Date()) async -> TelemetryPostOutcome {
+        loadIfNeeded()
+        dropTooOld(now: now)
+        guard let first = order.first else { return finish(.idle) }
+        let batch = Array(order.lazy.filter { $0.client == first.client }.prefix(configuration.batchSize))
+        let counts = batch.map { pending[$0]! }
+        let body: JSONValue = [
+            "client": ["platform": .string(first.client.platform), "appVersion": .string(first.client.appVersion),
+                       "revision": .int(first.client.revision)],
+            "events": .array(zip(batch, counts).map { $0.json(count: $1) }),
+        ]
+        var headers = ["Content-Type": "application/json"]
+        if let token = configuration.token { headers["Authorization"] = "Bearer \(token)" }
+        let request = TransportRequest(method: "POST", url: configuration.server.appendingPathComponent("v1/telemetry"), headers: headers,
+                                       body: Data(body.serializedBytes()), timeout: configuration.requestTimeout)
+        let response: TransportResponse
+        do {
+            response = try await transport.send(request)
+        } catch {
+            return finish(.retryLater(status: nil, retryAfter: nil))
+        }
+        switch response.status {
+        case 202:
+            let rejected = (try? JSONParser().parse(response.body))?["rejected"]?.arrayValue?.count ?? 0
+            remove(batch, counts)
+            return finish(.delivered(events: batch.count, resolutions: counts.reduce(0, +), rejected: rejected))
+        case 400:
+            remove(batch, counts)
+            let message = (try? JSONParser().parse(response.body))?["message"]?.stringValue ?? "400"
+            return finish(.refused(events: batch.count, resolutions: counts.reduce(0, +), message: message))
+        default:
+            return finish(.retryLater(status: response.status, retryAfter: response.retryAfter()))
+        }
+    }
+
+    /// Posts batches until nothing is pending or a post fails.
+    public func flushAll(now: Date = Date()) async -> TelemetryPostOutcome {
+        var outcome = await flush(now: now)
+        while case .delivered = outcome, !order.isEmpty { outcome = await flush(now: now) }
+        return outcome
+    }
+
+    private func finish(_ outcome: TelemetryPostOutcome) -> TelemetryPostOutcome {
+        consecutiveFailures = outcome.isFailure ? consecutiveFailures + 1 : 0
+        if case .retryLater(_, let retryAfter) = outcome { lastRetryAfter = retryAfter } else { lastRetryAfter = nil }
+        lastOutcome = outcome
+        if outcome != .idle { report(outcome) }
+        return outcome
+    }
+
+    /// Takes what was sent off the pending counts (more may have been added while it was posted).
+    private func remove(_ batch: [TelemetryEvent], _ counts: [Int]) {
+        for (event, count) in zip(batch, counts) {
+            let left = (pending[event] ?? 0) - count
+            pending[event] = left > 0 ? left : nil
+        }
+        order.removeAll { pending[$0] == nil }
+        rewriteJournal()
+    }
+
+    private func dropTooOld(now: Date) {
+        let oldest = Int(now.timeIntervalSince1970 - configuration.maximumAge)
+        let old = order.filter { $0.minute < oldest }
+        guard !old.isEmpty else { return }
+        for event in old { dropped += pending.removeValue(forKey: event) ?? 0 }
+        order.removeAll { pending[$0] == nil }
+        rewriteJournal()
+    }
+
+    /// How long to wait before the next post.
+    public func nextDelay() -> TimeInterval {
+        configuration.backoff.delay(failures: consecutiveFailures, retryAfter: lastRetryAfter, random: random())
+    }
+
+    /// Posts on the schedule until the task is cancelled.
+    public func run() async {
+        while !Task.isCancelled {
+            try? await Task.sleep(nanoseconds: UInt64(nextDelay() * 1_000_000_000))
+            _ = await flushAll()
+        }
+    }
+
+    // MARK: The journal
+
+    /// One JSON object per line: `{"dropped": n}` or an event with its client and count.
+    /// Lines add up; a line that does not parse (the tail of a killed write) is skipped.
+    private func loadIfNeeded() {
+        guard !loaded else { return }
+        loaded = true
+        if let data = DurableFile.read(journalFile) {
+            for line in data.split(separator: 0x0A) {
+                guard let json = try? JSONParser().parse(line) else { continue }
+                if let count = json["dropped"]?.intValue, count > 0 {
+                    dropped += count
+                } else if let (event, count) = TelemetryEvent.fromJournal(json) {
+                    add(event, count)
+                }
+            }
+        }
+        rewriteJournal()
+        enforceBound()
+    }
+
+    private func append(_ line: JSONValue) {
+        if journal == nil { openJournal() }
+        guard let journal else { return }
+        var bytes = line.serializedBytes()
+        bytes.append(0x0A)
+        do {
+            try journal.write(contentsOf: bytes)
+            journalLines += 1
+        } catch {
+            // A full disk: the event stays in memory and is posted with the rest; a rewrite retries the file.
+            self.journal = nil
+        }
+    }
+
+    private func openJournal() {
+        if !FileManager.default.fileExists(atPath: journalFile.path) {
+            try? FileManager.default.createDirectory(at: configuration.cacheDirectory, withIntermediateDirectories: true)
+            _ = FileManager.default.createFile(atPath: journalFile.path, contents: nil)
+        }
+        journal = try? FileHandle(forWritingTo: journalFile)
+        _ = try? journal?.seekToEnd()
+    }
+
+    /// The whole pending state as a fresh journal, replacing the old one atomically.
+    private func rewriteJournal() {
+        var bytes: [UInt8] = []
+        if dropped > 0 { bytes += JSONValue.object(["dropped": .int(dropped)]).serializedBytes() + [0x0A] }
+        for event in order { bytes += event.journalJSON(count: pending[event]!).serializedBytes() + [0x0A] }
+        try? journal?.close()
+        journal = nil
+        guard (try? DurableFile.write(Data(bytes), to: journalFile)) != nil else { return }
+        journalLines = order.count
+        openJournal()
+    }
+}
