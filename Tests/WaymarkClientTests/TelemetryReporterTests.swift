@@ -1,0 +1,116 @@
+import Foundation
+import RouteEngine
+import TestSupport
+import Testing
+@testable import WaymarkClient
+
+/// The reporter through a scripted transport: what it posts, what each answer does to
+/// what is pending, the storage bound, and a journal cut short by a kill.
+@Suite("Telemetry reporter")
+struct TelemetryReporterTests {
+    static let build = Fixtures.storefrontBuild
+    static let minute = 1_795_000_000 / 60 * 60
+
+    static func reporter(_ transport: ScriptedTransport, directory: URL = temporaryDirectory(),
+                         configure: (inout TelemetryConfiguration) -> Void = { _ in }) -> TelemetryReporter {
+        var configuration = TelemetryConfiguration(server: URL(string: "https://links.example")!, build: build, token: "wm_w",
+                                                   cacheDirectory: directory)
+        configure(&configuration)
+        return TelemetryReporter(configuration: configuration, transport: transport, random: { 0.5 })
+    }
+
+    static func event(_ route: String, outcome: String = "proceed", reason: NotFoundReason? = nil, minute: Int = minute,
+                      revision: Int = 4) -> TelemetryEvent {
+        TelemetryEvent(client: .init(platform: "ios", appVersion: "5.3.0", revision: revision), minute: minute, entry: .universalLink,
+                       outcome: outcome, reason: reason, route: route, destination: outcome == "proceed" ? route : nil, precondition: nil)
+    }
+
+    static let accepted = Result<TransportResponse, URLError>.success(TransportResponse(status: 202, body: Data(#"{"accepted":1,"rejected":[]}"#.utf8)))
+
+    @Test("Equal events are added up into one with a count; the batch is the server's shape, never a URL")
+    func aggregation() async throws {
+        let transport = ScriptedTransport([Self.accepted])
+        let reporter = Self.reporter(transport)
+        for _ in 0..<3 { await reporter.record(Self.event("product"), count: 1) }
+        await reporter.record(Self.event("product", outcome: "notFound", reason: .validationFailed), count: 2)
+        #expect(await reporter.pendingResolutions == 5)
+        #expect(await reporter.flush(now: Date(timeIntervalSince1970: TimeInterval(Self.minute))) == .delivered(events: 2, resolutions: 5, rejected: 0))
+        let request = try #require(await transport.requests.first)
+        #expect(request.url.absoluteString == "https://links.example/v1/telemetry")
+        #expect(request.headers["Authorization"] == "Bearer wm_w")
+        let body = try JSONParser().parse(request.body!)
+        #expect(body["client"] == ["platform": "ios", "appVersion": "5.3.0", "revision": 4])
+        let events = body["events"]!.arrayValue!
+        #expect(events.count == 2)
+        #expect(events[0] == ["ts": .string(TelemetryEvent.timestamp(Self.minute)), "entry": "universalLink", "outcome": "proceed",
+                              "route": "product", "destination": "product", "count": 3])
+        #expect(events[1]["reason"] == "validationFailed" && events[1]["count"] == 2)
+        #expect(!String(decoding: request.body!, as: UTF8.self).contains("://"))
+    }
+
+    @Test("400 drops the batch with a report; 503, 401 and no network keep it")
+    func answers() async throws {
+        let transport = ScriptedTransport([
+            .success(TransportResponse(status: 503, headers: ["Retry-After": "30"])), .failure(URLError(.networkConnectionLost)),
+            .success(TransportResponse(status: 401)),
+            .success(TransportResponse(status: 400, body: Data(#"{"error":{"code":"invalidClient"},"message":"bad client"}"#.utf8))),
+        ])
+        let reporter = Self.reporter(transport)
+        await reporter.record(Self.event("cart"), count: 7)
+        let now = Date(timeIntervalSince1970: TimeInterval(Self.minute))
+        #expect(await reporter.flush(now: now) == .retryLater(status: 503, retryAfter: 30))
+        #expect(await reporter.nextDelay() == 30)
+        #expect(await reporter.flush(now: now) == .retryLater(status: nil, retryAfter: nil))
+        #expect(await reporter.flush(now: now) == .retryLater(status: 401, retryAfter: nil))
+        #expect(await reporter.pendingResolutions == 7)
+        guard case .refused(1, 7, _) = await reporter.flush(now: now) else { Issue.record("not refused"); return }
+        #expect(await reporter.pendingResolutions == 0)
+        #expect(await reporter.flush(now: now) == .idle)
+        #expect(await transport.requests.count == 4, "nothing is posted once the batch is dropped")
+    }
+
+    @Test("Batches are per client (build and revision) and at most batchSize events")
+    func batching() async throws {
+        let transport = ScriptedTransport([Self.accepted, Self.accepted, Self.accepted])
+        let reporter = Self.reporter(transport) { $0.batchSize = 2 }
+        for route in ["a", "b", "c"] { await reporter.record(Self.event(route), count: 1) }
+        await reporter.record(Self.event("a", revision: 5), count: 1)
+        #expect(await reporter.flushAll(now: Date(timeIntervalSince1970: TimeInterval(Self.minute))) == .delivered(events: 1, resolutions: 1, rejected: 0))
+        let sent = await transport.requests.map { try! JSONParser().parse($0.body!) }
+        #expect(sent.map { $0["events"]!.arrayValue!.count } == [2, 1, 1])
+        #expect(sent.map { $0["client"]!["revision"]!.intValue! } == [4, 4, 5])
+    }
+
+    @Test("Storage is bounded: the oldest go and are counted; events too old to post too")
+    func bounded() async throws {
+        let directory = temporaryDirectory()
+        let reporter = Self.reporter(ScriptedTransport([]), directory: directory) { $0.maximumPending = 10 }
+        for index in 0..<25 { await reporter.record(Self.event("r\(index)", minute: Self.minute + 60 * index), count: 2) }
+        #expect(await reporter.pendingResolutions == 20)
+        #expect(await reporter.dropped == 30)
+        let journal = try Data(contentsOf: await reporter.journalFile)
+        #expect(journal.split(separator: 0x0A).count <= 4 * 10 + 1)
+        // A restart reads the same state back.
+        let again = Self.reporter(ScriptedTransport([]), directory: directory) { $0.maximumPending = 10 }
+        #expect(await again.pendingResolutions == 20)
+        #expect(await again.dropped == 30)
+        // Eighty days later, none can be posted any more.
+        _ = await again.flush(now: Date(timeIntervalSince1970: TimeInterval(Self.minute + 81 * 86_400)))
+        #expect(await again.pendingResolutions == 0)
+        #expect(await again.dropped == 50)
+    }
+
+    @Test("A journal line cut short by a kill is skipped; the lines before it count")
+    func tornJournal() async throws {
+        let directory = temporaryDirectory()
+        let first = Self.reporter(ScriptedTransport([]), directory: directory)
+        await first.record(Self.event("product"), count: 3)
+        await first.record(Self.event("cart"), count: 1)
+        let file = await first.journalFile
+        var bytes = try Data(contentsOf: file)
+        bytes.append(contentsOf: Array(#"{"appVersion":"5.3.0","count":9,"ent"#.utf8))
+        try bytes.write(to: file)
+        let second = Self.reporter(ScriptedTransport([]), directory: directory)
+        #expect(await second.pendingResolutions == 4)
+    }
+}
