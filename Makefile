@@ -9,7 +9,7 @@ SCHEMAS    := --schema $(EXAMPLE)/schema-ios-5.2.0.json --schema $(EXAMPLE)/sche
 BIN        := .build/debug/waymark
 RELEASE    := .build/release
 
-.PHONY: all build run test check-imports test-unit test-live test-crash test-followers check-deploy test-api test-dashboard test-links fuzz-ci check-example bench bench-http bench-publish bench-telemetry bench-events count-instructions fuzz deps toolchain clean
+.PHONY: all build run test check-imports test-client test-unit test-live test-crash test-followers check-deploy test-api test-dashboard test-links fuzz-ci check-example bench bench-client bench-http bench-publish bench-telemetry bench-events count-instructions fuzz deps toolchain clean
 
 all: build
 
@@ -31,13 +31,19 @@ run: build
 	$(BIN) serve --data-dir data $(SERVE_ARGS)
 
 # Unit tests run last, so their summary closes the output.
-test: check-imports check-example test-links test-live test-crash test-disk-full test-hostile test-memory test-followers check-deploy test-api test-dashboard fuzz-ci test-unit
+test: check-imports check-example test-links test-live test-client test-crash test-disk-full test-hostile test-memory test-followers check-deploy test-api test-dashboard fuzz-ci test-unit
 
 # The libraries an app embeds (RouteEngine, WaymarkClient, and the targets they are built
 # from) import Foundation at most: no Glibc, Dispatch, Synchronization or UIKit.
 check-imports: toolchain
 	bash Tests/Scripts/install-packages.sh python3=python3
 	python3 Tests/Scripts/check-imports.py
+
+# The runnable example: waymark-simulator plays an app (the WaymarkClient loop) against a
+# live daemon; its plans, the login gate and the server's telemetry counts are checked.
+test-client: build
+	bash Tests/Scripts/install-packages.sh python3=python3
+	python3 Tests/Scripts/simulator-check.py $(BIN) .build/debug/waymark-simulator
 
 # The link-check suites serve HTTPS from loopback with Python and an openssl-made certificate.
 test-unit: deps
@@ -126,6 +132,12 @@ test-links: build
 bench: deps
 	$(SWIFT) build -c release --product RouteEngineBench
 	$(RELEASE)/RouteEngineBench
+
+# The app's half on a 10,000-route manifest: decode-and-build time, dispatch-to-plan latency
+# (median, p99) and the table's memory, each beside a peer (targets: < 150 ms, < 20 µs, < 20 MB).
+bench-client: deps
+	$(SWIFT) build -c release --product ClientBench
+	$(RELEASE)/ClientBench
 
 # Waymark's HTTP server against nginx on the same ~40 KB file: req/s, p50, p99, ratios.
 # Installs nginx and wrk from Debian when missing.

@@ -10,6 +10,7 @@ let package = Package(
         .library(name: "RouteEngine", targets: ["RouteEngine"]),
         .library(name: "WaymarkClient", targets: ["WaymarkClient"]),
         .executable(name: "waymark", targets: ["waymark"]),
+        .executable(name: "waymark-simulator", targets: ["WaymarkSimulator"]),
     ],
     targets: [
         // Pure primitives shared by the pure modules below: calendar arithmetic, RFC 3339
@@ -46,7 +47,13 @@ let package = Package(
         .target(name: "Replication", dependencies: ["HTTPClient", "ManifestStore", "Telemetry", "RouteEngine", "Hashing"]),
         .target(name: "WaymarkCLI", dependencies: ["RouteEngine", "ManifestStore", "WaymarkAPI", "Telemetry", "HTTPServer", "LinkChecks", "Replication", "CivilDate", "SystemIO"]),
         .executableTarget(name: "waymark", dependencies: ["WaymarkCLI"]),
-        .executableTarget(name: "RouteEngineBench", dependencies: ["RouteEngine", "CivilDate"]),
+        // An app played against a live server: the WaymarkClient loop, headless (docs/client.md).
+        .executableTarget(name: "WaymarkSimulator", dependencies: ["WaymarkClient", "RouteEngine"]),
+        // The benchmarks' generated app: a schema, 10,000 routes and links of realistic shape.
+        .target(name: "BenchSupport", dependencies: ["RouteEngine", "CivilDate"]),
+        .executableTarget(name: "RouteEngineBench", dependencies: ["RouteEngine", "CivilDate", "BenchSupport"]),
+        // make bench-client: the app's half on a 10,000-route manifest.
+        .executableTarget(name: "ClientBench", dependencies: ["WaymarkClient", "RouteEngine", "BenchSupport", "CSystemShim"]),
         // make bench-telemetry: batch generation and the JSONDecoder comparison.
         .executableTarget(name: "TelemetryBench", dependencies: ["Telemetry", "CivilDate"]),
         .executableTarget(name: "HTTPFixtureServer", dependencies: ["HTTPServer", "HTTPCore"]),

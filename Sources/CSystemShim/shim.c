@@ -76,6 +76,14 @@ int waymark_release_free_memory(void) {
 #endif
 }
 
+long long waymark_allocated_bytes(void) {
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 33))
+    return (long long)mallinfo2().uordblks;
+#else
+    return -1;
+#endif
+}
+
 int waymark_limit_arenas(int count) {
 #ifdef __GLIBC__
     return mallopt(M_ARENA_MAX, count);

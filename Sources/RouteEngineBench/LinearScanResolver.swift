@@ -1,4 +1,5 @@
 import Foundation
+import BenchSupport
 import RouteEngine
 
 /// The naive peer: every route's patterns tried in order until one matches, the way a

@@ -1,3 +1,4 @@
+import BenchSupport
 import RouteEngine
 
 /// The conflict analysis as a plain pairwise comparison, written here as the benchmark's

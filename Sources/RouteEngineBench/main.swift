@@ -2,6 +2,7 @@
 // naive linear-scan matcher written here, and the time to validate all 10,000 routes.
 import CivilDate
 import Foundation
+import BenchSupport
 import RouteEngine
 
 let routeCount = 10_000

@@ -93,6 +93,15 @@ public actor RouteDispatcher {
         if waiting.count >= configuration.maximumWaiting, !waiting.isEmpty {
             finish(waiting.removeFirst(), .dropped)
         }
+        if isReady && !isDraining && waiting.isEmpty {
+            // Nothing ahead of it: run it in this call (no task to start, no continuation to
+            // wait on). Intents arriving meanwhile wait, and are drained after it, in order.
+            isDraining = true
+            await run(pending)
+            isDraining = false
+            startDraining()
+            return pending.result!
+        }
         waiting.append(pending)
         startDraining()
         return await withCheckedContinuation { continuation in
@@ -121,12 +130,16 @@ public actor RouteDispatcher {
 
     private func drain() async {
         while isReady, !waiting.isEmpty {
-            let next = waiting.removeFirst()
-            let (outcome, resolution, revision) = await process(next.intent)
-            finish(next, outcome, resolution: resolution, revision: revision)
-            if let observer, let result = next.result { await observer.dispatched(result) }
+            await run(waiting.removeFirst())
         }
         isDraining = false
+    }
+
+    /// Resolves, gates, plans and applies one intent, then tells the observer.
+    private func run(_ pending: Pending) async {
+        let (outcome, resolution, revision) = await process(pending.intent)
+        finish(pending, outcome, resolution: resolution, revision: revision)
+        if let observer, let result = pending.result { await observer.dispatched(result) }
     }
 
     private func finish(_ pending: Pending, _ outcome: DispatchOutcome, resolution: Resolution? = nil, revision: Int = 0) {

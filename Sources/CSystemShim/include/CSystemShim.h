@@ -17,6 +17,10 @@ int waymark_accept4_peer(int listener, uint64_t *high, uint64_t *low);
 /// returns free pages inside every arena); 0 elsewhere. Returns whether any was released.
 int waymark_release_free_memory(void);
 
+/// Bytes malloc has handed out and not had back (glibc's mallinfo2().uordblks, every
+/// arena); -1 elsewhere. For benchmarks measuring what a structure holds.
+long long waymark_allocated_bytes(void);
+
 /// Caps glibc's malloc arenas (mallopt M_ARENA_MAX); 0 elsewhere. Returns 1 on success.
 int waymark_limit_arenas(int count);
 

@@ -5,12 +5,12 @@ import RouteEngine
 /// A deterministic app schema, routes document and link mix of realistic shape: shared
 /// prefixes, captures, typed params, rest captures, case variants, query items, custom
 /// schemes, and a share of links that fail (unknown routes, bad params, malformed).
-struct GeneratedManifest {
-    let schemaJSON: JSONValue
-    let routesJSON: JSONValue
-    let links: [String]
+public struct GeneratedManifest {
+    public let schemaJSON: JSONValue
+    public let routesJSON: JSONValue
+    public let links: [String]
 
-    init(routeCount: Int) {
+    public init(routeCount: Int) {
         schemaJSON = [
             "format": "waymark.schema/1", "app": "bench", "platform": "ios", "version": "1.0.0",
             "schemes": ["bench"], "hosts": ["bench.example", "www.bench.example"], "preconditions": ["auth"],
@@ -64,10 +64,10 @@ struct GeneratedManifest {
 }
 
 /// Deterministic pseudo-random numbers, so every run resolves the same links.
-struct SplitMix64 {
+public struct SplitMix64 {
     var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> Int {
+    public init(seed: UInt64) { state = seed }
+    public mutating func next() -> Int {
         state &+= 0x9E37_79B9_7F4A_7C15
         var z = state
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
@@ -82,7 +82,7 @@ struct SplitMix64 {
 /// to one host. Ends with the general route for the shape, live always, listed last.
 /// `shadowEvery`: every n-th route lives one day only, within the route before it, and
 /// so is shadowed.
-func campaignCalendar(count: Int, shadowEvery: Int? = nil) -> JSONValue {
+public func campaignCalendar(count: Int, shadowEvery: Int? = nil) -> JSONValue {
     let base = 1_790_000_000  // 2026-09-21
     var routes: [JSONValue] = []
     for index in 0..<count {
@@ -105,7 +105,7 @@ func campaignCalendar(count: Int, shadowEvery: Int? = nil) -> JSONValue {
 
 /// A schema of `count` destinations besides its root: in one chain (each the parent of the
 /// next) when `deep`, else all children of the root. Same bytes, give or take the names.
-func chainSchema(count: Int, deep: Bool) -> JSONValue {
+public func chainSchema(count: Int, deep: Bool) -> JSONValue {
     var destinations: [String: JSONValue] = ["d0": ["tab": "home", "preconditions": ["auth"]]]
     for index in 1...count { destinations["d\(index)"] = ["parent": .string(deep ? "d\(index - 1)" : "d0")] }
     return ["format": "waymark.schema/1", "app": "bench", "platform": "ios", "version": "1.0.0", "hosts": ["bench.example"],
