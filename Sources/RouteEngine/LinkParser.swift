@@ -95,6 +95,10 @@ struct LinkParser {
             }
             origin = hosts.count + schemeIndex
             // A custom-scheme link's host is its first path segment: shop://product/p1 ≡ https://shop.example/product/p1.
+            // So it is read as one: a port or brackets (`shop://product:80/x`, `shop://[x]/y`) have no meaning there.
+            for position in authority where [UInt8(ascii: ":"), UInt8(ascii: "["), UInt8(ascii: "]")].contains(link[position]) {
+                throw .customAuthority
+            }
             if !authority.isEmpty {
                 try Self.decodeSegment(link, authority, into: decoded, at: &written, ranges: ranges, count: &segmentCount)
             }
@@ -158,7 +162,10 @@ struct LinkParser {
             written += 1
         }
         let segment = UnsafeBufferPointer(rebasing: decoded[start..<written])
-        if hasHighBytes, String(validating: segment, as: UTF8.self) == nil { throw .invalidUTF8 }
+        if hasHighBytes {
+            guard let text = String(validating: segment, as: UTF8.self) else { throw .invalidUTF8 }
+            if text.unicodeScalars.contains(where: isInvisibleControl) { throw .controlCharacter }
+        }
         // RFC 3986 §5.2.4 would remove dot-segments; a link that relies on that is hiding something.
         let dot = UInt8(ascii: ".")
         if (segment.count == 1 && segment[0] == dot) || (segment.count == 2 && segment[0] == dot && segment[1] == dot) {
@@ -192,9 +199,10 @@ struct LinkParser {
                         }
                         written += 1
                     }
-                    guard String(validating: UnsafeBufferPointer(rebasing: spare[0..<written]), as: UTF8.self) != nil else {
+                    guard let text = String(validating: UnsafeBufferPointer(rebasing: spare[0..<written]), as: UTF8.self) else {
                         throw .invalidUTF8
                     }
+                    if text.unicodeScalars.contains(where: isInvisibleControl) { throw .controlCharacter }
                 }
                 hasHighBytes = false
                 index += 1
@@ -272,6 +280,17 @@ struct LinkParser {
     }
 }
 
+/// Beyond ASCII's controls (refused as bytes), the scalars a link may not decode to: the C1
+/// controls U+0080–U+009F, the line and paragraph separators U+2028 and U+2029, and the
+/// bidirectional formatting characters U+061C, U+200E, U+200F, U+202A–U+202E and
+/// U+2066–U+2069 — invisible characters that change how a value reads or prints.
+func isInvisibleControl(_ scalar: Unicode.Scalar) -> Bool {
+    switch scalar.value {
+    case 0x80...0x9F, 0x061C, 0x200E, 0x200F, 0x2028, 0x2029, 0x202A...0x202E, 0x2066...0x2069: true
+    default: false
+    }
+}
+
 @inline(__always) func lowercaseASCII(_ byte: UInt8) -> UInt8 {
     byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte
 }
@@ -291,12 +310,13 @@ public enum LinkDefect: Error, Hashable, Sendable, CustomStringConvertible {
     case undeclaredHost(String)
     case unexpectedPort(String)
     case dotSegment
+    case customAuthority
 
     public var description: String {
         switch self {
         case .empty: "The link is empty."
         case .tooLong: "The link is longer than \(LinkParser.maximumLength) bytes."
-        case .controlCharacter: "The link contains a control character."
+        case .controlCharacter: "The link contains a control character, a line separator or a bidirectional formatting character."
         case .invalidCharacter(let offset): "The link contains a character that must be percent-encoded (byte \(offset))."
         case .invalidPercentEncoding: "The link contains a % that is not followed by two hexadecimal digits."
         case .invalidUTF8: "The link's percent-encoding does not decode to valid UTF-8 text."
@@ -307,6 +327,7 @@ public enum LinkDefect: Error, Hashable, Sendable, CustomStringConvertible {
         case .undeclaredHost(let host): "The app does not answer links on \(host)."
         case .unexpectedPort(let port): "The link names port \(port.isEmpty ? "(empty)" : port); only 443 or none is the app's."
         case .dotSegment: "The link contains a . or .. path segment."
+        case .customAuthority: "The link's first part after scheme:// holds a port or brackets; in a custom-scheme link it is a path segment."
         }
     }
 }

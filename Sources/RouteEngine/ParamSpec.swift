@@ -53,7 +53,13 @@ public struct ParamSpec: Hashable, Sendable {
         }
     }
 
+    /// The largest magnitude an `int` param can have, whatever its bounds: 2^53 − 1, so that
+    /// every JSON reader (JavaScript's included) reads a resolved value exactly.
+    public static let largestInt = 9_007_199_254_740_991
+
     private func checkBounds(_ integer: Int) -> Result<ParamValue, ParamFailure> {
+        if integer < -Self.largestInt { return .failure(.belowMinimum(max(minimum ?? -Self.largestInt, -Self.largestInt))) }
+        if integer > Self.largestInt { return .failure(.aboveMaximum(min(maximum ?? Self.largestInt, Self.largestInt))) }
         if let minimum, integer < minimum { return .failure(.belowMinimum(minimum)) }
         if let maximum, integer > maximum { return .failure(.aboveMaximum(maximum)) }
         return .success(.int(integer))
@@ -65,7 +71,8 @@ public struct ParamSpec: Hashable, Sendable {
         case .uuid:
             guard Self.isUUID(text) else { return .failure(.notAUUID) }
         case .enum:
-            guard values?.contains(text) == true else { return .failure(.notOneOf(values ?? [])) }
+            // By Unicode scalars, as every comparison of the engine: "e" + U+0301 is not "é".
+            guard values?.contains(where: { $0.utf8.elementsEqual(text.utf8) }) == true else { return .failure(.notOneOf(values ?? [])) }
         case .slug:
             guard Self.isSlug(text) else { return .failure(.notASlug) }
             fallthrough
@@ -135,6 +142,8 @@ public enum ParamFailure: Error, Hashable, Sendable, CustomStringConvertible {
     case notAUUID
     case notASlug
     case missing
+    /// A captured segment held `%2F`: no param receives a `/` the link's own slashes did not make.
+    case encodedSlash
 
     public var description: String {
         switch self {
@@ -149,6 +158,7 @@ public enum ParamFailure: Error, Hashable, Sendable, CustomStringConvertible {
         case .notAUUID: "is not a UUID"
         case .notASlug: "is not a slug (lowercase letters, digits and single hyphens)"
         case .missing: "is required but missing"
+        case .encodedSlash: "contains an encoded slash (%2F), which no param accepts"
         }
     }
 }

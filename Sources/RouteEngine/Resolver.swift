@@ -130,28 +130,33 @@ public struct Resolver: Sendable {
                     return .notFound(NotFound(.malformed, detail: error.description))
                 }
                 let segments = UnsafeBufferPointer(rebasing: ranges[0..<parsed.segmentCount])
-                guard let terminal = trie.match(segments: segments, bytes: decoded, origin: parsed.origin) else {
-                    return .notFound(NotFound(.unknownRoute))
-                }
-                // Among routes sharing this shape, the first live one that answers this origin wins.
-                var chosen: CompiledPattern?
-                var firstAdmitted: CompiledPattern?
-                for candidate in trie.terminals[terminal] {
-                    let pattern = patterns[candidate]
-                    guard pattern.route.admittedOrigins[parsed.origin] else { continue }
-                    if firstAdmitted == nil { firstAdmitted = pattern }
-                    if pattern.route.window.contains(context.now) {
-                        chosen = pattern
-                        break
+                // A shape whose routes answer this origin but none is live now is a dead end:
+                // matching goes on to more general shapes (`/launch` from next month does not
+                // hide `/:page` today). The first such shape, in precedence order, explains a
+                // link nothing else answers.
+                var notLive: CompiledPattern?
+                let now = context.now
+                let terminal = trie.match(segments: segments, bytes: decoded, origin: parsed.origin) { terminal in
+                    var firstAdmitted: CompiledPattern?
+                    for candidate in trie.terminals[terminal] {
+                        let pattern = patterns[candidate]
+                        guard pattern.route.admittedOrigins[parsed.origin] else { continue }
+                        if pattern.route.window.contains(now) { return true }
+                        if firstAdmitted == nil { firstAdmitted = pattern }
                     }
+                    if notLive == nil { notLive = firstAdmitted }
+                    return false
                 }
-                guard let chosen else {
-                    let first = firstAdmitted!.route
-                    if let end = first.window.end, end <= context.now {
+                guard let terminal else {
+                    guard let first = notLive?.route else { return .notFound(NotFound(.unknownRoute)) }
+                    if let end = first.window.end, end <= now {
                         return .notFound(NotFound(.expired, routeID: first.id, detail: "Ended \(Timestamp.format(end))."))
                     }
                     return .notFound(NotFound(.unknownRoute, routeID: first.id, detail: "Not live yet."))
                 }
+                // Among routes sharing this shape, the first live one that answers this origin wins.
+                let chosen = trie.terminals[terminal].lazy.map { patterns[$0] }
+                    .first { $0.route.admittedOrigins[parsed.origin] && $0.route.window.contains(now) }!
                 let route = chosen.route
                 var params = [String: ParamValue](minimumCapacity: chosen.bindings.count)
                 for binding in chosen.bindings {
@@ -161,8 +166,14 @@ public struct Resolver: Sendable {
                         params[binding.name] = value
                         continue
                     case .segment(let position):
+                        if decoded[segments[position]].contains(UInt8(ascii: "/")) {
+                            return .notFound(NotFound(.validationFailed, routeID: route.id, detail: "\(binding.name) \(ParamFailure.encodedSlash)."))
+                        }
                         text = String(decoding: UnsafeBufferPointer(rebasing: decoded[segments[position]]), as: UTF8.self)
                     case .rest(let position):
+                        if segments[position...].contains(where: { decoded[$0].contains(UInt8(ascii: "/")) }) {
+                            return .notFound(NotFound(.validationFailed, routeID: route.id, detail: "\(binding.name) \(ParamFailure.encodedSlash)."))
+                        }
                         let joined = segments[position].lowerBound..<segments[segments.count - 1].upperBound
                         text = segments[position...].count == 1
                             ? String(decoding: UnsafeBufferPointer(rebasing: decoded[joined]), as: UTF8.self)

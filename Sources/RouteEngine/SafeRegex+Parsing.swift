@@ -16,6 +16,8 @@ indirect enum RegexNode: Hashable {
 struct SafeRegexParser {
     let scalars: [Unicode.Scalar]
     var position = 0
+    /// Whether a `|` stands outside every group.
+    private(set) var hasTopLevelAlternation = false
 
     init(_ scalars: [Unicode.Scalar]) {
         self.scalars = scalars
@@ -31,6 +33,12 @@ struct SafeRegexParser {
         bounded.position = position
         let node = try bounded.parseAlternation(depth: 0)
         if bounded.position < end { throw .unexpected(Character(scalars[bounded.position]), position: bounded.position) }
+        // `^ab|cd$` anchors the whole pattern here but only its first and last alternative
+        // in JavaScript, Java and Kotlin: refused, so no port can read it otherwise.
+        if anchoredAtStart || anchoredAtEnd, bounded.hasTopLevelAlternation {
+            throw .unsupported("An anchored pattern with '|' outside a group, such as ^ab|cd$ (write ^(ab|cd)$)",
+                               position: scalars.firstIndex(of: "|") ?? 0)
+        }
         return (node, anchoredAtStart, anchoredAtEnd)
     }
 
@@ -48,6 +56,7 @@ struct SafeRegexParser {
         guard depth < 32 else { throw .tooComplex(limit: SafeRegex.maximumProgramSize) }
         var branches = [try parseConcatenation(depth: depth)]
         while current == "|" {
+            if depth == 0 { hasTopLevelAlternation = true }
             position += 1
             branches.append(try parseConcatenation(depth: depth))
         }

@@ -7,7 +7,10 @@ enum ResolveCommand {
 
         Shows how one link resolves in one app build: proceed (with destination, params,
         navigation path, tab and presentation), gated by a precondition, or notFound with
-        a reason. The routes must be valid for the schema's app (see 'waymark validate').
+        a reason. It resolves as that build's manifest would: routes the build cannot
+        resolve (a destination or param its schema lacks) are left out, each named on
+        standard error. A document with errors that block publishing (see 'waymark
+        validate') is refused.
 
         Options:
           --schema FILE        The app build's waymark.schema/1 file
@@ -40,8 +43,14 @@ enum ResolveCommand {
         var report = ValidationReport(decodeProblems)
         var analysis: RouteAnalysis?
         if let document {
+            // The document's own errors block it as they block a publish; what depends on
+            // the build does not: the build's manifest simply leaves those routes out.
             let analysed = RouteAnalysis(document: document, now: now)
-            report.append(contentsOf: Validator.validate(analysed, against: [schema]).errors)
+            report.append(contentsOf: analysed.problems)
+            if document.app != schema.app {
+                report.append(ValidationProblem(.invalidFormat, at: JSONPath.root + "app",
+                    "These routes are for the app \"\(document.app)\", but the schema \(schema.buildName) is for \"\(schema.app)\"."))
+            }
             analysis = analysed
         }
         guard report.isValid, let analysis else {
@@ -49,7 +58,11 @@ enum ResolveCommand {
             for problem in report.errors { output.error("  \(problem.code.rawValue) at \(problem.path): \(problem.message)") }
             return .invalid
         }
-        let resolution = Resolver(schema: schema, analysis: analysis).resolve(url: url, context: ResolutionContext(satisfied: satisfied, now: now))
+        let resolver = Resolver(schema: schema, analysis: analysis)
+        for problem in resolver.leftOut {
+            output.error("waymark: left out of \(schema.buildName)'s table, as its manifest leaves it out: \(problem.path): \(problem.message)")
+        }
+        let resolution = resolver.resolve(url: url, context: ResolutionContext(satisfied: satisfied, now: now))
         if parsed.has("--json") {
             output.print(resolution.json.serialized(pretty: true))
         } else {

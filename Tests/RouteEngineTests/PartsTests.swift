@@ -88,8 +88,12 @@ struct TimestampTests {
 struct ParamSpecTests {
     static let rows: [(ParamSpec, String, ParamValue?)] = [
         (ParamSpec(type: .int), "0", .int(0)),
-        (ParamSpec(type: .int), "-9223372036854775808", .int(Int.min)),
-        (ParamSpec(type: .int), "9223372036854775807", .int(Int.max)),
+        (ParamSpec(type: .int), "-9007199254740991", .int(-9_007_199_254_740_991)),
+        (ParamSpec(type: .int), "9007199254740991", .int(9_007_199_254_740_991)),
+        (ParamSpec(type: .int), "9007199254740992", nil),
+        (ParamSpec(type: .int, maximum: Int.max), "9007199254740992", nil),
+        (ParamSpec(type: .int), "-9223372036854775808", nil),
+        (ParamSpec(type: .int), "9223372036854775807", nil),
         (ParamSpec(type: .int), "9223372036854775808", nil),
         (ParamSpec(type: .int), "", nil),
         (ParamSpec(type: .int), "-", nil),

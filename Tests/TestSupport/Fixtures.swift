@@ -49,45 +49,10 @@ public enum Fixtures {
 
     // MARK: The lab app
 
-    public static let labSchemaJSON: JSONValue = [
-        "format": "waymark.schema/1", "app": "lab", "platform": "android", "version": "1.0.0",
-        "schemes": ["lab"], "hosts": ["lab.example", "m.lab.example"],
-        "preconditions": ["auth", "adult"],
-        "destinations": [
-            "root": ["tab": "main", "presentation": "tab"],
-            "item": ["parent": "root", "params": ["id": ["type": "int", "min": -5, "max": 5]]],
-            "itemEdit": ["parent": "item", "preconditions": ["auth"], "params": ["id": ["type": "int"]]],
-            "special": ["parent": "root", "presentation": "fullScreen"],
-            "files": ["parent": "root", "params": ["path": ["type": "string"]]],
-            "kind": ["parent": "root", "params": ["k": ["type": "enum", "values": ["a", "b"]]]],
-            "ticket": ["parent": "root", "params": ["t": ["type": "uuid"]]],
-            "mobileOnly": [:],
-            "vault": ["parent": "root", "preconditions": ["auth", "adult"]],
-            "vaultItem": ["parent": "vault", "params": ["n": ["type": "int"]]],
-            "summer": ["parent": "root", "presentation": "sheet"],
-        ],
-    ]
-
-    public static let labRoutesJSON: JSONValue = [
-        "format": "waymark.routes/1", "app": "lab",
-        "routes": [
-            ["id": "root", "patterns": ["/"], "destination": "root"],
-            ["id": "special", "patterns": ["/items/new", "/a/b/c"], "destination": "special"],
-            ["id": "item", "patterns": ["/items/:id"], "destination": "item"],
-            ["id": "item-edit", "patterns": ["/items/:id/edit"], "destination": "itemEdit"],
-            ["id": "files", "patterns": ["/items/*path", "/:path/b/d"], "destination": "files"],
-            ["id": "kind", "patterns": ["/kind/:k"], "destination": "kind"],
-            ["id": "ticket", "patterns": ["/t/:t"], "destination": "ticket"],
-            ["id": "mobile", "patterns": ["/m"], "destination": "mobileOnly", "hosts": ["m.lab.example"]],
-            ["id": "scheme-only", "patterns": ["/s"], "destination": "special", "schemes": ["lab"]],
-            ["id": "vault", "patterns": ["/vault/:n"], "destination": "vaultItem"],
-            ["id": "summer-deal", "patterns": ["/deal"], "destination": "summer",
-             "validFrom": "2026-06-01T00:00:00Z", "validUntil": "2026-09-01T00:00:00Z"],
-            ["id": "deal", "patterns": ["/deal"], "destination": "special"],
-            ["id": "old", "patterns": ["/old"], "destination": "special",
-             "validFrom": "2020-01-01T00:00:00Z", "validUntil": "2021-01-01T00:00:00Z"],
-        ],
-    ]
+    /// The lab app's schema and routes, from its conformance file (`conformance/lab.json`).
+    public static let labConformance = json(file: "conformance/lab.json")
+    public static let labSchemaJSON = labConformance["schemas"]!.arrayValue![0]
+    public static let labRoutesJSON = labConformance["routes"]!
 
     public static let lab = schema(labSchemaJSON)
     public static let labResolver = resolver(lab, routes(labRoutesJSON))

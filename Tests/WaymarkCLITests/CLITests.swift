@@ -115,6 +115,17 @@ struct CLITests {
         #expect(human.out.contains("does not answer links on evil.example"))
     }
 
+    @Test("resolve answers as the build's manifest would: routes the build lacks are left out and named")
+    func resolveLeavesOutWhatTheBuildLacks() throws {
+        // new-arrivals' destination exists in 5.3.0 only.
+        let old = waymark("resolve", "https://storefront.example/new", "--schema", schema52, "--routes", routes, "--json")
+        #expect(old.code == .success)
+        #expect(try JSONParser().parse(old.out)["reason"] == "unknownRoute")
+        #expect(old.err.contains("left out of ios 5.2.0's table") && old.err.contains("newArrivals"))
+        let product = waymark("resolve", "https://storefront.example/p/p1", "--schema", schema52, "--routes", routes, "--json")
+        #expect(try JSONParser().parse(product.out)["outcome"] == "proceed")
+    }
+
     @Test func resolveRefusesInvalidRoutes() {
         let bad = temporaryFile(#"{"format": "waymark.routes/1", "app": "storefront", "routes": [{"id": "a", "patterns": ["/a"], "destination": "home"}, {"id": "b", "patterns": ["/a"], "destination": "home"}]}"#)
         let result = waymark("resolve", "storefront://a", "--schema", schema53, "--routes", bad)
