@@ -57,6 +57,9 @@ public struct Batch: Sendable {
     public var preconditions: [[UInt8]] = []
     public var tallies: [Tally] = []
     public var rejected: [Rejection] = []
+    /// Resolutions the client dropped before it could send them (its storage bound), as it
+    /// reports them (`client.dropped`); counted in `/metrics`, not stored with the batch.
+    public var droppedByClient: UInt32 = 0
 
     public init() {}
 }
@@ -186,8 +189,14 @@ public struct BatchParser: Sendable {
                         } else {
                             note(.invalidClient("client.revision must be a whole number."))
                         }
+                    } else if key.equals("dropped") {
+                        if let number = try integerValue(&scanner), (0...Self.maximumDropped).contains(number) {
+                            batch.droppedByClient = UInt32(number)
+                        } else {
+                            note(.invalidClient("client.dropped must be a whole number from 0 to \(Self.maximumDropped)."))
+                        }
                     } else {
-                        note(.invalidClient("Unknown field client.\(key.string); a client has platform, appVersion and revision."))
+                        note(.invalidClient("Unknown field client.\(key.string); a client has platform, appVersion, revision and dropped."))
                         try scanner.skipValue()
                     }
                 } while try scanner.more(close: 0x7D)
@@ -199,6 +208,9 @@ public struct BatchParser: Sendable {
         }
 
         /// Digits, letters, `.`, `-` and `+` (semantic versions and build numbers).
+        /// The most a batch may say its client dropped.
+        static let maximumDropped = 1_000_000_000
+
         static func isVersion(_ text: JSONScanner.Text, limit: Int) -> Bool {
             !text.bytes.isEmpty && text.count <= limit && text.bytes.allSatisfy { byte in
                 (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte)

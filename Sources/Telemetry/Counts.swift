@@ -15,6 +15,9 @@ public struct Counts: Sendable {
     /// Resolutions counted since the process started (not replayed ones), by platform,
     /// outcome, reason and route: the monotonic counters `/metrics` exposes.
     public internal(set) var sinceStart = CountTable()
+    /// Resolutions clients said they dropped before sending (`client.dropped`) in batches
+    /// accepted since the process started, by platform (`Platform.rawValue`).
+    public internal(set) var droppedByClientsSinceStart: [UInt64] = [0, 0]
     static let metricMask = TelemetryDimension.platform.mask | TelemetryDimension.outcome.mask | TelemetryDimension.reason.mask
         | TelemetryDimension.route.mask
     /// Cells (a key in a bucket) held across every minute and hour bucket: at most
@@ -62,6 +65,7 @@ public struct Counts: Sendable {
         }
         if live {
             sinceStart.add(tallies) { (key($0) & Self.metricMask, UInt64($0.count)) }
+            droppedByClientsSinceStart[Int(batch.platform.rawValue)] &+= UInt64(batch.droppedByClient)
         }
         var start = tallies.startIndex
         while start < tallies.endIndex {

@@ -29,6 +29,10 @@ struct MetricsEndpoints: EndpointGroup {
         }
         family("waymark_resolutions_total", "counter", "Resolutions reported by clients since start, by platform, outcome, reason and route (bounded: unknown routes are \"other\").")
         for (labels, count) in resolutions.sorted(by: { $0.0 < $1.0 }) { out += "waymark_resolutions_total{\(labels)} \(count)\n" }
+        let dropped = context.telemetry.read { $0.droppedByClientsSinceStart }
+        family("waymark_telemetry_client_dropped_total", "counter",
+               "Resolutions clients reported dropping before they could send them (client.dropped: their storage bound), in batches accepted since start, by platform.")
+        for platform in Platform.allCases { out += "waymark_telemetry_client_dropped_total{platform=\"\(platform.name)\"} \(dropped[Int(platform.rawValue)])\n" }
         family("waymark_rate_limited_total", "counter", "Requests answered 429 because their token was over its rate for the route's scope, since start.")
         for refusal in context.rates.refusals {
             out += "waymark_rate_limited_total{token=\"\(label(refusal.token))\",scope=\"\(refusal.scope.rawValue)\"} \(refusal.count)\n"

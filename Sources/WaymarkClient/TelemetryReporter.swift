@@ -59,8 +59,11 @@ public actor TelemetryReporter: DispatchObserver {
     /// Pending counts by event, and the order events were first seen in (oldest first).
     private var pending: [TelemetryEvent: Int] = [:]
     private var order: [TelemetryEvent] = []
-    /// Resolutions dropped since the last delivered batch (storage bound, age).
+    /// Resolutions dropped (storage bound, age) and not yet reported: the next delivered
+    /// batch says how many in `client.dropped`, and they are taken off.
     public private(set) var dropped = 0
+    /// The most `client.dropped` the server takes in one batch.
+    static let maximumReportedDrops = 1_000_000_000
     private var journal: FileHandle?
     private var journalLines = 0
     private var loaded = false
@@ -130,11 +133,15 @@ public actor TelemetryReporter: DispatchObserver {
         guard let first = order.first else { return finish(.idle) }
         let batch = Array(order.lazy.filter { $0.client == first.client }.prefix(configuration.batchSize))
         let counts = batch.map { pending[$0]! }
-        let body: JSONValue = [
-            "client": ["platform": .string(first.client.platform), "appVersion": .string(first.client.appVersion),
-                       "revision": .int(first.client.revision)],
-            "events": .array(zip(batch, counts).map { $0.json(count: $1) }),
-        ]
+        var client: JSONValue = ["platform": .string(first.client.platform), "appVersion": .string(first.client.appVersion),
+                                 "revision": .int(first.client.revision)]
+        // Drops ride along with the next batch (the server counts them in /metrics).
+        let reportedDrops = min(dropped, Self.maximumReportedDrops)
+        if reportedDrops > 0, case .object(var object) = client {
+            object["dropped"] = .int(reportedDrops)
+            client = .object(object)
+        }
+        let body: JSONValue = ["client": client, "events": .array(zip(batch, counts).map { $0.json(count: $1) })]
         var headers = ["Content-Type": "application/json"]
         if let token = configuration.token { headers["Authorization"] = "Bearer \(token)" }
         let request = TransportRequest(method: "POST", url: configuration.server.appendingPathComponent("v1/telemetry"), headers: headers,
@@ -148,6 +155,7 @@ public actor TelemetryReporter: DispatchObserver {
         switch response.status {
         case 202:
             let rejected = (try? JSONParser().parse(response.body))?["rejected"]?.arrayValue?.count ?? 0
+            dropped -= reportedDrops
             remove(batch, counts)
             return finish(.delivered(events: batch.count, resolutions: counts.reduce(0, +), rejected: rejected))
         case 400:

@@ -114,13 +114,24 @@ struct BatchParserTests {
         (#"{"client": {"platform": "ios", "appVersion": "5.3 beta"}, "events": []}"#, .invalidClient("client.appVersion must be a version string such as \"5.3.0\".")),
         (#"{"client": {"platform": "ios", "appVersion": "5.3.0", "revision": -1}, "events": []}"#, .invalidClient("client.revision must be a whole number.")),
         (#"{"client": {"platform": "ios", "appVersion": "5.3.0", "revision": "7"}, "events": []}"#, .invalidClient("client.revision must be a whole number.")),
-        (#"{"client": {"platform": "ios", "appVersion": "5.3.0", "device": "x"}, "events": []}"#, .invalidClient("Unknown field client.device; a client has platform, appVersion and revision.")),
+        (#"{"client": {"platform": "ios", "appVersion": "5.3.0", "device": "x"}, "events": []}"#, .invalidClient("Unknown field client.device; a client has platform, appVersion, revision and dropped.")),
+        (#"{"client": {"platform": "ios", "appVersion": "5.3.0", "dropped": -1}, "events": []}"#, .invalidClient("client.dropped must be a whole number from 0 to 1000000000.")),
+        (#"{"client": {"platform": "ios", "appVersion": "5.3.0", "dropped": 1000000001}, "events": []}"#, .invalidClient("client.dropped must be a whole number from 0 to 1000000000.")),
+        (#"{"client": {"platform": "ios", "appVersion": "5.3.0", "dropped": "3"}, "events": []}"#, .invalidClient("client.dropped must be a whole number from 0 to 1000000000.")),
         (#"{"client": [], "events": []}"#, .invalidClient("\"client\" must be an object.")),
     ]
 
     @Test(arguments: refused)
     func refusesABatchWhole(_ body: String, _ expected: BatchError) {
         #expect(throws: expected) { try parse(body) }
+    }
+
+    @Test("client.dropped: what the client dropped before sending, 0 when absent")
+    func clientDropped() throws {
+        let event = #"{"ts": "2026-11-21T12:00:00Z", "entry": "scheme", "outcome": "proceed"}"#
+        #expect(try parse(batchBody([event])).droppedByClient == 0)
+        let dropped = try parse(batchBody([event], client: #"{"platform": "ios", "appVersion": "5.3.0", "dropped": 1000000000}"#))
+        #expect(dropped.droppedByClient == 1_000_000_000 && dropped.tallies.count == 1)
     }
 
     @Test func refusesMoreEventsThanTheLimit() {

@@ -61,7 +61,7 @@ struct TelemetryEndpointTests {
             #"{"entry": "scheme", "outcome": "notFound", "reason": "validationFailed", "route": "product", "count": 3}"#,
             #"{"entry": "push", "outcome": "proceed", "route": "no-such-route"}"#,
             #"{"entry": "push", "outcome": "proceed", "url": "https://x.example/"}"#,
-        ])
+        ], client: #"{"platform": "ios", "appVersion": "5.3.0", "revision": 1, "dropped": 17}"#)
         #expect(service.call("POST", "/v1/telemetry", token: service.tokens[.telemetryWrite]!, body: body).status == 202)
         #expect(service.call("GET", "/v1/manifest?platform=ios&version=5.3.0", token: service.tokens[.manifestRead]!).status == 200)
         let reply = service.call("GET", "/metrics", token: service.tokens[.telemetryRead]!)
@@ -72,6 +72,8 @@ struct TelemetryEndpointTests {
             #"waymark_resolutions_total{platform="ios",outcome="notFound",reason="validationFailed",route="product"} 3"#,
             #"waymark_resolutions_total{platform="ios",outcome="proceed",reason="none",route="other"} 1"#,
             "waymark_telemetry_events_accepted_total 2",
+            #"waymark_telemetry_client_dropped_total{platform="ios"} 17"#,
+            #"waymark_telemetry_client_dropped_total{platform="android"} 0"#,
             "waymark_telemetry_events_rejected_total 1",
             "waymark_telemetry_batches_total 1",
             "waymark_revision_current 1",

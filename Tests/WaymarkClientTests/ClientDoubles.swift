@@ -1,6 +1,14 @@
 import Foundation
 import RouteEngine
-import WaymarkClient
+@testable import WaymarkClient
+
+extension TelemetryEvent {
+    /// A storefront 5.3.0 universal-link event of one minute (revision 1).
+    static func testEvent(route: String, minute: Int, outcome: String = "proceed") -> TelemetryEvent {
+        TelemetryEvent(client: .init(platform: "ios", appVersion: "5.3.0", revision: 1), minute: minute, entry: .universalLink,
+                       outcome: outcome, reason: nil, route: route, destination: outcome == "proceed" ? route : nil, precondition: nil)
+    }
+}
 
 /// The app's session as a test drives it: logged in or not, read fresh for every resolution.
 actor Session: ContextProvider {

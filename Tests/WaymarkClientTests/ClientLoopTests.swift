@@ -290,6 +290,24 @@ struct ClientLoopTests {
         #expect(await reporter().pendingResolutions == 0, "nothing is posted twice after a restart")
     }
 
+    @Test("Events the client had to drop reach the server as client.dropped, in /metrics")
+    func dropsCounted() async throws {
+        let service = try LiveService()
+        var configuration = TelemetryConfiguration(server: URL(string: service.url)!, build: Self.build, token: service.tokens[.telemetryWrite],
+                                                   cacheDirectory: temporaryDirectory())
+        configuration.maximumPending = 2
+        let reporter = TelemetryReporter(configuration: configuration)
+        let now = Int(Date().timeIntervalSince1970) / 60 * 60
+        for index in 0..<5 {
+            await reporter.record(TelemetryEvent.testEvent(route: "product", minute: now - 60 * (5 - index)), count: 1)
+        }
+        #expect(await reporter.dropped == 3)
+        guard case .delivered(_, 2, 0) = await reporter.flushAll() else { Issue.record("not delivered"); return }
+        #expect(await reporter.dropped == 0)
+        let metrics = service.call("GET", "/metrics", token: service.tokens[.telemetryRead]).text
+        #expect(metrics.contains(#"waymark_telemetry_client_dropped_total{platform="ios"} 3"#), "\(metrics)")
+    }
+
     static func hourAgo() -> String {
         let formatter = ISO8601DateFormatter()
         return formatter.string(from: Date().addingTimeInterval(-3600))

@@ -100,6 +100,21 @@ struct TelemetryReporterTests {
         #expect(await again.dropped == 50)
     }
 
+    @Test("Drops ride with the next batch as client.dropped, and are taken off once it is delivered")
+    func dropsReported() async throws {
+        let transport = ScriptedTransport([.success(TransportResponse(status: 503)), Self.accepted])
+        let reporter = Self.reporter(transport) { $0.maximumPending = 2 }
+        for index in 0..<5 { await reporter.record(Self.event("r\(index)", minute: Self.minute + 60 * index), count: 1) }
+        #expect(await reporter.dropped == 3)
+        let now = Date(timeIntervalSince1970: TimeInterval(Self.minute))
+        _ = await reporter.flush(now: now)
+        #expect(await reporter.dropped == 3, "not delivered: still to report")
+        _ = await reporter.flush(now: now)
+        #expect(await reporter.dropped == 0)
+        let bodies = await transport.requests.map { try! JSONParser().parse($0.body!) }
+        #expect(bodies.map { $0["client"]!["dropped"] } == [3, 3])
+    }
+
     @Test("A journal line cut short by a kill is skipped; the lines before it count")
     func tornJournal() async throws {
         let directory = temporaryDirectory()
