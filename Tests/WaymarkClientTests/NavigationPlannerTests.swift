@@ -100,7 +100,7 @@ struct NavigationPlannerTests {
         row("naive: the other tab's stack, not the selected one's, is popped",
             state("home", "home: home > orders | shop: shop > product(id=1) > reviews"),
             target("shop", "shop > product(id=1)"), .external, ["selectTab(shop)", "popTo(shop[1])"], leaving: ["reviews"]),
-        row("no tab on the destination: the selected tab's stack", state("shop", "home: home | shop: shop"),
+        row("naive: no tab on the destination selects nothing; the selected tab's stack", state("shop", "home: home | shop: shop"),
             target(nil, "settings"), .inApp, ["setStack(shop: settings, keeping 0)"], leaving: ["shop"]),
         row("an app without tabs: the main stack", state(nil, ": home > a"), target(nil, "home > b"), .external,
             ["setStack(: home > b, keeping 1)"], leaving: ["a"]),
@@ -129,6 +129,20 @@ struct NavigationPlannerTests {
             target("shop", "shop > product(id=2)", modals: [(.fullScreen, "checkout")]), .external,
             ["dismissModals(from: 0)", "update(shop[1], id=2)", "present(fullScreen[checkout])"],
             leaving: ["checkout", "product(id=1)"]),
+        row("naive: an external link to the tab's root pops to it, it does not rebuild it", state("home", "home: home > search > results"),
+            target("home", "home"), .external, ["popTo(home[0])"], leaving: ["search", "results"]),
+        row("naive: the same screen under a stale modal: only the modal goes",
+            state("shop", "shop: shop > product(id=1)", modals: [(.sheet, "share(id=1)")]), target("shop", "shop > product(id=1)"), .inApp,
+            ["dismissModals(from: 0)"], leaving: ["share(id=1)"]),
+        row("naive: another modal is dismissed before the target's is presented, not stacked on it",
+            state("shop", "shop: shop", modals: [(.sheet, "filters")]), target("shop", "shop", modals: [(.sheet, "share(id=1)")]), .external,
+            ["dismissModals(from: 0)", "present(sheet[share(id=1)])"], leaving: ["filters"]),
+        row("naive: in-app keeps a dirty ancestor the request agrees with (no leave prompt for it)",
+            state("home", "home: home > orders(filter=open)* > order(id=1)"), target("home", "home > orders > invoice(id=2)"), .inApp,
+            ["setStack(home: home > orders(filter=open)* > invoice(id=2), keeping 2)"], leaving: ["order(id=1)"]),
+        row("an external link resets a dirty ancestor that differs from the canonical one",
+            state("home", "home: home > orders(filter=open)* > order(id=1)"), target("home", "home > orders > invoice(id=2)"), .external,
+            ["setStack(home: home > orders > invoice(id=2), keeping 1)"], leaving: ["orders(filter=open)*", "order(id=1)"]),
         row("dirty screens are named in leaving, as they are now", state("home", "home: home > orders > edit(id=3)*"),
             target("home", "home > orders"), .external, ["popTo(home[1])"], leaving: ["edit(id=3)*"]),
         row("naive: switching tabs leaves nothing, even a dirty screen on the other tab",
@@ -153,6 +167,12 @@ struct NavigationPlannerTests {
         #expect(state.modals.map(\.description) == row.target.modals.map(\.description), "\(row.label)")
         #expect(NavigationPlanner.plan(from: state, to: row.target, source: row.source).operations.isEmpty,
                 "\(row.label): planning again from the result does nothing")
+    }
+
+    @Test("As many rows where the naive answer is wrong as where it is right")
+    func naiveRows() {
+        let naive = Self.rows.filter { $0.label.hasPrefix("naive:") }.count
+        #expect(naive * 2 >= Self.rows.count, "\(naive) of \(Self.rows.count)")
     }
 
     @Test("Steps are split into the pushed run and the modal chain")
