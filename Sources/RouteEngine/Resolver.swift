@@ -134,29 +134,16 @@ public struct Resolver: Sendable {
                 // matching goes on to more general shapes (`/launch` from next month does not
                 // hide `/:page` today). The first such shape, in precedence order, explains a
                 // link nothing else answers.
-                var notLive: CompiledPattern?
-                let now = context.now
-                let terminal = trie.match(segments: segments, bytes: decoded, origin: parsed.origin) { terminal in
-                    var firstAdmitted: CompiledPattern?
-                    for candidate in trie.terminals[terminal] {
-                        let pattern = patterns[candidate]
-                        guard pattern.route.admittedOrigins[parsed.origin] else { continue }
-                        if pattern.route.window.contains(now) { return true }
-                        if firstAdmitted == nil { firstAdmitted = pattern }
-                    }
-                    if notLive == nil { notLive = firstAdmitted }
-                    return false
-                }
-                guard let terminal else {
+                var filter = LiveRouteFilter(tables: tables, origin: parsed.origin, now: context.now)
+                _ = trie.match(segments: segments, bytes: decoded, origin: parsed.origin, filter: &filter)
+                let (chosen, notLive, now) = (filter.chosen, filter.notLive, context.now)
+                guard let chosen else {
                     guard let first = notLive?.route else { return .notFound(NotFound(.unknownRoute)) }
                     if let end = first.window.end, end <= now {
                         return .notFound(NotFound(.expired, routeID: first.id, detail: "Ended \(Timestamp.format(end))."))
                     }
                     return .notFound(NotFound(.unknownRoute, routeID: first.id, detail: "Not live yet."))
                 }
-                // Among routes sharing this shape, the first live one that answers this origin wins.
-                let chosen = trie.terminals[terminal].lazy.map { patterns[$0] }
-                    .first { $0.route.admittedOrigins[parsed.origin] && $0.route.window.contains(now) }!
                 let route = chosen.route
                 var params = [String: ParamValue](minimumCapacity: chosen.bindings.count)
                 for binding in chosen.bindings {
@@ -195,6 +182,40 @@ public struct Resolver: Sendable {
                 return decide(routeID: route.id, destinationName: route.destinationName, destination: route.destination,
                               params: params, resume: .url(original), context: context)
             }
+        }
+    }
+
+    /// Among routes sharing a shape, the first live one that answers the link's origin wins;
+    /// a shape with none is a dead end, and the first such shape's first admitted route is
+    /// kept to explain a link nothing else answers.
+    struct LiveRouteFilter: TerminalFilter {
+        /// The tables, not their arrays, and unretained: the filter lives inside one
+        /// `resolve(link:)` call, which holds the tables for its whole length.
+        unowned(unsafe) let tables: Tables
+        let origin: Int
+        let now: Date
+        var chosen: CompiledPattern?
+        var notLive: CompiledPattern?
+
+        init(tables: Tables, origin: Int, now: Date) {
+            self.tables = tables
+            self.origin = origin
+            self.now = now
+        }
+
+        mutating func accepts(_ terminal: Int) -> Bool {
+            var firstAdmitted: CompiledPattern?
+            for candidate in tables.trie.terminals[terminal] {
+                let pattern = tables.patterns[candidate]
+                guard pattern.route.admittedOrigins[origin] else { continue }
+                if pattern.route.window.contains(now) {
+                    chosen = pattern
+                    return true
+                }
+                if firstAdmitted == nil { firstAdmitted = pattern }
+            }
+            if notLive == nil { notLive = firstAdmitted }
+            return false
         }
     }
 

@@ -83,35 +83,42 @@ struct RouteTrie: Sendable {
 
     /// Finds the terminal for the given segments by precedence per segment, left to right:
     /// literal, then `:param`, then `*rest`; backtracks when a branch dead-ends. Only
-    /// terminals with a payload admitting `origin`, and that `accepts` (the resolver: one of
-    /// them is live now), count as matches; a refused terminal is a dead end like any other.
+    /// terminals with a payload admitting `origin`, and that `filter` accepts (the
+    /// resolver's: one of them is live now), count as matches; a refused terminal is a dead
+    /// end like any other. Generic, so the filter's check is specialized in, not called.
     /// - Complexity: O(segments) for typical tables; at worst each trie node is visited
     ///   once (a node sits at one depth), never exponential.
-    func match(segments: UnsafeBufferPointer<Range<Int>>, bytes: UnsafeMutableBufferPointer<UInt8>, origin: Int,
-               accepts: (Int) -> Bool) -> Int? {
-        walk(0, 0, segments, UnsafeBufferPointer(bytes), origin, accepts)
+    func match<Filter: TerminalFilter>(segments: UnsafeBufferPointer<Range<Int>>, bytes: UnsafeMutableBufferPointer<UInt8>, origin: Int,
+                                       filter: inout Filter) -> Int? {
+        walk(0, 0, segments, UnsafeBufferPointer(bytes), origin, &filter)
     }
 
-    private func walk(
+    private func walk<Filter: TerminalFilter>(
         _ node: Int32, _ depth: Int, _ segments: UnsafeBufferPointer<Range<Int>>, _ bytes: UnsafeBufferPointer<UInt8>, _ origin: Int,
-        _ accepts: (Int) -> Bool
+        _ filter: inout Filter
     ) -> Int? {
         let current = nodes[Int(node)]
         if depth == segments.count {
-            return current.terminal >= 0 && admits(current.terminal, origin) && accepts(Int(current.terminal)) ? Int(current.terminal) : nil
+            return current.terminal >= 0 && admits(current.terminal, origin) && filter.accepts(Int(current.terminal)) ? Int(current.terminal) : nil
         }
         if let child = edges.child(of: node, UnsafeBufferPointer(rebasing: bytes[segments[depth]])),
-           let found = walk(child, depth + 1, segments, bytes, origin, accepts) {
+           let found = walk(child, depth + 1, segments, bytes, origin, &filter) {
             return found
         }
-        if current.parameterChild >= 0, let found = walk(current.parameterChild, depth + 1, segments, bytes, origin, accepts) {
+        if current.parameterChild >= 0, let found = walk(current.parameterChild, depth + 1, segments, bytes, origin, &filter) {
             return found
         }
-        if current.restTerminal >= 0, admits(current.restTerminal, origin), accepts(Int(current.restTerminal)) {
+        if current.restTerminal >= 0, admits(current.restTerminal, origin), filter.accepts(Int(current.restTerminal)) {
             return Int(current.restTerminal)
         }
         return nil
     }
+}
+
+/// Which of the terminals a match reaches count: the resolver's says whether a route of
+/// the shape is live now, and remembers what it saw.
+protocol TerminalFilter {
+    mutating func accepts(_ terminal: Int) -> Bool
 }
 
 /// Open addressing with linear probing over (parent, ASCII-lowercased literal).
