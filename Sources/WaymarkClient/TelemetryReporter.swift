@@ -114,10 +114,12 @@ public actor TelemetryReporter: DispatchObserver {
         }
     }
 
-    /// Past `maximumPending` distinct events, the oldest go, counted in `dropped`.
+    /// Past `maximumPending` distinct events, the oldest go — down to nine tenths of the
+    /// bound, so that an app offline for long rewrites its journal once per tenth, not
+    /// once per event — counted in `dropped`.
     private func enforceBound() {
         guard order.count > configuration.maximumPending else { return }
-        let excess = order.count - configuration.maximumPending
+        let excess = order.count - configuration.maximumPending * 9 / 10
         for event in order.prefix(excess) { dropped += pending.removeValue(forKey: event) ?? 0 }
         order.removeFirst(excess)
         rewriteJournal()
