@@ -69,6 +69,9 @@ public struct StoreSnapshot: Sendable {
 
 public enum PublishOutcome: Sendable {
     case published(Revision)
+    /// The routes equal the current revision's (canonically): nothing was stored, and the
+    /// current revision (and every manifest's ETag) stays as it is.
+    case unchanged(Revision)
     /// The document fails validation; nothing was stored.
     case invalid(ValidationReport)
     /// `base` is not the current revision: someone else published first.
@@ -431,11 +434,22 @@ public final class ManifestStore: Sendable {
         }
     }
 
+    /// Whether two routes documents are the same content: equal bytes, or equal once both
+    /// are parsed and written in canonical JSON (sorted keys, no whitespace) — key order,
+    /// spacing and escapes do not make a new revision.
+    static func canonicallyEqual(_ first: [UInt8], _ second: [UInt8]) -> Bool {
+        if first == second { return true }
+        guard let a = try? JSONParser().parse(first), let b = try? JSONParser().parse(second) else { return false }
+        return a.serializedBytes() == b.serializedBytes()
+    }
+
     /// A validation report and the schemas it was made against.
     private struct Checked {
         let report: ValidationReport
         let schemas: [SchemaKey: String]
         let findings: [ValidationProblem]
+        /// The number of the snapshot's current revision when `routes` equal its routes canonically.
+        let sameAs: Int?
 
         init(routes: [UInt8], against snapshot: StoreSnapshot, findings: [ValidationProblem], now: Date) {
             var report = ManifestStore.validate(routes, against: snapshot, now: now)
@@ -443,6 +457,7 @@ public final class ManifestStore: Sendable {
             self.report = report
             schemas = snapshot.schemas.mapValues(\.sha256)
             self.findings = findings
+            sameAs = snapshot.current.flatMap { ManifestStore.canonicallyEqual(routes, $0.routes) ? $0.number : nil }
         }
 
         /// The report, made again if the schemas are no longer those it was made against.
@@ -460,8 +475,14 @@ public final class ManifestStore: Sendable {
             tallyRefusal(action: action.stringValue!, actor: author, reason: "staleBase", now: now)
             return .staleBase(current: current.current?.number)
         }
-        let report = checked?.report(for: routes, against: current, now: now)
-            ?? Checked(routes: routes, against: current, findings: [], now: now).report
+        let checked = checked ?? Checked(routes: routes, against: current, findings: [], now: now)
+        // The same routes again (a pipeline publishing on every merge): nothing to store, and
+        // no phone downloads its manifest again. Checked against what was current when the
+        // comparison was made outside the lock, which `base` has just shown is still current.
+        if let revision = current.current, checked.sameAs == revision.number {
+            return .unchanged(revision)
+        }
+        let report = checked.report(for: routes, against: current, now: now)
         guard report.isValid else {
             tallyRefusal(action: action.stringValue!, actor: author, reason: "invalid", now: now)
             return .invalid(report)
@@ -677,6 +698,7 @@ public final class ManifestStore: Sendable {
         let routes = try readSeed(seedDirectory + "/routes.json")
         switch try publish(routes: routes, base: nil, author: "seed", message: "Seeded from \(seedDirectory)", now: now) {
         case .published: return true
+        case .unchanged: return false
         case .invalid(let report):
             throw StoreError.badSeed("The seed routes \(seedDirectory)/routes.json are invalid: \(report.errors.map(\.message).joined(separator: "; "))")
         case .staleBase, .unknownRevision: return false  // published concurrently: nothing to seed

@@ -116,6 +116,11 @@ struct PublishingEndpoints: EndpointGroup {
             context.publishes.add(1, ordering: .relaxed)
             return APIResponse.json(RevisionEndpoints.summary(revision), status: .created,
                                     headers: [("ETag", RevisionEndpoints.etag(revision)), ("Location", "/v1/revisions/\(revision.number)")])
+        case .success(.unchanged(let revision)):
+            guard case .object(var summary) = RevisionEndpoints.summary(revision) else { return APIResponse.json(RevisionEndpoints.summary(revision)) }
+            summary["unchanged"] = true
+            return APIResponse.json(.object(summary), status: .ok,
+                                    headers: [("ETag", RevisionEndpoints.etag(revision)), ("Location", "/v1/revisions/\(revision.number)")])
         case .success(.invalid(let report)):
             return APIResponse.error(.unprocessableContent, "invalidRoutes",
                                      "The routes fail validation (\(report.errors.count) error(s)); nothing was published.", details: report.json)

@@ -137,9 +137,13 @@ enum RemoteCommands {
     private static func report(_ answer: APIClient.Answer, _ parsed: Arguments, output: inout Output, what: String) throws(CLIError) -> ExitCode {
         if parsed.has("--json") {
             output.print(answer.json.serialized(pretty: true))
-            return answer.status == 201 ? .success : .invalid
+            return answer.status == 201 || answer.status == 200 ? .success : .invalid
         }
         switch answer.status {
+        case 200 where answer.json["unchanged"]?.boolValue == true:
+            // The same routes as the current revision: no new revision, no new manifests.
+            output.print("Unchanged: revision \(answer.json["number"]?.intValue ?? 0) already has these routes; nothing was published.")
+            return .success
         case 201:
             let json = answer.json
             output.print("Published revision \(json["number"]?.intValue ?? 0)"

@@ -129,6 +129,41 @@ struct ManifestStoreTests {
         #expect(try store.auditEntries().last?["reason"]?.stringValue == "invalid")
     }
 
+    @Test("A publish that changes nothing creates nothing: the same content, compared canonically")
+    func unchangedPublish() throws {
+        let scratch = ScratchDirectory()
+        let store = try seeded(scratch)
+        let seededRoutes = store.snapshot.current!.routes
+        let auditBefore = try store.auditEntries().count
+        // Key order and whitespace do not make new content; a changed value does.
+        let reordered = Array(try JSONParser().parse(seededRoutes).serialized().utf8)
+        for routes in [seededRoutes, reordered, try JSONParser().parse(seededRoutes).serializedBytes(pretty: true)] {
+            guard case .unchanged(let revision) = try store.publish(routes: routes, base: 1, author: "ci", message: "again", now: now) else {
+                Issue.record("published the same routes again")
+                return
+            }
+            #expect(revision.number == 1)
+        }
+        #expect(store.snapshot.revisions.count == 1)
+        #expect(try store.auditEntries().count == auditBefore, "nothing changed, nothing audited")
+        #expect(scratch.names("revisions") == ["00000001"])
+        // A stale base is still stale, whatever the content.
+        guard case .published = try store.publish(routes: routesWithCampaign(), base: 1, author: "m", message: "", now: now) else {
+            Issue.record("refused")
+            return
+        }
+        guard case .staleBase = try store.publish(routes: routesWithCampaign(), base: 1, author: "m", message: "", now: now) else {
+            Issue.record("a stale base was accepted")
+            return
+        }
+        // A rollback to what is current changes nothing either.
+        guard case .unchanged(let current) = try store.rollback(to: 2, base: 2, author: "ops", message: "", now: now) else {
+            Issue.record("rolled back to the current content")
+            return
+        }
+        #expect(current.number == 2)
+    }
+
     @Test func rollbackRepublishesAnOldRevision() throws {
         let scratch = ScratchDirectory()
         do {

@@ -208,6 +208,8 @@ def main():
         # 2. A publish reaches both followers within the poll interval; so does a new token.
         with open(os.path.join(waymark_daemon.EXAMPLE, "routes.json")) as handle:
             routes = json.load(handle)
+        # New content: the same routes again would be an unchanged publish, not a revision.
+        routes["routes"].append({"id": "followers-test", "patterns": ["/followers-test"], "destination": "home"})
         status, answer = json_call(primary.port, admin, "POST", "/v1/revisions", {"message": "followers-test", "routes": routes},
                                    {"If-Match": '"rev-1"', "Content-Type": "application/json"})
         if status != 201:

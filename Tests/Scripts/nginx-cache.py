@@ -147,6 +147,8 @@ def main():
         # A publish: nginx revalidates with the ETag after 5 s and serves the new revision.
         with open(os.path.join(waymark_daemon.EXAMPLE, "routes.json")) as handle:
             routes = json.load(handle)
+        # New content: the same routes again would be an unchanged publish, not a revision.
+        routes["routes"].append({"id": "nginx-cache", "patterns": ["/nginx-cache"], "destination": "home"})
         connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
         connection.request("POST", "/v1/revisions", body=json.dumps({"message": "nginx-cache", "routes": routes}),
                            headers={"Authorization": "Bearer " + token, "If-Match": '"rev-1"', "Content-Type": "application/json"})

@@ -35,7 +35,7 @@ struct EndpointTests {
         ("POST", "/v1/resolve", .manifestRead, "{\"url\": \"https://storefront.example/p/42\", \"platform\": \"ios\", \"version\": \"5.3.0\"}", nil, 200),
         ("POST", "/v1/validate", .routesPublish, "{}", nil, 200),
         ("POST", "/v1/revisions", .routesPublish, publishBody(extraRoute: "table"), "\"rev-1\"", 201),
-        ("POST", "/v1/revisions/1/rollback", .routesPublish, "", "\"rev-1\"", 201),
+        ("POST", "/v1/revisions/1/rollback", .routesPublish, "", "\"rev-1\"", 200),  // revision 1 is current: unchanged
         ("POST", "/v1/telemetry", .telemetryWrite, telemetryBody([#"{"entry": "scheme", "outcome": "proceed", "route": "home"}"#]), nil, 202),
         ("GET", "/v1/telemetry/counts?groupBy=route", .telemetryRead, "", nil, 200),
         ("GET", "/v1/telemetry/top?outcome=notFound", .telemetryRead, "", nil, 200),
@@ -177,6 +177,21 @@ struct EndpointTests {
         #expect(refusals == ["staleBase", "invalid"], "refused publishes are audited; malformed requests never reach the store")
         let diff = harness.call("GET", "/v1/revisions/1/diff/2", token: harness.tokens[.manifestRead]!).json
         #expect(diff["added"] == ["a"] && diff["removed"] == [] && diff["changed"] == [])
+    }
+
+    @Test("Publishing the current routes again answers 200 unchanged: no revision, the manifest's ETag stays")
+    func unchangedPublish() throws {
+        let harness = try LiveService(transport: .inProcess)
+        let token = harness.tokens[.routesPublish]!
+        let read = harness.tokens[.manifestRead]!
+        let before = harness.call("GET", "/v1/manifest?platform=ios&version=5.3.0", token: read)["ETag"]
+        let same = JSONValue.object(["message": "CI", "routes": Fixtures.storefrontRoutesJSON]).serialized()
+        let again = harness.call("POST", "/v1/revisions", token: token, headers: [("If-Match", "\"rev-1\"")], body: same)
+        #expect(again.status == 200 && again.json["unchanged"] == true && again.json["number"] == 1 && again["ETag"] == "\"rev-1\"")
+        #expect(harness.store.snapshot.revisions.count == 1)
+        #expect(harness.call("GET", "/v1/manifest?platform=ios&version=5.3.0", token: read)["ETag"] == before)
+        let changed = harness.call("POST", "/v1/revisions", token: token, headers: [("If-Match", "\"rev-1\"")], body: publishBody(extraRoute: "a"))
+        #expect(changed.status == 201 && changed.json["unchanged"] == nil)
     }
 
     @Test func schemaRegistrationReportsDrift() throws {

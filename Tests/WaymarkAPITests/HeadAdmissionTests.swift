@@ -46,7 +46,7 @@ struct HeadAdmissionTests {
 
     @Test func anAdmittedBodyIsReadAndItsSenderNamed() throws {
         let service = try LiveService()
-        let body = "{\"message\": \"through the head check\", \"routes\": \(storefrontRoutesText)}"
+        let body = publishBody(extraRoute: "admitted", message: "through the head check")
         let client = try LoopbackClient(port: service.port)
         client.send(Self.head("POST", "/v1/revisions", token: service.tokens[.routesPublish], length: body.utf8.count, expectContinue: true)
             .replacingOccurrences(of: "\r\n\r\n", with: "\r\nIf-Match: \"rev-1\"\r\n\r\n"))

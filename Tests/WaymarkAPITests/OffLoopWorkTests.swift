@@ -62,7 +62,7 @@ struct OffLoopWorkTests {
     @Test func revisionAndDiffAnswersAreMadeOncePerRevision() throws {
         let service = try LiveService(transport: .inProcess)
         let token = service.tokens[.routesPublish]
-        #expect(service.call("POST", "/v1/revisions", token: token, headers: rev1, body: "{\"routes\": \(storefrontRoutesText)}").status == 201)
+        #expect(service.call("POST", "/v1/revisions", token: token, headers: rev1, body: publishBody(extraRoute: "off-loop")).status == 201)
         let cache = service.api.context.revisionAnswers
         let first = service.call("GET", "/v1/revisions/1", token: token)
         let again = service.call("GET", "/v1/revisions/1", token: token)

@@ -55,6 +55,14 @@ struct ServerCommandTests {
         #expect(published.out.contains("Published revision 2 on top of 1 as routes:publish: Spring launch"))
         #expect(service.store.snapshot.current?.message == "Spring launch")
 
+        // The same routes again, even respaced and reordered: nothing is published.
+        let respaced = temporaryFile(try JSONParser().parse(routesWithCampaign("spring-launch")).serialized())
+        for file in [campaign, respaced] {
+            let again = waymark(environment: environment, "publish", file, "--message", "CI run")
+            #expect(again.code == .success && again.out.contains("Unchanged: revision 2 already has these routes"), "\(again.out)\(again.err)")
+        }
+        #expect(service.store.snapshot.revisions.count == 2)
+
         // A stale --base publishes nothing.
         let stale = waymark(environment: environment, "publish", campaign, "--base", "1")
         #expect(stale.code == .invalid && stale.err.contains("412 staleBase"))
