@@ -35,6 +35,9 @@ let package = Package(
         // The HTTP API of `waymark serve`: endpoints, tokens and scopes, cached manifests.
         .target(name: "WaymarkAPI", dependencies: ["ManifestStore", "Telemetry", "HTTPServer", "HTTPCore", "RouteEngine", "Hashing", "LinkChecks", "Replication", "CivilDate", "SystemIO"],
                 resources: [.embedInCode("Resources/dashboard.html")]),
+        // Staged rollouts: the guard that compares a candidate revision's failures with the
+        // stable one's (pure: counts in, a verdict out).
+        .target(name: "Rollout"),
         // Resolution telemetry: batch parsing, a group-committed log, counts by dimension.
         .target(name: "Telemetry", dependencies: ["CivilDate", "SystemIO"]),
         // System libcurl (pkg-config libcurl; Debian libcurl4-openssl-dev, which `make` installs).
@@ -64,6 +67,7 @@ let package = Package(
         .executableTarget(name: "TelemetryFuzz", dependencies: ["Telemetry"]),
 
         .target(name: "TestSupport", dependencies: ["RouteEngine", "ManifestStore", "WaymarkAPI", "Telemetry", "HTTPServer", "HTTPCore", "LinkChecks", "Replication", "CivilDate"], path: "Tests/TestSupport"),
+        .testTarget(name: "RolloutTests", dependencies: ["Rollout"]),
         .testTarget(name: "WaymarkClientTests", dependencies: ["WaymarkClient", "RouteEngine", "ManifestStore", "TestSupport"]),
         .testTarget(name: "RouteEngineTests", dependencies: ["RouteEngine", "TestSupport", "CivilDate"]),
         .testTarget(name: "WaymarkCLITests", dependencies: ["WaymarkCLI", "ManifestStore", "RouteEngine", "TestSupport"]),

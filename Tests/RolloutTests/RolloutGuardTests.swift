@@ -1,0 +1,140 @@
+import Foundation
+import Testing
+@testable import Rollout
+
+/// The guard's statistics against exact values (Python's exact binomial coefficients for
+/// Fisher, erfc for the z-test), and its decisions as a table: sample sizes, a real
+/// regression, noise that must not trip it, a new reason, a route that fails on one build,
+/// too little data.
+@Suite("Rollout guard")
+struct RolloutGuardTests {
+    /// (candidate failures, candidate total, stable failures, stable total, exact p, test used)
+    static let pValues: [(Int, Int, Int, Int, Double, String)] = [
+        (3, 50, 0, 50, 0.12121212121212122, "fisher"),
+        (10, 500, 0, 1000, 1.5940702489668585e-05, "fisher"),
+        (8, 500, 0, 1000, 0.00014679366987418668, "fisher"),
+        (5, 100, 1, 100, 0.10582392634786585, "fisher"),
+        (1, 10, 1, 10, 0.7631578947368421, "fisher"),
+        (0, 10, 5, 10, 1.0, "fisher"),
+        (40, 100, 50, 5000, 2.172681927738615e-47, "fisher"),
+        (200, 2000, 1000, 50000, 4.830297426273345e-121, "z"),
+        (16, 500, 400, 20000, 0.030075118292263624, "z"),
+        (60, 1000, 40, 1000, 0.020086935144256066, "z"),
+    ]
+
+    @Test(arguments: pValues)
+    func pValue(_ a: Int, _ n1: Int, _ c: Int, _ n2: Int, _ expected: Double, _ test: String) {
+        let p = GuardStatistics.pValue(candidateFailures: a, candidateTotal: n1, stableFailures: c, stableTotal: n2)
+        #expect(abs(p - expected) <= expected * 1e-9 + 1e-300, "\(test): \(p) against \(expected)")
+    }
+
+    typealias Cell = GuardCounts.Cell
+    typealias Outcomes = GuardCounts.Outcomes
+
+    static func counts(_ cells: [(String, String, Int, Int, [String: Int])]) -> GuardCounts {
+        var result: [Cell: Outcomes] = [:]
+        for (route, build, total, failures, reasons) in cells {
+            result[Cell(route: route, build: build)] = Outcomes(total: total, failures: failures,
+                                                                reasons: reasons.isEmpty && failures > 0 ? ["validationFailed": failures] : reasons)
+        }
+        return GuardCounts(result)
+    }
+
+    /// (label, candidate, stable, expected: "healthy", "waiting", or the first finding as "scope route build reason")
+    static let decisions: [(String, GuardCounts, GuardCounts, String)] = [
+        ("too little candidate data: wait, do not advance",
+         counts([("product", "ios 5.3.0", 150, 0, [:])]), counts([("product", "ios 5.3.0", 10_000, 200, [:])]), "waiting"),
+        ("too little stable data: wait",
+         counts([("product", "ios 5.3.0", 5_000, 100, [:])]), counts([("product", "ios 5.3.0", 120, 2, [:])]), "waiting"),
+        ("three failures out of three is not a verdict",
+         counts([("product", "ios 5.3.0", 3, 3, [:])]), counts([("product", "ios 5.3.0", 10_000, 200, [:])]), "waiting"),
+        ("the same rate: healthy",
+         counts([("product", "ios 5.3.0", 2_000, 40, [:])]), counts([("product", "ios 5.3.0", 50_000, 1_000, [:])]), "healthy"),
+        ("noise: 3.2% against 2% on 500 resolutions is not significant",
+         counts([("product", "ios 5.3.0", 500, 16, [:])]), counts([("product", "ios 5.3.0", 20_000, 400, [:])]), "healthy"),
+        ("a real regression: 10% against 2% (one route: it is named, the most specific of equals)",
+         counts([("product", "ios 5.3.0", 2_000, 200, [:])]), counts([("product", "ios 5.3.0", 50_000, 1_000, [:])]), "route product - -"),
+        ("a regression spread over every route: overall first",
+         counts([("product", "ios 5.3.0", 1_000, 60, [:]), ("home", "ios 5.3.0", 1_000, 60, [:]), ("search", "ios 5.3.0", 1_000, 60, [:])]),
+         counts([("product", "ios 5.3.0", 20_000, 400, [:]), ("home", "ios 5.3.0", 20_000, 400, [:]), ("search", "ios 5.3.0", 20_000, 400, [:])]),
+         "overall - - -"),
+        ("significant but harmless: 2.5% against 2% on millions",
+         counts([("product", "ios 5.3.0", 2_000_000, 50_000, [:])]), counts([("product", "ios 5.3.0", 2_000_000, 40_000, [:])]), "healthy"),
+        ("better than stable: never a trip",
+         counts([("product", "ios 5.3.0", 2_000, 0, [:])]), counts([("product", "ios 5.3.0", 50_000, 5_000, [:])]), "healthy"),
+        ("one route broken among many healthy ones",
+         counts([("product", "ios 5.3.0", 300, 150, [:]), ("home", "ios 5.3.0", 20_000, 20, [:]), ("search", "ios 5.3.0", 20_000, 200, [:])]),
+         counts([("product", "ios 5.3.0", 3_000, 30, [:]), ("home", "ios 5.3.0", 200_000, 200, [:]), ("search", "ios 5.3.0", 200_000, 2_000, [:])]),
+         "route product - -"),
+        ("a route that fails only on one build",
+         counts([("product", "ios 5.2.0", 5_000, 50, [:]), ("product", "ios 5.3.0", 100, 40, [:]), ("home", "ios 5.3.0", 20_000, 20, [:])]),
+         counts([("product", "ios 5.2.0", 50_000, 500, [:]), ("product", "ios 5.3.0", 50_000, 500, [:]), ("home", "ios 5.3.0", 200_000, 200, [:])]),
+         "routeOnBuild product ios 5.3.0 -"),
+        ("a new failure reason the route never had",
+         counts([("search", "ios 5.3.0", 500, 13, ["validationFailed": 3, "expired": 10]), ("home", "ios 5.3.0", 5_000, 5, [:])]),
+         counts([("search", "ios 5.3.0", 1_000, 10, ["validationFailed": 10]), ("home", "ios 5.3.0", 50_000, 50, [:])]),
+         "newReason search - expired"),
+        ("a new reason seen three times is not yet a finding",
+         counts([("search", "ios 5.3.0", 500, 8, ["validationFailed": 5, "expired": 3]), ("home", "ios 5.3.0", 5_000, 5, [:])]),
+         counts([("search", "ios 5.3.0", 1_000, 10, ["validationFailed": 10]), ("home", "ios 5.3.0", 50_000, 50, [:])]),
+         "healthy"),
+        ("a route the stable revision does not have is not compared on its own",
+         counts([("launch", "ios 5.3.0", 400, 20, [:]), ("home", "ios 5.3.0", 20_000, 20, [:])]),
+         counts([("home", "ios 5.3.0", 200_000, 200, [:])]), "healthy"),
+    ]
+
+    static func describe(_ verdict: GuardVerdict) -> String {
+        switch verdict {
+        case .healthy: "healthy"
+        case .waiting: "waiting"
+        case .tripped(let findings):
+            [findings[0].scope.rawValue, findings[0].route ?? "-", findings[0].build ?? "-", findings[0].reason ?? "-"].joined(separator: " ")
+        }
+    }
+
+    @Test(arguments: decisions)
+    func decision(_ label: String, _ candidate: GuardCounts, _ stable: GuardCounts, _ expected: String) {
+        let verdict = RolloutGuard.judge(candidate: candidate, stable: stable)
+        #expect(Self.describe(verdict) == expected, "\(label): \(verdict)")
+    }
+
+    @Test("A thousand routes of pure noise do not trip it (the threshold is shared among the comparisons)")
+    func manyRoutesOfNoise() {
+        var random = SystemRandomNumberGenerator.Seeded(seed: 7)
+        var candidate: [Cell: Outcomes] = [:], stable: [Cell: Outcomes] = [:]
+        for index in 0..<1_000 {
+            let cell = Cell(route: "r\(index)", build: "ios 5.3.0")
+            let failed = { (count: Int) in (0..<count).filter { _ in random.next() % 100 < 2 }.count }
+            let (mine, theirs) = (failed(100), failed(1_000))
+            candidate[cell] = Outcomes(total: 100, failures: mine, reasons: mine > 0 ? ["validationFailed": mine] : [:])
+            stable[cell] = Outcomes(total: 1_000, failures: theirs, reasons: theirs > 0 ? ["validationFailed": theirs] : [:])
+        }
+        let verdict = RolloutGuard.judge(candidate: GuardCounts(candidate), stable: GuardCounts(stable))
+        guard case .healthy(let comparisons) = verdict else { Issue.record("\(verdict)"); return }
+        #expect(comparisons == 1_001)
+    }
+
+    @Test("A finding says which route and which numbers")
+    func findingText() {
+        let verdict = RolloutGuard.judge(candidate: Self.counts([("product", "ios 5.3.0", 2_000, 200, [:])]),
+                                         stable: Self.counts([("product", "ios 5.3.0", 50_000, 1_000, [:])]))
+        guard case .tripped(let findings) = verdict else { Issue.record("\(verdict)"); return }
+        #expect(findings.map(\.scope) == [.route, .overall], "equal p-values: the most specific first")
+        #expect(findings[0].description.hasPrefix("Route product 200 of 2000 failed on the candidate (10.00%) against 1000 of 50000 on the stable revision (2.00%); p = "))
+    }
+}
+
+extension SystemRandomNumberGenerator {
+    /// SplitMix64: the same numbers every run, so the noise is the same noise.
+    struct Seeded: RandomNumberGenerator {
+        var state: UInt64
+        init(seed: UInt64) { state = seed }
+        mutating func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+    }
+}
