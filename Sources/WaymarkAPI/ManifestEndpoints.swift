@@ -20,6 +20,11 @@ struct ManifestEndpoints: EndpointGroup {
         guard let platform = query["platform"], !platform.isEmpty, let version = query["version"], !version.isEmpty else {
             throw Refusal(.badRequest, "missingBuild", "Say which app build: ?platform=ios&version=5.3.0.")
         }
+        // The install's cohort (0…99, docs/rollouts.md) chooses between a rollout's candidate
+        // and the stable revision; with no rollout every cohort gets the current revision.
+        if let cohort = query["cohort"], Self.cohort(cohort) == nil {
+            throw Refusal(.badRequest, "badCohort", "cohort is a whole number from 0 to 99, not \(cohort.prefix(20)).")
+        }
         let key = SchemaKey(platform: platform, version: version)
         let publicReads = context.options.publicManifestReads
         // The generation is read before the snapshot: a view remembered under it can only be
@@ -35,6 +40,13 @@ struct ManifestEndpoints: EndpointGroup {
             context.manifests.remember(view, generation: generation)
             return view.response(publicReads: publicReads, notModified: APIResponse.ifNoneMatch(request, matches: view.etag))
         }
+    }
+
+    /// `0`…`99` in plain decimal (no sign, no leading zeros); nil for anything else.
+    static func cohort(_ text: String) -> Int? {
+        guard (1...2).contains(text.utf8.count), text.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),
+              text == "0" || !text.hasPrefix("0") else { return nil }
+        return Int(text)
     }
 
     /// The schema of build `key` and the current revision, or the 404 saying which is missing.

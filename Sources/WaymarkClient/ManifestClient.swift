@@ -17,6 +17,16 @@ public struct ManifestClientConfiguration: Sendable {
     /// A manifest body larger than this is refused unread (default 32 MiB).
     public var maximumManifestBytes = 32 << 20
     public var requestTimeout: TimeInterval = 30
+    /// The cohort sent with every fetch (`cohort=`, 0…99): by default this install's
+    /// (`Cohort.of(installID:)`, the id kept in the cache directory); `.none` sends none
+    /// (the stable revision during a rollout); `.fixed(n)` for tests and previews.
+    public var cohort = CohortChoice.install
+
+    public enum CohortChoice: Hashable, Sendable {
+        case install
+        case none
+        case fixed(Int)
+    }
 
     public init(server: URL, build: AppBuild, token: String? = nil, cacheDirectory: URL, bundledManifest: URL? = nil) {
         self.server = server
@@ -120,6 +130,7 @@ public actor ManifestClient: RouteTableSource {
         var components = URLComponents(url: configuration.server.appendingPathComponent("v1/manifest"), resolvingAgainstBaseURL: false)!
         components.queryItems = [URLQueryItem(name: "platform", value: configuration.build.platform),
                                  URLQueryItem(name: "version", value: configuration.build.version)]
+        if let cohort = cohort() { components.queryItems!.append(URLQueryItem(name: "cohort", value: String(cohort))) }
         var headers = ["Accept": "application/json"]
         if let etag, inUse.manifest != nil { headers["If-None-Match"] = etag }
         if let token = configuration.token { headers["Authorization"] = "Bearer \(token)" }
@@ -167,6 +178,21 @@ public actor ManifestClient: RouteTableSource {
         // In use even if the cache cannot be written (a full disk): the next launch reads the older one.
         try? DurableFile.write(CacheEntry(etag: newETag, manifest: response.body).data, to: cacheFile)
         return .updated(revision: manifest.revision)
+    }
+
+    private var installCohort: Int??
+
+    /// The cohort to send, the install's worked out once.
+    func cohort() -> Int? {
+        switch configuration.cohort {
+        case .none: return nil
+        case .fixed(let value): return (0...99).contains(value) ? value : nil
+        case .install:
+            if let known = installCohort { return known }
+            let value = Cohort.installID(in: configuration.cacheDirectory).map(Cohort.of(installID:))
+            installCohort = .some(value)
+            return value
+        }
     }
 
     /// How long to wait before the next refresh, after the last outcome.

@@ -179,6 +179,17 @@ struct EndpointTests {
         #expect(diff["added"] == ["a"] && diff["removed"] == [] && diff["changed"] == [])
     }
 
+    @Test("Any cohort gets the current revision while no rollout runs: the same bytes and ETag")
+    func cohortsWithoutARollout() throws {
+        let harness = try LiveService(transport: .inProcess)
+        let read = harness.tokens[.manifestRead]!
+        let plain = harness.call("GET", "/v1/manifest?platform=ios&version=5.3.0", token: read)
+        for cohort in ["0", "7", "99"] {
+            let answer = harness.call("GET", "/v1/manifest?platform=ios&version=5.3.0&cohort=\(cohort)", token: read)
+            #expect(answer.status == 200 && answer["ETag"] == plain["ETag"] && answer.body == plain.body, "cohort \(cohort)")
+        }
+    }
+
     @Test("Publishing the current routes again answers 200 unchanged: no revision, the manifest's ETag stays")
     func unchangedPublish() throws {
         let harness = try LiveService(transport: .inProcess)

@@ -30,10 +30,44 @@ struct ManifestClientTests {
         #expect(await client.refresh() == .updated(revision: 1))
         #expect(await client.refresh() == .notModified)
         let requests = await transport.requests
-        #expect(requests[0].url.absoluteString == "https://links.example/v1/manifest?platform=ios&version=5.3.0")
+        let cohort = try #require(Cohort.installID(in: await client.configuration.cacheDirectory).map(Cohort.of(installID:)))
+        #expect(requests[0].url.absoluteString == "https://links.example/v1/manifest?platform=ios&version=5.3.0&cohort=\(cohort)")
+        #expect(requests[1].url == requests[0].url, "the install keeps its cohort")
         #expect(requests[0].headers["Authorization"] == "Bearer wm_t")
         #expect(requests[0].headers["If-None-Match"] == nil)
         #expect(requests[1].headers["If-None-Match"] == "\"m1-a\"")
+    }
+
+    @Test("Cohorts: the first 32 bits of the install id modulo 100, spread evenly; none or fixed on request")
+    func cohorts() async throws {
+        #expect(Cohort.of(installID: UUID(uuidString: "00000000-0000-4000-8000-000000000000")!) == 0)
+        #expect(Cohort.of(installID: UUID(uuidString: "00000065-0000-4000-8000-000000000000")!) == 1)       // 101
+        #expect(Cohort.of(installID: UUID(uuidString: "FFFFFFFF-0000-4000-8000-000000000000")!) == 95)      // 4294967295 % 100
+        // Ids from a seeded generator (SplitMix64): the same spread every run.
+        var state: UInt64 = 42
+        func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+        var buckets = [Int](repeating: 0, count: 100)
+        for _ in 0..<100_000 {
+            // Only the first 32 bits count; the rest of the id is fixed.
+            let first = String(UInt32(truncatingIfNeeded: next() >> 32), radix: 16)
+            let id = UUID(uuidString: String(repeating: "0", count: 8 - first.count) + first + "-0000-4000-8000-000000000000")!
+            buckets[Cohort.of(installID: id)] += 1
+        }
+        #expect(buckets.min()! > 800 && buckets.max()! < 1_200, "\(buckets.min()!)…\(buckets.max()!) of an expected 1,000")
+        for (choice, expected) in [(ManifestClientConfiguration.CohortChoice.none, "platform=ios&version=5.3.0"),
+                                   (.fixed(42), "platform=ios&version=5.3.0&cohort=42")] {
+            let transport = ScriptedTransport([.success(TransportResponse(status: 503))])
+            var configuration = ManifestClientConfiguration(server: URL(string: "https://links.example")!, build: Self.build, cacheDirectory: temporaryDirectory())
+            configuration.cohort = choice
+            _ = await ManifestClient(configuration: configuration, transport: transport).refresh()
+            #expect(await transport.requests.first?.url.query == expected)
+        }
     }
 
     @Test("A bad body keeps the last good table, and is reported")
