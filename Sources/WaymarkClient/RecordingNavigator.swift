@@ -31,20 +31,15 @@ public actor RecordingNavigator: Navigator {
 
     /// Marks the screens of `destination` dirty (a form with unsaved input) or clean.
     public func setDirty(_ destination: String, _ dirty: Bool = true) {
-        for tab in current.stacks.keys {
-            current.stacks[tab] = current.stacks[tab]!.map { screen in
+        func mark(_ screens: [Screen]) -> [Screen] {
+            screens.map { screen in
                 var screen = screen
                 if screen.destination == destination { screen.isDirty = dirty }
                 return screen
             }
         }
-        current.modals = current.modals.map { modal in
-            Modal(modal.style, stack: modal.stack.map { screen in
-                var screen = screen
-                if screen.destination == destination { screen.isDirty = dirty }
-                return screen
-            })
-        }
+        current.stacks = current.stacks.mapValues(mark)
+        current.modals = current.modals.map { Modal($0.style, stack: mark($0.stack)) }
     }
 
     /// Replaces what is shown (a test's starting point).

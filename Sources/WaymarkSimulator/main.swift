@@ -112,7 +112,10 @@ func intent(_ text: String) -> Intent? {
 }
 
 let options = parse(Array(CommandLine.arguments.dropFirst()))
-let cache = options.cache ?? URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("waymark-simulator-\(ProcessInfo.processInfo.processIdentifier)")
+// Without --cache, a scratch directory of this run's, removed at the end: every run starts as a fresh install.
+let scratch = options.cache == nil
+let cache = options.cache ?? URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("waymark-simulator-\(UUID().uuidString)")
+defer { if scratch { try? FileManager.default.removeItem(at: cache) } }
 let manifests = ManifestClient(configuration: ManifestClientConfiguration(server: options.server!, build: options.build,
                                                                          token: options.token, cacheDirectory: cache))
 let outcome = await manifests.refresh()
