@@ -8,8 +8,13 @@ extension DataDirectory {
     /// `DIR/audit.log`: one JSON object per line, appended with O_APPEND (so the daemon and
     /// `waymark token` may both append) and fdatasynced before the change is acknowledged.
     static let auditLog = "audit.log"
+    /// The size at which `audit.log` is moved aside before the next line (64 MiB).
+    public static let defaultAuditRotationBytes = 64 << 20
 
-    func appendAudit(_ fields: [String: JSONValue], time: Date) throws(IOError) {
+    /// Appends one line durably; a log that has reached `rotateAt` bytes is moved aside
+    /// first (`rotateAudit`), whoever appends — the daemon's changes and `waymark token`'s alike.
+    func appendAudit(_ fields: [String: JSONValue], time: Date, rotateAt limit: Int = DataDirectory.defaultAuditRotationBytes) throws(IOError) {
+        try? rotateAudit(limit: limit, now: Date())
         try appendDurably(Self.auditLine(fields, time: time), to: Self.auditLog)
     }
 

@@ -139,7 +139,7 @@ public final class ManifestStore: Sendable {
     private init(directory: DataDirectory, snapshot: StoreSnapshot, auditRotationBytes: Int) throws(StoreError) {
         self.directory = directory
         self.auditRotationBytes = auditRotationBytes
-        tokens = try TokenStore(directory: directory)
+        tokens = try TokenStore(directory: directory, auditRotationBytes: auditRotationBytes)
         state = Mutex(snapshot)
     }
 
@@ -147,7 +147,7 @@ public final class ManifestStore: Sendable {
     /// files, verifies every record's hash, repairs a torn audit tail. A damaged store is
     /// refused with an error naming the file, rather than served in part.
     /// `auditRotationBytes`: the size at which `audit.log` is moved aside (64 MiB).
-    public static func open(at path: String, auditRotationBytes: Int = 64 << 20) throws(StoreError) -> (store: ManifestStore, report: OpenReport) {
+    public static func open(at path: String, auditRotationBytes: Int = DataDirectory.defaultAuditRotationBytes) throws(StoreError) -> (store: ManifestStore, report: OpenReport) {
         let directory = try onDisk { () throws(IOError) in try DataDirectory(path: path, subdirectories: subdirectories) }
         var report = OpenReport()
         report.removedTemporaries = try onDisk { () throws(IOError) in try directory.removeStaleTemporaries(in: ["."] + subdirectories) }
@@ -329,8 +329,7 @@ public final class ManifestStore: Sendable {
     }
 
     private func appendAuditLine(_ fields: [String: JSONValue], time: Date) throws(IOError) {
-        try? directory.rotateAudit(limit: auditRotationBytes, now: Date())
-        try directory.appendAudit(fields, time: time)
+        try directory.appendAudit(fields, time: time, rotateAt: auditRotationBytes)
     }
 
     /// Writes a change's file and its audit entry, all or nothing (`DataDirectory.writeDurably`):

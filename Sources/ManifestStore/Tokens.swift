@@ -184,8 +184,12 @@ public final class TokenStore: Sendable {
     /// When the file was last looked at (monotonic nanoseconds).
     private let lastCheck = Atomic<UInt64>(0)
 
-    init(directory: DataDirectory) throws(StoreError) {
+    /// The audit log's rotation size, as the store's (`ManifestStore.open`).
+    private let auditRotationBytes: Int
+
+    init(directory: DataDirectory, auditRotationBytes: Int = DataDirectory.defaultAuditRotationBytes) throws(StoreError) {
         self.directory = directory
+        self.auditRotationBytes = auditRotationBytes
         let identity = directory.identity(Self.fileName)
         loaded = Mutex(Loaded(records: try Self.load(directory), identity: identity))
     }
@@ -280,11 +284,11 @@ public final class TokenStore: Sendable {
                     let bytes = JSONValue.array(records.map(\.json)).serializedBytes(pretty: true) + [UInt8(ascii: "\n")]
                     _ = try onDisk { () throws(IOError) in
                         try directory.writeDurably(bytes, subdirectory: ".", name: Self.fileName, replacing: true) { () throws(IOError) in
-                            try directory.appendAudit(audit, time: Date())
+                            try directory.appendAudit(audit, time: Date(), rotateAt: auditRotationBytes)
                         }
                     }
                 } else {
-                    try onDisk { () throws(IOError) in try directory.appendAudit(audit, time: Date()) }
+                    try onDisk { () throws(IOError) in try directory.appendAudit(audit, time: Date(), rotateAt: auditRotationBytes) }
                 }
                 let identity = directory.identity(Self.fileName)
                 loaded.withLock { $0 = Loaded(records: records, identity: identity) }
@@ -315,7 +319,8 @@ public final class TokenStore: Sendable {
                 guard before != bytes else { return false }
                 _ = try onDisk { () throws(IOError) in
                     try directory.writeDurably(bytes, subdirectory: ".", name: Self.fileName, replacing: true) { () throws(IOError) in
-                        try directory.appendAudit(["action": "mirrorTokens", "actor": .string(actor), "outcome": "ok", "tokens": .int(records.count)], time: Date())
+                        try directory.appendAudit(["action": "mirrorTokens", "actor": .string(actor), "outcome": "ok", "tokens": .int(records.count)], time: Date(),
+                                                  rotateAt: auditRotationBytes)
                     }
                 }
                 let identity = directory.identity(Self.fileName)

@@ -120,6 +120,17 @@ struct AuditTests {
         #expect(store.tokens.all.map(\.name) == ["first"])
     }
 
+    @Test("Token changes rotate the log too: every appender goes through the same rotation")
+    func tokenChangesRotateTheLog() throws {
+        let scratch = ScratchDirectory()
+        let store = try ManifestStore.open(at: scratch.path, auditRotationBytes: 512).store
+        for index in 0..<12 {
+            _ = try store.tokens.create(name: "token-\(index)", scopes: [.manifestRead], rate: .unlimited, actor: "admin")
+        }
+        #expect(scratch.names(".").contains { $0.hasPrefix("audit-") }, "\(scratch.names("."))")
+        #expect(scratch.bytes("audit.log").count < 1_024)
+    }
+
     @Test func theLogIsRotatedBySizeAndStartReadsOnlyItsTail() throws {
         let scratch = ScratchDirectory()
         do {
