@@ -53,6 +53,8 @@ public struct StoreSnapshot: Sendable {
     /// Ascending by number.
     public internal(set) var revisions: [Revision] = []
     public internal(set) var schemas: [SchemaKey: StoredSchema] = [:]
+    /// Scheduled publishes, ascending by id, whatever their status.
+    public internal(set) var schedules: [ScheduledPublish] = []
 
     public var current: Revision? { revisions.last }
     /// The app this data directory serves: fixed by its first schema.
@@ -111,22 +113,22 @@ public struct OpenReport: Sendable {
 /// the call returns, so a caller may acknowledge it.
 public final class ManifestStore: Sendable {
     static let auditLog = DataDirectory.auditLog
-    static let subdirectories = ["revisions", "schemas"]
+    static let subdirectories = ["revisions", "schemas", "schedules"]
 
     /// The data directory, held locked for the life of the store; telemetry lives in it too.
     public let directory: DataDirectory
     /// The bearer tokens kept in the same directory.
     public let tokens: TokenStore
-    private let state: Mutex<StoreSnapshot>
+    let state: Mutex<StoreSnapshot>
     /// Held for a whole change (validation included), so changes apply one at a time.
-    private let writer = Mutex<Void>(())
+    let writer = Mutex<Void>(())
 
     public var path: String { directory.path }
     public var snapshot: StoreSnapshot { state.withLock { $0 } }
     /// Bumped after every change to revisions or schemas (never to tokens): a reader that
     /// saw generation g and sees g again knows nothing it derived from the snapshot changed.
     public var generation: Int { changes.load(ordering: .acquiring) }
-    private let changes = Atomic<Int>(0)
+    let changes = Atomic<Int>(0)
 
     /// Refused attempts of the current minute, written as one line per kind when it ends.
     let refusals = RefusalTally()
@@ -170,11 +172,22 @@ public final class ManifestStore: Sendable {
             }
             snapshot.revisions.append(try loadRevision(directory, name, number: index + 1))
         }
+        for (index, name) in try onDisk({ () throws(IOError) in try directory.list("schedules") }).enumerated() {
+            let relative = "schedules/" + name
+            guard Int(name) == index + 1 else {
+                throw damaged(directory, relative, "schedules must be numbered 1, 2, 3… without gaps; expected \(ScheduledPublish.fileName(index + 1))")
+            }
+            switch ScheduledPublish.from(try loadRecord(directory, relative), id: index + 1) {
+            case .success(let item): snapshot.schedules.append(item)
+            case .failure(let problem): throw damaged(directory, relative, problem.message)
+            }
+        }
 
         // `waymark token` appends to the audit log under this lock: never cut its line in half.
         return try directory.withFileLock(TokenStore.lockName, failure: StoreError.init) { () throws(StoreError) in
             let store = try ManifestStore(directory: directory, snapshot: snapshot, auditRotationBytes: auditRotationBytes)
             try store.repairAudit(&report)
+            try store.repairScheduleAudit(&report)
             return (store, report)
         }
     }
@@ -324,7 +337,7 @@ public final class ManifestStore: Sendable {
     }
 
     /// Appends one audit line, durably, moving a full log aside first.
-    private func appendAudit(_ fields: [String: JSONValue], time: Date) throws(StoreError) {
+    func appendAudit(_ fields: [String: JSONValue], time: Date) throws(StoreError) {
         try onDisk { () throws(IOError) in try appendAuditLine(fields, time: time) }
     }
 
@@ -335,7 +348,7 @@ public final class ManifestStore: Sendable {
     /// Writes a change's file and its audit entry, all or nothing (`DataDirectory.writeDurably`):
     /// if the entry cannot be written the file is put back and the error thrown; only if
     /// that fails too does the change stand unaudited (the next start adds its entry).
-    private func writeAudited(_ bytes: [UInt8], _ subdirectory: String, _ name: String, replacing: Bool,
+    func writeAudited(_ bytes: [UInt8], _ subdirectory: String, _ name: String, replacing: Bool,
                               _ entry: [String: JSONValue], time: Date) throws(StoreError) {
         _ = try onDisk { () throws(IOError) in
             try directory.writeDurably(bytes, subdirectory: subdirectory, name: name, replacing: replacing) { () throws(IOError) in
@@ -346,7 +359,7 @@ public final class ManifestStore: Sendable {
 
     /// Counts a refused attempt for this minute's audit lines (see `RefusalTally`); the lines
     /// of a minute are written when it ends, by the next refusal or by a timer.
-    private func tallyRefusal(action: String, actor: String, reason: String, peer: String? = nil, now: Date) {
+    func tallyRefusal(action: String, actor: String, reason: String, peer: String? = nil, now: Date) {
         // Counting only: this runs under the writer lock too (a refused publish), so the
         // lines of a minute that has ended are written from elsewhere, never from here.
         let (opened, ready) = refusals.add(RefusalTally.Key(action: action, actor: actor, reason: reason, peer: peer), now: now)
@@ -443,7 +456,7 @@ public final class ManifestStore: Sendable {
     }
 
     /// A validation report and the schemas it was made against.
-    private struct Checked {
+    struct Checked {
         let report: ValidationReport
         let schemas: [SchemaKey: String]
         let findings: [ValidationProblem]
@@ -466,7 +479,7 @@ public final class ManifestStore: Sendable {
         }
     }
 
-    private func publishLocked(routes: [UInt8], base: Int?, author: String, message: String, restores: Int?,
+    func publishLocked(routes: [UInt8], base: Int?, author: String, message: String, restores: Int?,
                                checked: Checked?, now: Date) throws(StoreError) -> PublishOutcome {
         let action: JSONValue = restores == nil ? "publish" : "rollback"
         let current = snapshot

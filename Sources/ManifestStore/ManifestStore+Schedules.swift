@@ -1,0 +1,160 @@
+import CivilDate
+import Foundation
+import RouteEngine
+import SystemIO
+
+/// Scheduled publishing: a publish set for a time, validated when scheduled and again when
+/// it fires, durable like every change (its record and its audit entry, all or nothing).
+extension ManifestStore {
+    /// How far ahead a publish may be scheduled.
+    public static let maximumScheduleAhead: TimeInterval = 366 * 86_400
+
+    /// Schedules `routes` to be published at `at` on top of `base` (the current revision's
+    /// number, nil before the first): refused now if they do not validate, if `base` is
+    /// stale, or if `at` is not in the future (within `maximumScheduleAhead`).
+    public func schedule(routes: [UInt8], at: Date, base: Int?, author: String, message: String,
+                         now: Date = Date()) throws(StoreError) -> ScheduleOutcome {
+        guard at > now, at.timeIntervalSince(now) <= Self.maximumScheduleAhead else {
+            tallyRefusal(action: "schedule", actor: author, reason: "badTime", now: now)
+            return .badTime("A publish can be scheduled from now to a year ahead; \(Timestamp.format(at)) is not.")
+        }
+        let seen = snapshot
+        let checked = base == seen.current?.number ? Checked(routes: routes, against: seen, findings: [], now: now) : nil
+        return try writer.withLock { _ throws(StoreError) in
+            let current = snapshot
+            guard base == current.current?.number else {
+                tallyRefusal(action: "schedule", actor: author, reason: "staleBase", now: now)
+                return .staleBase(current: current.current?.number)
+            }
+            let report = (checked ?? Checked(routes: routes, against: current, findings: [], now: now)).report(for: routes, against: current, now: now)
+            guard report.isValid else {
+                tallyRefusal(action: "schedule", actor: author, reason: "invalid", now: now)
+                return .invalid(report)
+            }
+            let stamp = Timestamp.parse(Timestamp.format(now)) ?? now
+            let item = ScheduledPublish(id: current.schedules.count + 1, at: Timestamp.parse(Timestamp.format(at)) ?? at, base: base,
+                                        author: author, created: stamp, message: message, routes: routes, status: .pending, changed: stamp)
+            try writeAudited(item.record.encoded, "schedules", ScheduledPublish.fileName(item.id), replacing: false,
+                             Self.scheduleAudit(item, action: "schedule", actor: author), time: now)
+            state.withLock { $0.schedules.append(item) }
+            changes.add(1, ordering: .releasing)
+            return .scheduled(item)
+        }
+    }
+
+    /// Withdraws a pending scheduled publish.
+    public func cancelSchedule(_ id: Int, actor: String, now: Date = Date()) throws(StoreError) -> CancelOutcome {
+        try writer.withLock { _ throws(StoreError) in
+            guard let found = snapshot.schedules.first(where: { $0.id == id }) else {
+                tallyRefusal(action: "cancelSchedule", actor: actor, reason: "unknownSchedule", now: now)
+                return .unknownSchedule(id)
+            }
+            guard found.status == .pending else {
+                tallyRefusal(action: "cancelSchedule", actor: actor, reason: "notPending", now: now)
+                return .notPending(found)
+            }
+            return .cancelled(try setStatus(of: found, to: .cancelled(by: actor), action: "cancelSchedule", actor: actor, now: now))
+        }
+    }
+
+    /// Fires every pending publish whose time has come (the ones a stopped daemon missed
+    /// too), oldest first: validated against the schemas of now and published if its base
+    /// is still current; otherwise skipped, saying why. Returns those whose status changed.
+    @discardableResult
+    public func fireDueSchedules(now: Date = Date()) throws(StoreError) -> [ScheduledPublish] {
+        let due = snapshot.schedules.filter { $0.status == .pending && $0.at <= now }.sorted { ($0.at, $0.id) < ($1.at, $1.id) }
+        var changed: [ScheduledPublish] = []
+        for item in due {
+            // Validated outside the lock, like a publish; again inside only if the schemas changed meanwhile.
+            let seen = snapshot
+            let checked = Checked(routes: item.routes, against: seen, findings: [], now: now)
+            let result = try writer.withLock { _ throws(StoreError) -> ScheduledPublish? in
+                guard let fresh = snapshot.schedules.first(where: { $0.id == item.id }), fresh.status == .pending else { return nil }
+                let current = snapshot
+                let status: ScheduledPublish.Status
+                if let revision = current.current, revision.number > (fresh.base ?? 0),
+                   ManifestStore.canonicallyEqual(fresh.routes, revision.routes), revision.author == fresh.author, revision.message == fresh.message {
+                    // Published by this schedule before a crash kept its status from being written.
+                    status = .fired(revision: revision.number)
+                } else if fresh.base != current.current?.number {
+                    status = .skipped(reason: "Revision \(current.current?.number ?? 0) was published after revision \(fresh.base ?? 0), "
+                        + "which this publish was scheduled on; schedule it again on top of the current revision.")
+                } else {
+                    let report = checked.report(for: fresh.routes, against: current, now: now)
+                    if !report.isValid {
+                        let first = report.errors.first.map { " The first: \($0.path): \($0.message)" } ?? ""
+                        status = .skipped(reason: "The routes no longer validate against the schemas registered now (\(report.errors.count) error(s)).\(first)")
+                    } else {
+                        switch try publishLocked(routes: fresh.routes, base: fresh.base, author: fresh.author, message: fresh.message,
+                                                 restores: nil, checked: checked, now: now) {
+                        case .published(let revision), .unchanged(let revision): status = .fired(revision: revision.number)
+                        case .invalid(let again): status = .skipped(reason: "The routes no longer validate (\(again.errors.count) error(s)).")
+                        case .staleBase(let number): status = .skipped(reason: "Revision \(number ?? 0) was published since.")
+                        case .unknownRevision: status = .skipped(reason: "Nothing to publish.")
+                        }
+                    }
+                }
+                return try setStatus(of: fresh, to: status, action: "fireSchedule", actor: fresh.author, now: now)
+            }
+            if let result { changed.append(result) }
+        }
+        return changed
+    }
+
+    /// Writes the schedule's new status durably with its audit entry. Under the writer lock.
+    private func setStatus(of item: ScheduledPublish, to status: ScheduledPublish.Status, action: String, actor: String,
+                           now: Date) throws(StoreError) -> ScheduledPublish {
+        var updated = item
+        updated.status = status
+        updated.changed = Timestamp.parse(Timestamp.format(now)) ?? now
+        try writeAudited(updated.record.encoded, "schedules", ScheduledPublish.fileName(item.id), replacing: true,
+                         Self.scheduleAudit(updated, action: action, actor: actor), time: now)
+        state.withLock { snapshot in
+            if let index = snapshot.schedules.firstIndex(where: { $0.id == item.id }) { snapshot.schedules[index] = updated }
+        }
+        changes.add(1, ordering: .releasing)
+        return updated
+    }
+
+    static func scheduleAudit(_ item: ScheduledPublish, action: String, actor: String) -> [String: JSONValue] {
+        var entry: [String: JSONValue] = ["action": .string(action), "actor": .string(actor),
+                                          "outcome": item.status.name == "skipped" ? "skipped" : "ok",
+                                          "schedule": .int(item.id), "status": .string(item.status.name), "at": .string(Timestamp.format(item.at))]
+        switch item.status {
+        case .fired(let revision): entry["revision"] = .int(revision)
+        case .skipped(let reason): entry["reason"] = .string(reason)
+        case .pending, .cancelled: break
+        }
+        return entry
+    }
+
+    /// Start-up: the newest schedule change is the only one a crash can have left without
+    /// its audit entry (each is audited before the next change begins). The log's tail is
+    /// read back to that change's time; if no entry for that schedule and status is there,
+    /// a `recovered` one is added.
+    func repairScheduleAudit(_ report: inout OpenReport) throws(StoreError) {
+        guard let newest = snapshot.schedules.max(by: { ($0.changed, $0.id) < ($1.changed, $1.id) }) else { return }
+        var found = false
+        if directory.exists(Self.auditLog) {
+            let since = newest.changed.addingTimeInterval(-2)
+            try onDisk { () throws(IOError) in
+                try directory.scanBackwards(Self.auditLog) { line in
+                    guard let entry = try? JSONParser().parse(line) else { return true }
+                    if entry["schedule"]?.intValue == newest.id, entry["status"]?.stringValue == newest.status.name { found = true; return false }
+                    if let time = entry["time"]?.stringValue.flatMap(Timestamp.parse), time < since { return false }
+                    return true
+                }
+            }
+        }
+        guard !found else { return }
+        let action = switch newest.status {
+        case .pending: "schedule"
+        case .cancelled: "cancelSchedule"
+        case .fired, .skipped: "fireSchedule"
+        }
+        var entry = Self.scheduleAudit(newest, action: action, actor: newest.author)
+        entry["recovered"] = true
+        try appendAudit(entry, time: newest.changed)
+        report.recoveredAuditEntries += 1
+    }
+}
