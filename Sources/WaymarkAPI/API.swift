@@ -1,4 +1,5 @@
 import Dispatch
+import Foundation
 import HTTPServer
 import LinkChecks
 import ManifestStore
@@ -32,7 +33,7 @@ public final class API: Sendable {
     static let groups: [any EndpointGroup.Type] = [
         HealthEndpoints.self, ManifestEndpoints.self, RevisionEndpoints.self, PublishingEndpoints.self,
         SchemaEndpoints.self, PreviewEndpoints.self, AssociatedDomainEndpoints.self, TelemetryEndpoints.self,
-        ReplicationEndpoints.self, MetricsEndpoints.self, DashboardEndpoints.self,
+        ReplicationEndpoints.self, MetricsEndpoints.self, DashboardEndpoints.self, ScheduleEndpoints.self,
     ]
 
     let context: APIContext
@@ -57,6 +58,35 @@ public final class API: Sendable {
     /// What every route declares: access, body limit, mode.
     public func routes() throws(RouterError) -> [RouteDeclaration] {
         try registry().declarations
+    }
+
+    /// Fires scheduled publishes whose time has come: at once (those a stopped daemon
+    /// missed), then every second, off the event loops. Only on a primary: a follower
+    /// mirrors the revisions a schedule publishes. `now` is for tests.
+    public func startScheduling(every interval: Double = 1, now: @escaping @Sendable () -> Date = { Date() }) {
+        guard context.options.follower == nil else { return }
+        let context = context
+        let ticker = Ticker(every: interval, on: DispatchQueue(label: "waymark.schedules", qos: .utility)) {
+            guard let changed = try? context.store.fireDueSchedules(now: now()) else { return }
+            for item in changed {
+                switch item.status {
+                case .fired: context.schedulesFired.add(1, ordering: .relaxed); context.publishes.add(1, ordering: .relaxed)
+                case .skipped: context.schedulesSkipped.add(1, ordering: .relaxed)
+                case .pending, .cancelled: break
+                }
+            }
+        }
+        context.scheduling.withLock { running in
+            running?.cancel()
+            running = ticker
+        }
+    }
+
+    public func stopScheduling() {
+        context.scheduling.withLock { running in
+            running?.cancel()
+            running = nil
+        }
     }
 
     private func registry() throws(RouterError) -> EndpointRegistry {

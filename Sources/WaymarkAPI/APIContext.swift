@@ -25,6 +25,11 @@ final class APIContext: Sendable {
     let telemetryRejected = Atomic<UInt64>(0)
     /// Revisions published (rollbacks included) since start.
     let publishes = Atomic<UInt64>(0)
+    /// Scheduled publishes fired, and skipped (they no longer validated, or their base moved), since start.
+    let schedulesFired = Atomic<UInt64>(0)
+    let schedulesSkipped = Atomic<UInt64>(0)
+    /// The primary's look at due schedules, once a second (`API.startScheduling`).
+    let scheduling = Mutex<Ticker?>(nil)
     /// Problems the link checks reported, since start.
     let linkFindings = Atomic<UInt64>(0)
     /// Requests by route and status with latency, filled by the `HTTPServer` serving the API.
@@ -68,4 +73,19 @@ final class APIContext: Sendable {
             body(findings)
         }
     }
+}
+
+/// A repeating Dispatch timer, owned by one holder that cancels it (Dispatch sources are
+/// thread-safe; the type is not marked `Sendable`).
+final class Ticker: @unchecked Sendable {
+    private let timer: DispatchSourceTimer
+
+    init(every interval: Double, on queue: DispatchQueue, _ body: @escaping @Sendable () -> Void) {
+        timer = DispatchSource.makeTimerSource(queue: queue)
+        timer.schedule(deadline: .now(), repeating: interval, leeway: .milliseconds(100))
+        timer.setEventHandler(handler: body)
+        timer.resume()
+    }
+
+    func cancel() { timer.cancel() }
 }

@@ -93,6 +93,11 @@ struct PublishingEndpoints: EndpointGroup {
 
     /// The revision number `If-Match` names (nil: `If-None-Match: *`, publishing the first revision).
     private func base(_ request: HTTPRequest) throws(Refusal) -> Int? {
+        try Self.base(request, context: context)
+    }
+
+    /// The revision number `If-Match` names (nil: `If-None-Match: *`): publishing and scheduling alike.
+    static func base(_ request: HTTPRequest, context: APIContext) throws(Refusal) -> Int? {
         let ifMatch = request.head.headers.values("If-Match")
         if ifMatch.isEmpty {
             if request.head.headers["If-None-Match"]?.trimmingCharacters(in: .whitespaces) == "*" { return nil }

@@ -226,7 +226,10 @@ enum ServeCommand {
         server.shutdownOnSignals {
             FileHandle.standardError.write(Data("waymark: stopping: finishing requests in flight\n".utf8))
         }
+        // Scheduled publishes: the ones missed while stopped fire now, the rest at their time.
+        service.startScheduling()
         server.wait()
+        service.stopScheduling()
         follower?.stop()
         telemetry.close()
         // The refusals of the minute under way, which its timer would have written.

@@ -121,6 +121,7 @@ public final class LiveService {
     }
 
     deinit {
+        api.stopScheduling()
         server?.shutdown()
         server?.wait()
         telemetry.close()

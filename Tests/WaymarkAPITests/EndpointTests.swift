@@ -6,6 +6,7 @@ import WaymarkAPI
 import ManifestStore
 import RouteEngine
 import Telemetry
+import Synchronization
 import Testing
 import TestSupport
 
@@ -14,6 +15,13 @@ func publishBody(extraRoute id: String, message: String = "m") -> String {
     routes.append(["id": .string(id), "patterns": [.string("/campaign/\(id)")], "destination": "home", "owner": "marketing"])
     document["routes"] = .array(routes)
     return JSONValue.object(["message": .string(message), "routes": .object(document)]).serialized()
+}
+
+/// A schedule of the storefront routes with one more campaign route, at `at`.
+func scheduleBody(extraRoute id: String, at: Date, message: String = "scheduled") -> String {
+    guard case .object(var body) = try? JSONParser().parse(publishBody(extraRoute: id, message: message)) else { return "" }
+    body["at"] = .string(Timestamp.format(at))
+    return JSONValue.object(body).serialized()
 }
 
 /// A telemetry batch from iOS 5.3.0 on revision 1; each event gets `"ts"` of now unless it has one.
@@ -45,6 +53,10 @@ struct EndpointTests {
         ("GET", "/v1/replication/schemas/ios/5.3.0", .replication, "", nil, 200),
         ("GET", "/v1/replication/tokens", .replication, "", nil, 200),
         ("POST", "/v1/replication/telemetry", .replication, "not a forward", nil, 400),
+        ("POST", "/v1/schedules", .routesPublish, scheduleBody(extraRoute: "table", at: Date().addingTimeInterval(3_600)), "\"rev-1\"", 201),
+        ("GET", "/v1/schedules", .manifestRead, "", nil, 200),
+        ("GET", "/v1/schedules/1", .manifestRead, "", nil, 404),
+        ("DELETE", "/v1/schedules/1", .routesPublish, "", nil, 404),
         ("PUT", "/v1/schemas/ios/5.3.0", .schemasWrite, String(decoding: try! Data(contentsOf: Fixtures.repositoryRoot.appendingPathComponent("manifests/storefront/schema-ios-5.3.0.json")), as: UTF8.self), nil, 200),
     ]
 
@@ -78,6 +90,8 @@ struct EndpointTests {
         "GET /v1/replication/state replication", "GET /v1/replication/revisions/:number replication",
         "GET /v1/replication/schemas/:platform/:version replication", "GET /v1/replication/tokens replication",
         "POST /v1/replication/telemetry replication",
+        "POST /v1/schedules routes:publish", "GET /v1/schedules manifest:read", "GET /v1/schedules/:id manifest:read",
+        "DELETE /v1/schedules/:id routes:publish",
     ]
 
     /// Each route says at registration who may call it, and every route that needs a token
@@ -177,6 +191,47 @@ struct EndpointTests {
         #expect(refusals == ["staleBase", "invalid"], "refused publishes are audited; malformed requests never reach the store")
         let diff = harness.call("GET", "/v1/revisions/1/diff/2", token: harness.tokens[.manifestRead]!).json
         #expect(diff["added"] == ["a"] && diff["removed"] == [] && diff["changed"] == [])
+    }
+
+    @Test("Scheduled publishing over the API: scheduled, listed, fired by the primary's look at its time, cancelled, refused")
+    func schedules() throws {
+        let harness = try LiveService(transport: .inProcess)
+        let (publish, read) = (harness.tokens[.routesPublish]!, harness.tokens[.manifestRead]!)
+        let clock = Mutex(Date())
+        let at = Date().addingTimeInterval(3_600)
+        let created = harness.call("POST", "/v1/schedules", token: publish, headers: [("If-Match", "\"rev-1\"")],
+                                   body: scheduleBody(extraRoute: "nine", at: at, message: "At nine"))
+        #expect(created.status == 201 && created.json["status"] == "pending" && created["Location"] == "/v1/schedules/1", "\(created.text)")
+        let other = harness.call("POST", "/v1/schedules", token: publish, headers: [("If-Match", "\"rev-1\"")],
+                                 body: scheduleBody(extraRoute: "ten", at: at.addingTimeInterval(3_600)))
+        #expect(other.status == 201)
+        // Refusals, nothing stored.
+        #expect(harness.call("POST", "/v1/schedules", token: publish, headers: [("If-Match", "\"rev-1\"")],
+                             body: scheduleBody(extraRoute: "past", at: Date().addingTimeInterval(-60))).errorCode == "badTime")
+        #expect(harness.call("POST", "/v1/schedules", token: publish, headers: [("If-Match", "\"rev-9\"")],
+                             body: scheduleBody(extraRoute: "stale", at: at)).status == 412)
+        #expect(harness.call("POST", "/v1/schedules", token: publish, headers: [("If-Match", "\"rev-1\"")],
+                             body: #"{"at": "\#(Timestamp.format(at))", "routes": {"format": "waymark.routes/1", "app": "storefront", "routes": [{"id": "x"}]}}"#).status == 422)
+        #expect(harness.call("GET", "/v1/schedules", token: read).json["schedules"]?.arrayValue?.count == 2)
+        #expect(harness.call("GET", "/v1/schedules/1", token: read).json["routes"]?["routes"]?.arrayValue?.count == 11)
+        // Cancel the second; again is a conflict.
+        #expect(harness.call("DELETE", "/v1/schedules/2", token: publish).json["status"] == "cancelled")
+        #expect(harness.call("DELETE", "/v1/schedules/2", token: publish).errorCode == "notPending")
+        // The look fires the first once the clock passes its time.
+        harness.api.startScheduling(every: 0.02) { clock.withLock { $0 } }
+        Thread.sleep(forTimeInterval: 0.1)
+        #expect(harness.store.snapshot.revisions.count == 1, "not before its time")
+        clock.withLock { $0 = at.addingTimeInterval(1) }
+        var fired = false
+        for _ in 0..<500 where !fired {
+            fired = harness.call("GET", "/v1/schedules/1", token: read).json["status"] == "fired"
+            if !fired { Thread.sleep(forTimeInterval: 0.01) }
+        }
+        #expect(fired)
+        #expect(harness.store.snapshot.current?.number == 2 && harness.store.snapshot.current?.message == "At nine")
+        #expect(harness.call("GET", "/v1/schedules/1", token: read).json["revision"] == 2)
+        let metrics = harness.call("GET", "/metrics", token: harness.tokens[.telemetryRead]!).text
+        #expect(metrics.contains("waymark_schedules_fired_total 1") && metrics.contains("waymark_schedules_pending 0"))
     }
 
     @Test("Any cohort gets the current revision while no rollout runs: the same bytes and ETag")

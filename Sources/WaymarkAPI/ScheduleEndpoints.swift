@@ -1,0 +1,101 @@
+import CivilDate
+import Foundation
+import HTTPCore
+import HTTPServer
+import ManifestStore
+import RouteEngine
+
+/// Scheduled publishing (scope `routes:publish` to schedule and cancel, `manifest:read` to
+/// look): `POST /v1/schedules`, `GET /v1/schedules`, `GET /v1/schedules/:id`,
+/// `DELETE /v1/schedules/:id`. The primary fires them (`API.startScheduling`).
+struct ScheduleEndpoints: EndpointGroup {
+    let context: APIContext
+
+    func register(on registry: inout EndpointRegistry) throws(RouterError) {
+        try registry.addOffLoop("POST", "/v1/schedules", .scope(.routesPublish, action: "schedule"),
+                                maximumBody: context.options.maximumDocumentBytes) { request, call throws(Refusal) in try schedule(request, call) }
+        try registry.add("GET", "/v1/schedules", .scope(.manifestRead, action: "readSchedules")) { _, _ in list() }
+        try registry.add("GET", "/v1/schedules/:id", .scope(.manifestRead, action: "readSchedule")) { _, call throws(Refusal) in
+            try one(call)
+        }
+        try registry.addOffLoop("DELETE", "/v1/schedules/:id", .scope(.routesPublish, action: "cancelSchedule"), maximumBody: 0) {
+            _, call throws(Refusal) in try cancel(call)
+        }
+    }
+
+    /// `{"at": RFC 3339, "message": "…", "routes": {…routes document…}}` with `If-Match` as for a publish.
+    private func schedule(_ request: HTTPRequest, _ call: RouteCall) throws(Refusal) -> HTTPResponse {
+        try context.requirePrimary()
+        let base = try PublishingEndpoints.base(request, context: context)
+        guard let json = try? JSONParser().parse(request.body), case .object(let object) = json else {
+            throw Refusal(.badRequest, "badJSON", "The body must be a JSON object: {\"at\": \"2026-12-01T09:00:00Z\", \"message\": \"…\", \"routes\": {…}}.")
+        }
+        let unknown = Set(object.keys).subtracting(["at", "message", "routes"])
+        guard unknown.isEmpty else { throw Refusal(.badRequest, "unknownField", "Unknown field(s): \(unknown.sorted().joined(separator: ", ")).") }
+        guard let atText = object["at"]?.stringValue, let at = Timestamp.parse(atText) else {
+            throw Refusal(.badRequest, "badTime", "at must be an RFC 3339 time such as 2026-12-01T09:00:00Z.")
+        }
+        if let message = object["message"], message.stringValue == nil { throw Refusal(.badRequest, "badMessage", "message must be a string.") }
+        let message = object["message"]?.stringValue ?? ""
+        guard message.utf8.count <= 2_000 else { throw Refusal(.badRequest, "badMessage", "message is limited to 2,000 bytes.") }
+        guard let routes = object["routes"] else { throw Refusal(.badRequest, "missingRoutes", "The body needs the routes document under \"routes\".") }
+        let outcome: ScheduleOutcome
+        do throws(StoreError) {
+            outcome = try context.store.schedule(routes: routes.serializedBytes(pretty: true), at: at, base: base, author: call.actor, message: message)
+        } catch {
+            throw Refusal.storeFailed(error, "The schedule could not be stored", "Nothing was scheduled.")
+        }
+        switch outcome {
+        case .scheduled(let item):
+            return APIResponse.json(item.json, status: .created, headers: [("Location", "/v1/schedules/\(item.id)")])
+        case .invalid(let report):
+            throw Refusal(.unprocessableContent, "invalidRoutes",
+                          "The routes fail validation (\(report.errors.count) error(s)); nothing was scheduled.", details: report.json)
+        case .staleBase(let current):
+            throw Refusal(.preconditionFailed, "staleBase",
+                          "Revision \(current.map(String.init) ?? "none") is current, not the one named; schedule on top of it.",
+                          details: ["current": current.map(JSONValue.int) ?? .null])
+        case .badTime(let message):
+            throw Refusal(.badRequest, "badTime", message)
+        }
+    }
+
+    private func list() -> HTTPResponse {
+        APIResponse.json(["schedules": .array(context.store.snapshot.schedules.map(\.json))])
+    }
+
+    private func found(_ text: String) throws(Refusal) -> ScheduledPublish {
+        guard text.utf8.allSatisfy({ (48...57).contains($0) }), let id = Int(text), id >= 1 else {
+            throw Refusal(.badRequest, "badSchedule", "A schedule id is a positive integer, not \"\(text.prefix(20))\".")
+        }
+        guard let item = context.store.snapshot.schedules.first(where: { $0.id == id }) else {
+            throw Refusal(.notFound, "unknownSchedule", "There is no schedule \(id).")
+        }
+        return item
+    }
+
+    /// One schedule, with its routes document.
+    private func one(_ call: RouteCall) throws(Refusal) -> HTTPResponse {
+        let item = try found(call["id"])
+        guard case .object(var object) = item.json else { return APIResponse.json(item.json) }
+        object["routes"] = (try? JSONParser().parse(item.routes)) ?? .null
+        return APIResponse.json(.object(object))
+    }
+
+    private func cancel(_ call: RouteCall) throws(Refusal) -> HTTPResponse {
+        try context.requirePrimary()
+        let item = try found(call["id"])
+        let outcome: CancelOutcome
+        do throws(StoreError) {
+            outcome = try context.store.cancelSchedule(item.id, actor: call.actor)
+        } catch {
+            throw Refusal.storeFailed(error, "The schedule could not be cancelled", "Nothing changed.")
+        }
+        switch outcome {
+        case .cancelled(let cancelled): return APIResponse.json(cancelled.json)
+        case .unknownSchedule(let id): throw Refusal(.notFound, "unknownSchedule", "There is no schedule \(id).")
+        case .notPending(let ended):
+            throw Refusal(.conflict, "notPending", "Schedule \(ended.id) is \(ended.status.name), not pending; nothing changed.", details: ended.json)
+        }
+    }
+}
