@@ -16,6 +16,9 @@ public enum CLI {
           publish    Publish a routes file to a server (validated there first)
           revisions  List a server's revisions
           rollback   Publish an earlier revision's routes again, as a new revision
+          schedule   Schedule a routes file to be published at a time
+          schedules  List a server's scheduled publishes
+          unschedule Cancel a pending scheduled publish
           health     Ask a running daemon whether it is alive or ready (container health checks)
           validate   Check a routes file against one or more app schemas
           resolve    Show how one link resolves for an app build
@@ -54,6 +57,12 @@ public enum CLI {
                 return try RemoteCommands.revisions(rest, environment: environment, output: &output)
             case "rollback":
                 return try RemoteCommands.rollback(rest, environment: environment, output: &output)
+            case "schedule":
+                return try ScheduleCommands.schedule(rest, environment: environment, output: &output)
+            case "schedules":
+                return try ScheduleCommands.list(rest, environment: environment, output: &output)
+            case "unschedule":
+                return try ScheduleCommands.cancel(rest, environment: environment, output: &output)
             case "health":
                 return try HealthCommand.run(rest, output: &output)
             default:

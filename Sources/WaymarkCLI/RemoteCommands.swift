@@ -123,7 +123,7 @@ enum RemoteCommands {
     }
 
     /// `If-Match` for `--base N`, else for the current revision (`If-None-Match: *` when there is none).
-    private static func base(_ parsed: Arguments, _ client: APIClient) throws(CLIError) -> [String: String] {
+    static func base(_ parsed: Arguments, _ client: APIClient) throws(CLIError) -> [String: String] {
         if let text = parsed.last("--base") {
             guard let number = Int(text), number >= 1 else { throw .invalidValue(option: "--base", value: text, expected: "a revision number") }
             return ["If-Match": "\"rev-\(number)\""]

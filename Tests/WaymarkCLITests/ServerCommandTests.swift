@@ -1,3 +1,4 @@
+import CivilDate
 import Foundation
 import ManifestStore
 import RouteEngine
@@ -82,6 +83,25 @@ struct ServerCommandTests {
         #expect(lines.count == 4 && lines[1].hasPrefix("*  3") && lines[3].contains("seed"), "\(listing.out)")
         let json = try JSONParser().parse(waymark(environment: environment, "revisions", "--json", "--server", service.url).out)
         #expect(json["current"] == 3)
+    }
+
+    @Test("waymark schedule, schedules and unschedule against a live server")
+    func scheduleCommands() throws {
+        let service = try LiveService()
+        let environment = ["WAYMARK_SERVER": service.url, "WAYMARK_TOKEN": service.tokens[.routesPublish]!]
+        let campaign = temporaryFile(String(decoding: routesWithCampaign("nine"), as: UTF8.self))
+        let at = Timestamp.format(Date().addingTimeInterval(3_600))
+        let scheduled = waymark(environment: environment, "schedule", campaign, "--at", at, "--message", "At nine")
+        #expect(scheduled.code == .success && scheduled.out.contains("Scheduled 1: ") && scheduled.out.contains("on top of revision 1"), "\(scheduled.err)")
+        let past = waymark(environment: environment, "schedule", campaign, "--at", "2020-01-01T00:00:00Z")
+        #expect(past.code == .invalid && past.err.contains("badTime"))
+        #expect(waymark(environment: environment, "schedule", campaign, "--at", "tomorrow").code == .usage)
+        let listed = waymark(environment: ["WAYMARK_SERVER": service.url, "WAYMARK_TOKEN": service.tokens[.manifestRead]!], "schedules")
+        #expect(listed.code == .success && listed.out.contains("pending") && listed.out.contains("At nine"), "\(listed.out)")
+        #expect(waymark(environment: environment, "unschedule", "1").out.contains("Cancelled schedule 1."))
+        let again = waymark(environment: environment, "unschedule", "1")
+        #expect(again.code == .invalid && again.err.contains("notPending"))
+        #expect(service.store.snapshot.schedules.first?.status == .cancelled(by: "routes:publish"))
     }
 
     @Test func remoteCommandsExplainTokenAndServerProblems() throws {
