@@ -57,8 +57,9 @@ test-live: build
 	bash Tests/Scripts/http-live.sh
 	bash Tests/Scripts/slow-clients.sh
 
-# Publishes and registers schemas while the daemon is SIGKILLed at random moments (fixed
-# seed), 60 times; every acknowledged change must survive each restart.
+# Publishes, registers schemas and schedules publishes while the daemon is SIGKILLed at
+# random moments (fixed seed), 60 times; every acknowledged change must survive each
+# restart, a fired schedule must name its own revision, and none past its time stays pending.
 CRASH_KILLS ?= 60
 test-crash: build
 	bash Tests/Scripts/install-packages.sh python3=python3

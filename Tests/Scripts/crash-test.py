@@ -1,9 +1,13 @@
 #!/usr/bin/env python3
 """SIGKILL crash test of `waymark serve`'s store.
 
-Publishes revisions and registers schemas from two client threads while the daemon is
-killed with SIGKILL at random moments, KILLS times. After every restart it checks:
+Publishes revisions, registers schemas and schedules publishes a moment ahead from client
+threads while the daemon is killed with SIGKILL at random moments, KILLS times (so some
+kills land while a schedule fires). After every restart it checks:
   - every 201 the daemon answered is still there, with the same content hash;
+  - every schedule answered 201 is still there; each one that fired names a revision
+    whose routes, author and message are its own; none whose time has passed stays
+    pending once the daemon has started (a missed one fires at start);
   - the daemon started at all (it verifies every stored hash and refuses a damaged store),
     every revision and manifest it serves parses, revisions are numbered without gaps;
   - no temporary files are left in the data directory after start;
@@ -92,6 +96,61 @@ def writer_publish(port, token, acked, stop, routes, counter):
                 fail("publish answered %d: %s" % (status, answer))
         except (OSError, http.client.HTTPException, ValueError):
             return  # the daemon was killed: whatever was not answered was not acknowledged
+
+
+def writer_schedule(port, token, acked, stop, routes, counter, rng):
+    """Schedules publishes a moment ahead on the current revision; records each 201."""
+    while not stop.is_set():
+        try:
+            status, answer = call(port, token, "GET", "/v1/revisions")
+            base = answer["current"]
+            counter[0] += 1
+            document = json.loads(json.dumps(routes))
+            document["routes"].append({"id": "sched-%d" % counter[0], "patterns": ["/sched/%d" % counter[0]],
+                                       "destination": "home", "owner": "crash-test"})
+            at = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + rng.uniform(1.0, 2.5)))
+            status, answer = call(port, token, "POST", "/v1/schedules",
+                                  {"at": at, "message": "scheduled %d" % counter[0], "routes": document},
+                                  {"If-Match": '"rev-%d"' % base, "Content-Type": "application/json"})
+            if status == 201:
+                acked["schedules"][answer["id"]] = document
+            elif status not in (412, 400):  # the base moved, or the second turned while asking
+                fail("scheduling answered %d: %s" % (status, answer))
+            time.sleep(0.05)
+        except (OSError, http.client.HTTPException, ValueError):
+            return
+
+
+def verify_schedules(daemon, acked):
+    """Acknowledged schedules are all there; fired ones name their own revision; none overdue stays pending."""
+    deadline = time.time() + 10
+    while True:
+        status, answer = call(daemon.port, daemon.token, "GET", "/v1/schedules")
+        if status != 200:
+            fail("schedules answered %d: %s" % (status, answer))
+        schedules = {item["id"]: item for item in answer["schedules"]}
+        overdue = [item for item in schedules.values() if item["status"] == "pending"
+                   and time.mktime(time.strptime(item["at"], "%Y-%m-%dT%H:%M:%SZ")) - time.timezone < time.time() - 2]
+        if not overdue or time.time() > deadline:
+            break
+        time.sleep(0.1)
+    if overdue:
+        fail("schedules past their time are still pending after the start: %s" % [item["id"] for item in overdue])
+    if sorted(schedules) != list(range(1, len(schedules) + 1)):
+        fail("schedules are not numbered 1…n: %s" % sorted(schedules))
+    for number in acked["schedules"]:
+        if number not in schedules:
+            fail("schedule %d was acknowledged but the restarted daemon does not have it" % number)
+    fired = 0
+    for item in schedules.values():
+        if item["status"] != "fired":
+            continue
+        fired += 1
+        status, revision = call(daemon.port, daemon.token, "GET", "/v1/revisions/%d" % item["revision"])
+        status2, scheduled = call(daemon.port, daemon.token, "GET", "/v1/schedules/%d" % item["id"])
+        if status != 200 or status2 != 200 or revision["routes"] != scheduled["routes"] or revision["message"] != item["message"]:
+            fail("schedule %d says it fired as revision %d, which is not its routes and message" % (item["id"], item["revision"]))
+    return len(schedules), fired
 
 
 def writer_schemas(port, token, acked, stop, schema_text, counter):
@@ -225,10 +284,10 @@ def main():
         schema_text = handle.read()
     work = tempfile.mkdtemp(prefix="waymark-crash-")
     data = os.path.join(work, "data")
-    acked = {"revisions": {}, "schemas": {}}
+    acked = {"revisions": {}, "schemas": {}, "schedules": {}}
     telemetry = {"lock": threading.Lock(), "next": 0, "sent": set(), "acked": set()}
     origin = int(time.time()) // 60 * 60 - 120
-    publish_counter, schema_counter = [0], [0]
+    publish_counter, schema_counter, schedule_counter = [0], [0], [0]
     token = None
     started = time.time()
     try:
@@ -241,9 +300,14 @@ def main():
             if acked["revisions"] or kill > 1:
                 verify(daemon, data, acked)
                 verify_telemetry(daemon, telemetry, origin)
+                verify_schedules(daemon, acked)
             stop = threading.Event()
-            writers = [threading.Thread(target=writer_publish, args=(daemon.port, token, acked, stop, routes, publish_counter)),
-                       threading.Thread(target=writer_schemas, args=(daemon.port, token, acked, stop, schema_text, schema_counter))]
+            # Every third round publishes nothing by hand, so schedules keep their base and fire.
+            writers = [threading.Thread(target=writer_publish, args=(daemon.port, token, acked, stop, routes, publish_counter))
+                       ] if kill % 3 else []
+            writers += [threading.Thread(target=writer_schemas, args=(daemon.port, token, acked, stop, schema_text, schema_counter)),
+                       threading.Thread(target=writer_schedule, args=(daemon.port, token, acked, stop, routes, schedule_counter,
+                                                                      random.Random(rng.random())))]
             writers += [threading.Thread(target=writer_telemetry, args=(daemon.port, token, telemetry, stop, origin)) for _ in range(3)]
             for writer in writers:
                 writer.start()
@@ -258,13 +322,15 @@ def main():
         daemon.token = token
         revisions, schemas = verify(daemon, data, acked)
         batches, counted = verify_telemetry(daemon, telemetry, origin)
+        schedules, fired = verify_schedules(daemon, acked)
         daemon.process.terminate()
         daemon.process.wait()
         print("crash-test: %d SIGKILLs in %.0f s; %d revisions and %d schema registrations acknowledged, all present after "
               "every restart (%d revisions, %d schemas stored); no temporary files left; audit log whole; "
-              "%d telemetry batches acknowledged, each counted exactly once (%d counted, %d of them in flight at a kill)"
+              "%d telemetry batches acknowledged, each counted exactly once (%d counted, %d of them in flight at a kill); "
+              "%d schedules acknowledged, all present (%d stored, %d fired as their own revision, none overdue left pending)"
               % (kills, time.time() - started, len(acked["revisions"]), len(acked["schemas"]), revisions, schemas,
-                 batches, counted, counted - batches))
+                 batches, counted, counted - batches, len(acked["schedules"]), schedules, fired))
     finally:
         # A failed check exits through here: leave no daemon behind.
         for process in RUNNING:
