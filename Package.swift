@@ -31,7 +31,7 @@ let package = Package(
         .target(name: "CSystemShim"),
         .target(name: "HTTPServer", dependencies: ["HTTPCore", "CivilDate", "CSystemShim", "SystemIO"]),
         // Durable revisions, schemas and the audit log in a data directory.
-        .target(name: "ManifestStore", dependencies: ["RouteEngine", "CivilDate", "Hashing", "SystemIO"]),
+        .target(name: "ManifestStore", dependencies: ["RouteEngine", "CivilDate", "Hashing", "SystemIO", "Rollout"]),
         // The HTTP API of `waymark serve`: endpoints, tokens and scopes, cached manifests.
         .target(name: "WaymarkAPI", dependencies: ["ManifestStore", "Telemetry", "HTTPServer", "HTTPCore", "RouteEngine", "Hashing", "LinkChecks", "Replication", "CivilDate", "SystemIO"],
                 resources: [.embedInCode("Resources/dashboard.html")]),
@@ -75,7 +75,7 @@ let package = Package(
         .testTarget(name: "HashingTests", dependencies: ["Hashing"]),
         .testTarget(name: "TelemetryTests", dependencies: ["Telemetry", "SystemIO", "TestSupport", "CivilDate"]),
         .testTarget(name: "WaymarkAPITests", dependencies: ["WaymarkAPI", "ManifestStore", "Telemetry", "HTTPServer", "HTTPCore", "RouteEngine", "Hashing", "LinkChecks", "Replication", "SystemIO", "TestSupport", "CivilDate"]),
-        .testTarget(name: "ManifestStoreTests", dependencies: ["ManifestStore", "RouteEngine", "TestSupport"]),
+        .testTarget(name: "ManifestStoreTests", dependencies: ["ManifestStore", "RouteEngine", "Rollout", "TestSupport"]),
         .testTarget(name: "LinkChecksTests", dependencies: ["LinkChecks", "RouteEngine", "TestSupport"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "HTTPCore", "SystemIO", "TestSupport"]),
     ],

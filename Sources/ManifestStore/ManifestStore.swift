@@ -1,5 +1,6 @@
 import CivilDate
 import Foundation
+import Rollout
 import Hashing
 import RouteEngine
 import Synchronization
@@ -18,6 +19,37 @@ public struct Revision: Hashable, Sendable {
     public let routes: [UInt8]
     /// For a rollback: the revision whose routes this republishes.
     public let restores: Int?
+    /// Set when it was published as a rollout's candidate: the stable revision and the steps.
+    public var rollout: RolloutStart? = nil
+}
+
+/// How a candidate revision's rollout began: kept in the revision's own record, so that
+/// storing the candidate and starting its rollout are one durable write.
+public struct RolloutStart: Hashable, Sendable {
+    public let stable: Int
+    public let steps: [RolloutStep]
+
+    public init(stable: Int, steps: [RolloutStep]) {
+        self.stable = stable
+        self.steps = steps
+    }
+
+    var json: JSONValue {
+        ["stable": .int(stable), "steps": .array(steps.map { step in
+            ["percent": .int(step.percent), "minimumDuration": .int(Int(step.minimumDuration)), "minimumResolutions": .int(step.minimumResolutions)]
+        })]
+    }
+
+    static func from(_ json: JSONValue?) -> RolloutStart? {
+        guard let json, let stable = json["stable"]?.intValue, let steps = json["steps"]?.arrayValue else { return nil }
+        let parsed = steps.compactMap { step -> RolloutStep? in
+            guard let percent = step["percent"]?.intValue, let duration = step["minimumDuration"]?.intValue,
+                  let resolutions = step["minimumResolutions"]?.intValue else { return nil }
+            return RolloutStep(percent: percent, minimumDuration: TimeInterval(duration), minimumResolutions: resolutions)
+        }
+        guard parsed.count == steps.count, RolloutState.validate(parsed) == nil else { return nil }
+        return RolloutStart(stable: stable, steps: parsed)
+    }
 }
 
 /// Which app build a schema describes.
@@ -56,7 +88,23 @@ public struct StoreSnapshot: Sendable {
     /// Scheduled publishes, ascending by id, whatever their status.
     public internal(set) var schedules: [ScheduledPublish] = []
 
-    public var current: Revision? { revisions.last }
+    /// The revision every build is served (and publishes are based on): the newest,
+    /// unless the newest is a rollout's candidate that has not completed — then the
+    /// rollout's stable revision (`docs/rollouts.md`).
+    public var current: Revision? {
+        guard let newest = revisions.last else { return nil }
+        if let rollout, rollout.candidate == newest.number, rollout.status != .completed { return revision(rollout.stable) }
+        return newest
+    }
+    /// The newest rollout: its candidate's state (running, paused, tripped, aborted,
+    /// completed), or nil when no revision was ever a candidate.
+    public internal(set) var rollout: RolloutState?
+
+    /// The rollout still splitting cohorts (running or paused), if any.
+    public var activeRollout: RolloutState? {
+        guard let rollout, rollout.status.isActive, rollout.candidate == revisions.last?.number else { return nil }
+        return rollout
+    }
     /// The app this data directory serves: fixed by its first schema.
     public var app: String? { schemas.values.first?.schema.app }
 
@@ -79,6 +127,9 @@ public enum PublishOutcome: Sendable {
     /// `base` is not the current revision: someone else published first.
     case staleBase(current: Int?)
     case unknownRevision(Int)
+    /// A rollout of this candidate is running or paused: it ends (completes, trips or is
+    /// aborted) before anything else is published.
+    case rolloutInProgress(candidate: Int)
 }
 
 public enum SchemaOutcome: Sendable {
@@ -173,6 +224,7 @@ public final class ManifestStore: Sendable {
             }
             snapshot.revisions.append(try loadRevision(directory, name, number: index + 1))
         }
+        snapshot.rollout = try loadRollout(directory, revisions: snapshot.revisions)
         for (index, name) in try onDisk({ () throws(IOError) in try directory.list("schedules") }).enumerated() {
             let relative = "schedules/" + name
             guard Int(name) == index + 1 else {
@@ -189,11 +241,12 @@ public final class ManifestStore: Sendable {
             let store = try ManifestStore(directory: directory, snapshot: snapshot, auditRotationBytes: auditRotationBytes)
             try store.repairAudit(&report)
             try store.repairScheduleAudit(&report)
+            try store.repairRolloutAudit(&report)
             return (store, report)
         }
     }
 
-    private static func damaged(_ directory: DataDirectory, _ relative: String, _ reason: String) -> StoreError {
+    static func damaged(_ directory: DataDirectory, _ relative: String, _ reason: String) -> StoreError {
         .damaged(directory: directory.path, file: relative, reason: reason)
     }
 
@@ -208,7 +261,7 @@ public final class ManifestStore: Sendable {
         return SchemaKey(platform: String(fileName[..<at]), version: String(fileName[fileName.index(after: at)...]))
     }
 
-    private static func loadRecord(_ directory: DataDirectory, _ relative: String) throws(StoreError) -> Record {
+    static func loadRecord(_ directory: DataDirectory, _ relative: String) throws(StoreError) -> Record {
         switch Record.decode(try onDisk { () throws(IOError) in try directory.read(relative) }) {
         case .success(let record): return record
         case .failure(let problem): throw damaged(directory, relative, problem.message)
@@ -252,8 +305,15 @@ public final class ManifestStore: Sendable {
         guard parent == (number > 1 ? number - 1 : nil) else {
             return .failure(.content("its parent is \(parent.map(String.init) ?? "none"), expected \(number > 1 ? String(number - 1) : "none")"))
         }
-        return .success(Revision(number: number, parent: parent, author: author, time: time, message: message,
-                                 sha256: record.sha256, routes: record.body, restores: metadata["restores"]?.intValue))
+        var revision = Revision(number: number, parent: parent, author: author, time: time, message: message,
+                                sha256: record.sha256, routes: record.body, restores: metadata["restores"]?.intValue)
+        if let rollout = metadata["rollout"] {
+            guard let start = RolloutStart.from(rollout), start.stable >= 1, start.stable < number else {
+                return .failure(.content("its rollout (stable revision and steps) is not readable"))
+            }
+            revision.rollout = start
+        }
+        return .success(revision)
     }
 
     // MARK: Audit
@@ -266,7 +326,7 @@ public final class ManifestStore: Sendable {
     /// after it are all it reads. Lines that are not JSON are counted and skipped.
     private func repairAudit(_ report: inout OpenReport) throws(StoreError) {
         let log = Self.auditLog
-        guard directory.exists(log) else { return try recoverAudit(revision: snapshot.current, schema: newestSchema, report: &report) }
+        guard directory.exists(log) else { return try recoverAudit(revision: snapshot.revisions.last, schema: newestSchema, report: &report) }
         // A torn tail: the bytes after the last newline.
         var torn = 0
         try onDisk { () throws(IOError) in
@@ -290,7 +350,7 @@ public final class ManifestStore: Sendable {
         // Changes are audited one at a time, each before the next begins, so the last
         // change entry in the log must be the newest change's; if it is another's, the
         // newest one's entry is missing.
-        let revision = snapshot.current
+        let revision = snapshot.revisions.last
         let schema = newestSchema
         let newestIsRevision = revision.map { current in schema.map { current.time >= $0.time } ?? true } ?? false
         guard revision != nil || schema != nil else { return }
@@ -481,9 +541,13 @@ public final class ManifestStore: Sendable {
     }
 
     func publishLocked(routes: [UInt8], base: Int?, author: String, message: String, restores: Int?,
-                               checked: Checked?, now: Date) throws(StoreError) -> PublishOutcome {
+                               checked: Checked?, now: Date, rollout: RolloutStart? = nil) throws(StoreError) -> PublishOutcome {
         let action: JSONValue = restores == nil ? "publish" : "rollback"
         let current = snapshot
+        if let active = current.activeRollout {
+            tallyRefusal(action: action.stringValue!, actor: author, reason: "rolloutInProgress", now: now)
+            return .rolloutInProgress(candidate: active.candidate)
+        }
         guard base == current.current?.number else {
             tallyRefusal(action: action.stringValue!, actor: author, reason: "staleBase", now: now)
             return .staleBase(current: current.current?.number)
@@ -500,20 +564,27 @@ public final class ManifestStore: Sendable {
             tallyRefusal(action: action.stringValue!, actor: author, reason: "invalid", now: now)
             return .invalid(report)
         }
-        let number = (current.current?.number ?? 0) + 1
+        // Numbered after every stored revision (a tripped candidate keeps its number), parented on the one before.
+        let number = current.revisions.count + 1
         var metadata: [String: JSONValue] = ["kind": "revision", "number": .int(number), "author": .string(author),
                                              "time": .string(Timestamp.format(now)), "message": .string(message)]
         if number > 1 { metadata["parent"] = .int(number - 1) }
         if let restores { metadata["restores"] = .int(restores) }
+        if let rollout { metadata["rollout"] = rollout.json }
         let record = Record(metadata: metadata, body: routes)
-        let revision = Revision(number: number, parent: number > 1 ? number - 1 : nil, author: author,
+        var revision = Revision(number: number, parent: number > 1 ? number - 1 : nil, author: author,
                                 time: Timestamp.parse(Timestamp.format(now)) ?? now, message: message,
                                 sha256: record.sha256, routes: routes, restores: restores)
+        revision.rollout = rollout
         var entry: [String: JSONValue] = ["action": action, "actor": .string(author), "outcome": "ok",
                                           "revision": .int(number), "sha256": .string(record.sha256)]
         if let restores { entry["restores"] = .int(restores) }
+        if let rollout { entry["rollout"] = ["stable": .int(rollout.stable), "steps": .array(rollout.steps.map { .int($0.percent) })] }
         try writeAudited(record.encoded, "revisions", Self.revisionFileName(number), replacing: false, entry, time: now)
-        state.withLock { $0.revisions.append(revision) }
+        state.withLock { snapshot in
+            snapshot.revisions.append(revision)
+            if let rollout { snapshot.rollout = RolloutState(candidate: number, stable: rollout.stable, steps: rollout.steps, now: revision.time) }
+        }
         changes.add(1, ordering: .releasing)
         return .published(revision)
     }
@@ -601,7 +672,7 @@ public final class ManifestStore: Sendable {
     @discardableResult
     public func mirrorRevision(_ record: [UInt8], number: Int, sha256: String, actor: String) throws(StoreError) -> Revision {
         try writer.withLock { _ throws(StoreError) in
-            let next = (snapshot.current?.number ?? 0) + 1
+            let next = snapshot.revisions.count + 1
             guard number == next else { throw StoreError.refusedMirror("Revision \(number) cannot be mirrored here: the next is \(next).") }
             let decoded: Record
             switch Record.decode(record) {
@@ -619,7 +690,13 @@ public final class ManifestStore: Sendable {
             try writeAudited(record, "revisions", Self.revisionFileName(number), replacing: false,
                              ["action": "mirror", "actor": .string(actor), "outcome": "ok", "revision": .int(number), "sha256": .string(sha256)],
                              time: Date())
-            state.withLock { $0.revisions.append(revision) }
+            state.withLock { snapshot in
+                snapshot.revisions.append(revision)
+                // A candidate's rollout starts as it did on the primary; a follower never moves it on its own.
+                if let start = revision.rollout {
+                    snapshot.rollout = RolloutState(candidate: number, stable: start.stable, steps: start.steps, now: revision.time)
+                }
+            }
             changes.add(1, ordering: .releasing)
             return revision
         }
@@ -714,7 +791,7 @@ public final class ManifestStore: Sendable {
         case .unchanged: return false
         case .invalid(let report):
             throw StoreError.badSeed("The seed routes \(seedDirectory)/routes.json are invalid: \(report.errors.map(\.message).joined(separator: "; "))")
-        case .staleBase, .unknownRevision: return false  // published concurrently: nothing to seed
+        case .staleBase, .unknownRevision, .rolloutInProgress: return false  // published concurrently: nothing to seed
         }
     }
 

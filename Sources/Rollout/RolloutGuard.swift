@@ -93,6 +93,20 @@ public struct GuardFinding: Hashable, Sendable, CustomStringConvertible {
     /// The p-value it had to be under (alpha shared among the comparisons made).
     public var threshold: Double
 
+    public init(scope: Scope, route: String?, build: String?, reason: String?, candidateFailures: Int, candidateTotal: Int,
+                stableFailures: Int, stableTotal: Int, pValue: Double, threshold: Double) {
+        self.scope = scope
+        self.route = route
+        self.build = build
+        self.reason = reason
+        self.candidateFailures = candidateFailures
+        self.candidateTotal = candidateTotal
+        self.stableFailures = stableFailures
+        self.stableTotal = stableTotal
+        self.pValue = pValue
+        self.threshold = threshold
+    }
+
     public var description: String {
         let subject: String
         switch scope {

@@ -52,11 +52,14 @@ public enum RolloutRefusal: Error, Hashable, Sendable, CustomStringConvertible {
     case notApplicable(action: String, status: RolloutStatus)
     /// `If-Match` named another version: someone acted in between.
     case staleVersion(current: Int)
+    /// No rollout is in progress (none was started, or another revision was published since).
+    case noRollout
 
     public var description: String {
         switch self {
         case .notApplicable(let action, let status): "A \(status.rawValue) rollout cannot \(action)."
         case .staleVersion(let current): "The rollout changed since (it is at version \(current) now); read it again."
+        case .noRollout: "There is no rollout to act on."
         }
     }
 }
@@ -86,6 +89,14 @@ public struct RolloutState: Hashable, Sendable {
         status = .running
         version = 1
         findings = []
+    }
+
+    mutating func restore(step: Int, stepStarted: Date, status: RolloutStatus, version: Int, findings: [GuardFinding]) {
+        self.step = min(max(step, 0), steps.count - 1)
+        self.stepStarted = stepStarted
+        self.status = status
+        self.version = version
+        self.findings = findings
     }
 
     /// Steps must grow strictly, within 1…100, and end at 100.

@@ -133,6 +133,10 @@ struct PublishingEndpoints: EndpointGroup {
             return APIResponse.error(.preconditionFailed, "staleBase",
                                      "Revision \(current.map(String.init) ?? "none") was published since your base; fetch it, merge, and retry.",
                                      details: ["current": current.map(JSONValue.int) ?? .null])
+        case .success(.rolloutInProgress(let candidate)):
+            return APIResponse.error(.conflict, "rolloutInProgress",
+                                     "Revision \(candidate) is being rolled out; promote or abort its rollout before publishing again.",
+                                     details: ["candidate": .int(candidate)])
         case .success(.unknownRevision(let number)):
             return APIResponse.error(.notFound, "unknownRevision", "There is no revision \(number).")
         }
