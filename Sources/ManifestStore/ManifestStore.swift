@@ -157,6 +157,7 @@ public struct OpenReport: Sendable {
 ///     DIR/revisions/00000001    a Record per revision (never overwritten)
 ///     DIR/schemas/ios@5.3.0     a Record per app build (replaced on re-registration)
 ///     DIR/schedules/00000001    a Record per scheduled publish (replaced as its status changes)
+///     DIR/rollout               the newest rollout's state (replaced as it changes; docs/rollouts.md)
 ///     DIR/audit.log             one JSON line per change and per refused attempt
 ///     DIR/tokens.json           bearer tokens: names, scopes, SHA-256 hashes (`TokenStore`)
 ///
