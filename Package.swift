@@ -67,7 +67,7 @@ let package = Package(
         .executableTarget(name: "TelemetryFuzz", dependencies: ["Telemetry"]),
 
         .target(name: "TestSupport", dependencies: ["RouteEngine", "ManifestStore", "WaymarkAPI", "Telemetry", "HTTPServer", "HTTPCore", "LinkChecks", "Replication", "CivilDate"], path: "Tests/TestSupport"),
-        .testTarget(name: "RolloutTests", dependencies: ["Rollout"]),
+        .testTarget(name: "RolloutTests", dependencies: ["Rollout", "TestSupport"]),
         .testTarget(name: "WaymarkClientTests", dependencies: ["WaymarkClient", "RouteEngine", "ManifestStore", "TestSupport"]),
         .testTarget(name: "RouteEngineTests", dependencies: ["RouteEngine", "TestSupport", "CivilDate"]),
         .testTarget(name: "WaymarkCLITests", dependencies: ["WaymarkCLI", "ManifestStore", "RouteEngine", "TestSupport"]),

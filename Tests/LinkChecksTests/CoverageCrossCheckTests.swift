@@ -1,4 +1,5 @@
 @testable import LinkChecks
+import TestSupport
 import Testing
 
 /// PathCoverage against brute force: random route patterns and rule lists over a tiny
@@ -6,18 +7,7 @@ import Testing
 /// and judged one by one.
 @Suite("PathCoverage agrees with brute force")
 struct CoverageCrossCheckTests {
-    /// A small deterministic generator (SplitMix64), so a failure names its seed.
-    struct Generator {
-        var state: UInt64
-        mutating func next(_ bound: Int) -> Int {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return Int((z ^ (z >> 31)) % UInt64(bound))
-        }
-        mutating func pick<T>(_ items: [T]) -> T { items[next(items.count)] }
-    }
+    typealias Generator = SplitMix
 
     static func route(_ g: inout Generator) -> String {
         let count = 1 + g.next(3)
@@ -66,7 +56,7 @@ struct CoverageCrossCheckTests {
 
     @Test(arguments: 0..<40)
     func agrees(_ seed: Int) {
-        var g = Generator(state: UInt64(seed) &* 7919)
+        var g = Generator(seed: UInt64(seed) &* 7919)
         for _ in 0..<25 {
             let pattern = Self.route(&g)
             let rules = (0..<g.next(4)).map { _ in Self.rule(&g) }

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 @testable import Rollout
 
@@ -100,7 +101,7 @@ struct RolloutGuardTests {
 
     @Test("A thousand routes of pure noise do not trip it (the threshold is shared among the comparisons)")
     func manyRoutesOfNoise() {
-        var random = SystemRandomNumberGenerator.Seeded(seed: 7)
+        var random = SplitMix(seed: 7)
         var candidate: [Cell: Outcomes] = [:], stable: [Cell: Outcomes] = [:]
         for index in 0..<1_000 {
             let cell = Cell(route: "r\(index)", build: "ios 5.3.0")
@@ -121,20 +122,5 @@ struct RolloutGuardTests {
         guard case .tripped(let findings) = verdict else { Issue.record("\(verdict)"); return }
         #expect(findings.map(\.scope) == [.route, .overall], "equal p-values: the most specific first")
         #expect(findings[0].description.hasPrefix("Route product 200 of 2000 failed on the candidate (10.00%) against 1000 of 50000 on the stable revision (2.00%); p = "))
-    }
-}
-
-extension SystemRandomNumberGenerator {
-    /// SplitMix64: the same numbers every run, so the noise is the same noise.
-    struct Seeded: RandomNumberGenerator {
-        var state: UInt64
-        init(seed: UInt64) { state = seed }
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
     }
 }

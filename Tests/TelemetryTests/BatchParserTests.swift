@@ -1,5 +1,6 @@
 import CivilDate
 import Foundation
+import TestSupport
 import Testing
 @testable import Telemetry
 

@@ -43,19 +43,12 @@ struct ManifestClientTests {
         #expect(Cohort.of(installID: UUID(uuidString: "00000000-0000-4000-8000-000000000000")!) == 0)
         #expect(Cohort.of(installID: UUID(uuidString: "00000065-0000-4000-8000-000000000000")!) == 1)       // 101
         #expect(Cohort.of(installID: UUID(uuidString: "FFFFFFFF-0000-4000-8000-000000000000")!) == 95)      // 4294967295 % 100
-        // Ids from a seeded generator (SplitMix64): the same spread every run.
-        var state: UInt64 = 42
-        func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
+        // Ids from a seeded generator: the same spread every run.
+        var generator = SplitMix(seed: 42)
         var buckets = [Int](repeating: 0, count: 100)
         for _ in 0..<100_000 {
             // Only the first 32 bits count; the rest of the id is fixed.
-            let first = String(UInt32(truncatingIfNeeded: next() >> 32), radix: 16)
+            let first = String(UInt32(truncatingIfNeeded: generator.next() >> 32), radix: 16)
             let id = UUID(uuidString: String(repeating: "0", count: 8 - first.count) + first + "-0000-4000-8000-000000000000")!
             buckets[Cohort.of(installID: id)] += 1
         }
