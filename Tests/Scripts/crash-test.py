@@ -77,16 +77,21 @@ def call(port, token, method, path, body=None, headers=None):
     return response.status, (json.loads(payload) if payload else None)
 
 
+def next_document(port, token, routes, counter, prefix):
+    """The current revision's number and the example's routes with one route of their own added."""
+    _, answer = call(port, token, "GET", "/v1/revisions")
+    counter[0] += 1
+    document = json.loads(json.dumps(routes))
+    document["routes"].append({"id": "%s-%d" % (prefix, counter[0]), "patterns": ["/%s/%d" % (prefix, counter[0])],
+                               "destination": "home", "owner": "crash-test"})
+    return answer["current"], document
+
+
 def writer_publish(port, token, acked, stop, routes, counter):
     """Publishes on top of the current revision until the daemon dies; records each 201."""
     while not stop.is_set():
         try:
-            status, answer = call(port, token, "GET", "/v1/revisions")
-            base = answer["current"]
-            counter[0] += 1
-            document = json.loads(json.dumps(routes))
-            document["routes"].append({"id": "crash-%d" % counter[0], "patterns": ["/crash/%d" % counter[0]],
-                                       "destination": "home", "owner": "crash-test"})
+            base, document = next_document(port, token, routes, counter, "crash")
             status, answer = call(port, token, "POST", "/v1/revisions",
                                   {"message": "crash test %d" % counter[0], "routes": document},
                                   {"If-Match": '"rev-%d"' % base, "Content-Type": "application/json"})
@@ -102,12 +107,7 @@ def writer_schedule(port, token, acked, stop, routes, counter, rng):
     """Schedules publishes a moment ahead on the current revision; records each 201."""
     while not stop.is_set():
         try:
-            status, answer = call(port, token, "GET", "/v1/revisions")
-            base = answer["current"]
-            counter[0] += 1
-            document = json.loads(json.dumps(routes))
-            document["routes"].append({"id": "sched-%d" % counter[0], "patterns": ["/sched/%d" % counter[0]],
-                                       "destination": "home", "owner": "crash-test"})
+            base, document = next_document(port, token, routes, counter, "sched")
             at = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + rng.uniform(1.0, 2.5)))
             status, answer = call(port, token, "POST", "/v1/schedules",
                                   {"at": at, "message": "scheduled %d" % counter[0], "routes": document},
