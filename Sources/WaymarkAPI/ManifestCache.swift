@@ -2,6 +2,7 @@ import Foundation
 import HTTPCore
 import Hashing
 import ManifestStore
+import Rollout
 import RouteEngine
 import Synchronization
 
@@ -76,18 +77,50 @@ final class ManifestCache: Sendable {
     }
 
     private let views = Mutex<[Key: BuildView]>([:])
-    /// The views of one store generation by build: a manifest fetch is one lock and one
-    /// small lookup, without copying the snapshot or hashing schema digests.
-    private let current = Mutex<(generation: Int, views: [SchemaKey: BuildView])>((-1, [:]))
 
-    func current(generation: Int, _ key: SchemaKey) -> BuildView? {
-        current.withLock { $0.generation == generation ? $0.views[key] : nil }
+    /// A build's view of one revision: during a rollout a build is served two.
+    private struct Served: Hashable {
+        let key: SchemaKey
+        let revision: Int
+    }
+
+    /// The views of one store generation by build and revision, and which revision each
+    /// cohort gets in it: a manifest fetch is one lock and one small lookup, without copying
+    /// the snapshot or hashing schema digests.
+    private let current = Mutex<(generation: Int, views: [Served: BuildView], split: Split?)>((-1, [:], nil))
+
+    /// Which revision a cohort gets in one generation: the current one, or during a rollout
+    /// the candidate for cohorts below its percent.
+    struct Split: Sendable {
+        let current: Int?
+        let rollout: RolloutState?
+
+        func revision(forCohort cohort: Int?) -> Int? {
+            guard let rollout else { return current }
+            return rollout.revision(forCohort: cohort)
+        }
+    }
+
+    /// The revision `cohort` is served in `generation` (`snapshot` is read once per generation).
+    func revision(generation: Int, cohort: Int?, snapshot: () -> StoreSnapshot) -> Int? {
+        if let split = current.withLock({ $0.generation == generation ? $0.split : nil }) { return split.revision(forCohort: cohort) }
+        let taken = snapshot()
+        let split = Split(current: taken.current?.number, rollout: taken.activeRollout)
+        current.withLock { current in
+            if current.generation != generation { current = (generation, [:], nil) }
+            current.split = split
+        }
+        return split.revision(forCohort: cohort)
+    }
+
+    func current(generation: Int, _ key: SchemaKey, revision: Int) -> BuildView? {
+        current.withLock { $0.generation == generation ? $0.views[Served(key: key, revision: revision)] : nil }
     }
 
     func remember(_ view: BuildView, generation: Int) {
         current.withLock { current in
-            if current.generation != generation { current = (generation, [:]) }
-            current.views[view.key] = view
+            if current.generation != generation { current = (generation, [:], nil) }
+            current.views[Served(key: view.key, revision: view.revision)] = view
         }
     }
     private let domains = Mutex<(key: String, files: AssociatedDomainFiles)?>(nil)
@@ -136,12 +169,15 @@ final class ManifestCache: Sendable {
         return resolver
     }
 
-    func view(revision: Revision, stored: StoredSchema, documents: RevisionDocuments) -> BuildView {
+    /// The view of `revision` for `stored`'s build, made on first use. Views of revisions
+    /// not in `live` (the current one and a rollout's candidate) are dropped as it is kept.
+    func view(revision: Revision, stored: StoredSchema, documents: RevisionDocuments, live: Set<Int> = []) -> BuildView {
         let key = Key(revision: revision.number, key: stored.key, schemaSha: stored.sha256)
         if let view = views.withLock({ $0[key] }) { return view }
         let view = BuildView(revision: revision, stored: stored, document: documents.document(revision))  // built outside the lock; a race builds it twice, harmlessly
+        let keep = live.union([revision.number])
         views.withLock { views in
-            views = views.filter { $0.key.revision == revision.number && $0.key.key != stored.key }
+            views = views.filter { keep.contains($0.key.revision) && !($0.key.revision == revision.number && $0.key.key == stored.key) }
             views[key] = views[key] ?? view
         }
         return view

@@ -22,21 +22,30 @@ struct ManifestEndpoints: EndpointGroup {
         }
         // The install's cohort (0…99, docs/rollouts.md) chooses between a rollout's candidate
         // and the stable revision; with no rollout every cohort gets the current revision.
-        if let cohort = query["cohort"], Self.cohort(cohort) == nil {
-            throw Refusal(.badRequest, "badCohort", "cohort is a whole number from 0 to 99, not \(cohort.prefix(20)).")
+        var cohort: Int?
+        if let text = query["cohort"] {
+            guard let number = Self.cohort(text) else {
+                throw Refusal(.badRequest, "badCohort", "cohort is a whole number from 0 to 99, not \(text.prefix(20)).")
+            }
+            cohort = number
         }
         let key = SchemaKey(platform: platform, version: version)
         let publicReads = context.options.publicManifestReads
         // The generation is read before the snapshot: a view remembered under it can only be
         // older than the store, never newer, and the next change retires it.
         let generation = context.store.generation
-        if let view = context.manifests.current(generation: generation, key) {
+        let store = context.store
+        let served = context.manifests.revision(generation: generation, cohort: cohort) { store.snapshot }
+        if let served, let view = context.manifests.current(generation: generation, key, revision: served) {
             return .now(view.response(publicReads: publicReads, notModified: APIResponse.ifNoneMatch(request, matches: view.etag)))
         }
-        let (stored, current) = try Self.build(key, in: context.store.snapshot)
+        let snapshot = context.store.snapshot
+        let (stored, current) = try Self.build(key, in: snapshot)
+        let revision = served.flatMap(snapshot.revision) ?? current
+        let live = Set([current.number] + (snapshot.activeRollout.map { [$0.candidate] } ?? []))
         let context = context
         return .work {
-            let view = context.manifests.view(revision: current, stored: stored, documents: context.documents)
+            let view = context.manifests.view(revision: revision, stored: stored, documents: context.documents, live: live)
             context.manifests.remember(view, generation: generation)
             return view.response(publicReads: publicReads, notModified: APIResponse.ifNoneMatch(request, matches: view.etag))
         }

@@ -33,6 +33,10 @@ struct PublishingEndpoints: EndpointGroup {
         context.work.run(responder) { () throws(Refusal) in
             let body = try Self.envelope(request, requireRoutes: true)
             let routes = body.routes?.serializedBytes(pretty: true) ?? []
+            // `"rollout": {}` (the default steps) or `{"steps": [...]}`: a candidate, not a new current revision.
+            if let rollout = try RolloutEndpoints.requestedSteps(request) {
+                return responder.respond(RolloutEndpoints.start(context, routes: routes, steps: rollout, base: base, author: author, message: body.message))
+            }
             context.withLinkFindings(body.routes, against: store.snapshot) { findings in
                 responder.respond(Self.outcome(context, Result { () throws(StoreError) in
                     try store.publish(routes: routes, base: base, author: author, message: body.message, findings: findings)
@@ -77,10 +81,13 @@ struct PublishingEndpoints: EndpointGroup {
     /// `{"message": "…", "routes": {…routes document…}}`
     private static func envelope(_ request: HTTPRequest, requireRoutes: Bool) throws(Refusal) -> (message: String, routes: JSONValue?) {
         if request.body.isEmpty, !requireRoutes { return ("", nil) }
+        if !requireRoutes, (try? JSONParser().parse(request.body))?["rollout"] != nil {
+            throw Refusal(.badRequest, "unknownField", "A rollback takes only a message.")
+        }
         guard let json = try? JSONParser().parse(request.body), case .object(let object) = json else {
             throw Refusal(.badRequest, "badJSON", "The body must be a JSON object: {\"message\": \"…\", \"routes\": {…}}.")
         }
-        let unknown = Set(object.keys).subtracting(["message", "routes"])
+        let unknown = Set(object.keys).subtracting(["message", "routes", "rollout"])
         guard unknown.isEmpty else { throw Refusal(.badRequest, "unknownField", "Unknown field(s): \(unknown.sorted().joined(separator: ", ")).") }
         if let message = object["message"], message.stringValue == nil { throw Refusal(.badRequest, "badMessage", "message must be a string.") }
         let message = object["message"]?.stringValue ?? ""

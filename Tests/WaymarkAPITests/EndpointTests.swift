@@ -57,6 +57,8 @@ struct EndpointTests {
         ("GET", "/v1/schedules", .manifestRead, "", nil, 200),
         ("GET", "/v1/schedules/1", .manifestRead, "", nil, 404),
         ("DELETE", "/v1/schedules/1", .routesPublish, "", nil, 404),
+        ("GET", "/v1/rollout", .manifestRead, "", nil, 404),
+        ("POST", "/v1/rollout/pause", .routesPublish, "", "\"rollout-2-1\"", 412),
         ("PUT", "/v1/schemas/ios/5.3.0", .schemasWrite, String(decoding: try! Data(contentsOf: Fixtures.repositoryRoot.appendingPathComponent("manifests/storefront/schema-ios-5.3.0.json")), as: UTF8.self), nil, 200),
     ]
 
@@ -91,7 +93,7 @@ struct EndpointTests {
         "GET /v1/replication/schemas/:platform/:version replication", "GET /v1/replication/tokens replication",
         "POST /v1/replication/telemetry replication",
         "POST /v1/schedules routes:publish", "GET /v1/schedules manifest:read", "GET /v1/schedules/:id manifest:read",
-        "DELETE /v1/schedules/:id routes:publish",
+        "DELETE /v1/schedules/:id routes:publish", "GET /v1/rollout manifest:read", "POST /v1/rollout/:action routes:publish",
     ]
 
     /// Each route says at registration who may call it, and every route that needs a token
@@ -232,6 +234,34 @@ struct EndpointTests {
         #expect(harness.call("GET", "/v1/schedules/1", token: read).json["revision"] == 2)
         let metrics = harness.call("GET", "/metrics", token: harness.tokens[.telemetryRead]!).text
         #expect(metrics.contains("waymark_schedules_fired_total 1") && metrics.contains("waymark_schedules_pending 0"))
+    }
+
+    @Test("A rollout over the API: the candidate reaches only its cohorts, controls need the version, promote makes it current")
+    func rollout() throws {
+        let harness = try LiveService(transport: .inProcess)
+        let (publish, read) = (harness.tokens[.routesPublish]!, harness.tokens[.manifestRead]!)
+        guard case .object(var body) = try JSONParser().parse(publishBody(extraRoute: "candidate", message: "Winter")) else { return }
+        body["rollout"] = [:]
+        let started = harness.call("POST", "/v1/revisions", token: publish, headers: [("If-Match", "\"rev-1\"")], body: JSONValue.object(body).serialized())
+        #expect(started.status == 201 && started.json["rollout"]?["percent"] == 1 && started.json["number"] == 2, "\(started.text)")
+        func served(_ cohort: String) -> Int? {
+            harness.call("GET", "/v1/manifest?platform=ios&version=5.3.0" + cohort, token: read).json["revision"]?.intValue
+        }
+        #expect(served("&cohort=0") == 2 && served("&cohort=1") == 1 && served("&cohort=99") == 1 && served("") == 1)
+        #expect(harness.call("GET", "/v1/revisions", token: read).json["current"] == 1)
+        #expect(harness.call("POST", "/v1/revisions", token: publish, headers: [("If-Match", "\"rev-1\"")],
+                             body: publishBody(extraRoute: "other")).errorCode == "rolloutInProgress")
+        let rollout = harness.call("GET", "/v1/rollout", token: read)
+        #expect(rollout.status == 200 && rollout["ETag"] == "\"rollout-2-1\"")
+        #expect(harness.call("POST", "/v1/rollout/pause", token: publish).status == 428)
+        #expect(harness.call("POST", "/v1/rollout/pause", token: publish, headers: [("If-Match", "\"rollout-2-9\"")]).errorCode == "staleVersion")
+        let advanced = harness.call("POST", "/v1/rollout/advance", token: publish, headers: [("If-Match", "\"rollout-2-1\"")])
+        #expect(advanced.json["percent"] == 10 && advanced["ETag"] == "\"rollout-2-2\"")
+        #expect((0..<100).filter { served("&cohort=\($0)") == 2 } == Array(0..<10))
+        let promoted = harness.call("POST", "/v1/rollout/promote", token: publish, headers: [("If-Match", "\"rollout-2-2\"")])
+        #expect(promoted.json["status"] == "completed")
+        #expect(served("&cohort=50") == 2 && served("") == 2 && harness.call("GET", "/v1/revisions", token: read).json["current"] == 2)
+        #expect(harness.call("POST", "/v1/rollout/abort", token: publish, headers: [("If-Match", "\"rollout-2-3\"")]).errorCode == "notApplicable")
     }
 
     @Test("Any cohort gets the current revision while no rollout runs: the same bytes and ETag")
