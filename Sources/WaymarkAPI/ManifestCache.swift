@@ -101,6 +101,15 @@ final class ManifestCache: Sendable {
         }
     }
 
+    /// The view a build's request with `cohort` is answered with in `generation`, when it is
+    /// made already: one lock, the hot path of every manifest fetch.
+    func served(generation: Int, _ key: SchemaKey, cohort: Int?) -> BuildView? {
+        current.withLock { current in
+            guard current.generation == generation, let revision = current.split?.revision(forCohort: cohort) else { return nil }
+            return current.views[Served(key: key, revision: revision)]
+        }
+    }
+
     /// The revision `cohort` is served in `generation` (`snapshot` is read once per generation).
     func revision(generation: Int, cohort: Int?, snapshot: () -> StoreSnapshot) -> Int? {
         if let split = current.withLock({ $0.generation == generation ? $0.split : nil }) { return split.revision(forCohort: cohort) }
@@ -111,10 +120,6 @@ final class ManifestCache: Sendable {
             current.split = split
         }
         return split.revision(forCohort: cohort)
-    }
-
-    func current(generation: Int, _ key: SchemaKey, revision: Int) -> BuildView? {
-        current.withLock { $0.generation == generation ? $0.views[Served(key: key, revision: revision)] : nil }
     }
 
     func remember(_ view: BuildView, generation: Int) {

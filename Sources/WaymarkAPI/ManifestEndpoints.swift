@@ -34,11 +34,11 @@ struct ManifestEndpoints: EndpointGroup {
         // The generation is read before the snapshot: a view remembered under it can only be
         // older than the store, never newer, and the next change retires it.
         let generation = context.store.generation
-        let store = context.store
-        let served = context.manifests.revision(generation: generation, cohort: cohort) { store.snapshot }
-        if let served, let view = context.manifests.current(generation: generation, key, revision: served) {
+        if let view = context.manifests.served(generation: generation, key, cohort: cohort) {
             return .now(view.response(publicReads: publicReads, notModified: APIResponse.ifNoneMatch(request, matches: view.etag)))
         }
+        let store = context.store
+        let served = context.manifests.revision(generation: generation, cohort: cohort) { store.snapshot }
         let snapshot = context.store.snapshot
         let (stored, current) = try Self.build(key, in: snapshot)
         let revision = served.flatMap(snapshot.revision) ?? current
