@@ -19,6 +19,7 @@ public enum CLI {
           schedule   Schedule a routes file to be published at a time
           schedules  List a server's scheduled publishes
           unschedule Cancel a pending scheduled publish
+          rollout    Show, pause, resume, advance, promote or abort a staged rollout
           health     Ask a running daemon whether it is alive or ready (container health checks)
           validate   Check a routes file against one or more app schemas
           resolve    Show how one link resolves for an app build
@@ -63,6 +64,8 @@ public enum CLI {
                 return try ScheduleCommands.list(rest, environment: environment, output: &output)
             case "unschedule":
                 return try ScheduleCommands.cancel(rest, environment: environment, output: &output)
+            case "rollout":
+                return try RolloutCommand.run(rest, environment: environment, output: &output)
             case "health":
                 return try HealthCommand.run(rest, output: &output)
             default:

@@ -11,15 +11,18 @@ enum RemoteCommands {
         """
 
     static let publishHelp = """
-        Usage: waymark publish ROUTES --server URL --token T [--message M] [--base N] [--json]
+        Usage: waymark publish ROUTES --server URL --token T [--message M] [--base N] [--rollout] [--json]
 
         Publishes a routes file as a new revision. The server validates it against every
         registered app build first; an invalid file publishes nothing and its report is
-        printed. Needs the scope routes:publish.
+        printed. With --rollout the revision is a candidate rolled out to a growing share
+        of installs (1% → 10% → 50% → 100%; see 'waymark rollout'). Needs the scope
+        routes:publish.
 
         Options:
         \(connection)
           --message M      Why, for the revision history
+          --rollout        Roll the revision out in steps instead of serving it to everyone
           --base N         The revision these routes were edited from: if another was
                            published since, nothing is published (412). Default: the
                            current revision at the time of the call
@@ -58,7 +61,7 @@ enum RemoteCommands {
     static let options: Set<String> = ["--server", "--token", "--message", "--base"]
 
     static func publish(_ arguments: [String], environment: [String: String], output: inout Output) throws(CLIError) -> ExitCode {
-        let parsed = try Arguments(arguments, command: "publish", options: options, booleans: ["--json", "--help"])
+        let parsed = try Arguments(arguments, command: "publish", options: options, booleans: ["--json", "--help", "--rollout"])
         if parsed.has("--help") {
             output.print(publishHelp)
             return .success
@@ -69,8 +72,9 @@ enum RemoteCommands {
         let client = try APIClient(parsed, environment: environment)
         let message = parsed.last("--message") ?? "Published \(URL(fileURLWithPath: path).lastPathComponent) with waymark publish"
         let precondition = try base(parsed, client)
-        let body = JSONValue.object(["message": .string(message), "routes": routes]).serializedBytes()
-        let answer = try client.send("POST", "/v1/revisions", body: body, headers: precondition)
+        var envelope: [String: JSONValue] = ["message": .string(message), "routes": routes]
+        if parsed.has("--rollout") { envelope["rollout"] = [:] }
+        let answer = try client.send("POST", "/v1/revisions", body: JSONValue.object(envelope).serializedBytes(), headers: precondition)
         return try report(answer, parsed, output: &output, what: path)
     }
 
@@ -150,6 +154,9 @@ enum RemoteCommands {
                 + (json["parent"]?.intValue.map { " on top of \($0)" } ?? "") + " as \(json["author"]?.stringValue ?? "?"): "
                 + (json["message"]?.stringValue ?? ""))
             output.print("  sha256 \(json["sha256"]?.stringValue ?? "")")
+            if let rollout = json["rollout"] {
+                output.print("  rolling out over revision \(rollout["stable"]?.intValue ?? 0): \(rollout["percent"]?.intValue ?? 0)% of installs first ('waymark rollout status')")
+            }
             return .success
         case 422:
             let details = answer.json["error"]?["details"]

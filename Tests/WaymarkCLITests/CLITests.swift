@@ -85,7 +85,7 @@ struct CLITests {
         #expect(result.err.contains("is not valid JSON"))
     }
 
-    @Test(arguments: [["--help"], ["validate", "--help"], ["resolve", "--help"], ["serve", "--help"], ["token", "--help"], ["publish", "--help"], ["revisions", "--help"], ["rollback", "--help"], ["schedule", "--help"], ["schedules", "--help"], ["unschedule", "--help"], ["help"]])
+    @Test(arguments: [["--help"], ["validate", "--help"], ["resolve", "--help"], ["serve", "--help"], ["token", "--help"], ["publish", "--help"], ["revisions", "--help"], ["rollback", "--help"], ["schedule", "--help"], ["schedules", "--help"], ["unschedule", "--help"], ["rollout", "--help"], ["help"]])
     func everyCommandHasHelp(_ arguments: [String]) {
         var output = Output()
         #expect(CLI.run(arguments, output: &output) == .success)

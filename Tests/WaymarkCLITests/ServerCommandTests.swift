@@ -104,6 +104,25 @@ struct ServerCommandTests {
         #expect(service.store.snapshot.schedules.first?.status == .cancelled(by: "routes:publish"))
     }
 
+    @Test("waymark publish --rollout and waymark rollout against a live server")
+    func rolloutCommands() throws {
+        let service = try LiveService()
+        let environment = ["WAYMARK_SERVER": service.url, "WAYMARK_TOKEN": service.tokens[.routesPublish]!]
+        let reader = ["WAYMARK_SERVER": service.url, "WAYMARK_TOKEN": service.tokens[.manifestRead]!]
+        #expect(waymark(environment: reader, "rollout", "status").err.contains("404 noRollout"))
+        let campaign = temporaryFile(String(decoding: routesWithCampaign("rolled"), as: UTF8.self))
+        let started = waymark(environment: environment, "publish", campaign, "--rollout", "--message", "Gradually")
+        #expect(started.code == .success && started.out.contains("rolling out over revision 1: 1% of installs first"), "\(started.out)\(started.err)")
+        let status = waymark(environment: reader, "rollout", "status")
+        #expect(status.out.contains("Rollout of revision 2 over 1: running at step 1 of 4 (1% of cohorts)"), "\(status.out)")
+        #expect(waymark(environment: environment, "rollout", "pause").out.contains("paused at step 1"))
+        #expect(waymark(environment: environment, "rollout", "pause").err.contains("notApplicable"))
+        #expect(waymark(environment: environment, "rollout", "advance").out.contains("running at step 2 of 4 (10% of cohorts)"))
+        #expect(waymark(environment: environment, "rollout", "promote").out.contains("completed"))
+        #expect(service.store.snapshot.current?.number == 2)
+        #expect(waymark(environment: environment, "rollout", "sideways").code == .usage)
+    }
+
     @Test func remoteCommandsExplainTokenAndServerProblems() throws {
         let service = try LiveService()
         let campaign = temporaryFile(String(decoding: routesWithCampaign("x"), as: UTF8.self))
