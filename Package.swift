@@ -17,23 +17,21 @@ let package = Package(
         // timestamps, JSON string escaping, zero padding (one copy of each).
         .target(name: "CivilDate"),
         // Pure: Foundation at most, no I/O, so an iOS app can embed it.
-        .target(name: "RouteEngine", dependencies: ["CivilDate", "Hashing"]),
+        .target(name: "RouteEngine", dependencies: ["CivilDate"]),
         // The app's half: manifest client, dispatcher with its gates, navigation planner,
         // telemetry reporter. Foundation only (FoundationNetworking on Linux), like RouteEngine.
         .target(name: "WaymarkClient", dependencies: ["RouteEngine"]),
         // Pure HTTP/1.1: parsing, framing, serializing. No Glibc, no Dispatch.
         .target(name: "HTTPCore", dependencies: ["CivilDate"]),
-        // SHA-256 and constant-time comparison: revision hashes, ETags, token hashes.
-        .target(name: "Hashing"),
         // The one syscall wrapper and typed I/O error, files and the durable data directory.
         .target(name: "SystemIO", dependencies: ["CSystemShim"]),
         // Sockets, epoll event loops, connections, routing.
         .target(name: "CSystemShim"),
         .target(name: "HTTPServer", dependencies: ["HTTPCore", "CivilDate", "CSystemShim", "SystemIO"]),
         // Durable revisions, schemas and the audit log in a data directory.
-        .target(name: "ManifestStore", dependencies: ["RouteEngine", "CivilDate", "Hashing", "SystemIO", "Rollout"]),
+        .target(name: "ManifestStore", dependencies: ["RouteEngine", "CivilDate", "SystemIO", "Rollout"]),
         // The HTTP API of `waymark serve`: endpoints, tokens and scopes, cached manifests.
-        .target(name: "WaymarkAPI", dependencies: ["ManifestStore", "Rollout", "Telemetry", "HTTPServer", "HTTPCore", "RouteEngine", "Hashing", "LinkChecks", "Replication", "CivilDate", "SystemIO"],
+        .target(name: "WaymarkAPI", dependencies: ["ManifestStore", "Rollout", "Telemetry", "HTTPServer", "HTTPCore", "RouteEngine", "LinkChecks", "Replication", "CivilDate", "SystemIO"],
                 resources: [.embedInCode("Resources/dashboard.html")]),
         // Staged rollouts: the guard that compares a candidate revision's failures with the
         // stable one's (pure: counts in, a verdict out).
@@ -47,7 +45,7 @@ let package = Package(
         // Outbound checks of fallback URLs and associated-domain files, safe against SSRF.
         .target(name: "LinkChecks", dependencies: ["HTTPClient", "RouteEngine"]),
         // Followers: mirror a primary's revisions, schemas and token hashes; forward counts.
-        .target(name: "Replication", dependencies: ["HTTPClient", "ManifestStore", "Telemetry", "RouteEngine", "Hashing"]),
+        .target(name: "Replication", dependencies: ["HTTPClient", "ManifestStore", "Telemetry", "RouteEngine"]),
         .target(name: "WaymarkCLI", dependencies: ["RouteEngine", "ManifestStore", "WaymarkAPI", "Telemetry", "HTTPServer", "LinkChecks", "Replication", "CivilDate", "SystemIO"]),
         .executableTarget(name: "waymark", dependencies: ["WaymarkCLI"]),
         // An app played against a live server: the WaymarkClient loop, headless (docs/client.md).
@@ -72,9 +70,8 @@ let package = Package(
         .testTarget(name: "RouteEngineTests", dependencies: ["RouteEngine", "TestSupport", "CivilDate"]),
         .testTarget(name: "WaymarkCLITests", dependencies: ["WaymarkCLI", "ManifestStore", "RouteEngine", "TestSupport"]),
         .testTarget(name: "HTTPCoreTests", dependencies: ["HTTPCore"]),
-        .testTarget(name: "HashingTests", dependencies: ["Hashing"]),
         .testTarget(name: "TelemetryTests", dependencies: ["Telemetry", "SystemIO", "TestSupport", "CivilDate"]),
-        .testTarget(name: "WaymarkAPITests", dependencies: ["WaymarkAPI", "ManifestStore", "Telemetry", "HTTPServer", "HTTPCore", "RouteEngine", "Hashing", "LinkChecks", "Replication", "SystemIO", "TestSupport", "CivilDate"]),
+        .testTarget(name: "WaymarkAPITests", dependencies: ["WaymarkAPI", "ManifestStore", "Telemetry", "HTTPServer", "HTTPCore", "RouteEngine", "LinkChecks", "Replication", "SystemIO", "TestSupport", "CivilDate"]),
         .testTarget(name: "ManifestStoreTests", dependencies: ["ManifestStore", "RouteEngine", "Rollout", "TestSupport"]),
         .testTarget(name: "LinkChecksTests", dependencies: ["LinkChecks", "RouteEngine", "TestSupport"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "HTTPCore", "SystemIO", "TestSupport"]),

@@ -1,7 +1,6 @@
 import CivilDate
 import Foundation
 import Rollout
-import Hashing
 import RouteEngine
 import Synchronization
 import SystemIO

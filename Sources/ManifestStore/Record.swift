@@ -1,4 +1,3 @@
-import Hashing
 import RouteEngine
 
 /// One stored file: a JSON header line, then the body bytes exactly as received.

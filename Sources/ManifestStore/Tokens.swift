@@ -1,7 +1,6 @@
 import CivilDate
 import Dispatch
 import Foundation
-import Hashing
 import RouteEngine
 import Synchronization
 import SystemIO

@@ -1,4 +1,3 @@
-import Hashing
 import ManifestStore
 import RouteEngine
 

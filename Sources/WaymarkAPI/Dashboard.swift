@@ -1,5 +1,5 @@
 import Foundation
-import Hashing
+import RouteEngine
 import HTTPCore
 import HTTPServer
 

@@ -1,6 +1,5 @@
 import Foundation
 import HTTPCore
-import Hashing
 import ManifestStore
 import Rollout
 import RouteEngine

@@ -3,10 +3,12 @@
 
 Reads the package's own description (`swift package describe --type json`), takes the
 targets those products are built from (the products' targets and every target they depend
-on, transitively), and fails if any of them depends on a system library or product of
-another package, or if a source file imports a module other than Foundation, the targets of
-that set, or FoundationNetworking inside `#if canImport(FoundationNetworking)` (where
-URLSession lives on Linux). Glibc, Dispatch, Synchronization, UIKit… fail the check.
+on, transitively), and fails if that set holds any target but the products' own and
+CivilDate (the one pure module below the engine), if any of them depends on a system
+library or a product of another package, or if a source file imports a module other than
+Foundation, those targets, or FoundationNetworking inside `#if canImport(FoundationNetworking)`
+(where URLSession lives on Linux). Glibc, Dispatch, Synchronization, UIKit, and the
+server's own modules fail the check.
 
     python3 Tests/Scripts/check-imports.py [package-dir]
 """
@@ -18,6 +20,8 @@ import sys
 
 PRODUCTS = ["RouteEngine", "WaymarkClient"]
 ALWAYS = {"Foundation"}
+# The only targets the embedded libraries may be built from: their own and CivilDate.
+EMBEDDABLE = {"RouteEngine", "WaymarkClient", "CivilDate"}
 GUARDED = {"FoundationNetworking": "canImport(FoundationNetworking)"}
 IMPORT = re.compile(r"^\s*(?:@[\w(): ]+\s+)*import\s+(?:(?:typealias|struct|class|enum|protocol|let|var|func)\s+)?([A-Za-z_][\w]*)")
 
@@ -41,7 +45,9 @@ def main():
         if target.get("product_dependencies"):
             failures.append(f"{name}: depends on products of other packages: {target['product_dependencies']}")
         queue += target.get("target_dependencies", [])
-    allowed = ALWAYS | closure
+    for name in sorted(closure - EMBEDDABLE):
+        failures.append(f"{name}: the app's libraries depend on it, but only {', '.join(sorted(EMBEDDABLE))} may be embedded")
+    allowed = ALWAYS | (closure & EMBEDDABLE)
     files = 0
     for name in sorted(closure):
         target = targets[name]

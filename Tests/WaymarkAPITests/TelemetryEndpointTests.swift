@@ -1,7 +1,6 @@
 import CivilDate
 import SystemIO
 import Foundation
-import Hashing
 import ManifestStore
 import RouteEngine
 import Telemetry

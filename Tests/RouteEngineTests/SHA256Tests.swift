@@ -1,4 +1,4 @@
-import Hashing
+import RouteEngine
 import Testing
 
 @Suite("SHA-256")

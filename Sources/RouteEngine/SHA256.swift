@@ -1,4 +1,6 @@
-/// SHA-256 (FIPS 180-4), for content hashes of revisions, ETags and stored token hashes.
+/// SHA-256 (FIPS 180-4), for a manifest's `routesSha256` (so an app can check what it is
+/// served) and, on the server, content hashes of revisions, ETags and stored token hashes.
+/// Here, in the engine an app embeds, because the app needs it too; it imports nothing.
 /// Written here because Waymark takes no package dependencies and Foundation on Linux has
 /// no CryptoKit. Checked against the FIPS 180-4 / NIST CAVP example vectors.
 public struct SHA256: Sendable {
