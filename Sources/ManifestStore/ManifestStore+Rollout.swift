@@ -172,16 +172,8 @@ extension ManifestStore {
         let record = try Self.loadRecord(directory, Self.rolloutFile)
         guard record.metadata["candidate"]?.intValue == rollout.candidate, rollout.version > 1,
               let changed = record.metadata["changed"]?.stringValue.flatMap(Timestamp.parse) else { return }
-        var found = false
-        if directory.exists(Self.auditLog) {
-            try onDisk { () throws(IOError) in
-                try directory.scanBackwards(Self.auditLog) { line in
-                    guard let entry = try? JSONParser().parse(line) else { return true }
-                    if entry["candidate"]?.intValue == rollout.candidate, entry["version"]?.intValue == rollout.version { found = true; return false }
-                    if let time = entry["time"]?.stringValue.flatMap(Timestamp.parse), time < changed.addingTimeInterval(-2) { return false }
-                    return true
-                }
-            }
+        let found = try auditTailHasEntry(since: changed) { entry in
+            entry["candidate"]?.intValue == rollout.candidate && entry["version"]?.intValue == rollout.version
         }
         guard !found else { return }
         try appendAudit(["action": "rollout.recovered", "actor": "waymark serve", "outcome": "ok", "candidate": .int(rollout.candidate),

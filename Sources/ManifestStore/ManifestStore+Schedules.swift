@@ -130,23 +130,32 @@ extension ManifestStore {
         return entry
     }
 
+    /// Whether the audit log, read backwards from its end to the entries written before
+    /// `time` (less two seconds, for clocks that stepped), has an entry `matches` accepts:
+    /// start-up's question for the newest change of a kind, reading only the log's tail.
+    func auditTailHasEntry(since time: Date, _ matches: (JSONValue) -> Bool) throws(StoreError) -> Bool {
+        guard directory.exists(Self.auditLog) else { return false }
+        var found = false
+        let since = time.addingTimeInterval(-2)
+        try onDisk { () throws(IOError) in
+            try directory.scanBackwards(Self.auditLog) { line in
+                guard let entry = try? JSONParser().parse(line) else { return true }
+                if matches(entry) { found = true; return false }
+                if let written = entry["time"]?.stringValue.flatMap(Timestamp.parse), written < since { return false }
+                return true
+            }
+        }
+        return found
+    }
+
     /// Start-up: the newest schedule change is the only one a crash can have left without
     /// its audit entry (each is audited before the next change begins). The log's tail is
     /// read back to that change's time; if no entry for that schedule and status is there,
     /// a `recovered` one is added.
     func repairScheduleAudit(_ report: inout OpenReport) throws(StoreError) {
         guard let newest = snapshot.schedules.max(by: { ($0.changed, $0.id) < ($1.changed, $1.id) }) else { return }
-        var found = false
-        if directory.exists(Self.auditLog) {
-            let since = newest.changed.addingTimeInterval(-2)
-            try onDisk { () throws(IOError) in
-                try directory.scanBackwards(Self.auditLog) { line in
-                    guard let entry = try? JSONParser().parse(line) else { return true }
-                    if entry["schedule"]?.intValue == newest.id, entry["status"]?.stringValue == newest.status.name { found = true; return false }
-                    if let time = entry["time"]?.stringValue.flatMap(Timestamp.parse), time < since { return false }
-                    return true
-                }
-            }
+        let found = try auditTailHasEntry(since: newest.changed) { entry in
+            entry["schedule"]?.intValue == newest.id && entry["status"]?.stringValue == newest.status.name
         }
         guard !found else { return }
         let action = switch newest.status {

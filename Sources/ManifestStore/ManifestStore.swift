@@ -99,6 +99,11 @@ public struct StoreSnapshot: Sendable {
     /// completed), or nil when no revision was ever a candidate.
     public internal(set) var rollout: RolloutState?
 
+    /// The revisions builds are served now: the current one, and a rollout's candidate.
+    public var servedRevisions: Set<Int> {
+        Set([current?.number, activeRollout?.candidate].compactMap { $0 })
+    }
+
     /// The rollout still splitting cohorts (running or paused), if any.
     public var activeRollout: RolloutState? {
         guard let rollout, rollout.status.isActive, rollout.candidate == revisions.last?.number else { return nil }

@@ -42,7 +42,7 @@ struct ManifestEndpoints: EndpointGroup {
         let snapshot = context.store.snapshot
         let (stored, current) = try Self.build(key, in: snapshot)
         let revision = served.flatMap(snapshot.revision) ?? current
-        let live = Set([current.number] + (snapshot.activeRollout.map { [$0.candidate] } ?? []))
+        let live = snapshot.servedRevisions
         let context = context
         return .work {
             let view = context.manifests.view(revision: revision, stored: stored, documents: context.documents, live: live)

@@ -31,10 +31,10 @@ struct PublishingEndpoints: EndpointGroup {
         let base = try base(request)
         let (context, store, author) = (context, context.store, call.actor)
         context.work.run(responder) { () throws(Refusal) in
-            let body = try Self.envelope(request, requireRoutes: true)
+            let body = try Self.envelope(request, requireRoutes: true, also: ["rollout"])
             let routes = body.routes?.serializedBytes(pretty: true) ?? []
             // `"rollout": {}` (the default steps) or `{"steps": [...]}`: a candidate, not a new current revision.
-            if let rollout = try RolloutEndpoints.requestedSteps(request) {
+            if let rollout = try body.object["rollout"].map(RolloutEndpoints.requestedSteps) {
                 return responder.respond(RolloutEndpoints.start(context, routes: routes, steps: rollout, base: base, author: author, message: body.message))
             }
             context.withLinkFindings(body.routes, against: store.snapshot) { findings in
@@ -49,7 +49,6 @@ struct PublishingEndpoints: EndpointGroup {
         try context.requirePrimary()
         let number = try RevisionEndpoints.number(call["number"])
         let body = try Self.envelope(request, requireRoutes: false)
-        guard body.routes == nil else { throw Refusal(.badRequest, "unknownField", "A rollback takes only a message.") }
         let message = body.message.isEmpty ? "Rollback to revision \(number)" : body.message
         let base = try base(request)
         return Self.outcome(context, Result { () throws(StoreError) in
@@ -79,23 +78,24 @@ struct PublishingEndpoints: EndpointGroup {
     }
 
     /// `{"message": "…", "routes": {…routes document…}}`
-    private static func envelope(_ request: HTTPRequest, requireRoutes: Bool) throws(Refusal) -> (message: String, routes: JSONValue?) {
-        if request.body.isEmpty, !requireRoutes { return ("", nil) }
-        if !requireRoutes, (try? JSONParser().parse(request.body))?["rollout"] != nil {
-            throw Refusal(.badRequest, "unknownField", "A rollback takes only a message.")
-        }
+    static func envelope(_ request: HTTPRequest, requireRoutes: Bool, also fields: Set<String> = [])
+        throws(Refusal) -> (message: String, routes: JSONValue?, object: [String: JSONValue]) {
+        if request.body.isEmpty, !requireRoutes { return ("", nil, [:]) }
         guard let json = try? JSONParser().parse(request.body), case .object(let object) = json else {
             throw Refusal(.badRequest, "badJSON", "The body must be a JSON object: {\"message\": \"…\", \"routes\": {…}}.")
         }
-        let unknown = Set(object.keys).subtracting(["message", "routes", "rollout"])
-        guard unknown.isEmpty else { throw Refusal(.badRequest, "unknownField", "Unknown field(s): \(unknown.sorted().joined(separator: ", ")).") }
+        let unknown = Set(object.keys).subtracting(fields.union(requireRoutes ? ["message", "routes"] : ["message"]))
+        guard unknown.isEmpty else {
+            throw Refusal(.badRequest, "unknownField", requireRoutes ? "Unknown field(s): \(unknown.sorted().joined(separator: ", "))."
+                                                                     : "A rollback takes only a message.")
+        }
         if let message = object["message"], message.stringValue == nil { throw Refusal(.badRequest, "badMessage", "message must be a string.") }
         let message = object["message"]?.stringValue ?? ""
         guard message.utf8.count <= 2_000 else { throw Refusal(.badRequest, "badMessage", "message is limited to 2,000 bytes.") }
         if requireRoutes, object["routes"] == nil {
             throw Refusal(.badRequest, "missingRoutes", "The body needs the routes document under \"routes\".")
         }
-        return (message, object["routes"])
+        return (message, object["routes"], object)
     }
 
     /// The revision number `If-Match` names (nil: `If-None-Match: *`, publishing the first revision).

@@ -80,9 +80,8 @@ struct RolloutEndpoints: EndpointGroup {
         }
     }
 
-    /// The steps a publish asks for with `"rollout"`: nil without it.
-    static func requestedSteps(_ request: HTTPRequest) throws(Refusal) -> [RolloutStep]? {
-        guard let json = try? JSONParser().parse(request.body), let rollout = json["rollout"] else { return nil }
+    /// The steps a publish's `"rollout"` asks for.
+    static func requestedSteps(_ rollout: JSONValue) throws(Refusal) -> [RolloutStep] {
         guard case .object(let object) = rollout else { throw Refusal(.badRequest, "badRollout", "rollout must be an object: {} or {\"steps\": [...]}.") }
         guard let steps = object["steps"] else { return RolloutStep.defaults }
         guard case .array(let items) = steps, items.count <= 20 else { throw Refusal(.badRequest, "badRollout", "rollout.steps must be a list of at most 20 steps.") }

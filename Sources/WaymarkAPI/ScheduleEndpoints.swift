@@ -27,18 +27,12 @@ struct ScheduleEndpoints: EndpointGroup {
     private func schedule(_ request: HTTPRequest, _ call: RouteCall) throws(Refusal) -> HTTPResponse {
         try context.requirePrimary()
         let base = try PublishingEndpoints.base(request, context: context)
-        guard let json = try? JSONParser().parse(request.body), case .object(let object) = json else {
-            throw Refusal(.badRequest, "badJSON", "The body must be a JSON object: {\"at\": \"2026-12-01T09:00:00Z\", \"message\": \"…\", \"routes\": {…}}.")
-        }
-        let unknown = Set(object.keys).subtracting(["at", "message", "routes"])
-        guard unknown.isEmpty else { throw Refusal(.badRequest, "unknownField", "Unknown field(s): \(unknown.sorted().joined(separator: ", ")).") }
-        guard let atText = object["at"]?.stringValue, let at = Timestamp.parse(atText) else {
+        // The publish's envelope, with the time.
+        let body = try PublishingEndpoints.envelope(request, requireRoutes: true, also: ["at"])
+        guard let atText = body.object["at"]?.stringValue, let at = Timestamp.parse(atText) else {
             throw Refusal(.badRequest, "badTime", "at must be an RFC 3339 time such as 2026-12-01T09:00:00Z.")
         }
-        if let message = object["message"], message.stringValue == nil { throw Refusal(.badRequest, "badMessage", "message must be a string.") }
-        let message = object["message"]?.stringValue ?? ""
-        guard message.utf8.count <= 2_000 else { throw Refusal(.badRequest, "badMessage", "message is limited to 2,000 bytes.") }
-        guard let routes = object["routes"] else { throw Refusal(.badRequest, "missingRoutes", "The body needs the routes document under \"routes\".") }
+        let (message, routes) = (body.message, body.routes!)
         let outcome: ScheduleOutcome
         do throws(StoreError) {
             outcome = try context.store.schedule(routes: routes.serializedBytes(pretty: true), at: at, base: base, author: call.actor, message: message)

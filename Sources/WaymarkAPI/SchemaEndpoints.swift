@@ -43,9 +43,11 @@ struct SchemaEndpoints: EndpointGroup {
             // Schema drift: the live routes this build cannot resolve.
             var drift: [JSONValue] = []
             var current: JSONValue = .null
-            if let revision = context.store.snapshot.current {
+            let snapshot = context.store.snapshot
+            if let revision = snapshot.current {
                 current = .int(revision.number)
-                drift = context.manifests.view(revision: revision, stored: stored, documents: context.documents).unresolvable.map(JSONValue.string)
+                drift = context.manifests.view(revision: revision, stored: stored, documents: context.documents,
+                                               live: snapshot.servedRevisions).unresolvable.map(JSONValue.string)
             }
             return APIResponse.json(["platform": .string(stored.key.platform), "version": .string(stored.key.version),
                                      "sha256": .string(stored.sha256), "replaced": .bool(replaced), "revision": current,
