@@ -31,15 +31,20 @@ extension ManifestStore {
     /// that candidate, else its first step (the state file of an older rollout is history).
     static func loadRollout(_ directory: DataDirectory, revisions: [Revision]) throws(StoreError) -> RolloutState? {
         guard let candidate = revisions.last(where: { $0.rollout != nil }), let start = candidate.rollout else { return nil }
-        let initial = RolloutState(candidate: candidate.number, stable: start.stable, steps: start.steps, now: candidate.time)
-        guard directory.exists(rolloutFile) else { return initial }
-        let record = try loadRecord(directory, rolloutFile)
-        guard let number = record.metadata["candidate"]?.intValue else { throw damaged(directory, rolloutFile, "it names no candidate") }
-        guard number == candidate.number else { return initial }
-        guard let stored = rolloutState(record.metadata, start: start, candidate: number) else {
-            throw damaged(directory, rolloutFile, "its step, status, version or time is missing or wrong")
+        var rollout = RolloutState(candidate: candidate.number, stable: start.stable, steps: start.steps, now: candidate.time)
+        if directory.exists(rolloutFile) {
+            let record = try loadRecord(directory, rolloutFile)
+            guard let number = record.metadata["candidate"]?.intValue else { throw damaged(directory, rolloutFile, "it names no candidate") }
+            if number == candidate.number {
+                guard let stored = rolloutState(record.metadata, start: start, candidate: number) else {
+                    throw damaged(directory, rolloutFile, "its step, status, version or time is missing or wrong")
+                }
+                rollout = stored
+            }
         }
-        return stored
+        // A revision published over an active rollout superseded it (its record says so).
+        if revisions.contains(where: { $0.number > candidate.number && $0.supersedes == candidate.number }) { rollout.supersede() }
+        return rollout
     }
 
     static func rolloutState(_ metadata: [String: JSONValue], start: RolloutStart, candidate: Int) -> RolloutState? {
@@ -97,14 +102,14 @@ extension ManifestStore {
     /// Publishes `routes` as a candidate revision rolled out over the current one through
     /// `steps`: validated and based like a publish; refused while another rollout is active.
     public func startRollout(routes: [UInt8], base: Int?, steps: [RolloutStep] = RolloutStep.defaults, author: String, message: String,
-                             now: Date = Date()) throws(StoreError) -> RolloutStartOutcome {
+                             supersede: Bool = false, now: Date = Date()) throws(StoreError) -> RolloutStartOutcome {
         if let problem = RolloutState.validate(steps) { return .refused(problem) }
         let seen = snapshot
         let checked = base == seen.current?.number ? Checked(routes: routes, against: seen, findings: [], now: now) : nil
         return try writer.withLock { _ throws(StoreError) in
             guard let stable = snapshot.current else { return .refused("A rollout needs a current revision to roll out from; publish the first one.") }
             switch try publishLocked(routes: routes, base: base, author: author, message: message, restores: nil, checked: checked, now: now,
-                                     rollout: RolloutStart(stable: stable.number, steps: steps)) {
+                                     rollout: RolloutStart(stable: stable.number, steps: steps), supersede: supersede) {
             case .published(let revision): return .started(snapshot.rollout!, revision)
             case .unchanged(let revision): return .unchanged(revision)
             case .invalid(let report): return .invalid(report)
@@ -137,11 +142,13 @@ extension ManifestStore {
     }
 
     /// The look: the guard's verdict on the step's window, and the candidate's resolutions
-    /// since the step began. Writes only when something changed.
+    /// since the step began, judged at the rollout's `version` (nil: whatever it is now; a
+    /// look at an older version is stale and changes nothing). Writes only when something changed.
     @discardableResult
-    public func evaluateRollout(candidateResolutions: Int, verdict: GuardVerdict, now: Date = Date()) throws(StoreError) -> RolloutChange? {
+    public func evaluateRollout(candidateResolutions: Int, verdict: GuardVerdict, version: Int? = nil,
+                                now: Date = Date()) throws(StoreError) -> RolloutChange? {
         try writer.withLock { _ throws(StoreError) in
-            guard var rollout = snapshot.activeRollout else { return nil }
+            guard var rollout = snapshot.activeRollout, version.map({ $0 == rollout.version }) ?? true else { return nil }
             guard let change = rollout.evaluate(now: now, candidateResolutions: candidateResolutions, verdict: verdict) else { return nil }
             let action = switch change {
             case .advanced: "advance"

@@ -1,5 +1,6 @@
 import CivilDate
 import Foundation
+import Rollout
 import RouteEngine
 import SystemIO
 
@@ -12,8 +13,13 @@ extension ManifestStore {
     /// Schedules `routes` to be published at `at` on top of `base` (the current revision's
     /// number, nil before the first): refused now if they do not validate, if `base` is
     /// stale, or if `at` is not in the future (within `maximumScheduleAhead`).
-    public func schedule(routes: [UInt8], at: Date, base: Int?, author: String, message: String,
+    /// With `rollout`, it starts a rollout over `base` through those steps when it fires.
+    public func schedule(routes: [UInt8], at: Date, base: Int?, author: String, message: String, rollout: [RolloutStep]? = nil,
                          now: Date = Date()) throws(StoreError) -> ScheduleOutcome {
+        if let rollout {
+            if let problem = RolloutState.validate(rollout) { return .badRollout(problem) }
+            guard base != nil else { return .badRollout("A rollout needs a current revision to roll out from; schedule a plain publish of the first one.") }
+        }
         guard at > now, at.timeIntervalSince(now) <= Self.maximumScheduleAhead else {
             tallyRefusal(action: "schedule", actor: author, reason: "badTime", now: now)
             return .badTime("A publish can be scheduled from now to a year ahead; \(Timestamp.format(at)) is not.")
@@ -33,7 +39,8 @@ extension ManifestStore {
             }
             let stamp = Timestamp.parse(Timestamp.format(now)) ?? now
             let item = ScheduledPublish(id: current.schedules.count + 1, at: Timestamp.parse(Timestamp.format(at)) ?? at, base: base,
-                                        author: author, created: stamp, message: message, routes: routes, status: .pending, changed: stamp)
+                                        author: author, created: stamp, message: message, routes: routes, rollout: rollout,
+                                        status: .pending, changed: stamp)
             try writeAudited(item.record.encoded, "schedules", ScheduledPublish.fileName(item.id), replacing: false,
                              Self.scheduleAudit(item, action: "schedule", actor: author), time: now)
             state.withLock { $0.schedules.append(item) }
@@ -72,7 +79,8 @@ extension ManifestStore {
                 guard let fresh = snapshot.schedules.first(where: { $0.id == item.id }), fresh.status == .pending else { return nil }
                 let current = snapshot
                 let status: ScheduledPublish.Status
-                if let revision = current.current, revision.number > (fresh.base ?? 0),
+                // (The newest revision: a rollout's candidate is not current.)
+                if let revision = current.revisions.last, revision.number > (fresh.base ?? 0), (revision.rollout != nil) == (fresh.rollout != nil),
                    ManifestStore.canonicallyEqual(fresh.routes, revision.routes), revision.author == fresh.author, revision.message == fresh.message {
                     // Published by this schedule before a crash kept its status from being written.
                     status = .fired(revision: revision.number)
@@ -85,8 +93,9 @@ extension ManifestStore {
                         let first = report.errors.first.map { " The first: \($0.path): \($0.message)" } ?? ""
                         status = .skipped(reason: "The routes no longer validate against the schemas registered now (\(report.errors.count) error(s)).\(first)")
                     } else {
+                        let start = fresh.rollout.flatMap { steps in fresh.base.map { RolloutStart(stable: $0, steps: steps) } }
                         switch try publishLocked(routes: fresh.routes, base: fresh.base, author: fresh.author, message: fresh.message,
-                                                 restores: nil, checked: checked, now: now) {
+                                                 restores: nil, checked: checked, now: now, rollout: start) {
                         case .published(let revision), .unchanged(let revision): status = .fired(revision: revision.number)
                         case .invalid(let again): status = .skipped(reason: "The routes no longer validate (\(again.errors.count) error(s)).")
                         case .staleBase(let number): status = .skipped(reason: "Revision \(number ?? 0) was published since.")
@@ -122,6 +131,7 @@ extension ManifestStore {
         var entry: [String: JSONValue] = ["action": .string(action), "actor": .string(actor),
                                           "outcome": item.status.name == "skipped" ? "skipped" : "ok",
                                           "schedule": .int(item.id), "status": .string(item.status.name), "at": .string(Timestamp.format(item.at))]
+        if let rollout = item.rollout { entry["rollout"] = .array(rollout.map { .int($0.percent) }) }
         switch item.status {
         case .fired(let revision): entry["revision"] = .int(revision)
         case .skipped(let reason): entry["reason"] = .string(reason)

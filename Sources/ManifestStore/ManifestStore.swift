@@ -20,6 +20,8 @@ public struct Revision: Hashable, Sendable {
     public let restores: Int?
     /// Set when it was published as a rollout's candidate: the stable revision and the steps.
     public var rollout: RolloutStart? = nil
+    /// Set when it was published over an active rollout, asked to supersede it: that candidate.
+    public var supersedes: Int? = nil
 }
 
 /// How a candidate revision's rollout began: kept in the revision's own record, so that
@@ -318,6 +320,12 @@ public final class ManifestStore: Sendable {
             }
             revision.rollout = start
         }
+        if let supersedes = metadata["supersedes"] {
+            guard let candidate = supersedes.intValue, candidate >= 1, candidate < number else {
+                return .failure(.content("the candidate it supersedes is not a revision before it"))
+            }
+            revision.supersedes = candidate
+        }
         return .success(revision)
     }
 
@@ -488,13 +496,15 @@ public final class ManifestStore: Sendable {
     /// that moment, so a large document never holds up other changes; under the lock the
     /// base is checked, and the document is validated again only if a schema changed
     /// meanwhile.
+    /// `supersede`: publish even while a rollout is active, ending it (status `superseded`).
     public func publish(routes: [UInt8], base: Int?, author: String, message: String, findings: [ValidationProblem] = [],
-                        now: Date = Date()) throws(StoreError) -> PublishOutcome {
+                        supersede: Bool = false, now: Date = Date()) throws(StoreError) -> PublishOutcome {
         let seen = snapshot
         // Revisions only grow: a base that is stale now stays stale, so it is not validated.
         let checked = base == seen.current?.number ? Checked(routes: routes, against: seen, findings: findings, now: now) : nil
         return try writer.withLock { _ throws(StoreError) in
-            try publishLocked(routes: routes, base: base, author: author, message: message, restores: nil, checked: checked, now: now)
+            try publishLocked(routes: routes, base: base, author: author, message: message, restores: nil, checked: checked, now: now,
+                              supersede: supersede)
         }
     }
 
@@ -546,10 +556,13 @@ public final class ManifestStore: Sendable {
     }
 
     func publishLocked(routes: [UInt8], base: Int?, author: String, message: String, restores: Int?,
-                               checked: Checked?, now: Date, rollout: RolloutStart? = nil) throws(StoreError) -> PublishOutcome {
+                       checked: Checked?, now: Date, rollout: RolloutStart? = nil, supersede: Bool = false) throws(StoreError) -> PublishOutcome {
         let action: JSONValue = restores == nil ? "publish" : "rollback"
         let current = snapshot
-        if let active = current.activeRollout {
+        // A publish that asks to supersede the active rollout ends it in the same durable
+        // write as the new revision (whose record names it): never one without the other.
+        let superseded = supersede ? current.activeRollout?.candidate : nil
+        if let active = current.activeRollout, superseded == nil {
             tallyRefusal(action: action.stringValue!, actor: author, reason: "rolloutInProgress", now: now)
             return .rolloutInProgress(candidate: active.candidate)
         }
@@ -576,18 +589,22 @@ public final class ManifestStore: Sendable {
         if number > 1 { metadata["parent"] = .int(number - 1) }
         if let restores { metadata["restores"] = .int(restores) }
         if let rollout { metadata["rollout"] = rollout.json }
+        if let superseded { metadata["supersedes"] = .int(superseded) }
         let record = Record(metadata: metadata, body: routes)
         var revision = Revision(number: number, parent: number > 1 ? number - 1 : nil, author: author,
                                 time: Timestamp.parse(Timestamp.format(now)) ?? now, message: message,
                                 sha256: record.sha256, routes: routes, restores: restores)
         revision.rollout = rollout
+        revision.supersedes = superseded
         var entry: [String: JSONValue] = ["action": action, "actor": .string(author), "outcome": "ok",
                                           "revision": .int(number), "sha256": .string(record.sha256)]
         if let restores { entry["restores"] = .int(restores) }
         if let rollout { entry["rollout"] = ["stable": .int(rollout.stable), "steps": .array(rollout.steps.map { .int($0.percent) })] }
+        if let superseded { entry["supersedes"] = .int(superseded) }
         try writeAudited(record.encoded, "revisions", Self.revisionFileName(number), replacing: false, entry, time: now)
         state.withLock { snapshot in
             snapshot.revisions.append(revision)
+            if superseded != nil { snapshot.rollout?.supersede() }
             if let rollout { snapshot.rollout = RolloutState(candidate: number, stable: rollout.stable, steps: rollout.steps, now: revision.time) }
         }
         changes.add(1, ordering: .releasing)
@@ -701,6 +718,7 @@ public final class ManifestStore: Sendable {
                 if let start = revision.rollout {
                     snapshot.rollout = RolloutState(candidate: number, stable: start.stable, steps: start.steps, now: revision.time)
                 }
+                if revision.supersedes != nil, snapshot.rollout?.candidate == revision.supersedes { snapshot.rollout?.supersede() }
             }
             changes.add(1, ordering: .releasing)
             return revision

@@ -1,5 +1,6 @@
 import CivilDate
 import Foundation
+import Rollout
 import RouteEngine
 
 /// A publish set for a time: validated when scheduled, validated again when it fires
@@ -36,6 +37,8 @@ public struct ScheduledPublish: Hashable, Sendable {
     public let message: String
     /// The routes document exactly as received.
     public let routes: [UInt8]
+    /// Set when it starts a rollout (over `base`) instead of replacing the current revision.
+    public let rollout: [RolloutStep]?
     public internal(set) var status: Status
     /// When the status last changed (`created` while pending).
     public internal(set) var changed: Date
@@ -54,6 +57,7 @@ public struct ScheduledPublish: Hashable, Sendable {
         case .skipped(let reason): metadata["reason"] = .string(reason)
         case .cancelled(let actor): metadata["cancelledBy"] = .string(actor)
         }
+        if let rollout, let base { metadata["rollout"] = RolloutStart(stable: base, steps: rollout).json }
         return Record(metadata: metadata, body: routes)
     }
 
@@ -76,8 +80,15 @@ public struct ScheduledPublish: Hashable, Sendable {
         case "cancelled": status = .cancelled(by: metadata["cancelledBy"]?.stringValue ?? "")
         default: return .failure(.content("the status is not pending, fired, skipped or cancelled"))
         }
+        var rollout: [RolloutStep]?
+        if let json = metadata["rollout"] {
+            guard let start = RolloutStart.from(json), start.stable == metadata["base"]?.intValue else {
+                return .failure(.content("its rollout (steps over its base) is not readable"))
+            }
+            rollout = start.steps
+        }
         return .success(ScheduledPublish(id: expected, at: at, base: metadata["base"]?.intValue, author: author, created: created,
-                                         message: message, routes: record.body, status: status, changed: changed))
+                                         message: message, routes: record.body, rollout: rollout, status: status, changed: changed))
     }
 
     /// The resource the API shows (without the routes; `GET /v1/schedules/N/routes` has them).
@@ -93,6 +104,9 @@ public struct ScheduledPublish: Hashable, Sendable {
         case .skipped(let reason): object["reason"] = .string(reason)
         case .cancelled(let actor): object["cancelledBy"] = .string(actor)
         }
+        if let rollout, let base, case .object(let start) = RolloutStart(stable: base, steps: rollout).json {
+            object["rollout"] = ["steps": start["steps"] ?? .array([])]
+        }
         return .object(object)
     }
 }
@@ -106,6 +120,8 @@ public enum ScheduleOutcome: Sendable {
     case staleBase(current: Int?)
     /// The time is not in the future (or more than a year away).
     case badTime(String)
+    /// The rollout's steps do not make one, or there is no revision to roll out over.
+    case badRollout(String)
 }
 
 /// What cancelling one did.

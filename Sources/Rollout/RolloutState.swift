@@ -31,6 +31,9 @@ public enum RolloutStatus: String, Hashable, Sendable, CaseIterable {
     case aborted
     /// Reached 100 % healthy (or promoted): the candidate is the current revision.
     case completed
+    /// Another revision was published over it, asked for explicitly (`"supersede": true`):
+    /// the candidate never became current; the newer revision is.
+    case superseded
 
     /// Whether the rollout still splits cohorts (and so still decides anything).
     public var isActive: Bool { self == .running || self == .paused }
@@ -121,7 +124,7 @@ public struct RolloutState: Hashable, Sendable {
     public func revision(forCohort cohort: Int?) -> Int {
         switch status {
         case .completed: return candidate
-        case .tripped, .aborted: return stable
+        case .tripped, .aborted, .superseded: return stable
         case .running, .paused:
             guard let cohort else { return stable }
             return cohort < percent ? candidate : stable
@@ -189,6 +192,14 @@ public struct RolloutState: Hashable, Sendable {
         status = .completed
         version += 1
         return .completed
+    }
+
+    /// Ended by a newer publish that asked to supersede it (no version: the publish's own
+    /// base check is the race guard).
+    public mutating func supersede() {
+        guard status.isActive else { return }
+        status = .superseded
+        version += 1
     }
 
     /// Back to stable for every cohort, for good.

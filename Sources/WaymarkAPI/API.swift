@@ -1,9 +1,11 @@
 import Dispatch
 import Foundation
+import Synchronization
 import HTTPServer
 import LinkChecks
 import ManifestStore
 import Replication
+import SystemIO
 import Telemetry
 
 /// The HTTP API of `waymark serve` over a `ManifestStore` (see docs/api.md and
@@ -25,6 +27,11 @@ public final class API: Sendable {
         public var maximumQueuedWork = 64
         /// Monotonic nanoseconds, for per-token rate limits; tests move it.
         public var monotonicClock: @Sendable () -> UInt64 = { DispatchTime.now().uptimeNanoseconds }
+        /// The wall clock changes are stamped and decided by: revision and audit times,
+        /// rollout steps, scheduled publishes (`serve --clock-file` moves it in tests).
+        public var clock = WallClock.system
+        /// How often the primary looks at a running rollout's telemetry, in seconds.
+        public var rolloutLookInterval: Double = 5
 
         public init() {}
     }
@@ -62,19 +69,32 @@ public final class API: Sendable {
 
     /// Fires scheduled publishes whose time has come: at once (those a stopped daemon
     /// missed), then every second, off the event loops. Only on a primary: a follower
-    /// mirrors the revisions a schedule publishes. `now` is for tests.
-    public func startScheduling(every interval: Double = 1, now: @escaping @Sendable () -> Date = { Date() }) {
+    /// mirrors the revisions a schedule publishes. The same ticker looks at a running
+    /// rollout every `options.rolloutLookInterval` seconds (`RolloutWatch`). `now` is for
+    /// tests (default: `options.clock`).
+    public func startScheduling(every interval: Double = 1, now: (@Sendable () -> Date)? = nil) {
         guard context.options.follower == nil else { return }
         let context = context
+        let now = now ?? context.options.clock.now
+        let lastLook = Mutex<UInt64?>(nil)
+        let lookEvery = UInt64(max(0, context.options.rolloutLookInterval) * 1e9)
         let ticker = Ticker(every: interval, on: DispatchQueue(label: "waymark.schedules", qos: .utility)) {
-            guard let changed = try? context.store.fireDueSchedules(now: now()) else { return }
-            for item in changed {
-                switch item.status {
-                case .fired: context.schedulesFired.add(1, ordering: .relaxed); context.publishes.add(1, ordering: .relaxed)
-                case .skipped: context.schedulesSkipped.add(1, ordering: .relaxed)
-                case .pending, .cancelled: break
+            if let changed = try? context.store.fireDueSchedules(now: now()) {
+                for item in changed {
+                    switch item.status {
+                    case .fired: context.schedulesFired.add(1, ordering: .relaxed); context.publishes.add(1, ordering: .relaxed)
+                    case .skipped: context.schedulesSkipped.add(1, ordering: .relaxed)
+                    case .pending, .cancelled: break
+                    }
                 }
             }
+            let monotonic = DispatchTime.now().uptimeNanoseconds
+            let due = lastLook.withLock { last in
+                guard last.map({ monotonic &- $0 >= lookEvery }) ?? true else { return false }
+                last = monotonic
+                return true
+            }
+            if due { RolloutWatch.look(context, now: now()) }
         }
         context.scheduling.withLock { running in
             running?.cancel()

@@ -1,4 +1,5 @@
 import Dispatch
+import Foundation
 import HTTPCore
 import HTTPServer
 import LinkChecks
@@ -30,6 +31,10 @@ final class APIContext: Sendable {
     let schedulesSkipped = Atomic<UInt64>(0)
     /// The primary's look at due schedules, once a second (`API.startScheduling`).
     let scheduling = Mutex<Ticker?>(nil)
+    /// The primary's latest look at the rollout's telemetry (`RolloutWatch`).
+    let rolloutLook = Mutex<RolloutLook?>(nil)
+    /// Rollouts the guard tripped, since start.
+    let rolloutTrips = Atomic<UInt64>(0)
     /// Problems the link checks reported, since start.
     let linkFindings = Atomic<UInt64>(0)
     /// Requests by route and status with latency, filled by the `HTTPServer` serving the API.
@@ -51,6 +56,9 @@ final class APIContext: Sendable {
         rates = RateLimiter(clock: options.monotonicClock)
         linkChecker = options.linkChecks.map(LinkChecker.init)
     }
+
+    /// The time now on the daemon's clock (`Options.clock`).
+    func now() -> Date { options.clock.now() }
 
     /// Writes go to the primary: on a follower they are refused and change nothing.
     func requirePrimary() throws(Refusal) {

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPCore
 import HTTPServer
+import Rollout
 import Telemetry
 
 /// `GET /metrics` (scope `telemetry:read`): Prometheus text format 0.0.4 — resolutions by
@@ -77,8 +78,49 @@ struct MetricsEndpoints: EndpointGroup {
             family(metric.name, metric.type, metric.help)
             out += "\(metric.name) \(metric.value)\n"
         }
+        out += rolloutMetrics(label: label)
         out += context.httpMetrics.exposition()
         return HTTPResponse(status: .ok, headers: HTTPHeaders([("Content-Type", "text/plain; version=0.0.4; charset=utf-8"), ("Cache-Control", "no-store")]),
                             body: Array(out.utf8))
+    }
+
+    /// The newest rollout: whether it splits cohorts, its step, the primary's latest look at
+    /// the step's telemetry, and what tripped it (each finding's numbers, by route and build).
+    private func rolloutMetrics(label: (String) -> String) -> String {
+        var out = ""
+        func family(_ name: String, _ type: String, _ help: String) { out += "# HELP \(name) \(help)\n# TYPE \(name) \(type)\n" }
+        let rollout = context.store.snapshot.rollout
+        let active = rollout.map(\.status.isActive) ?? false
+        family("waymark_rollout_active", "gauge", "1 while a rollout splits cohorts between a candidate and the stable revision (running or paused).")
+        out += "waymark_rollout_active \(active ? 1 : 0)\n"
+        family("waymark_rollout_percent", "gauge", "The share of cohorts the active rollout's candidate is served to (0: none).")
+        out += "waymark_rollout_percent \(active ? rollout!.percent : 0)\n"
+        family("waymark_rollout_candidate_revision", "gauge", "The newest rollout's candidate revision (0: none yet).")
+        out += "waymark_rollout_candidate_revision \(rollout?.candidate ?? 0)\n"
+        family("waymark_rollout_status", "gauge", "1 for the newest rollout's status (running, paused, tripped, aborted, completed, superseded).")
+        for status in RolloutStatus.allCases {
+            out += "waymark_rollout_status{status=\"\(status.rawValue)\"} \(rollout?.status == status ? 1 : 0)\n"
+        }
+        family("waymark_rollout_trips_total", "counter", "Rollouts the guard stopped since start.")
+        out += "waymark_rollout_trips_total \(context.rolloutTrips.load(ordering: .relaxed))\n"
+        let look = active ? context.rolloutLook.withLock { $0 }.flatMap { $0.candidate == rollout?.candidate ? $0 : nil } : nil
+        family("waymark_rollout_step_resolutions", "gauge", "Resolutions of the candidate and of the stable revision (on the candidate's builds) since the active step began, at the primary's latest look.")
+        family("waymark_rollout_step_failure_ratio", "gauge", "Their share that ended in notFound.")
+        if let look {
+            for (name, counts) in [("candidate", look.candidateCounts.overall), ("stable", look.stableCounts.overall)] {
+                out += "waymark_rollout_step_resolutions{revision=\"\(name)\"} \(counts.total)\n"
+                out += "waymark_rollout_step_failure_ratio{revision=\"\(name)\"} \(counts.rate)\n"
+            }
+        }
+        family("waymark_rollout_trip_failure_ratio", "gauge", "For a tripped newest rollout, each finding: the candidate's and the stable revision's failure ratio, by scope, route, build and reason.")
+        if let rollout, rollout.status == .tripped {
+            for finding in rollout.findings {
+                let labels = "scope=\"\(finding.scope.rawValue)\",route=\"\(label(finding.route ?? ""))\",build=\"\(label(finding.build ?? ""))\",reason=\"\(label(finding.reason ?? ""))\""
+                for (name, failures, total) in [("candidate", finding.candidateFailures, finding.candidateTotal), ("stable", finding.stableFailures, finding.stableTotal)] {
+                    out += "waymark_rollout_trip_failure_ratio{revision=\"\(name)\",\(labels)} \(total == 0 ? 0 : Double(failures) / Double(total))\n"
+                }
+            }
+        }
+        return out
     }
 }

@@ -31,15 +31,19 @@ struct PublishingEndpoints: EndpointGroup {
         let base = try base(request)
         let (context, store, author) = (context, context.store, call.actor)
         context.work.run(responder) { () throws(Refusal) in
-            let body = try Self.envelope(request, requireRoutes: true, also: ["rollout"])
+            let body = try Self.envelope(request, requireRoutes: true, also: ["rollout", "supersede"])
             let routes = body.routes?.serializedBytes(pretty: true) ?? []
+            // `"supersede": true`: publish over an active rollout, ending it.
+            let supersede = try Self.supersede(body.object)
             // `"rollout": {}` (the default steps) or `{"steps": [...]}`: a candidate, not a new current revision.
             if let rollout = try body.object["rollout"].map(RolloutEndpoints.requestedSteps) {
-                return responder.respond(RolloutEndpoints.start(context, routes: routes, steps: rollout, base: base, author: author, message: body.message))
+                return responder.respond(RolloutEndpoints.start(context, routes: routes, steps: rollout, base: base, author: author,
+                                                                message: body.message, supersede: supersede))
             }
             context.withLinkFindings(body.routes, against: store.snapshot) { findings in
                 responder.respond(Self.outcome(context, Result { () throws(StoreError) in
-                    try store.publish(routes: routes, base: base, author: author, message: body.message, findings: findings)
+                    try store.publish(routes: routes, base: base, author: author, message: body.message, findings: findings,
+                                      supersede: supersede, now: context.now())
                 }))
             }
         }
@@ -52,7 +56,7 @@ struct PublishingEndpoints: EndpointGroup {
         let message = body.message.isEmpty ? "Rollback to revision \(number)" : body.message
         let base = try base(request)
         return Self.outcome(context, Result { () throws(StoreError) in
-            try context.store.rollback(to: number, base: base, author: call.actor, message: message)
+            try context.store.rollback(to: number, base: base, author: call.actor, message: message, now: context.now())
         })
     }
 
@@ -96,6 +100,12 @@ struct PublishingEndpoints: EndpointGroup {
             throw Refusal(.badRequest, "missingRoutes", "The body needs the routes document under \"routes\".")
         }
         return (message, object["routes"], object)
+    }
+
+    static func supersede(_ object: [String: JSONValue]) throws(Refusal) -> Bool {
+        guard let value = object["supersede"] else { return false }
+        guard case .bool(let flag) = value else { throw Refusal(.badRequest, "badSupersede", "supersede must be true or false.") }
+        return flag
     }
 
     /// The revision number `If-Match` names (nil: `If-None-Match: *`, publishing the first revision).
@@ -142,7 +152,7 @@ struct PublishingEndpoints: EndpointGroup {
                                      details: ["current": current.map(JSONValue.int) ?? .null])
         case .success(.rolloutInProgress(let candidate)):
             return APIResponse.error(.conflict, "rolloutInProgress",
-                                     "Revision \(candidate) is being rolled out; promote or abort its rollout before publishing again.",
+                                     "Revision \(candidate) is being rolled out; promote or abort its rollout before publishing again, or publish with \"supersede\": true to end it.",
                                      details: ["candidate": .int(candidate)])
         case .success(.unknownRevision(let number)):
             return APIResponse.error(.notFound, "unknownRevision", "There is no revision \(number).")

@@ -35,7 +35,12 @@ struct RolloutEndpoints: EndpointGroup {
 
     private func read() throws(Refusal) -> HTTPResponse {
         guard let rollout = context.store.snapshot.rollout else { throw Refusal(.notFound, "noRollout", "No revision has been rolled out yet.") }
-        return APIResponse.json(Self.json(rollout), headers: [("ETag", Self.etag(rollout))])
+        guard case .object(var object) = Self.json(rollout) else { return APIResponse.json(.null) }
+        // The primary's latest look at this step's telemetry, while the rollout splits cohorts.
+        if rollout.status.isActive, let look = context.rolloutLook.withLock({ $0 }), look.candidate == rollout.candidate {
+            object["guard"] = look.json
+        }
+        return APIResponse.json(.object(object), headers: [("ETag", Self.etag(rollout))])
     }
 
     private func control(_ request: HTTPRequest, _ call: RouteCall) throws(Refusal) -> HTTPResponse {
@@ -54,7 +59,7 @@ struct RolloutEndpoints: EndpointGroup {
         guard candidate == context.store.snapshot.rollout?.candidate else {
             throw Refusal(.preconditionFailed, "staleVersion", "That rollout is not the current one; read GET /v1/rollout again.")
         }
-        let now = Date()
+        let now = context.now()
         let result: Result<RolloutState, RolloutRefusal>
         do throws(StoreError) {
             result = try context.store.controlRollout(action, version: version, actor: call.actor, now: now) { rollout throws(RolloutRefusal) in
@@ -94,10 +99,12 @@ struct RolloutEndpoints: EndpointGroup {
     }
 
     /// Starts a rollout for a publish (on the work queue).
-    static func start(_ context: APIContext, routes: [UInt8], steps: [RolloutStep], base: Int?, author: String, message: String) -> HTTPResponse {
+    static func start(_ context: APIContext, routes: [UInt8], steps: [RolloutStep], base: Int?, author: String, message: String,
+                      supersede: Bool) -> HTTPResponse {
         let outcome: RolloutStartOutcome
         do throws(StoreError) {
-            outcome = try context.store.startRollout(routes: routes, base: base, steps: steps, author: author, message: message)
+            outcome = try context.store.startRollout(routes: routes, base: base, steps: steps, author: author, message: message,
+                                                     supersede: supersede, now: context.now())
         } catch {
             return Refusal.storeFailed(error, "The candidate could not be stored", "Nothing was published.").response
         }
@@ -118,7 +125,8 @@ struct RolloutEndpoints: EndpointGroup {
             return APIResponse.error(.preconditionFailed, "staleBase", "Revision \(current.map(String.init) ?? "none") was published since your base.",
                                      details: ["current": current.map(JSONValue.int) ?? .null])
         case .rolloutInProgress(let candidate):
-            return APIResponse.error(.conflict, "rolloutInProgress", "Revision \(candidate) is being rolled out; promote or abort it first.",
+            return APIResponse.error(.conflict, "rolloutInProgress",
+                                     "Revision \(candidate) is being rolled out; promote or abort it first, or publish with \"supersede\": true to end it.",
                                      details: ["candidate": .int(candidate)])
         case .refused(let reason):
             return APIResponse.error(.badRequest, "badRollout", reason)

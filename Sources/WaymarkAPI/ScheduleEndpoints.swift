@@ -28,14 +28,17 @@ struct ScheduleEndpoints: EndpointGroup {
         try context.requirePrimary()
         let base = try PublishingEndpoints.base(request, context: context)
         // The publish's envelope, with the time.
-        let body = try PublishingEndpoints.envelope(request, requireRoutes: true, also: ["at"])
+        let body = try PublishingEndpoints.envelope(request, requireRoutes: true, also: ["at", "rollout"])
+        // `"rollout": {}` or `{"steps": [...]}`: at its time it starts a rollout over its base.
+        let rollout = try body.object["rollout"].map(RolloutEndpoints.requestedSteps)
         guard let atText = body.object["at"]?.stringValue, let at = Timestamp.parse(atText) else {
             throw Refusal(.badRequest, "badTime", "at must be an RFC 3339 time such as 2026-12-01T09:00:00Z.")
         }
         let (message, routes) = (body.message, body.routes!)
         let outcome: ScheduleOutcome
         do throws(StoreError) {
-            outcome = try context.store.schedule(routes: routes.serializedBytes(pretty: true), at: at, base: base, author: call.actor, message: message)
+            outcome = try context.store.schedule(routes: routes.serializedBytes(pretty: true), at: at, base: base, author: call.actor, message: message,
+                                                  rollout: rollout, now: context.now())
         } catch {
             throw Refusal.storeFailed(error, "The schedule could not be stored", "Nothing was scheduled.")
         }
@@ -51,6 +54,8 @@ struct ScheduleEndpoints: EndpointGroup {
                           details: ["current": current.map(JSONValue.int) ?? .null])
         case .badTime(let message):
             throw Refusal(.badRequest, "badTime", message)
+        case .badRollout(let message):
+            throw Refusal(.badRequest, "badRollout", message)
         }
     }
 
@@ -81,7 +86,7 @@ struct ScheduleEndpoints: EndpointGroup {
         let item = try found(call["id"])
         let outcome: CancelOutcome
         do throws(StoreError) {
-            outcome = try context.store.cancelSchedule(item.id, actor: call.actor)
+            outcome = try context.store.cancelSchedule(item.id, actor: call.actor, now: context.now())
         } catch {
             throw Refusal.storeFailed(error, "The schedule could not be cancelled", "Nothing changed.")
         }

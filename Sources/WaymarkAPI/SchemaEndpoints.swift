@@ -28,7 +28,7 @@ struct SchemaEndpoints: EndpointGroup {
         let key = SchemaKey(platform: platform, version: version)
         let outcome: SchemaOutcome
         do throws(StoreError) {
-            outcome = try context.store.registerSchema(request.body, expected: key, author: call.actor)
+            outcome = try context.store.registerSchema(request.body, expected: key, author: call.actor, now: context.now())
         } catch {
             throw Refusal.storeFailed(error, "The schema could not be stored", "Nothing changed.")
         }

@@ -11,7 +11,7 @@ enum RemoteCommands {
         """
 
     static let publishHelp = """
-        Usage: waymark publish ROUTES --server URL --token T [--message M] [--base N] [--rollout] [--json]
+        Usage: waymark publish ROUTES --server URL --token T [--message M] [--base N] [--rollout] [--supersede] [--json]
 
         Publishes a routes file as a new revision. The server validates it against every
         registered app build first; an invalid file publishes nothing and its report is
@@ -23,6 +23,8 @@ enum RemoteCommands {
         \(connection)
           --message M      Why, for the revision history
           --rollout        Roll the revision out in steps instead of serving it to everyone
+          --supersede      Publish even while a rollout is in progress, ending it (without
+                           it such a publish is refused, 409)
           --base N         The revision these routes were edited from: if another was
                            published since, nothing is published (412). Default: the
                            current revision at the time of the call
@@ -61,7 +63,7 @@ enum RemoteCommands {
     static let options: Set<String> = ["--server", "--token", "--message", "--base"]
 
     static func publish(_ arguments: [String], environment: [String: String], output: inout Output) throws(CLIError) -> ExitCode {
-        let parsed = try Arguments(arguments, command: "publish", options: options, booleans: ["--json", "--help", "--rollout"])
+        let parsed = try Arguments(arguments, command: "publish", options: options, booleans: ["--json", "--help", "--rollout", "--supersede"])
         if parsed.has("--help") {
             output.print(publishHelp)
             return .success
@@ -74,6 +76,7 @@ enum RemoteCommands {
         let precondition = try base(parsed, client)
         var envelope: [String: JSONValue] = ["message": .string(message), "routes": routes]
         if parsed.has("--rollout") { envelope["rollout"] = [:] }
+        if parsed.has("--supersede") { envelope["supersede"] = true }
         let answer = try client.send("POST", "/v1/revisions", body: JSONValue.object(envelope).serializedBytes(), headers: precondition)
         return try report(answer, parsed, output: &output, what: path)
     }

@@ -6,18 +6,21 @@ import RouteEngine
 /// or a CI job (`docs/api.md`, "Scheduled publishing").
 enum ScheduleCommands {
     static let scheduleHelp = """
-        Usage: waymark schedule ROUTES --at TIME --server URL --token T [--message M] [--base N] [--json]
+        Usage: waymark schedule ROUTES --at TIME --server URL --token T [--message M] [--base N] [--rollout] [--json]
 
         Schedules a routes file to be published at TIME (RFC 3339, e.g. 2026-12-01T09:00:00Z;
         from now to a year ahead). The server validates it now, and again when it fires
         against the app builds registered then; it fires only if the base revision is
-        still current, otherwise it is skipped and says why. Needs the scope routes:publish.
+        still current, otherwise it is skipped and says why. With --rollout it starts a
+        rollout of the routes over the base revision when it fires ('waymark rollout').
+        Needs the scope routes:publish.
 
         Options:
         \(RemoteCommands.connection)
           --at TIME        When to publish
           --message M      Why, for the revision history
           --base N         The revision these routes were edited from (default: the current one)
+          --rollout        At TIME, start a rollout (1% → 10% → 50% → 100%) instead of publishing
           --json           Print the server's answer as JSON
           --help           Show this help
 
@@ -49,7 +52,7 @@ enum ScheduleCommands {
         """
 
     static func schedule(_ arguments: [String], environment: [String: String], output: inout Output) throws(CLIError) -> ExitCode {
-        let parsed = try Arguments(arguments, command: "schedule", options: RemoteCommands.options.union(["--at"]), booleans: ["--json", "--help"])
+        let parsed = try Arguments(arguments, command: "schedule", options: RemoteCommands.options.union(["--at"]), booleans: ["--json", "--help", "--rollout"])
         if parsed.has("--help") {
             output.print(scheduleHelp)
             return .success
@@ -62,7 +65,9 @@ enum ScheduleCommands {
         let client = try APIClient(parsed, environment: environment)
         let message = parsed.last("--message") ?? "Scheduled \(URL(fileURLWithPath: path).lastPathComponent) with waymark schedule"
         let precondition = try RemoteCommands.base(parsed, client)
-        let body = JSONValue.object(["at": .string(at), "message": .string(message), "routes": routes]).serializedBytes()
+        var envelope: [String: JSONValue] = ["at": .string(at), "message": .string(message), "routes": routes]
+        if parsed.has("--rollout") { envelope["rollout"] = [:] }
+        let body = JSONValue.object(envelope).serializedBytes()
         let answer = try client.send("POST", "/v1/schedules", body: body, headers: precondition)
         if parsed.has("--json") {
             output.print(answer.json.serialized(pretty: true))
@@ -71,7 +76,8 @@ enum ScheduleCommands {
         guard answer.status == 201 else { throw APIClient.refusal(answer) }
         let json = answer.json
         output.print("Scheduled \(json["id"]?.intValue ?? 0): \(path) at \(json["at"]?.stringValue ?? at), on top of revision "
-            + "\(json["base"]?.intValue.map(String.init) ?? "none"), by \(json["author"]?.stringValue ?? "?").")
+            + "\(json["base"]?.intValue.map(String.init) ?? "none"), by \(json["author"]?.stringValue ?? "?")"
+            + (json["rollout"] == nil ? "." : "; it starts a rollout."))
         return .success
     }
 

@@ -59,6 +59,12 @@ enum ServeCommand {
                                    WAYMARK_FOLLOW_TOKEN, which keeps it out of the process list)
           --follow-token-file F    Read that token from the file F (a mounted secret)
           --follow-interval S      Seconds between polls of the primary and forwards (default 2)
+          --rollout-look-interval S
+                                   Seconds between the primary's looks at a running rollout's
+                                   telemetry, which advance or stop it (default 5)
+          --clock-file F           For tests: the daemon's wall clock is the seconds since 1970
+                                   written in F, read again at each use (rollout steps, schedules,
+                                   telemetry windows, revision and audit times); it never goes back
         \(LinkCheckArguments.help)
         \(LinkCheckArguments.cacheHelp)
                                    With --check-links, POST /v1/validate and publishing include
@@ -75,7 +81,7 @@ enum ServeCommand {
     static func run(_ arguments: [String], output: inout Output) throws(CLIError) -> ExitCode {
         let parsed = try Arguments(arguments, command: "serve",
                                    options: Set(["--host", "--port", "--data-dir", "--seed", "--threads", "--max-connections", "--max-connections-per-peer", "--max-buffered-body-bytes", "--max-document-bytes", "--max-queued-work", "--telemetry-max-cells",
-                                             "--follow", "--follow-token", "--follow-token-file", "--follow-interval",
+                                             "--follow", "--follow-token", "--follow-token-file", "--follow-interval", "--rollout-look-interval", "--clock-file",
                                              "--telemetry-minutes", "--telemetry-hours", "--telemetry-max-routes", "--telemetry-max-versions"])
                                              .union(LinkCheckArguments.options),
                                    booleans: ["--no-seed", "--public-reads", "--pin-threads", "--quiet", "--help", "--check-links", "--init-tokens"])
@@ -107,6 +113,14 @@ enum ServeCommand {
         options.maximumQueuedWork = try parsed.number("--max-queued-work", in: 1...100_000, expected: "1 to 100000")
             ?? options.maximumQueuedWork
         options.linkChecks = try LinkCheckArguments.parse(parsed, cache: true)
+        options.rolloutLookInterval = try parsed.number("--rollout-look-interval", in: 1...3_600, expected: "1 to 3600 seconds").map(Double.init)
+            ?? options.rolloutLookInterval
+        if let path = parsed.last("--clock-file") {
+            guard let clock = WallClock.file(path) else {
+                throw .invalidValue(option: "--clock-file", value: path, expected: "a readable file holding the seconds since 1970")
+            }
+            options.clock = clock
+        }
         if parsed.has("--no-seed"), parsed.last("--seed") != nil { throw .invalidValue(option: "--seed", value: parsed.last("--seed")!, expected: "no --seed with --no-seed") }
         let dataDirectory = parsed.last("--data-dir") ?? "data"
         let follow = try followArguments(parsed)
@@ -114,6 +128,8 @@ enum ServeCommand {
             if parsed.last("--seed") != nil { throw .invalidValue(option: "--seed", value: parsed.last("--seed")!, expected: "no --seed with --follow (a follower mirrors its primary)") }
         }
         var telemetryOptions = TelemetryStore.Options()
+        let clock = options.clock
+        telemetryOptions.clock = { Int(clock.now().timeIntervalSince1970) }
         telemetryOptions.forwarding = follow != nil
         telemetryOptions.limits.minuteRetention = try parsed.number("--telemetry-minutes", in: 1...24 * 31, expected: "1 to 744 hours").map { $0 * 3_600 }
             ?? telemetryOptions.limits.minuteRetention

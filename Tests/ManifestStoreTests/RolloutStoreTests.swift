@@ -140,4 +140,48 @@ struct RolloutStoreTests {
         scratch.write("rollout", Array(scratch.bytes("rollout").dropLast(3)))
         #expect(throws: StoreError.self) { _ = try ManifestStore.open(at: scratch.path) }
     }
+
+    @Test("A publish asked to supersede the active rollout ends it in the same write; start-up reads it back so")
+    func supersede() throws {
+        let scratch = ScratchDirectory()
+        do {
+            let store = try Self.started(scratch)
+            guard case .staleBase(current: 1) = try store.publish(routes: routesWithCampaign("hotfix"), base: 2, author: "m", message: "",
+                                                                  supersede: true, now: Self.minutes(1)) else {
+                Issue.record("superseded from the candidate as base (the base is the current, stable revision)")
+                return
+            }
+            guard case .published(let hotfix) = try store.publish(routes: routesWithCampaign("hotfix"), base: 1, author: "m", message: "Hotfix",
+                                                                   supersede: true, now: Self.minutes(1)) else {
+                Issue.record("not published")
+                return
+            }
+            #expect(hotfix.number == 3 && hotfix.supersedes == 2)
+            #expect(store.snapshot.current?.number == 3 && store.snapshot.activeRollout == nil && store.snapshot.rollout?.status == .superseded)
+            #expect(store.snapshot.servedRevisions == [3])
+            #expect(try store.auditEntries().contains { $0["revision"] == 3 && $0["supersedes"] == 2 })
+        }
+        let reopened = try ManifestStore.open(at: scratch.path).store
+        #expect(reopened.snapshot.current?.number == 3 && reopened.snapshot.rollout?.status == .superseded)
+    }
+
+    @Test("A scheduled rollout starts one over its base when it fires; refused without a base or with bad steps")
+    func scheduledRollout() throws {
+        let scratch = ScratchDirectory()
+        do {
+            let store = try seeded(scratch)
+            guard case .badRollout = try store.schedule(routes: routesWithCampaign("bad"), at: Self.minutes(10), base: 1, author: "m", message: "",
+                                                       rollout: [RolloutStep(percent: 5, minimumDuration: 0, minimumResolutions: 0)], now: now),
+                  case .scheduled(let item) = try store.schedule(routes: routesWithCampaign("nine"), at: Self.minutes(10), base: 1, author: "m",
+                                                                 message: "At nine", rollout: RolloutStep.defaults, now: now)
+            else { Issue.record("scheduling refused or accepted wrongly"); return }
+            #expect(item.rollout == RolloutStep.defaults && item.json["rollout"]?["steps"]?.arrayValue?.count == 4)
+        }
+        let reopened = try ManifestStore.open(at: scratch.path).store
+        #expect(reopened.snapshot.schedules.first?.rollout == RolloutStep.defaults, "the steps are durable with the schedule")
+        let fired = try reopened.fireDueSchedules(now: Self.minutes(11))
+        #expect(fired.first?.status == .fired(revision: 2))
+        #expect(reopened.snapshot.activeRollout?.candidate == 2 && reopened.snapshot.activeRollout?.stable == 1)
+        #expect(reopened.snapshot.current?.number == 1, "the candidate is not current: it is rolled out")
+    }
 }
