@@ -160,6 +160,41 @@ extension ManifestStore {
         }
     }
 
+    // MARK: Followers
+
+    /// The rollout's state as the primary's replication state lists it.
+    public static func replicationJSON(_ rollout: RolloutState) -> JSONValue {
+        var metadata = rolloutRecord(rollout, changed: rollout.stepStarted).metadata
+        metadata["kind"] = nil
+        metadata["changed"] = nil
+        return .object(metadata)
+    }
+
+    /// A follower takes the primary's rollout state (after the revisions, so its candidate
+    /// is here): durable and audited like the primary's own change, applied only when it is
+    /// newer than what this store has (a later candidate, or a later version of the same
+    /// one). A follower never moves a rollout by itself; it serves the split it is told.
+    /// Returns whether anything changed.
+    @discardableResult
+    public func mirrorRollout(_ json: JSONValue, actor: String, now: Date = Date()) throws(StoreError) -> Bool {
+        guard case .object(let metadata) = json, let candidate = metadata["candidate"]?.intValue else {
+            throw StoreError.refusedMirror("The primary's rollout state names no candidate.")
+        }
+        return try writer.withLock { _ throws(StoreError) in
+            guard let start = snapshot.revision(candidate)?.rollout else {
+                throw StoreError.refusedMirror("The primary's rollout names revision \(candidate), which is not a candidate here (yet).")
+            }
+            guard let mirrored = Self.rolloutState(metadata, start: start, candidate: candidate), metadata["stable"]?.intValue == start.stable else {
+                throw StoreError.refusedMirror("The primary's rollout state for revision \(candidate) is incomplete.")
+            }
+            if let mine = snapshot.rollout, mine.candidate > candidate || (mine.candidate == candidate && mine.version >= mirrored.version) {
+                return false
+            }
+            try saveRollout(mirrored, action: "mirror", actor: actor, now: now)
+            return true
+        }
+    }
+
     /// Under the writer lock: the state file and its audit entry, all or nothing.
     private func saveRollout(_ rollout: RolloutState, action: String, actor: String, now: Date) throws(StoreError) {
         var entry: [String: JSONValue] = ["action": .string("rollout." + action), "actor": .string(actor), "outcome": "ok",

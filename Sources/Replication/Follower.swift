@@ -150,6 +150,12 @@ public final class Follower: Sendable {
                 } catch { throw ReplicationError(error.message) }
                 mirrored += 1
             }
+            // The rollout's split as the primary decided it (never by this follower's own counts).
+            if let rollout = primary.rollout {
+                do {
+                    if try store.mirrorRollout(rollout, actor: Self.actor) { mirrored += 1 }
+                } catch { throw ReplicationError(error.message) }
+            }
             let tokens = (try? store.tokens.fileBytes()).map(SHA256.hex)
             if tokens != primary.tokens {
                 let bytes = try fetch("/v1/replication/tokens").get()

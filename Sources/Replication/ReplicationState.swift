@@ -16,16 +16,20 @@ public struct ReplicationState: Equatable, Sendable {
     public var revisions: [String]
     public var schemas: [SchemaEntry]
     public var tokens: String
+    /// The newest rollout's state (`ManifestStore.replicationJSON`), which followers mirror.
+    public var rollout: JSONValue?
 
     public init(store: ManifestStore) throws(StoreError) {
         let snapshot = store.snapshot
+        rollout = snapshot.rollout.map(ManifestStore.replicationJSON)
         app = snapshot.app
         revisions = snapshot.revisions.map(\.sha256)
         schemas = snapshot.orderedSchemas.map { SchemaEntry(key: $0.key, sha256: $0.sha256) }
         tokens = SHA256.hex(try store.tokens.fileBytes())
     }
 
-    init(app: String?, revisions: [String], schemas: [SchemaEntry], tokens: String) {
+    init(app: String?, revisions: [String], schemas: [SchemaEntry], tokens: String, rollout: JSONValue?) {
+        self.rollout = rollout
         self.app = app
         self.revisions = revisions
         self.schemas = schemas
@@ -38,6 +42,7 @@ public struct ReplicationState: Equatable, Sendable {
             "revisions": .array(revisions.enumerated().map { .object(["number": .int($0.offset + 1), "sha256": .string($0.element)]) }),
             "schemas": .array(schemas.map { .object(["platform": .string($0.key.platform), "version": .string($0.key.version), "sha256": .string($0.sha256)]) }),
             "tokens": .string(tokens),
+            "rollout": rollout ?? .null,
         ])
     }
 
@@ -62,6 +67,8 @@ public struct ReplicationState: Equatable, Sendable {
             }
             schemas.append(SchemaEntry(key: SchemaKey(platform: platform, version: version), sha256: sha))
         }
-        return .success(ReplicationState(app: json["app"]?.stringValue, revisions: revisions, schemas: schemas, tokens: tokens))
+        var rollout: JSONValue?
+        if case .object? = json["rollout"] { rollout = json["rollout"] }
+        return .success(ReplicationState(app: json["app"]?.stringValue, revisions: revisions, schemas: schemas, tokens: tokens, rollout: rollout))
     }
 }

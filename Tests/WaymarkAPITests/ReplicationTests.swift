@@ -45,6 +45,45 @@ struct ReplicationTests {
         #expect(audit.filter { $0 == "mirror" }.count == 2 && audit.contains("mirrorSchema") && audit.contains("mirrorTokens"))
     }
 
+    @Test("A follower serves each cohort the revision the primary does, through a rollout's steps, and never moves it itself")
+    func aFollowerMirrorsTheRolloutSplit() throws {
+        let primary = try LiveService()
+        let follower = try LiveService(following: primary)
+        let replica = try #require(follower.follower)
+        _ = try replica.syncOnce().get()
+        let (publish, reader) = (primary.tokens[.routesPublish]!, primary.tokens[.manifestRead]!)
+        guard case .object(var body) = try JSONParser().parse(publishBody(extraRoute: "candidate")) else { return }
+        body["rollout"] = [:]
+        #expect(primary.call("POST", "/v1/revisions", token: publish, headers: [("If-Match", "\"rev-1\"")],
+                             body: JSONValue.object(body).serialized()).status == 201)
+        func sameSplit(_ note: String) {
+            for cohort in [0, 1, 5, 9, 10, 49, 50, 99] {
+                let target = Self.builds[1] + "&cohort=\(cohort)"
+                let (a, b) = (primary.call("GET", target, token: reader), follower.call("GET", target, token: reader))
+                #expect(a.status == 200 && a["ETag"] == b["ETag"] && a.body == b.body, "cohort \(cohort) \(note)")
+            }
+        }
+        _ = try replica.syncOnce().get()
+        sameSplit("at 1%")
+        #expect(follower.call("GET", "/v1/rollout", token: reader).json["percent"] == 1)
+        #expect(primary.call("POST", "/v1/rollout/advance", token: publish, headers: [("If-Match", "\"rollout-2-1\"")]).status == 200)
+        #expect(primary.call("POST", "/v1/rollout/advance", token: publish, headers: [("If-Match", "\"rollout-2-2\"")]).status == 200)
+        #expect(try replica.syncOnce().get() == 1, "the rollout state")
+        sameSplit("at 50%")
+        let mirrored = follower.call("GET", "/v1/rollout", token: reader)
+        #expect(mirrored.json["percent"] == 50 && mirrored["ETag"] == "\"rollout-2-3\"")
+        #expect(try follower.store.auditEntries().last?["action"] == "rollout.mirror")
+        #expect(follower.call("POST", "/v1/rollout/abort", token: primary.tokens[.admin]!, headers: [("If-Match", "\"rollout-2-3\"")]).status == 409,
+                "a follower refuses controls")
+        #expect(primary.call("POST", "/v1/rollout/abort", token: publish, headers: [("If-Match", "\"rollout-2-3\"")]).status == 200)
+        _ = try replica.syncOnce().get()
+        sameSplit("aborted")
+        #expect(follower.call("GET", Self.builds[1] + "&cohort=0", token: reader).json["revision"] == 1)
+        // Durable on the follower: its own state file says so.
+        let file = String(decoding: FileManager.default.contents(atPath: follower.path + "/rollout") ?? Data(), as: UTF8.self)
+        #expect(file.contains("\"aborted\""), "\(file.prefix(300))")
+    }
+
     @Test func writesOnAFollowerAreRefusedAndChangeNothing() throws {
         let primary = try LiveService()
         let follower = try LiveService(following: primary)
