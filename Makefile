@@ -9,7 +9,7 @@ SCHEMAS    := --schema $(EXAMPLE)/schema-ios-5.2.0.json --schema $(EXAMPLE)/sche
 BIN        := .build/debug/waymark
 RELEASE    := .build/release
 
-.PHONY: all build run test check-imports test-client test-unit test-live test-crash test-followers check-deploy test-api test-dashboard test-links fuzz-ci check-example bench bench-client bench-http bench-publish bench-telemetry bench-events count-instructions fuzz deps toolchain clean
+.PHONY: all build run test check-imports test-client test-unit test-live test-crash test-followers test-rollout check-deploy test-api test-dashboard test-links fuzz-ci check-example bench bench-client bench-http bench-publish bench-telemetry bench-events count-instructions fuzz deps toolchain clean
 
 all: build
 
@@ -31,7 +31,7 @@ run: build
 	$(BIN) serve --data-dir data $(SERVE_ARGS)
 
 # Unit tests run last, so their summary closes the output.
-test: check-imports check-example test-links test-live test-client test-crash test-disk-full test-hostile test-memory test-followers check-deploy test-api test-dashboard fuzz-ci test-unit
+test: check-imports check-example test-links test-live test-client test-crash test-disk-full test-hostile test-memory test-followers test-rollout check-deploy test-api test-dashboard fuzz-ci test-unit
 
 # The libraries an app embeds (RouteEngine, WaymarkClient, and the targets they are built
 # from) import Foundation at most: no Glibc, Dispatch, Synchronization or UIKit.
@@ -95,6 +95,15 @@ FOLLOWER_KILLS ?= 8
 test-followers: build
 	bash Tests/Scripts/install-packages.sh python3=python3
 	python3 Tests/Scripts/followers-test.py $(BIN) $(FOLLOWER_KILLS)
+
+# Staged rollouts and scheduled publishing on a live daemon whose clock the test moves
+# (serve --clock-file): 400 simulated installs in every cohort fetch manifests and post
+# telemetry each round; a healthy candidate walks 1 -> 10 -> 50 -> 100 % and becomes current,
+# one that breaks a route on one build is stopped at 1 %; pause, resume, abort, supersede,
+# promote; a scheduled publish fires, one that stopped validating is skipped.
+test-rollout: build
+	bash Tests/Scripts/install-packages.sh python3=python3
+	python3 Tests/Scripts/rollout-e2e.py $(BIN)
 
 # deploy/ and the Dockerfile: hadolint, checkov, systemd-analyze verify, promtool (config,
 # rules, rule tests), metric names against a live /metrics, nginx -t and a real caching run.

@@ -14,6 +14,9 @@ struct RolloutLook: Sendable {
     var version: Int
     /// The window: from the start of the minute the step began, to `time`.
     var from: Date
+    /// Where the stable revision's side starts: `from`, or the rollout's start when the step's
+    /// window holds too few of its resolutions (at 100 % only installs without a cohort get it).
+    var stableFrom: Date
     var candidateCounts: GuardCounts
     var stableCounts: GuardCounts
     var verdict: GuardVerdict
@@ -25,6 +28,7 @@ struct RolloutLook: Sendable {
             return ["resolutions": .int(overall.total), "failures": .int(overall.failures), "failureRate": .double(overall.rate)]
         }
         var object: [String: JSONValue] = ["checked": .string(Timestamp.format(time)), "from": .string(Timestamp.format(from)),
+                                           "stableFrom": .string(Timestamp.format(stableFrom)),
                                            "candidate": side(candidateCounts), "stable": side(stableCounts)]
         switch verdict {
         case .healthy(let comparisons):
@@ -52,7 +56,8 @@ enum RolloutWatch {
             context.rolloutLook.withLock { $0 = nil }
             return
         }
-        let look = take(rollout, telemetry: context.telemetry, now: now, policy: GuardPolicy())
+        let started = context.store.snapshot.revision(rollout.candidate)?.time ?? rollout.stepStarted
+        let look = take(rollout, started: started, telemetry: context.telemetry, now: now, policy: GuardPolicy())
         context.rolloutLook.withLock { $0 = look }
         guard rollout.status == .running else { return }
         let change = try? context.store.evaluateRollout(candidateResolutions: look.candidateCounts.overall.total, verdict: look.verdict,
@@ -64,19 +69,29 @@ enum RolloutWatch {
         }
     }
 
-    static func take(_ rollout: RolloutState, telemetry: TelemetryStore, now: Date, policy: GuardPolicy) -> RolloutLook {
+    /// The step's window for both revisions, on the builds the candidate was seen on; when the
+    /// stable revision has fewer than `policy.minimumResolutions` there (the last step, at
+    /// 100 %, leaves it only the installs that send no cohort), its side is widened to the
+    /// rollout's whole span from `started`, the best baseline left.
+    static func take(_ rollout: RolloutState, started: Date, telemetry: TelemetryStore, now: Date, policy: GuardPolicy) -> RolloutLook {
         let from = Int(rollout.stepStarted.timeIntervalSince1970)
+        let wide = min(from, Int(started.timeIntervalSince1970))
         let to = Int(now.timeIntervalSince1970) + 1
-        let (candidate, stable) = telemetry.read { counts in
-            (guardCounts(counts, revision: rollout.candidate, from: from, to: to), guardCounts(counts, revision: rollout.stable, from: from, to: to))
-        }
         // The same builds: the stable revision's resolutions on builds the candidate was not seen on say nothing about it.
-        let builds = Set(candidate.cells.keys.map(\.build))
-        let comparable = GuardCounts(stable.cells.filter { builds.contains($0.key.build) })
-        return RolloutLook(time: now, candidate: rollout.candidate, version: rollout.version,
-                           from: Date(timeIntervalSince1970: TimeInterval(from - ((from % 60) + 60) % 60)),
-                           candidateCounts: candidate, stableCounts: comparable,
-                           verdict: RolloutGuard.judge(candidate: candidate, stable: comparable, policy: policy))
+        func comparable(_ stable: GuardCounts, _ candidate: GuardCounts) -> GuardCounts {
+            let builds = Set(candidate.cells.keys.map(\.build))
+            return GuardCounts(stable.cells.filter { builds.contains($0.key.build) })
+        }
+        let (candidate, stable, stableFrom) = telemetry.read { counts in
+            let candidate = guardCounts(counts, revision: rollout.candidate, from: from, to: to)
+            let inStep = comparable(guardCounts(counts, revision: rollout.stable, from: from, to: to), candidate)
+            guard inStep.overall.total < policy.minimumResolutions, wide < from else { return (candidate, inStep, from) }
+            return (candidate, comparable(guardCounts(counts, revision: rollout.stable, from: wide, to: to), candidate), wide)
+        }
+        func minute(_ seconds: Int) -> Date { Date(timeIntervalSince1970: TimeInterval(seconds - ((seconds % 60) + 60) % 60)) }
+        return RolloutLook(time: now, candidate: rollout.candidate, version: rollout.version, from: minute(from), stableFrom: minute(stableFrom),
+                           candidateCounts: candidate, stableCounts: stable,
+                           verdict: RolloutGuard.judge(candidate: candidate, stable: stable, policy: policy))
     }
 
     /// One revision's resolutions in [from, to) by route and build (`"ios 5.3.0"`), with

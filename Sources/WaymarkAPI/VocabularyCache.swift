@@ -37,7 +37,8 @@ final class VocabularyCache: Sendable {
                 preconditions += stored.schema.preconditions
             }
             let vocabulary = Vocabulary(routes: state.routeIDs, preconditions: preconditions, appVersions: versions,
-                                        latestRevision: snapshot.current?.number ?? 0)
+                                        // The newest stored revision: a rollout's candidate is served before it is current.
+                                        latestRevision: snapshot.revisions.last?.number ?? 0)
             let parser = BatchParser(vocabulary: vocabulary, limits: limits)
             state.parser = parser
             state.generation = generation
