@@ -57,9 +57,11 @@ test-live: build
 	bash Tests/Scripts/http-live.sh
 	bash Tests/Scripts/slow-clients.sh
 
-# Publishes, registers schemas and schedules publishes while the daemon is SIGKILLed at
-# random moments (fixed seed), 60 times; every acknowledged change must survive each
-# restart, a fired schedule must name its own revision, and none past its time stays pending.
+# Publishes, registers schemas, schedules publishes and runs rollouts (controls, and guard
+# trips on failing telemetry) while the daemon is SIGKILLed at random moments (fixed seed),
+# 60 times; every acknowledged change must survive each restart, a fired schedule must name
+# its own revision, none past its time stays pending, and the rollout is at or past its last
+# acknowledged state, whole, and served to each cohort as its state says.
 CRASH_KILLS ?= 60
 test-crash: build
 	bash Tests/Scripts/install-packages.sh python3=python3

@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """SIGKILL crash test of `waymark serve`'s store.
 
-Publishes revisions, registers schemas and schedules publishes a moment ahead from client
-threads while the daemon is killed with SIGKILL at random moments, KILLS times (so some
-kills land while a schedule fires). After every restart it checks:
+Publishes revisions, registers schemas, schedules publishes a moment ahead and runs staged
+rollouts (started, advanced, paused, resumed, aborted, promoted by hand, and tripped by the
+guard on failing telemetry) from client threads while the daemon is killed with SIGKILL at
+random moments, KILLS times (so some kills land while a schedule fires or the guard trips).
+After every restart it checks:
   - every 201 the daemon answered is still there, with the same content hash;
   - every schedule answered 201 is still there; each one that fired names a revision
     whose routes, author and message are its own; none whose time has passed stays
@@ -12,6 +14,9 @@ kills land while a schedule fires). After every restart it checks:
     every revision and manifest it serves parses, revisions are numbered without gaps;
   - no temporary files are left in the data directory after start;
   - the audit log is whole JSON lines;
+  - the rollout is at least where its last acknowledged control left it (the same version
+    and status, or a later one), never a mix: a tripped one has its findings and its audit
+    entry, and each cohort's manifest is the revision the rollout's state gives it;
   - every telemetry batch answered 202 is counted exactly once, and a batch that was in
     flight when the daemon died is counted once or not at all (each batch's events go to
     cells of (minute, entry, route) no other batch uses, so a double count shows).
@@ -52,7 +57,7 @@ RUNNING = []  # daemons to kill if the test stops early
 
 class Daemon:
     def __init__(self, binary, data):
-        self.process, self.token, self.port = waymark_daemon.start(binary, data, "--threads", "2")
+        self.process, self.token, self.port = waymark_daemon.start(binary, data, "--threads", "2", "--rollout-look-interval", "1")
         RUNNING.append(self.process)
         if self.port is None:
             self.process.kill()
@@ -97,7 +102,7 @@ def writer_publish(port, token, acked, stop, routes, counter):
                                   {"If-Match": '"rev-%d"' % base, "Content-Type": "application/json"})
             if status == 201:
                 acked["revisions"][answer["number"]] = answer["sha256"]
-            elif status != 412:
+            elif status not in (412, 409):  # the base moved, or a rollout is in progress
                 fail("publish answered %d: %s" % (status, answer))
         except (OSError, http.client.HTTPException, ValueError):
             return  # the daemon was killed: whatever was not answered was not acknowledged
@@ -119,6 +124,91 @@ def writer_schedule(port, token, acked, stop, routes, counter, rng):
             time.sleep(0.05)
         except (OSError, http.client.HTTPException, ValueError):
             return
+
+
+ROLLOUT_STEPS = [{"percent": 1, "minimumDuration": 0, "minimumResolutions": 0},
+                 {"percent": 50, "minimumDuration": 0, "minimumResolutions": 0},
+                 {"percent": 100, "minimumDuration": 0, "minimumResolutions": 0}]
+
+
+def writer_rollout(port, token, acked, stop, routes, counter, rng):
+    """Starts rollouts and acts on them at random; posts telemetry (ios 5.2.0, which the
+    exact-count check leaves out) that makes the guard advance a healthy candidate or trip a
+    failing one. Records each acknowledged rollout state as (candidate, version, status, percent)."""
+    def acknowledge(answer):
+        with acked["lock"]:
+            acked["rollout"] = max(acked["rollout"] or (0, 0, "", 0), (answer["candidate"], answer["version"], answer["status"], answer["percent"]))
+
+    while not stop.is_set():
+        try:
+            status, state = call(port, token, "GET", "/v1/rollout")
+            if status == 404 or state["status"] not in ("running", "paused"):
+                base, document = next_document(port, token, routes, counter, "roll")
+                status, answer = call(port, token, "POST", "/v1/revisions",
+                                      {"message": "rollout %d" % counter[0], "routes": document, "rollout": {"steps": ROLLOUT_STEPS}},
+                                      {"If-Match": '"rev-%d"' % base, "Content-Type": "application/json"})
+                if status == 201:
+                    acked["revisions"][answer["number"]] = answer["sha256"]
+                    acked["rollouts"] += 1
+                    acknowledge(answer["rollout"])
+                elif status not in (412, 409):
+                    fail("starting a rollout answered %d: %s" % (status, answer))
+                continue
+            choice = rng.random()
+            if choice < 0.5:
+                failing = choice < 0.2
+                for revision, rate in ((state["candidate"], 0.5 if failing else 0.02), (state["stable"], 0.02)):
+                    failed = int(300 * rate)
+                    events = [{"ts": iso(time.time() - 5), "entry": "universalLink", "outcome": "proceed", "route": "product", "count": 300 - failed},
+                              {"ts": iso(time.time() - 5), "entry": "universalLink", "outcome": "notFound", "reason": "validationFailed",
+                               "route": "product", "count": failed}]
+                    status, answer = call(port, token, "POST", "/v1/telemetry",
+                                          {"client": {"platform": "ios", "appVersion": "5.2.0", "revision": revision}, "events": events})
+                    if status != 202:
+                        fail("rollout telemetry answered %d: %s" % (status, answer))
+            else:
+                action = rng.choice(["advance", "pause", "resume", "abort", "promote", "advance", "pause", "resume"])
+                etag = '"rollout-%d-%d"' % (state["candidate"], state["version"])
+                status, answer = call(port, token, "POST", "/v1/rollout/" + action, None, {"If-Match": etag})
+                if status == 200:
+                    acknowledge(answer)
+                elif status not in (409, 412):  # not applicable now, or the guard (or another action) moved it first
+                    fail("rollout %s answered %d: %s" % (action, status, answer))
+            time.sleep(0.03)
+        except (OSError, http.client.HTTPException, ValueError):
+            return
+
+
+def verify_rollout(daemon, data, acked):
+    """The rollout is where its last acknowledged control left it, or later; whole; served as it says."""
+    status, state = call(daemon.port, daemon.token, "GET", "/v1/rollout")
+    if status == 404:
+        if acked["rollout"]:
+            fail("a rollout was acknowledged (%r) but the restarted daemon has none" % (acked["rollout"],))
+        return None
+    mine = (state["candidate"], state["version"])
+    if acked["rollout"]:
+        candidate, version, ack_status, percent = acked["rollout"]
+        if mine < (candidate, version):
+            fail("the rollout went back: acknowledged %r, restarted at %r" % (acked["rollout"], (state["candidate"], state["version"], state["status"])))
+        if mine == (candidate, version) and (state["status"], state["percent"]) != (ack_status, percent):
+            fail("rollout %d version %d was acknowledged %s at %d%% but is %s at %d%%"
+                 % (candidate, version, ack_status, percent, state["status"], state["percent"]))
+    if state["status"] == "tripped":
+        if not state["findings"]:
+            fail("rollout %d is tripped without findings" % state["candidate"])
+        with open(os.path.join(data, "audit.log")) as log:
+            entries = [json.loads(line) for line in log if '"rollout.' in line]
+        if not any(entry.get("candidate") == state["candidate"] and entry.get("version") == state["version"] for entry in entries):
+            fail("rollout %d's trip (version %d) has no audit entry" % (state["candidate"], state["version"]))
+    _, revisions = call(daemon.port, daemon.token, "GET", "/v1/revisions")
+    for cohort in (0, 1, 49, 50, 99):
+        _, manifest = call(daemon.port, daemon.token, "GET", "/v1/manifest?platform=ios&version=5.3.0&cohort=%d" % cohort)
+        active = state["status"] in ("running", "paused")
+        expected = state["candidate"] if active and cohort < state["percent"] else revisions["current"]
+        if manifest["revision"] != expected:
+            fail("cohort %d is served revision %d; the rollout (%s at %d%%) says %d" % (cohort, manifest["revision"], state["status"], state["percent"], expected))
+    return state["status"]
 
 
 def verify_schedules(daemon, acked):
@@ -210,7 +300,8 @@ def writer_telemetry(port, token, telemetry, stop, origin):
 
 
 def verify_telemetry(daemon, telemetry, origin):
-    query = "/v1/telemetry/counts?step=1m&groupBy=entry,route&limit=1000&from=%s&to=%s" % (iso(origin - MINUTES * 60), iso(origin + 60))
+    # ios 5.3.0 only: the rollout writer's telemetry is 5.2.0's.
+    query = "/v1/telemetry/counts?step=1m&groupBy=entry,route&limit=1000&appVersion=5.3.0&from=%s&to=%s" % (iso(origin - MINUTES * 60), iso(origin + 60))
     status, answer = call(daemon.port, daemon.token, "GET", query)
     if status != 200:
         fail("telemetry counts answered %d: %s" % (status, answer))
@@ -258,8 +349,8 @@ def verify(daemon, data, acked):
     if status != 200 or not isinstance(revision.get("routes"), dict):
         fail("revision %d is not served whole (%d)" % (latest, status))
     status, manifest = call(daemon.port, daemon.token, "GET", "/v1/manifest?platform=ios&version=5.3.0")
-    if status != 200 or manifest.get("revision") != latest:
-        fail("the manifest is not the latest revision (%d, %s)" % (status, manifest and manifest.get("revision")))
+    if status != 200 or manifest.get("revision") != answer["current"]:
+        fail("the manifest is not the current revision %d (%d, %s)" % (answer["current"], status, manifest and manifest.get("revision")))
     status, answer = call(daemon.port, daemon.token, "GET", "/v1/schemas")
     schemas = {schema["version"]: schema["sha256"] for schema in answer["schemas"]}
     for version, sha in acked["schemas"].items():
@@ -284,7 +375,8 @@ def main():
         schema_text = handle.read()
     work = tempfile.mkdtemp(prefix="waymark-crash-")
     data = os.path.join(work, "data")
-    acked = {"revisions": {}, "schemas": {}, "schedules": {}}
+    acked = {"revisions": {}, "schemas": {}, "schedules": {}, "rollout": None, "rollouts": 0, "lock": threading.Lock()}
+    rollout_counter, rollout_states = [0], {}
     telemetry = {"lock": threading.Lock(), "next": 0, "sent": set(), "acked": set()}
     origin = int(time.time()) // 60 * 60 - 120
     publish_counter, schema_counter, schedule_counter = [0], [0], [0]
@@ -301,6 +393,8 @@ def main():
                 verify(daemon, data, acked)
                 verify_telemetry(daemon, telemetry, origin)
                 verify_schedules(daemon, acked)
+                rolled = verify_rollout(daemon, data, acked)
+                rollout_states[rolled] = rollout_states.get(rolled, 0) + 1
             stop = threading.Event()
             # Every third round publishes nothing by hand, so schedules keep their base and fire.
             writers = [threading.Thread(target=writer_publish, args=(daemon.port, token, acked, stop, routes, publish_counter))
@@ -309,6 +403,11 @@ def main():
                        threading.Thread(target=writer_schedule, args=(daemon.port, token, acked, stop, routes, schedule_counter,
                                                                       random.Random(rng.random())))]
             writers += [threading.Thread(target=writer_telemetry, args=(daemon.port, token, telemetry, stop, origin)) for _ in range(3)]
+            # Rollouts in two rounds of three (one of them with publishes racing them); the third keeps
+            # the base still for schedules to fire (a rollout in progress skips them).
+            if kill % 3 != 0:
+                writers.append(threading.Thread(target=writer_rollout, args=(daemon.port, token, acked, stop, routes, rollout_counter,
+                                                                             random.Random(rng.random()))))
             for writer in writers:
                 writer.start()
             time.sleep(rng.uniform(0.02, 0.4))
@@ -323,14 +422,18 @@ def main():
         revisions, schemas = verify(daemon, data, acked)
         batches, counted = verify_telemetry(daemon, telemetry, origin)
         schedules, fired = verify_schedules(daemon, acked)
+        final = verify_rollout(daemon, data, acked)
+        rollout_states[final] = rollout_states.get(final, 0) + 1
         daemon.process.terminate()
         daemon.process.wait()
         print("crash-test: %d SIGKILLs in %.0f s; %d revisions and %d schema registrations acknowledged, all present after "
               "every restart (%d revisions, %d schemas stored); no temporary files left; audit log whole; "
               "%d telemetry batches acknowledged, each counted exactly once (%d counted, %d of them in flight at a kill); "
-              "%d schedules acknowledged, all present (%d stored, %d fired as their own revision, none overdue left pending)"
+              "%d schedules acknowledged, all present (%d stored, %d fired as their own revision, none overdue left pending); "
+              "%d rollouts started, each restart at or past its last acknowledged state (restarts found them: %s)"
               % (kills, time.time() - started, len(acked["revisions"]), len(acked["schemas"]), revisions, schemas,
-                 batches, counted, counted - batches, len(acked["schedules"]), schedules, fired))
+                 batches, counted, counted - batches, len(acked["schedules"]), schedules, fired, acked["rollouts"],
+                 ", ".join("%s %d" % (name or "none", count) for name, count in sorted(rollout_states.items(), key=lambda item: str(item[0])))))
     finally:
         # A failed check exits through here: leave no daemon behind.
         for process in RUNNING:
