@@ -5,6 +5,9 @@
   2. A publish on the primary is served by both followers within the poll interval
      (measured); a token created on the primary works on them; writes to a follower are
      refused with 409 and change nothing.
+  2b. A rollout on the primary: each follower serves every cohort the revision the primary
+     serves it, at the first step and after an advance, and all of them the stable one
+     after an abort.
   3. The primary stops: the followers keep serving the last good revision, say so in
      /readyz and /metrics, and still accept telemetry (durable on the follower).
   4. The primary comes back. Telemetry is posted to both followers while follower 1 is
@@ -233,6 +236,39 @@ def main():
                                    {"If-Match": '"rev-2"', "Content-Type": "application/json"})
         if status != 409 or answer["error"]["code"] != "follower" or manifest(followers[0].port, admin) != new:
             fail("a publish on a follower answered %d %s, or changed what it serves" % (status, answer))
+
+        # 2b. A rollout: every cohort gets the same revision from every node, step after step.
+        candidate_routes = json.loads(json.dumps(routes))
+        candidate_routes["routes"].append({"id": "followers-rollout", "patterns": ["/followers-rollout"], "destination": "home"})
+        status, answer = json_call(primary.port, admin, "POST", "/v1/revisions",
+                                   {"message": "rollout", "routes": candidate_routes, "rollout": {}},
+                                   {"If-Match": '"rev-2"', "Content-Type": "application/json"})
+        if status != 201:
+            fail("starting a rollout on the primary answered %d: %s" % (status, answer))
+
+        def split(port):
+            served = []
+            for cohort in range(100):
+                status, headers, body = call(port, admin, "GET", "/v1/manifest?platform=ios&version=5.3.0&cohort=%d" % cohort)
+                served.append((status, headers.get("ETag")))
+            return served
+
+        checked = []
+        for action in (None, "advance", "abort"):
+            if action:
+                _, state = json_call(primary.port, admin, "GET", "/v1/rollout")
+                status, answer = json_call(primary.port, admin, "POST", "/v1/rollout/" + action, None,
+                                           {"If-Match": '"rollout-%d-%d"' % (state["candidate"], state["version"])})
+                if status != 200:
+                    fail("rollout %s on the primary answered %d: %s" % (action, status, answer))
+            _, state = json_call(primary.port, admin, "GET", "/v1/rollout")
+            expected = split(primary.port)
+            for node in followers:
+                wait_until("the rollout's split (%s, %d%%) on a follower" % (state["status"], state["percent"]),
+                           lambda: split(node.port) == expected, 10)
+            checked.append("%s %d%%: %d cohort(s) on the candidate" % (state["status"], state["percent"],
+                                                                        sum(1 for tag in expected if tag != expected[-1])))
+        print("followers-test: every cohort served the same revision by the primary and both followers: " + "; ".join(checked))
 
         # 3. The primary stops; followers keep serving and accepting telemetry.
         origin = int(time.time()) // 60 * 60 - 120
