@@ -36,8 +36,8 @@ struct RolloutEndpoints: EndpointGroup {
     private func read() throws(Refusal) -> HTTPResponse {
         guard let rollout = context.store.snapshot.rollout else { throw Refusal(.notFound, "noRollout", "No revision has been rolled out yet.") }
         guard case .object(var object) = Self.json(rollout) else { return APIResponse.json(.null) }
-        // The primary's latest look at this step's telemetry, while the rollout splits cohorts.
-        if rollout.status.isActive, let look = context.rolloutLook.withLock({ $0 }), look.candidate == rollout.candidate {
+        // The primary's latest look at this rollout's telemetry (for an ended one, its last: the one that tripped or completed it).
+        if let look = context.rolloutLook.withLock({ $0 }), look.candidate == rollout.candidate {
             object["guard"] = look.json
         }
         return APIResponse.json(.object(object), headers: [("ETag", Self.etag(rollout))])

@@ -52,10 +52,8 @@ struct RolloutLook: Sendable {
 /// primary's decisions with the revisions.
 enum RolloutWatch {
     static func look(_ context: APIContext, now: Date) {
-        guard let rollout = context.store.snapshot.activeRollout else {
-            context.rolloutLook.withLock { $0 = nil }
-            return
-        }
+        // An ended rollout keeps its last look (the one that tripped or completed it), for the resource and the dashboard.
+        guard let rollout = context.store.snapshot.activeRollout else { return }
         let started = context.store.snapshot.revision(rollout.candidate)?.time ?? rollout.stepStarted
         let look = take(rollout, started: started, telemetry: context.telemetry, now: now, policy: GuardPolicy())
         context.rolloutLook.withLock { $0 = look }

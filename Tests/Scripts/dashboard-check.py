@@ -8,7 +8,9 @@ loads the page in Chromium three ways and reads the DOM Chromium built:
     top failing routes, the rates per app version and per revision) equals what was
     posted, and it refreshed itself on its timer;
   - without a token: it asks for one;
-  - with a revoked token: it says the server refused it and asks again.
+  - with a revoked token: it says the server refused it and asks again;
+  - with a rollout the guard tripped: the rollout panel says so, with the candidate's and
+    the stable revision's failure rates and the finding that names the broken route.
 Finally it takes a screenshot (SCREENSHOT, default .build/dashboard.png) for people to
 look at, and checks that it is a PNG with something drawn on it.
 
@@ -43,14 +45,14 @@ def iso(seconds):
 
 class Daemon:
     def __init__(self, binary, data):
-        self.process, self.token, self.port = waymark_daemon.start(binary, data)
+        self.process, self.token, self.port = waymark_daemon.start(binary, data, "--rollout-look-interval", "1")
         if self.port is None or self.token is None:
             self.process.kill()
             fail("the daemon did not start:\n" + self.process.stderr.read())
 
-    def call(self, method, path, body=None, token=None):
+    def call(self, method, path, body=None, token=None, extra=None):
         connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
-        headers = {"Authorization": "Bearer " + (token or self.token)}
+        headers = {"Authorization": "Bearer " + (token or self.token), **(extra or {})}
         if body is not None:
             headers["Content-Type"] = "application/json"
         connection.request(method, path, body=body, headers=headers)
@@ -232,6 +234,13 @@ def check_screenshot(path):
     return width, height, len(colours)
 
 
+def dom_rollout_status(dom):
+    """The rollout panel's status and its first finding's text."""
+    status = dom.attributes.get("rollout", {}).get("data-status")
+    finding = dom.text.get("rollout-finding-0")
+    return status, finding.strip() if finding else None
+
+
 def main():
     if len(sys.argv) < 2:
         fail("usage: dashboard-check.py WAYMARK_BINARY [SCREENSHOT]")
@@ -271,6 +280,35 @@ def main():
         if dom.body.get("data-state") != "token" or "refused" not in dom.text["token-reason"]:
             fail("a token without telemetry:read is not reported (state %r, %r)" % (dom.body.get("data-state"), dom.text.get("token-reason")))
         print("dashboard-check: asks for a token without one, and says when the server refuses it")
+
+        # A rollout whose candidate breaks product: the guard trips it; the panel says so.
+        if dom_rollout_status(dump(daemon, os.path.join(scratch, "p5"), fragment="#token=" + daemon.token)) != ("none", None):
+            fail("the rollout panel shows a rollout before there is one")
+        with open(os.path.join(waymark_daemon.EXAMPLE, "routes.json")) as source:
+            routes = json.load(source)
+        routes["routes"].append({"id": "dashboard-rollout", "patterns": ["/dashboard-rollout"], "destination": "home"})
+        status, body = daemon.call("POST", "/v1/revisions", json.dumps({"message": "rollout", "routes": routes, "rollout": {}}),
+                                   extra={"If-Match": '"rev-1"'})
+        if status != 201:
+            fail("starting a rollout: %d %s" % (status, body[:300]))
+        ts = datetime.datetime.fromtimestamp(time.time() - 5, datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        for revision, failed in ((2, 150), (1, 6)):
+            events = [{"ts": ts, "entry": "universalLink", "outcome": "proceed", "route": "product", "count": 300 - failed},
+                      {"ts": ts, "entry": "universalLink", "outcome": "notFound", "reason": "validationFailed", "route": "product", "count": failed}]
+            status, body = daemon.call("POST", "/v1/telemetry", json.dumps({"client": {"platform": "ios", "appVersion": "5.3.0", "revision": revision},
+                                                                            "events": events}))
+            if status != 202:
+                fail("posting rollout telemetry: %d %s" % (status, body[:300]))
+        deadline = time.time() + 20
+        while time.time() < deadline and json.loads(daemon.call("GET", "/v1/rollout")[1])["status"] != "tripped":
+            time.sleep(0.2)
+        dom = dump(daemon, os.path.join(scratch, "p6"), fragment="#token=" + daemon.token)
+        status, finding = dom_rollout_status(dom)
+        if status != "tripped" or "product" not in (finding or ""):
+            fail("the rollout panel does not show the trip and its route: %r %r" % (status, finding))
+        if dom.text.get("rollout-candidate-rate", "").strip() != "50.0%":
+            fail("the candidate's failure rate shows %r, expected 50.0%% (150 of 300)" % dom.text.get("rollout-candidate-rate"))
+        print("dashboard-check: the rollout panel shows the guard's trip: %s" % finding)
 
         os.makedirs(os.path.dirname(screenshot), exist_ok=True)
         url = "http://127.0.0.1:%d/dashboard#token=%s" % (daemon.port, daemon.token)
