@@ -159,8 +159,8 @@ def writer_rollout(port, token, acked, stop, routes, counter, rng):
                 failing = choice < 0.2
                 for revision, rate in ((state["candidate"], 0.5 if failing else 0.02), (state["stable"], 0.02)):
                     failed = int(300 * rate)
-                    events = [{"ts": iso(time.time() - 5), "entry": "universalLink", "outcome": "proceed", "route": "product", "count": 300 - failed},
-                              {"ts": iso(time.time() - 5), "entry": "universalLink", "outcome": "notFound", "reason": "validationFailed",
+                    events = [{"ts": iso(time.time()), "entry": "universalLink", "outcome": "proceed", "route": "product", "count": 300 - failed},
+                              {"ts": iso(time.time()), "entry": "universalLink", "outcome": "notFound", "reason": "validationFailed",
                                "route": "product", "count": failed}]
                     status, answer = call(port, token, "POST", "/v1/telemetry",
                                           {"client": {"platform": "ios", "appVersion": "5.2.0", "revision": revision}, "events": events})

@@ -291,7 +291,8 @@ def main():
                                    extra={"If-Match": '"rev-1"'})
         if status != 201:
             fail("starting a rollout: %d %s" % (status, body[:300]))
-        ts = datetime.datetime.fromtimestamp(time.time() - 5, datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        # Now, after the publish: the guard's window starts at the minute the step began.
+        ts = datetime.datetime.fromtimestamp(time.time(), datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
         for revision, failed in ((2, 150), (1, 6)):
             events = [{"ts": ts, "entry": "universalLink", "outcome": "proceed", "route": "product", "count": 300 - failed},
                       {"ts": ts, "entry": "universalLink", "outcome": "notFound", "reason": "validationFailed", "route": "product", "count": failed}]
@@ -302,6 +303,8 @@ def main():
         deadline = time.time() + 20
         while time.time() < deadline and json.loads(daemon.call("GET", "/v1/rollout")[1])["status"] != "tripped":
             time.sleep(0.2)
+        if json.loads(daemon.call("GET", "/v1/rollout")[1])["status"] != "tripped":
+            fail("the guard did not trip the broken candidate within 20 s: %s" % daemon.call("GET", "/v1/rollout")[1][:600])
         dom = dump(daemon, os.path.join(scratch, "p6"), fragment="#token=" + daemon.token)
         status, finding = dom_rollout_status(dom)
         if status != "tripped" or "product" not in (finding or ""):
