@@ -5,8 +5,12 @@
 #   manifest  the real `waymark serve` answers GET /v1/manifest?platform=ios&version=5.3.0 with
 #             a manifest:read token (store snapshot, token check, cached per-build view),
 #             and nginx serves the same bytes as a static file.
-# Prints req/s, p50 and p99 for each, and Waymark/nginx ratios. BENCH_ONLY=file|manifest
-# runs one pair.
+#   rollout   the same daemon with a staged rollout in progress (a candidate at 50 %): the 200
+#             case asks for cohorts 0..99 in turn (half get the candidate, half the stable
+#             revision), the 304 case a candidate cohort with its ETag; nginx serves its file
+#             for the same paths.
+# Prints req/s, p50 and p99 for each, and Waymark/nginx ratios. BENCH_ONLY=file|manifest|rollout
+# runs one pair (or group).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 bash Tests/Scripts/install-packages.sh wrk=wrk nginx=nginx-light
@@ -102,13 +106,45 @@ cmp <(curl -fs -H "$api_auth" "http://127.0.0.1:$API_PORT$api_path") <(curl -fs 
 [ "$(curl -s -o /dev/null -w '%{http_code}' -H "$api_auth" -H "If-None-Match: $api_etag" "http://127.0.0.1:$API_PORT$api_path")" = 304 ]
 [ "$(curl -s -o /dev/null -w '%{http_code}' -H "If-None-Match: $nginx_api_etag" "http://127.0.0.1:$NGINX_PORT$api_path")" = 304 ]
 
-# run URL [HEADER...] -> "req/s p50_ms p99_ms"
+# The rollout: the campaigns revision plus one route, rolled out over it and advanced to
+# 50 %; the guard looks every 5 s as in production (no telemetry: it waits, never moves it).
+admin=$(grep -o 'wm_[0-9a-f]\{8\}_[A-Za-z0-9_-]\{43\}' "$work/serve.out" | head -1)
+python3 - "$work/candidate.json" "http://127.0.0.1:$API_PORT" "$admin" <<'PY'
+import json, sys, urllib.request
+out, url, admin = sys.argv[1:]
+request = urllib.request.Request(url + "/v1/revisions/2", headers={"Authorization": "Bearer " + admin})
+routes = json.load(urllib.request.urlopen(request))["routes"]
+routes["routes"].append({"id": "bench-rollout", "patterns": ["/bench-rollout"], "destination": "home"})
+json.dump({"message": "bench-http rollout", "routes": routes, "rollout": {}}, open(out, "w"))
+PY
+[ "$(curl -s -o /dev/null -w '%{http_code}' -X POST -H "Authorization: Bearer $admin" -H 'If-Match: "rev-2"' \
+  --data-binary @"$work/candidate.json" "http://127.0.0.1:$API_PORT/v1/revisions")" = 201 ]
+for version in 1 2; do
+  [ "$(curl -s -o /dev/null -w '%{http_code}' -X POST -H "Authorization: Bearer $admin" -H "If-Match: \"rollout-3-$version\"" \
+    "http://127.0.0.1:$API_PORT/v1/rollout/advance")" = 200 ]
+done
+rollout_path="$api_path&cohort=0"
+rollout_etag=$(curl -fsI -H "$api_auth" "http://127.0.0.1:$API_PORT$rollout_path" | tr -d '\r' | awk -F': ' 'tolower($1)=="etag"{print $2}')
+stable_etag=$(curl -fsI -H "$api_auth" "http://127.0.0.1:$API_PORT$api_path&cohort=99" | tr -d '\r' | awk -F': ' 'tolower($1)=="etag"{print $2}')
+# The split is real: cohort 0 gets revision 3, cohort 99 revision 2, each its own ETag.
+[ "$rollout_etag" != "$stable_etag" ] && [ "$(curl -fs -H "$api_auth" "http://127.0.0.1:$API_PORT$rollout_path" | python3 -c 'import json,sys; print(json.load(sys.stdin)["revision"])')" = 3 ]
+[ "$(curl -s -o /dev/null -w '%{http_code}' -H "$api_auth" -H "If-None-Match: $rollout_etag" "http://127.0.0.1:$API_PORT$rollout_path")" = 304 ]
+# wrk asks for cohorts 0..99 in turn (each thread its own counter).
+cat > "$work/cohorts.lua" <<'LUA'
+local cohort = 0
+request = function()
+  cohort = (cohort + 1) % 100
+  return wrk.format(nil, wrk.path .. "&cohort=" .. cohort)
+end
+LUA
+
+# run URL [HEADER...] -> "req/s p50_ms p99_ms"; WRK_SCRIPT, when set, is passed to wrk.
 run() {
   local url=$1 out
   shift
   local headers=()
   for header in "$@"; do headers+=(-H "$header"); done
-  out=$(wrk -t"$WRK_THREADS" -c"$CONNECTIONS" -d"${DURATION}s" --latency "${headers[@]}" "$url")
+  out=$(wrk -t"$WRK_THREADS" -c"$CONNECTIONS" -d"${DURATION}s" --latency ${WRK_SCRIPT:+-s "$WRK_SCRIPT"} "${headers[@]}" "$url")
   if echo "$out" | grep -q "Non-2xx or 3xx"; then echo "unexpected status codes from $url" >&2; echo "$out" >&2; exit 1; fi
   echo "$out" | awk '
     function ms(v) { if (v ~ /us$/) return v/1000; if (v ~ /ms$/) return v+0; if (v ~ /s$/) return v*1000; return v }
@@ -121,23 +157,30 @@ file_w="http://127.0.0.1:$WAYMARK_PORT/manifest.json"; file_n="http://127.0.0.1:
 api_w="http://127.0.0.1:$API_PORT$api_path"; api_n="http://127.0.0.1:$NGINX_PORT$api_path"
 for url in "$file_w" "$file_n" "$api_n"; do wrk -t2 -c"$CONNECTIONS" -d2s "$url" >/dev/null; done
 wrk -t2 -c"$CONNECTIONS" -d2s -H "$api_auth" "$api_w" >/dev/null
+wrk -t2 -c"$CONNECTIONS" -d2s -s "$work/cohorts.lua" -H "$api_auth" "$api_w" >/dev/null
 # Interleave the cases over several rounds; the machine is shared, so each figure
 # printed is the median round (the spread is printed beside it). nginx gets the same
 # Authorization header (and ignores it), so both parse requests of the same size.
 ROUNDS=${BENCH_ROUNDS:-5}
 : > "$work/results"
 for round in $(seq "$ROUNDS"); do
-  if [ "$ONLY" != manifest ]; then
+  if [ "$ONLY" = "" ] || [ "$ONLY" = file ]; then
     echo "w200 $(run "$file_w")" >> "$work/results"
     echo "n200 $(run "$file_n")" >> "$work/results"
     echo "w304 $(run "$file_w" "If-None-Match: $waymark_etag")" >> "$work/results"
     echo "n304 $(run "$file_n" "If-None-Match: $nginx_etag")" >> "$work/results"
   fi
-  if [ "$ONLY" != file ]; then
+  if [ "$ONLY" != file ] && [ "$ONLY" != rollout ]; then
     echo "a200 $(run "$api_w" "$api_auth")" >> "$work/results"
     echo "m200 $(run "$api_n" "$api_auth")" >> "$work/results"
     echo "a304 $(run "$api_w" "$api_auth" "If-None-Match: $api_etag")" >> "$work/results"
     echo "m304 $(run "$api_n" "$api_auth" "If-None-Match: $nginx_api_etag")" >> "$work/results"
+  fi
+  if [ "$ONLY" = "" ] || [ "$ONLY" = rollout ] || [ "$ONLY" = manifest ]; then
+    echo "r200 $(WRK_SCRIPT="$work/cohorts.lua" run "$api_w" "$api_auth")" >> "$work/results"
+    echo "s200 $(WRK_SCRIPT="$work/cohorts.lua" run "$api_n" "$api_auth")" >> "$work/results"
+    echo "r304 $(run "http://127.0.0.1:$API_PORT$rollout_path" "$api_auth" "If-None-Match: $rollout_etag")" >> "$work/results"
+    echo "s304 $(run "http://127.0.0.1:$NGINX_PORT$rollout_path" "$api_auth" "If-None-Match: $nginx_api_etag")" >> "$work/results"
   fi
 done
 # median CASE COLUMN -> the median of that column over the rounds
@@ -163,13 +206,18 @@ verdict() {
 echo "bench-http: wrk -t$WRK_THREADS -c$CONNECTIONS -d${DURATION}s on loopback, $(nproc) cores shared by servers and wrk, workers pinned: $([ "$PIN" = 1 ] && echo yes || echo no)"
 echo "  median of $ROUNDS interleaved rounds (req/s range over rounds in brackets)"
 printf "  %-22s %10s %18s %9s %9s\n" "" "req/s" "(range)" "p50 ms" "p99 ms"
-if [ "$ONLY" != manifest ]; then
+if [ "$ONLY" = "" ] || [ "$ONLY" = file ]; then
   echo "  file: the same $bytes-byte JSON file"
   row "200 Waymark" w200; row "200 nginx" n200; row "304 Waymark" w304; row "304 nginx" n304
   verdict file w200 n200 w304 n304 p99
 fi
-if [ "$ONLY" != file ]; then
+if [ "$ONLY" != file ] && [ "$ONLY" != rollout ]; then
   echo "  manifest: GET $api_path, $api_bytes bytes, $([ "$PUBLIC" = 1 ] && echo "public reads (no token)" || echo "with a manifest:read token")"
   row "200 waymark serve" a200; row "200 nginx (same bytes)" m200; row "304 waymark serve" a304; row "304 nginx" m304
   verdict manifest a200 m200 a304 m304
+fi
+if [ "$ONLY" = "" ] || [ "$ONLY" = rollout ] || [ "$ONLY" = manifest ]; then
+  echo "  rollout in progress (candidate 3 at 50 % over revision 2): 200 for cohorts 0..99 in turn, 304 for cohort 0 (the candidate)"
+  row "200 waymark serve" r200; row "200 nginx (its file)" s200; row "304 waymark serve" r304; row "304 nginx" s304
+  verdict rollout r200 s200 r304 s304
 fi
