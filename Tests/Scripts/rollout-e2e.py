@@ -317,7 +317,17 @@ def controls(daemon, installs):
           % (candidate, stable, promoted_candidate))
 
 
-def schedules(daemon, binary):
+def settled(daemon, schedule):
+    """Schedule `schedule` once it is no longer pending (the primary looks every second), or as it is after 15 s."""
+    deadline = time.time() + 15
+    while True:
+        item, _ = daemon.expect("GET", "/v1/schedules/%d" % schedule, 200)
+        if item["status"] != "pending" or time.time() > deadline:
+            return item
+        time.sleep(0.1)
+
+
+def schedules(daemon):
     base = current(daemon)
     at = daemon.now + 900
     good = {"at": iso(at), "message": "Black Friday at its hour",
@@ -330,12 +340,7 @@ def schedules(daemon, binary):
     if item["status"] != "pending" or current(daemon) != base:
         fail("the scheduled publish fired early: %r" % item)
     daemon.set_clock(at + 1)
-    deadline = time.time() + 15
-    while time.time() < deadline:
-        item, _ = daemon.expect("GET", "/v1/schedules/%d" % fired_item["id"], 200)
-        if item["status"] != "pending":
-            break
-        time.sleep(0.1)
+    item = settled(daemon, fired_item["id"])
     if item["status"] != "fired" or current(daemon) != item.get("revision"):
         fail("the scheduled publish did not fire at its time: %r" % item)
     base = item["revision"]
@@ -349,14 +354,9 @@ def schedules(daemon, binary):
     del schema["destinations"]["newArrivals"]
     daemon.expect("PUT", "/v1/schemas/ios/5.3.0", 200, json.dumps(schema).encode(), what="schema without newArrivals")
     daemon.set_clock(at + 1)
-    deadline = time.time() + 15
-    while time.time() < deadline:
-        item, _ = daemon.expect("GET", "/v1/schedules/%d" % doomed["id"], 200)
-        if item["status"] != "pending":
-            break
-        time.sleep(0.1)
-    if item["status"] != "skipped" or "no longer validate" not in item.get("reason", "") or current(daemon) != base:
-        fail("the schedule that stopped validating was not skipped: %r" % item)
+    skipped = settled(daemon, doomed["id"])
+    if skipped["status"] != "skipped" or "no longer validate" not in skipped.get("reason", "") or current(daemon) != base:
+        fail("the schedule that stopped validating was not skipped: %r" % skipped)
     _, _, _, metrics = daemon.call("GET", "/metrics")
     if "waymark_schedules_skipped_total 1" not in metrics or "waymark_schedules_fired_total 1" not in metrics:
         fail("/metrics does not count the fired and the skipped schedule")
@@ -367,17 +367,12 @@ def schedules(daemon, binary):
     body = {"at": iso(at), "message": "Winter rollout at nine", "rollout": {"steps": STEPS}, "routes": document}
     scheduled, _ = daemon.expect("POST", "/v1/schedules", 201, body, {"If-Match": '"rev-%d"' % base}, what="schedule a rollout")
     daemon.set_clock(at + 1)
-    deadline = time.time() + 15
-    while time.time() < deadline:
-        item, _ = daemon.expect("GET", "/v1/schedules/%d" % scheduled["id"], 200)
-        if item["status"] != "pending":
-            break
-        time.sleep(0.1)
+    item = settled(daemon, scheduled["id"])
     state, _ = rollout(daemon)
     if item["status"] != "fired" or state["candidate"] != item.get("revision") or state["status"] != "running" or current(daemon) != base:
         fail("the scheduled rollout did not start at its time: %r %r" % (item, state))
     print("rollout-e2e: a scheduled publish fired at its time as revision %d; one whose routes stopped validating was skipped (%s); "
-          "a scheduled rollout started candidate %d" % (base, item and doomed["id"], state["candidate"]))
+          "a scheduled rollout started candidate %d" % (base, skipped["reason"][:90], state["candidate"]))
 
 
 def main():
@@ -393,7 +388,7 @@ def main():
         healthy_walk(daemon, installs)
         broken_candidate(daemon, installs)
         controls(daemon, installs)
-        schedules(daemon, binary)
+        schedules(daemon)
     finally:
         daemon.stop()
         shutil.rmtree(scratch, ignore_errors=True)
