@@ -9,7 +9,7 @@ SCHEMAS    := --schema $(EXAMPLE)/schema-ios-5.2.0.json --schema $(EXAMPLE)/sche
 BIN        := .build/debug/waymark
 RELEASE    := .build/release
 
-.PHONY: all build run test check-imports test-client test-unit test-live test-crash test-followers test-rollout check-deploy test-api test-dashboard test-links fuzz-ci check-example bench bench-client bench-http bench-publish bench-telemetry bench-events count-instructions fuzz deps toolchain clean
+.PHONY: all build run test check-imports test-client test-unit test-live test-crash test-followers test-rollout test-qr test-qr check-deploy test-api test-dashboard test-links fuzz-ci check-example bench bench-client bench-http bench-publish bench-telemetry bench-events count-instructions fuzz deps toolchain clean
 
 all: build
 
@@ -106,6 +106,13 @@ test-followers: build
 test-rollout: build
 	bash Tests/Scripts/install-packages.sh python3=python3
 	python3 Tests/Scripts/rollout-e2e.py $(BIN)
+
+# QR codes from a live daemon read back by zbarimg (Debian's zbar-tools; SVGs rasterised by
+# librsvg's rsvg-convert, both installed when missing): every level, every version up to 40
+# at its full length, the SVG and `waymark qr`, damaged symbols within each level's budget.
+test-qr: build
+	bash Tests/Scripts/install-packages.sh python3=python3 zbarimg=zbar-tools rsvg-convert=librsvg2-bin
+	python3 Tests/Scripts/qr-check.py $(BIN)
 
 # deploy/ and the Dockerfile: hadolint, checkov, systemd-analyze verify, promtool (config,
 # rules, rule tests), metric names against a live /metrics, nginx -t and a real caching run.

@@ -31,11 +31,13 @@ let package = Package(
         // Durable revisions, schemas and the audit log in a data directory.
         .target(name: "ManifestStore", dependencies: ["RouteEngine", "CivilDate", "SystemIO", "Rollout"]),
         // The HTTP API of `waymark serve`: endpoints, tokens and scopes, cached manifests.
-        .target(name: "WaymarkAPI", dependencies: ["ManifestStore", "Rollout", "Telemetry", "HTTPServer", "HTTPCore", "RouteEngine", "LinkChecks", "Replication", "CivilDate", "SystemIO"],
+        .target(name: "WaymarkAPI", dependencies: ["ManifestStore", "Rollout", "QRCode", "Telemetry", "HTTPServer", "HTTPCore", "RouteEngine", "LinkChecks", "Replication", "CivilDate", "SystemIO"],
                 resources: [.embedInCode("Resources/dashboard.html")]),
         // Staged rollouts: the guard that compares a candidate revision's failures with the
         // stable one's (pure: counts in, a verdict out).
         .target(name: "Rollout"),
+        // QR codes for links (ISO/IEC 18004, byte mode): our own encoder, SVG and PNG out.
+        .target(name: "QRCode"),
         // Resolution telemetry: batch parsing, a group-committed log, counts by dimension.
         .target(name: "Telemetry", dependencies: ["CivilDate", "SystemIO"]),
         // System libcurl (pkg-config libcurl; Debian libcurl4-openssl-dev, which `make` installs).
@@ -66,6 +68,7 @@ let package = Package(
 
         .target(name: "TestSupport", dependencies: ["RouteEngine", "ManifestStore", "WaymarkAPI", "Telemetry", "HTTPServer", "HTTPCore", "LinkChecks", "Replication", "CivilDate"], path: "Tests/TestSupport"),
         .testTarget(name: "RolloutTests", dependencies: ["Rollout", "TestSupport"]),
+        .testTarget(name: "QRCodeTests", dependencies: ["QRCode"]),
         .testTarget(name: "WaymarkClientTests", dependencies: ["WaymarkClient", "RouteEngine", "ManifestStore", "TestSupport"]),
         .testTarget(name: "RouteEngineTests", dependencies: ["RouteEngine", "TestSupport", "CivilDate"]),
         .testTarget(name: "WaymarkCLITests", dependencies: ["WaymarkCLI", "ManifestStore", "RouteEngine", "TestSupport"]),

@@ -12,6 +12,8 @@ struct APIClient {
         var status: Int
         var headers: [String: String]
         var json: JSONValue
+        /// The body as received (an image, for `waymark qr`).
+        var body: [UInt8] = []
     }
 
     let base: URL
@@ -37,7 +39,8 @@ struct APIClient {
 
     /// Sends one request; any answer with a JSON body comes back (callers decide what a
     /// 4xx means), and a transport failure or 5xx is `.unavailable`.
-    func send(_ method: String, _ path: String, body: [UInt8]? = nil, headers: [String: String] = [:]) throws(CLIError) -> Answer {
+    /// `json: false` takes a body that is not JSON (an image) when the answer is a success.
+    func send(_ method: String, _ path: String, body: [UInt8]? = nil, headers: [String: String] = [:], json expectJSON: Bool = true) throws(CLIError) -> Answer {
         var request = URLRequest(url: URL(string: base.absoluteString + path)!, timeoutInterval: timeout)
         request.httpMethod = method
         request.setValue("Bearer " + token, forHTTPHeaderField: "Authorization")
@@ -72,10 +75,10 @@ struct APIClient {
         if response.statusCode >= 500 {
             throw .unavailable("The server answered \(response.statusCode) to \(method) \(path): \(Self.message(json) ?? String(decoding: data.prefix(300), as: UTF8.self))")
         }
-        if json == .null, !data.isEmpty {
+        if json == .null, !data.isEmpty, expectJSON || response.statusCode >= 300 {
             throw .unavailable("\(url) answered \(response.statusCode) with something that is not JSON; is --server a Waymark server?")
         }
-        return Answer(status: response.statusCode, headers: fields, json: json)
+        return Answer(status: response.statusCode, headers: fields, json: json, body: Array(data))
     }
 
     /// The server's error message, when the body is an error.

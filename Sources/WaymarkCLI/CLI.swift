@@ -20,6 +20,7 @@ public enum CLI {
           schedules  List a server's scheduled publishes
           unschedule Cancel a pending scheduled publish
           rollout    Show, pause, resume, advance, promote or abort a staged rollout
+          qr         Draw a QR code (SVG or PNG) for a link on one of the app's hosts
           health     Ask a running daemon whether it is alive or ready (container health checks)
           validate   Check a routes file against one or more app schemas
           resolve    Show how one link resolves for an app build
@@ -66,6 +67,8 @@ public enum CLI {
                 return try ScheduleCommands.cancel(rest, environment: environment, output: &output)
             case "rollout":
                 return try RolloutCommand.run(rest, environment: environment, output: &output)
+            case "qr":
+                return try QRCommand.run(rest, environment: environment, output: &output)
             case "health":
                 return try HealthCommand.run(rest, output: &output)
             default:

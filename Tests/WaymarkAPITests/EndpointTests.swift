@@ -58,6 +58,7 @@ struct EndpointTests {
         ("GET", "/v1/schedules/1", .manifestRead, "", nil, 404),
         ("DELETE", "/v1/schedules/1", .routesPublish, "", nil, 404),
         ("GET", "/v1/rollout", .manifestRead, "", nil, 404),
+        ("GET", "/v1/qr?url=https://storefront.example/p/1", .manifestRead, "", nil, 200),
         ("POST", "/v1/rollout/pause", .routesPublish, "", "\"rollout-2-1\"", 412),
         ("PUT", "/v1/schemas/ios/5.3.0", .schemasWrite, String(decoding: try! Data(contentsOf: Fixtures.repositoryRoot.appendingPathComponent("manifests/storefront/schema-ios-5.3.0.json")), as: UTF8.self), nil, 200),
     ]
@@ -94,6 +95,7 @@ struct EndpointTests {
         "POST /v1/replication/telemetry replication",
         "POST /v1/schedules routes:publish", "GET /v1/schedules manifest:read", "GET /v1/schedules/:id manifest:read",
         "DELETE /v1/schedules/:id routes:publish", "GET /v1/rollout manifest:read", "POST /v1/rollout/:action routes:publish",
+        "GET /v1/qr manifest:read",
     ]
 
     /// Each route says at registration who may call it, and every route that needs a token
