@@ -38,6 +38,8 @@ let package = Package(
         .target(name: "Rollout"),
         // QR codes for links (ISO/IEC 18004, byte mode): our own encoder, SVG and PNG out.
         .target(name: "QRCode"),
+        // Unknown links as shapes nothing personal survives, counted in fixed memory (pure).
+        .target(name: "LinkShapes"),
         // Resolution telemetry: batch parsing, a group-committed log, counts by dimension.
         .target(name: "Telemetry", dependencies: ["CivilDate", "SystemIO"]),
         // System libcurl (pkg-config libcurl; Debian libcurl4-openssl-dev, which `make` installs).
@@ -69,6 +71,7 @@ let package = Package(
         .target(name: "TestSupport", dependencies: ["RouteEngine", "ManifestStore", "WaymarkAPI", "Telemetry", "HTTPServer", "HTTPCore", "LinkChecks", "Replication", "CivilDate"], path: "Tests/TestSupport"),
         .testTarget(name: "RolloutTests", dependencies: ["Rollout", "TestSupport"]),
         .testTarget(name: "QRCodeTests", dependencies: ["QRCode"]),
+        .testTarget(name: "LinkShapesTests", dependencies: ["LinkShapes", "TestSupport"]),
         .testTarget(name: "WaymarkClientTests", dependencies: ["WaymarkClient", "RouteEngine", "ManifestStore", "TestSupport"]),
         .testTarget(name: "RouteEngineTests", dependencies: ["RouteEngine", "TestSupport", "CivilDate"]),
         .testTarget(name: "WaymarkCLITests", dependencies: ["WaymarkCLI", "ManifestStore", "RouteEngine", "TestSupport"]),
