@@ -7,7 +7,7 @@ extension Schema {
         guard let object = reader.object(json, at: root) else { return .failure(SchemaError(problems: reader.problems)) }
         _ = reader.checkFormat(object, expected: format)
         reader.warnUnknownKeys(object, known: ["format", "app", "platform", "version", "schemes", "hosts", "appleAppIDs",
-                                               "android", "preconditions", "destinations"], at: root)
+                                               "android", "landing", "preconditions", "destinations"], at: root)
         let app = reader.requiredString(object, "app", at: root)
         let platform = reader.requiredString(object, "platform", at: root)
         if let platform, !["ios", "android"].contains(platform) {
@@ -37,6 +37,26 @@ extension Schema {
             android = AndroidApp(package: package,
                                  sha256CertFingerprints: reader.strings(androidObject, "sha256CertFingerprints", at: root + "android") ?? [])
         }
+        var landing: Landing?
+        if let landingObject = reader.object(object["landing"], at: root + "landing") {
+            reader.warnUnknownKeys(landingObject, known: Set(Landing.fields), at: root + "landing")
+            var found = Landing()
+            for field in Landing.fields {
+                guard let address = reader.string(landingObject, field, at: root + "landing") else { continue }
+                // The same rule as a route's fallback: only an https address with a host is ever a redirect's Location.
+                if let problem = RouteAnalysis.checkFallback(address, at: root + "landing" + field) {
+                    reader.report(.invalidFormat, at: problem.path, problem.message)
+                    continue
+                }
+                switch field {
+                case "appStoreURL": found.appStoreURL = address
+                case "playStoreURL": found.playStoreURL = address
+                case "webURL": found.webURL = address
+                default: found.notFoundURL = address
+                }
+            }
+            landing = found
+        }
         let preconditions = reader.strings(object, "preconditions", at: root) ?? []
         var destinations: [String: DestinationSpec] = [:]
         if let destinationObjects = reader.requiredObject(object, "destinations", at: root) {
@@ -57,9 +77,10 @@ extension Schema {
         let lineage = deriveAncestry(&destinations, reader: &reader)
         let errors = reader.problems.filter { $0.severity == .error }
         guard errors.isEmpty, let app, let platform, let version else { return .failure(SchemaError(problems: reader.problems)) }
-        let schema = Schema(app: app, platform: platform, version: version, schemes: schemes, hosts: hosts,
+        var schema = Schema(app: app, platform: platform, version: version, schemes: schemes, hosts: hosts,
                             appleAppIDs: appleAppIDs, android: android, preconditions: preconditions, destinations: destinations,
                             lineage: lineage)
+        schema.landing = landing
         return .success((schema, reader.problems))
     }
 

@@ -48,6 +48,25 @@ public struct AndroidApp: Hashable, Sendable {
     }
 }
 
+/// Where a link lands when the app does not open it (`"landing"` in a schema, all optional,
+/// each an https address with a host): the app's store page per platform, the web for
+/// desktops, and a page for links that resolve to nothing.
+public struct Landing: Hashable, Sendable {
+    public var appStoreURL: String?
+    public var playStoreURL: String?
+    public var webURL: String?
+    public var notFoundURL: String?
+
+    public init(appStoreURL: String? = nil, playStoreURL: String? = nil, webURL: String? = nil, notFoundURL: String? = nil) {
+        self.appStoreURL = appStoreURL
+        self.playStoreURL = playStoreURL
+        self.webURL = webURL
+        self.notFoundURL = notFoundURL
+    }
+
+    static let fields = ["appStoreURL", "playStoreURL", "webURL", "notFoundURL"]
+}
+
 /// One app build's routing-engine schema (`waymark.schema/1`), uploaded by app CI: the
 /// destinations the build can show and the links it answers to.
 public struct Schema: Hashable, Sendable {
@@ -62,6 +81,8 @@ public struct Schema: Hashable, Sendable {
     public var hosts: [String]
     public var appleAppIDs: [String]
     public var android: AndroidApp?
+    /// Where links land without the app; nil when the schema declares none.
+    public var landing: Landing? = nil
     public var preconditions: [String]
     public var destinations: [String: DestinationSpec]
     /// Every destination once, with its parent's position: the ancestry walked without

@@ -38,6 +38,11 @@ struct SchemaTests {
         (lab("hosts", ["10.0.0.1"]), "hosts[0]", "an IPv4 literal"),
         (lab("hosts", ["lab.example", "127.0.0.1"]), "hosts[1]", "a loopback literal beside a name"),
         (lab("hosts", ["[::1]"]), "hosts[0]", "an IPv6 literal"),
+        (lab("landing", ["webURL": "http://lab.example/"]), "landing.webURL", "a landing address over http"),
+        (lab("landing", ["appStoreURL": "https://user@apps.example/app"]), "landing.appStoreURL", "a landing address with user information"),
+        (lab("landing", ["notFoundURL": "javascript:alert(1)"]), "landing.notFoundURL", "a script as the not-found page"),
+        (lab("landing", ["playStoreURL": 7]), "landing.playStoreURL", "a landing address that is not a string"),
+        (lab("landing", "https://lab.example/"), "landing", "landing that is not an object"),
         (lab("hosts", ["shop.123"]), "hosts[0]", "an all-digit top-level label"),
         (lab("destinations", [:]), "destinations", "no destinations"),
         (labDestination("x", ["parent": "nowhere"]), "destinations.x.parent", "unknown parent"),
@@ -159,5 +164,16 @@ struct SchemaTests {
             return
         }
         #expect(decoded.warnings.map(\.code) == [.unknownField])
+    }
+
+    @Test("Landing addresses: each optional, each kept as written; an unknown one is a warning")
+    func landing() throws {
+        let json = Self.lab("landing", ["appStoreURL": "https://apps.apple.example/app/id1", "webURL": "https://lab.example/",
+                                        "notFoundURL": "https://lab.example/missing", "tvURL": "https://tv.example/"])
+        let (schema, warnings) = try Schema.decode(json).get()
+        #expect(schema.landing == Landing(appStoreURL: "https://apps.apple.example/app/id1", webURL: "https://lab.example/",
+                                          notFoundURL: "https://lab.example/missing"))
+        #expect(warnings.map(\.path.description) == ["landing.tvURL"])
+        #expect(try Schema.decode(Fixtures.labSchemaJSON).get().schema.landing == nil)
     }
 }
