@@ -201,13 +201,23 @@ def verify_rollout(daemon, data, acked):
             entries = [json.loads(line) for line in log if '"rollout.' in line]
         if not any(entry.get("candidate") == state["candidate"] and entry.get("version") == state["version"] for entry in entries):
             fail("rollout %d's trip (version %d) has no audit entry" % (state["candidate"], state["version"]))
-    _, revisions = call(daemon.port, daemon.token, "GET", "/v1/revisions")
-    for cohort in (0, 1, 49, 50, 99):
-        _, manifest = call(daemon.port, daemon.token, "GET", "/v1/manifest?platform=ios&version=5.3.0&cohort=%d" % cohort)
-        active = state["status"] in ("running", "paused")
-        expected = state["candidate"] if active and cohort < state["percent"] else revisions["current"]
-        if manifest["revision"] != expected:
-            fail("cohort %d is served revision %d; the rollout (%s at %d%%) says %d" % (cohort, manifest["revision"], state["status"], state["percent"], expected))
+    # The guard may move the rollout while the cohorts are read (it looks once a second from
+    # the start): a reading counts only if the rollout's version was the same before and after.
+    for _ in range(20):
+        _, before = call(daemon.port, daemon.token, "GET", "/v1/rollout")
+        _, revisions = call(daemon.port, daemon.token, "GET", "/v1/revisions")
+        served = {cohort: call(daemon.port, daemon.token, "GET", "/v1/manifest?platform=ios&version=5.3.0&cohort=%d" % cohort)[1]["revision"]
+                  for cohort in (0, 1, 49, 50, 99)}
+        _, after = call(daemon.port, daemon.token, "GET", "/v1/rollout")
+        if before["version"] == after["version"] and before["candidate"] == after["candidate"]:
+            break
+    else:
+        fail("the rollout kept changing while its cohorts were read")
+    active = before["status"] in ("running", "paused")
+    for cohort, revision in served.items():
+        expected = before["candidate"] if active and cohort < before["percent"] else revisions["current"]
+        if revision != expected:
+            fail("cohort %d is served revision %d; the rollout (%s at %d%%) says %d" % (cohort, revision, before["status"], before["percent"], expected))
     return state["status"]
 
 
@@ -332,9 +342,12 @@ def verify_telemetry(daemon, telemetry, origin):
 
 
 def verify(daemon, data, acked):
+    # A temporary is named .tmp-NAME-PID-COUNTER. One of the running daemon's own is a write
+    # in flight (the rollout guard may change the rollout's state as soon as it starts); one
+    # of a killed daemon's would be a leftover the start should have removed.
     for root, _, names in os.walk(data):
         for name in names:
-            if name.startswith(".tmp-"):
+            if name.startswith(".tmp-") and name.split("-")[-2] != str(daemon.process.pid):
                 fail("a temporary file survived a restart: " + os.path.join(root, name))
     status, answer = call(daemon.port, daemon.token, "GET", "/v1/revisions")
     served = {revision["number"]: revision["sha256"] for revision in answer["revisions"]}
