@@ -4,7 +4,9 @@ import RouteEngine
 
 /// `GET /.well-known/apple-app-site-association` and `GET /.well-known/assetlinks.json`,
 /// open: the files that let phones open this host's links in the app, built by
-/// `AssociatedDomainFiles` from the schemas and the current revision's patterns.
+/// `AssociatedDomainFiles` from the schemas and the patterns of every revision served: the
+/// current one and, during a rollout, its candidate — so a link only the candidate has
+/// opens the app for the installs that have it.
 struct AssociatedDomainEndpoints: EndpointGroup {
     let context: APIContext
 
@@ -24,7 +26,7 @@ struct AssociatedDomainEndpoints: EndpointGroup {
         return .work {
             response(manifests.associatedDomains(snapshot) { snapshot in
                 AssociatedDomainFiles(schemas: snapshot.orderedSchemas.map(\.schema),
-                                      patterns: snapshot.current.map { documents.document($0).patterns } ?? [])
+                                      patterns: snapshot.servedRevisions.sorted().compactMap(snapshot.revision).flatMap { documents.document($0).patterns })
             })
         }
     }

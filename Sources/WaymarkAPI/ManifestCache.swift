@@ -145,8 +145,9 @@ final class ManifestCache: Sendable {
         return domains.withLock { $0?.key == key ? $0?.files : nil }
     }
 
+    /// The served revisions (the current one, and an active rollout's candidate) and the schemas.
     private static func domainsKey(_ snapshot: StoreSnapshot) -> String {
-        "\(snapshot.current?.number ?? 0)|" + snapshot.orderedSchemas.map(\.sha256).joined(separator: ",")
+        snapshot.servedRevisions.sorted().map(String.init).joined(separator: ",") + "|" + snapshot.orderedSchemas.map(\.sha256).joined(separator: ",")
     }
 
     /// Resolvers for previews, most recently used last: a few builds' worth, since each

@@ -266,6 +266,23 @@ struct EndpointTests {
         #expect(harness.call("POST", "/v1/rollout/abort", token: publish, headers: [("If-Match", "\"rollout-2-3\"")]).errorCode == "notApplicable")
     }
 
+    @Test("During a rollout the apple-app-site-association covers the candidate's links too; after an abort, the stable one's only")
+    func associatedDomainsDuringARollout() throws {
+        let harness = try LiveService(transport: .inProcess)
+        let publish = harness.tokens[.routesPublish]!
+        func components() -> [JSONValue] {
+            harness.call("GET", "/.well-known/apple-app-site-association").json["applinks"]?["details"]?.arrayValue?.first?["components"]?.arrayValue ?? []
+        }
+        #expect(!components().contains(["/": "/campaign/candidate"]))
+        guard case .object(var body) = try JSONParser().parse(publishBody(extraRoute: "candidate")) else { return }
+        body["rollout"] = [:]
+        #expect(harness.call("POST", "/v1/revisions", token: publish, headers: [("If-Match", "\"rev-1\"")], body: JSONValue.object(body).serialized()).status == 201)
+        #expect(components().contains(["/": "/campaign/candidate"]), "the candidate's cohorts open its links in the app")
+        #expect(components().contains(["/": "/p/*"]), "and the stable revision's still")
+        #expect(harness.call("POST", "/v1/rollout/abort", token: publish, headers: [("If-Match", "\"rollout-2-1\"")]).status == 200)
+        #expect(!components().contains(["/": "/campaign/candidate"]), "aborted: only the stable revision's")
+    }
+
     @Test("Any cohort gets the current revision while no rollout runs: the same bytes and ETag")
     func cohortsWithoutARollout() throws {
         let harness = try LiveService(transport: .inProcess)
