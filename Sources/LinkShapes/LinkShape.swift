@@ -3,8 +3,9 @@
 /// and shown to marketing without keeping the links themselves (`docs/link-shapes.md`).
 ///
 /// The rules, in order:
-/// 1. Scheme, user information, host, port and fragment are dropped; the path is taken up
-///    to `?` or `#`.
+/// 1. Scheme, user information, port and fragment are dropped, and an http(s) link's host;
+///    a custom scheme's host is its first path segment, as the engine reads it. The path is
+///    taken up to `?` or `#`.
 /// 2. The path is split on `/`; empty segments and `.` are dropped, `..` removes the
 ///    segment before it (RFC 3986 §5.2.4), so `/a/../b` and `/b` are one shape.
 /// 3. Each segment is percent-decoded. It is kept — lowercased — only when it is a word:
@@ -45,13 +46,23 @@ public struct LinkShape: Hashable, Sendable, Comparable, CustomStringConvertible
             query = rest[rest.index(after: mark)...]
             rest = rest[..<mark]
         }
-        // An absolute link: drop the scheme and the authority (host, port, user information).
+        // An absolute link: drop the scheme; an http(s) link's authority (host, port, user
+        // information) goes too, while a custom scheme's is its first path segment, as the
+        // engine reads it (`shop://product/p1` ≡ `/product/p1`), without user information or port.
         if let colon = rest.firstIndex(of: ":"), rest[..<colon].allSatisfy({ $0.isLetter || $0.isNumber || "+-.".contains($0) }),
            !rest[..<colon].isEmpty {
+            let scheme = rest[..<colon].lowercased()
             rest = rest[rest.index(after: colon)...]
             if rest.hasPrefix("//") {
                 rest = rest.dropFirst(2)
-                rest = rest.firstIndex(of: "/").map { rest[$0...] } ?? ""
+                let end = rest.firstIndex(of: "/") ?? rest.endIndex
+                var authority = rest[..<end]
+                rest = rest[end...]
+                if scheme != "http", scheme != "https" {
+                    if let at = authority.lastIndex(of: "@") { authority = authority[authority.index(after: at)...] }
+                    if let port = authority.firstIndex(of: ":") { authority = authority[..<port] }
+                    rest = Substring("/" + authority + rest)
+                }
             }
         }
         var segments: [String] = []
