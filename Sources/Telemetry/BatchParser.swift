@@ -23,7 +23,7 @@ public struct TelemetryLimits: Sendable {
     public var maximumNameBytes = 128
     /// Cells (one combination of dimensions in one minute or hour bucket) counted with
     /// their own names; past it a new combination is folded (`Counts.fold`) into at most
-    /// 112 cells per bucket. About 35 bytes each: the default is ~35 MB.
+    /// 210 cells per bucket. About 35 bytes each: the default is ~35 MB.
     public var maximumCells = 1_000_000
 
     public init() {}

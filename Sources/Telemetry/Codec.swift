@@ -236,11 +236,13 @@ enum Frame {
     }
 }
 
-/// The counts as a file: `WMTSNAP2`, the last sequence, the interned names, the buckets,
+/// The counts as a file: `WMTSNAP3`, the last sequence, the interned names, the buckets,
 /// the followers' forwards applied, on a follower the counts not yet forwarded, then a
-/// CRC-32C of all that. `WMTSNAP1` files (no forwards, nothing outgoing) are still read.
+/// CRC-32C of all that. `WMTSNAP2` files (keys in layout 1, `CountKey.fromLayout1`) and
+/// `WMTSNAP1` files (layout 1, no forwards, nothing outgoing) are still read.
 enum SnapshotCodec {
-    static let magic = Array("WMTSNAP2".utf8)
+    static let magic = Array("WMTSNAP3".utf8)
+    static let secondMagic = Array("WMTSNAP2".utf8)
     static let firstMagic = Array("WMTSNAP1".utf8)
 
     static func encode(_ counts: Counts, outgoing: Outgoing? = nil) -> [UInt8] {
@@ -287,13 +289,14 @@ enum SnapshotCodec {
     static func decodeWithOutgoing(_ bytes: UnsafeRawBufferPointer, limits: TelemetryLimits) -> (counts: Counts, outgoing: Outgoing?)? {
         guard bytes.count >= magic.count + 12 else { return nil }
         let first = bytes.prefix(magic.count).elementsEqual(firstMagic)
-        guard first || bytes.prefix(magic.count).elementsEqual(magic) else { return nil }
+        let layout1 = first || bytes.prefix(magic.count).elementsEqual(secondMagic)
+        guard layout1 || bytes.prefix(magic.count).elementsEqual(magic) else { return nil }
         let body = UnsafeRawBufferPointer(rebasing: bytes[0..<bytes.count - 4])
         var trailer = ByteReader(UnsafeRawBufferPointer(rebasing: bytes[(bytes.count - 4)...]))
         guard trailer.u32() == CRC32C.checksum(body) else { return nil }
         var reader = ByteReader(body)
         reader.offset = magic.count
-        guard var counts = decodeBody(&reader, limits: limits) else { return nil }
+        guard var counts = decodeBody(&reader, limits: limits, layout1: layout1) else { return nil }
         var outgoing: Outgoing?
         if !first {
             guard let followers = reader.u32() else { return nil }
@@ -303,7 +306,7 @@ enum SnapshotCodec {
             }
             guard let hasOutgoing = reader.u8(), hasOutgoing <= 1 else { return nil }
             if hasOutgoing == 1 {
-                guard let after = reader.u64(), let pending = decodeBody(&reader, limits: limits) else { return nil }
+                guard let after = reader.u64(), let pending = decodeBody(&reader, limits: limits, layout1: layout1) else { return nil }
                 outgoing = Outgoing(pending: pending, after: after)
             }
         }
@@ -311,7 +314,8 @@ enum SnapshotCodec {
         return (counts, outgoing)
     }
 
-    private static func decodeBody(_ reader: inout ByteReader, limits: TelemetryLimits) -> Counts? {
+    /// `layout1`: the keys are packed as before platform `other` and entry `web` (converted).
+    private static func decodeBody(_ reader: inout ByteReader, limits: TelemetryLimits, layout1: Bool) -> Counts? {
         var counts = Counts(limits: limits)
         guard let sequence = reader.u64() else { return nil }
         counts.lastSequence = sequence
@@ -328,7 +332,8 @@ enum SnapshotCodec {
                 guard let bucket = reader.u32(), let keyCount = reader.u32(), reader.remaining >= Int(keyCount) * 16 else { return nil }
                 var keys = CountTable(minimumCapacity: Int(keyCount))
                 for _ in 0..<keyCount {
-                    let key = reader.u64()!, count = reader.u64()!
+                    let stored = reader.u64()!, count = reader.u64()!
+                    guard let key = layout1 ? CountKey.fromLayout1(stored) : stored else { return nil }
                     guard count > 0, keys[key] == 0 else { return nil }  // every stored count is positive, every key once
                     keys.add(key, count)
                 }

@@ -17,7 +17,7 @@ public struct Counts: Sendable {
     public internal(set) var sinceStart = CountTable()
     /// Resolutions clients said they dropped before sending (`client.dropped`) in batches
     /// accepted since the process started, by platform (`Platform.rawValue`).
-    public internal(set) var droppedByClientsSinceStart: [UInt64] = [0, 0]
+    public internal(set) var droppedByClientsSinceStart = [UInt64](repeating: 0, count: Platform.allCases.count)
     static let metricMask = TelemetryDimension.platform.mask | TelemetryDimension.outcome.mask | TelemetryDimension.reason.mask
         | TelemetryDimension.route.mask
     /// Cells (a key in a bucket) held across every minute and hour bucket: at most
@@ -56,7 +56,8 @@ public struct Counts: Sendable {
         func key(_ tally: Tally) -> UInt64 {
             let route = tally.route < 2 ? UInt64(tally.route) : routeIDs[Int(tally.route) - 2]
             let precondition = tally.precondition < 2 ? UInt64(tally.precondition) : preconditionIDs[Int(tally.precondition) - 2]
-            return fixed | UInt64(tally.entry) << 1 | UInt64(tally.outcome) << 3 | UInt64(tally.reason) << 5 | precondition << 8 | route << 46
+            return fixed | CountKey.pack(platform: 0, entry: tally.entry, outcome: tally.outcome, reason: tally.reason,
+                                         precondition: precondition, appVersion: 0, revision: 0, route: route)
         }
         func add(_ run: ArraySlice<Tally>, to bucket: inout CountTable) {
             let (added, folded) = bucket.add(run, newKeysAllowed: limits.maximumCells - cells, fold: Self.fold) { (key($0), UInt64($0.count)) }
@@ -89,11 +90,11 @@ public struct Counts: Sendable {
     /// The cell a count goes to once `limits.maximumCells` cells are held and its own is
     /// not among them: platform, entry, outcome and reason kept; app version and revision
     /// `other`; route and precondition `other` unless absent. Events are never dropped;
-    /// only their detail is. At most 2 × 4 × 7 × 2 = 112 such cells per bucket (7: proceed,
+    /// only their detail is. At most 3 × 5 × 7 × 2 = 210 such cells per bucket (7: proceed,
     /// gated without and with a precondition, notFound with each of 4 reasons).
     static let foldMask = TelemetryDimension.platform.mask | TelemetryDimension.entry.mask | TelemetryDimension.outcome.mask
         | TelemetryDimension.reason.mask
-    static let foldedCellsPerBucket = 112
+    static let foldedCellsPerBucket = 210
 
     @inline(__always)
     static func fold(_ key: UInt64) -> UInt64 {

@@ -1,15 +1,19 @@
 /// The dimensions a resolution is counted by. Each has a small, fixed or capped set of
 /// values, so the counts cannot grow without bound whatever clients send.
 public enum Platform: UInt8, CaseIterable, Sendable {
-    case ios, android
+    /// `other`: a browser that is neither (a desktop); only link landings count it, clients
+    /// report `ios` or `android`.
+    case ios, android, other
 
-    public var name: String { self == .ios ? "ios" : "android" }
+    public var name: String { ["ios", "android", "other"][Int(rawValue)] }
 }
 
 public enum EntryPoint: UInt8, CaseIterable, Sendable {
-    case universalLink, scheme, push, inApp
+    /// `web`: the link was opened where the app did not take it and Waymark answered it
+    /// (link landing); counted by the server, never reported by a client.
+    case universalLink, scheme, push, inApp, web
 
-    public var name: String { ["universalLink", "scheme", "push", "inApp"][Int(rawValue)] }
+    public var name: String { ["universalLink", "scheme", "push", "inApp", "web"][Int(rawValue)] }
 }
 
 public enum Outcome: UInt8, CaseIterable, Sendable {
@@ -29,17 +33,18 @@ public enum FailureReason: UInt8, CaseIterable, Sendable {
 public enum TelemetryDimension: String, CaseIterable, Sendable {
     case platform, appVersion, revision, entry, outcome, reason, route, precondition
 
-    /// Where the dimension sits in a packed `CountKey` (shift, width in bits).
+    /// Where the dimension sits in a packed `CountKey` (shift, width in bits). Layout 2
+    /// (snapshot `WMTSNAP3`); layout 1 (`WMTSNAP1`/`2`) is `CountKey.fromLayout1`'s.
     var field: (shift: UInt64, width: UInt64) {
         switch self {
-        case .platform: (0, 1)
-        case .entry: (1, 2)
-        case .outcome: (3, 2)
-        case .reason: (5, 3)
-        case .precondition: (8, 6)
-        case .appVersion: (14, 12)
-        case .revision: (26, 20)
-        case .route: (46, 18)
+        case .platform: (0, 2)
+        case .entry: (2, 3)
+        case .outcome: (5, 2)
+        case .reason: (7, 3)
+        case .precondition: (10, 6)
+        case .appVersion: (16, 12)
+        case .revision: (28, 20)
+        case .route: (48, 16)
         }
     }
 
@@ -63,8 +68,22 @@ enum Interned {
 struct CountKey {
     static func pack(platform: UInt8, entry: UInt8, outcome: UInt8, reason: UInt8, precondition: UInt64,
                      appVersion: UInt64, revision: UInt64, route: UInt64) -> UInt64 {
-        UInt64(platform) | UInt64(entry) << 1 | UInt64(outcome) << 3 | UInt64(reason) << 5
-            | precondition << 8 | appVersion << 14 | revision << 26 | route << 46
+        typealias D = TelemetryDimension
+        return UInt64(platform) << D.platform.field.shift | UInt64(entry) << D.entry.field.shift
+            | UInt64(outcome) << D.outcome.field.shift | UInt64(reason) << D.reason.field.shift
+            | precondition << D.precondition.field.shift | appVersion << D.appVersion.field.shift
+            | revision << D.revision.field.shift | route << D.route.field.shift
+    }
+
+    /// A key of layout 1 (snapshots `WMTSNAP1` and `2`: platform 1 bit, entry 2, outcome 2,
+    /// reason 3, precondition 6, app version 12, revision 20, route 18) in today's layout; nil
+    /// for a route id past today's 16 bits, which no store reached (the route cap was 10,000).
+    static func fromLayout1(_ key: UInt64) -> UInt64? {
+        func bits(_ shift: UInt64, _ width: UInt64) -> UInt64 { (key >> shift) & ((1 << width) - 1) }
+        let route = bits(46, 18)
+        guard route <= UInt64(TelemetryDimension.route.capacity) else { return nil }
+        return pack(platform: UInt8(bits(0, 1)), entry: UInt8(bits(1, 2)), outcome: UInt8(bits(3, 2)), reason: UInt8(bits(5, 3)),
+                    precondition: bits(8, 6), appVersion: bits(14, 12), revision: bits(26, 20), route: route)
     }
 }
 

@@ -33,7 +33,7 @@ struct MetricsEndpoints: EndpointGroup {
         let dropped = context.telemetry.read { $0.droppedByClientsSinceStart }
         family("waymark_telemetry_client_dropped_total", "counter",
                "Resolutions clients reported dropping before they could send them (client.dropped: their storage bound), in batches accepted since start, by platform.")
-        for platform in Platform.allCases { out += "waymark_telemetry_client_dropped_total{platform=\"\(platform.name)\"} \(dropped[Int(platform.rawValue)])\n" }
+        for platform in [Platform.ios, .android] { out += "waymark_telemetry_client_dropped_total{platform=\"\(platform.name)\"} \(dropped[Int(platform.rawValue)])\n" }
         family("waymark_rate_limited_total", "counter", "Requests answered 429 because their token was over its rate for the route's scope, since start.")
         for refusal in context.rates.refusals {
             out += "waymark_rate_limited_total{token=\"\(label(refusal.token))\",scope=\"\(refusal.scope.rawValue)\"} \(refusal.count)\n"

@@ -118,13 +118,55 @@ struct ForwardTests {
         #expect(canonical(restored.counts) == canonical(counts))
         #expect(restored.outgoing?.after == 2)
         #expect(canonical(try #require(restored.outgoing).pending) == canonical(outgoing.pending))
-        // WMTSNAP1, as stores written before forwarding hold it: the same body, no extras.
-        let plain = SnapshotCodec.encode(try Self.mixedCounts())
+        // WMTSNAP1, as stores written before forwarding hold it: the same body, no extras,
+        // its keys in layout 1 (before platform `other` and entry `web`).
+        let plain = SnapshotCodec.encode(Self.inLayout1(try Self.mixedCounts()))
         var first = Array("WMTSNAP1".utf8) + plain[8..<(plain.count - 4 - 5)]
         first += withUnsafeBytes(of: first.withUnsafeBytes(CRC32C.checksum).littleEndian, Array.init)
         let old = try #require(first.withUnsafeBytes { SnapshotCodec.decodeWithOutgoing($0, limits: TelemetryLimits()) })
         #expect(canonical(old.counts) == canonical(try Self.mixedCounts()))
         #expect(old.outgoing == nil)
+        // WMTSNAP2: forwards and outgoing counts, keys still in layout 1.
+        var second = Array("WMTSNAP2".utf8) + SnapshotCodec.encode(Self.inLayout1(counts), outgoing: Outgoing(pending: Self.inLayout1(outgoing.pending), after: 2)).dropFirst(8).dropLast(4)
+        second += withUnsafeBytes(of: second.withUnsafeBytes(CRC32C.checksum).littleEndian, Array.init)
+        let secondRestored = try #require(second.withUnsafeBytes { SnapshotCodec.decodeWithOutgoing($0, limits: TelemetryLimits()) })
+        #expect(canonical(secondRestored.counts) == canonical(counts))
+        #expect(canonical(try #require(secondRestored.outgoing).pending) == canonical(outgoing.pending))
+    }
+
+    @Test func theSnapshotKeepsWebLandingsFromOtherPlatforms() throws {
+        var counts = Counts()
+        var landing = Batch()
+        landing.platform = .other
+        landing.routes = [Array("spring-sale".utf8)]
+        landing.tallies = [Tally(minute: Int32(testNow / 60), entry: EntryPoint.web.rawValue, outcome: Outcome.notFound.rawValue,
+                                 reason: FailureReason.expired.rawValue, route: 2, precondition: 0, count: 3)]
+        counts.apply(landing, sequence: 1, now: testNow)
+        let bytes = SnapshotCodec.encode(counts)
+        let restored = try #require(bytes.withUnsafeBytes { SnapshotCodec.decode($0, limits: TelemetryLimits()) })
+        #expect(canonical(restored) == canonical(counts))
+        let key = try #require(restored.hours.values.first?.first(where: { _ in true })?.0)
+        #expect(TelemetryDimension.platform.value(of: key) == UInt64(Platform.other.rawValue))
+        #expect(TelemetryDimension.entry.value(of: key) == UInt64(EntryPoint.web.rawValue))
+        #expect(TelemetryDimension.reason.value(of: key) == UInt64(FailureReason.expired.rawValue))
+    }
+
+    /// `counts` with every key packed as snapshots `WMTSNAP1` and `2` held them.
+    static func inLayout1(_ counts: Counts) -> Counts {
+        func layout1(_ key: UInt64) -> UInt64 {
+            func value(_ dimension: TelemetryDimension) -> UInt64 { dimension.value(of: key) }
+            return value(.platform) | value(.entry) << 1 | value(.outcome) << 3 | value(.reason) << 5 | value(.precondition) << 8
+                | value(.appVersion) << 14 | value(.revision) << 26 | value(.route) << 46
+        }
+        var old = counts
+        for path in [\Counts.minutes, \Counts.hours] as [WritableKeyPath<Counts, [Int32: CountTable]>] {
+            old[keyPath: path] = old[keyPath: path].mapValues { table in
+                var converted = CountTable()
+                for (key, count) in table { converted.add(layout1(key), count) }
+                return converted
+            }
+        }
+        return old
     }
 }
 
