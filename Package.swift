@@ -31,7 +31,7 @@ let package = Package(
         // Durable revisions, schemas and the audit log in a data directory.
         .target(name: "ManifestStore", dependencies: ["RouteEngine", "CivilDate", "SystemIO", "Rollout"]),
         // The HTTP API of `waymark serve`: endpoints, tokens and scopes, cached manifests.
-        .target(name: "WaymarkAPI", dependencies: ["ManifestStore", "Rollout", "QRCode", "Telemetry", "HTTPServer", "HTTPCore", "RouteEngine", "LinkChecks", "Replication", "CivilDate", "SystemIO"],
+        .target(name: "WaymarkAPI", dependencies: ["ManifestStore", "Rollout", "QRCode", "LinkLanding", "LinkShapes", "Telemetry", "HTTPServer", "HTTPCore", "RouteEngine", "LinkChecks", "Replication", "CivilDate", "SystemIO"],
                 resources: [.embedInCode("Resources/dashboard.html")]),
         // Staged rollouts: the guard that compares a candidate revision's failures with the
         // stable one's (pure: counts in, a verdict out).
@@ -40,6 +40,9 @@ let package = Package(
         .target(name: "QRCode"),
         // Unknown links as shapes nothing personal survives, counted in fixed memory (pure).
         .target(name: "LinkShapes"),
+        // Where a link opened without the app lands: the visitor's platform from User-Agent,
+        // the decision from the engine's resolution and the schema's addresses (pure).
+        .target(name: "LinkLanding", dependencies: ["RouteEngine", "HTTPCore"]),
         // Resolution telemetry: batch parsing, a group-committed log, counts by dimension.
         .target(name: "Telemetry", dependencies: ["CivilDate", "SystemIO"]),
         // System libcurl (pkg-config libcurl; Debian libcurl4-openssl-dev, which `make` installs).
@@ -72,6 +75,7 @@ let package = Package(
         .testTarget(name: "RolloutTests", dependencies: ["Rollout", "TestSupport"]),
         .testTarget(name: "QRCodeTests", dependencies: ["QRCode"]),
         .testTarget(name: "LinkShapesTests", dependencies: ["LinkShapes", "TestSupport"]),
+        .testTarget(name: "LinkLandingTests", dependencies: ["LinkLanding", "RouteEngine", "TestSupport"]),
         .testTarget(name: "WaymarkClientTests", dependencies: ["WaymarkClient", "RouteEngine", "ManifestStore", "TestSupport"]),
         .testTarget(name: "RouteEngineTests", dependencies: ["RouteEngine", "TestSupport", "CivilDate"]),
         .testTarget(name: "WaymarkCLITests", dependencies: ["WaymarkCLI", "ManifestStore", "RouteEngine", "TestSupport"]),

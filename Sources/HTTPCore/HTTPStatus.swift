@@ -23,6 +23,7 @@ public struct HTTPStatus: Hashable, Sendable, CustomStringConvertible {
     public static let created = HTTPStatus(201, "Created")
     public static let accepted = HTTPStatus(202, "Accepted")
     public static let noContent = HTTPStatus(204, "No Content")
+    public static let found = HTTPStatus(302, "Found")
     public static let notModified = HTTPStatus(304, "Not Modified")
     public static let badRequest = HTTPStatus(400, "Bad Request")
     public static let unauthorized = HTTPStatus(401, "Unauthorized")

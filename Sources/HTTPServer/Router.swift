@@ -71,7 +71,15 @@ public struct Router: Sendable {
     /// Methods RFC 9110 defines, plus PATCH.
     static let knownMethods: Set<String> = ["GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "OPTIONS", "TRACE", "PATCH"]
 
+    /// Answers a request no route takes, on a path that is not the server's own (its first
+    /// segment is no route's first segment): link landing. Nil leaves the request to the 404.
+    public typealias Fallback = @Sendable (HTTPRequest) -> Answer?
+
     private var entries: [Entry] = []
+    private var fallback: (label: (method: String, path: String), handler: Fallback)?
+    /// The first segment of every route: a path starting with one is the server's own,
+    /// never the fallback's.
+    private var ownFirstSegments: Set<String> = []
     /// The order in which entries are tried: for any path, one that takes it with a literal
     /// where another has a parameter (segment by segment, left to right) comes first, so the
     /// first entry that binds is the most specific. Entries keep the index they were added
@@ -114,12 +122,26 @@ public struct Router: Sendable {
         let literalPrefix = Array(("/" + literals.prefix(leading).map { $0 + "/" }.joined()).utf8)
         entries.append(Entry(method: method, segments: segments, literalPath: literalPath, literalPrefix: literalPrefix,
                              maximumBody: maximumBody, admission: admission, work: work))
+        if case .literal(let first)? = segments.first { ownFirstSegments.insert(first) }
         order = entries.indices.sorted { Self.precedes(entries[$0].segments, entries[$1].segments, $0, $1) }
     }
 
-    /// Method and path pattern of each route, in the order added (metrics label them so).
+    /// Sets the handler for requests no route takes (`Fallback`); `label` names it in metrics.
+    public mutating func setFallback(label: (method: String, path: String), _ handler: @escaping Fallback) {
+        fallback = (label, handler)
+    }
+
+    /// Method and path pattern of each route, in the order added (metrics label them so),
+    /// then the fallback's label when there is one.
     public var routeLabels: [(method: String, path: String)] {
-        entries.map { ($0.method, Self.pattern($0.segments)) }
+        entries.map { ($0.method, Self.pattern($0.segments)) } + (fallback.map { [$0.label] } ?? [])
+    }
+
+    /// Whether `path`'s first segment is one of the routes' (so it is the server's own path).
+    private func isOwn(_ path: Substring) -> Bool {
+        let rest = path.utf8.dropFirst()
+        let end = rest.firstIndex(of: UInt8(ascii: "/")) ?? rest.endIndex
+        return ownFirstSegments.contains(String(Substring(rest[..<end])))
     }
 
     enum Match: Sendable {
@@ -237,6 +259,12 @@ public struct Router: Sendable {
         case .methodNotAllowed(let allow):
             return .response(Self.methodNotAllowed(request, allow: allow), route: -1)
         case .notFound:
+            if let fallback, !isOwn(request.head.path), let answer = fallback.handler(request) {
+                switch answer {
+                case .now(let response): return .response(response, route: entries.count)
+                case .later(let finish): return .deferred({ _, _, responder in finish(responder) }, RouteParameters(), route: entries.count)
+                }
+            }
             return .response(.error(.notFound, message: "There is nothing at \(request.head.path)."), route: -1)
         case .notImplemented:
             return .response(.error(.notImplemented, message: "The method \(request.head.method) is not implemented."), route: -1)

@@ -39,6 +39,11 @@ public struct Tally: Hashable, Sendable {
     public var route: UInt16
     public var precondition: UInt16
     public var count: UInt32
+
+    public init(minute: Int32, entry: UInt8, outcome: UInt8, reason: UInt8, route: UInt16, precondition: UInt16, count: UInt32) {
+        (self.minute, self.entry, self.outcome, self.reason) = (minute, entry, outcome, reason)
+        (self.route, self.precondition, self.count) = (route, precondition, count)
+    }
 }
 
 public struct Rejection: Hashable, Sendable {

@@ -41,6 +41,7 @@ public final class API: Sendable {
         HealthEndpoints.self, ManifestEndpoints.self, RevisionEndpoints.self, PublishingEndpoints.self,
         SchemaEndpoints.self, PreviewEndpoints.self, AssociatedDomainEndpoints.self, TelemetryEndpoints.self,
         ReplicationEndpoints.self, MetricsEndpoints.self, DashboardEndpoints.self, ScheduleEndpoints.self, RolloutEndpoints.self, QREndpoints.self,
+        LandingEndpoints.self,
     ]
 
     let context: APIContext
@@ -100,6 +101,12 @@ public final class API: Sendable {
             running?.cancel()
             running = ticker
         }
+    }
+
+    /// Hands the link landings counted so far to the telemetry store (it does so every
+    /// second by itself); `completion` once they are durable. For tests and shutdown.
+    public func flushLandings(_ completion: (@Sendable () -> Void)? = nil) {
+        context.landingCounter.flush(completion)
     }
 
     public func stopScheduling() {

@@ -18,6 +18,10 @@ final class APIContext: Sendable {
     let manifests = ManifestCache()
     /// Stored revisions read as documents, so no request parses one again.
     let documents = RevisionDocuments()
+    /// What link landing reads: the link hosts and each visitor's engine, per generation.
+    let landings = LandingCache()
+    /// Link landings, counted as telemetry (entry `web`).
+    let landingCounter: LandingCounter
     /// Revision and diff answers, which never change.
     let revisionAnswers = ResponseCache()
     /// What telemetry may name, rebuilt when the store changes.
@@ -53,6 +57,7 @@ final class APIContext: Sendable {
         self.telemetry = telemetry
         self.options = options
         work = WorkQueue(capacity: options.maximumQueuedWork)
+        landingCounter = LandingCounter(telemetry: telemetry)
         rates = RateLimiter(clock: options.monotonicClock)
         linkChecker = options.linkChecks.map(LinkChecker.init)
     }

@@ -73,7 +73,7 @@ struct EndpointRegistry {
     typealias AnsweringHandler = @Sendable (HTTPRequest, RouteCall) throws(Refusal) -> Answer
 
     let context: APIContext
-    private(set) var router = Router()
+    fileprivate(set) var router = Router()
     private(set) var declarations: [RouteDeclaration] = []
 
     init(context: APIContext) {
@@ -145,6 +145,23 @@ struct EndpointRegistry {
             return .later { responder in context.work.answer(responder, job) }
         }
         declarations.append(RouteDeclaration(method: method, path: path, access: access, maximumBody: maximumBody, mode: .cachedOrOffLoop))
+    }
+}
+
+extension EndpointRegistry {
+    /// What no route takes goes to `handler` (link landing) when its path is not one of the
+    /// API's own; nil from it is the ordinary 404. Open (a link needs no token); an answer of
+    /// `.work` runs on the work queue, as a `cachedOrOffLoop` route's does.
+    mutating func setFallback(label: (method: String, path: String),
+                              _ handler: @escaping @Sendable (HTTPRequest) -> Answer?) {
+        let work = context.work
+        router.setFallback(label: label) { request in
+            switch handler(request) {
+            case nil: nil
+            case .now(let response): .now(response)
+            case .work(let job): .later { responder in work.answer(responder, job) }
+            }
+        }
     }
 }
 

@@ -133,12 +133,15 @@ public final class LiveService {
     public var url: String { "http://127.0.0.1:\(port)" }
 
     /// One request on its own connection.
-    public func call(_ method: String, _ target: String, token: String? = nil, headers: [(String, String)] = [], body: String = "") -> Reply {
-        call(method, target, token: token, headers: headers, bytes: Array(body.utf8))
+    /// `host`: the `Host` field (a link host to open a link, nil for none).
+    public func call(_ method: String, _ target: String, token: String? = nil, host: String? = "waymark.test", headers: [(String, String)] = [],
+                     body: String = "") -> Reply {
+        call(method, target, token: token, host: host, headers: headers, bytes: Array(body.utf8))
     }
 
-    public func call(_ method: String, _ target: String, token: String? = nil, headers: [(String, String)] = [], bytes: [UInt8]) -> Reply {
-        var head = "\(method) \(target) HTTP/1.1\r\nHost: waymark.test\r\nConnection: close\r\n"
+    public func call(_ method: String, _ target: String, token: String? = nil, host: String? = "waymark.test", headers: [(String, String)] = [],
+                     bytes: [UInt8]) -> Reply {
+        var head = "\(method) \(target) HTTP/1.1\r\n" + (host.map { "Host: \($0)\r\n" } ?? "") + "Connection: close\r\n"
         if let token { head += "Authorization: Bearer \(token)\r\n" }
         for (name, value) in headers { head += "\(name): \(value)\r\n" }
         if !bytes.isEmpty || method == "POST" || method == "PUT" { head += "Content-Length: \(bytes.count)\r\n" }

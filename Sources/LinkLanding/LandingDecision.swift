@@ -1,0 +1,107 @@
+import HTTPCore
+import RouteEngine
+
+/// Where a link opened in a browser lands: a pure function of how the engine resolved it
+/// (logged out, for the newest build of the visitor's platform), the route that matched,
+/// and the schema's `landing` addresses. Every `Location` it gives is an address that
+/// passed validation (a route's `fallbackURL`, a schema's `landing` field: https, a host,
+/// no user name), plus, for a route's fallback, the link's own query items that the route
+/// maps — never anything else the link carries (`docs/landing.md`).
+public enum LandingDecision {
+    public enum Answer: Hashable, Sendable {
+        /// `302` to `location`, chosen by `rule`.
+        case redirect(String, Rule)
+        /// Waymark's own page: the link is unknown or expired (`404`), or it resolves but
+        /// nothing is declared to send this visitor to (`200`, "open it in the app").
+        case page(Page)
+    }
+
+    /// Waymark's own answers, when no address is declared for the case.
+    public enum Page: String, Hashable, Sendable {
+        /// `404`: unknown, expired, or not valid.
+        case notFound
+        /// `200`: the link is real, and opens in the app.
+        case openInApp
+    }
+
+    /// Which rule chose a redirect.
+    public enum Rule: String, Hashable, Sendable {
+        case routeFallback, appStore, playStore, web, notFoundURL
+    }
+
+    /// The rules, in order:
+    /// 1. resolved (`proceed` or `gated`: the route exists and is live) and the route has a
+    ///    `fallbackURL` → there, with the link's query items the route maps from the query
+    ///    added (others are dropped);
+    /// 2. resolved → the schema's address for the visitor: `appStoreURL` for iOS,
+    ///    `playStoreURL` for Android, `webURL` for others, and `webURL` when the store's is not
+    ///    declared; none declared → the "open in the app" page;
+    /// 3. `notFound` (any reason) → the schema's `notFoundURL`, else the not-found page.
+    /// A redirect back to the very link (the same host and path) is never given: the rule is
+    /// skipped as if its address were not declared, so a fallback cannot loop on itself.
+    public static func decide(_ resolution: Resolution, route: RouteSpec?, landing: Landing?, visitor: Visitor,
+                              link: (host: String, path: Substring, query: Substring?)) -> Answer {
+        func usable(_ location: String?) -> String? {
+            guard let location, !pointsAt(location, host: link.host, path: link.path) else { return nil }
+            return location
+        }
+        switch resolution {
+        case .proceed, .gated:
+            if let route, let fallback = usable(route.fallbackURL) {
+                return .redirect(appending(passedOn(link.query, by: route), to: fallback), .routeFallback)
+            }
+            let store: (String?, Rule) = switch visitor {
+            case .ios: (landing?.appStoreURL, .appStore)
+            case .android: (landing?.playStoreURL, .playStore)
+            case .other: (landing?.webURL, .web)
+            }
+            if let location = usable(store.0) { return .redirect(location, store.1) }
+            if let web = usable(landing?.webURL) { return .redirect(web, .web) }
+            return .page(.openInApp)
+        case .notFound:
+            if let location = usable(landing?.notFoundURL) { return .redirect(location, .notFoundURL) }
+            return .page(.notFound)
+        }
+    }
+
+    /// The raw items of `query` whose name, percent-decoded as the engine decodes it, is one
+    /// the route fills a param from, in the link's order.
+    static func passedOn(_ query: Substring?, by route: RouteSpec) -> [Substring] {
+        guard let query, !query.isEmpty else { return [] }
+        var names: Set<String> = []
+        for source in route.params.values { if case .query(let name) = source { names.insert(name) } }
+        guard !names.isEmpty else { return [] }
+        return query.split(separator: "&").filter { item in
+            let name = item.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)[0]
+            return PercentDecoding.decode(name).map(names.contains) ?? false
+        }
+    }
+
+    /// `location` with `items` added to its query (before any fragment).
+    static func appending(_ items: [Substring], to location: String) -> String {
+        guard !items.isEmpty else { return location }
+        let joined = items.joined(separator: "&")
+        let fragment = location.firstIndex(of: "#")
+        let base = fragment.map { location[..<$0] } ?? location[...]
+        let separator = base.contains("?") ? (base.hasSuffix("?") || base.hasSuffix("&") ? "" : "&") : "?"
+        return base + separator + joined + (fragment.map { String(location[$0...]) } ?? "")
+    }
+
+    /// Whether `location` (an https address) is the link itself: its host (without case, and
+    /// `:443`) and its path (a trailing slash aside) are the link's.
+    static func pointsAt(_ location: String, host: String, path: Substring) -> Bool {
+        guard location.utf8.count > 8, location.prefix(8).lowercased() == "https://" else { return false }
+        let rest = location.dropFirst(8)
+        let authorityEnd = rest.firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? rest.endIndex
+        var authority = rest[..<authorityEnd].lowercased()
+        if authority.hasSuffix(":443") { authority.removeLast(4) }
+        guard authority == host.lowercased() else { return false }
+        let pathPart = rest[authorityEnd...].prefix { $0 != "?" && $0 != "#" }
+        func trimmed(_ text: Substring) -> Substring {
+            var text = text
+            while text.hasSuffix("/") { text = text.dropLast() }
+            return text
+        }
+        return trimmed(pathPart) == trimmed(path)
+    }
+}

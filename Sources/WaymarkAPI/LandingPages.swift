@@ -1,0 +1,35 @@
+import HTTPCore
+import LinkLanding
+
+/// Waymark's own landing pages, for a link with nowhere declared to go: small, the same for
+/// every link (nothing from the link is written into them, so nothing it carries can be
+/// reflected), no external resources, and a policy that allows only their own style.
+enum LandingPages {
+    static func body(_ page: LandingDecision.Page) -> [UInt8] {
+        switch page {
+        case .notFound: html(title: "Link not found",
+                             text: "This link is unknown or has expired. It may have been mistyped, or the campaign it belongs to has ended.")
+        case .openInApp: html(title: "Open in the app",
+                              text: "This link opens in the app. Open it on a phone where the app is installed.")
+        }
+    }
+
+    static func status(_ page: LandingDecision.Page) -> HTTPStatus { page == .notFound ? .notFound : .ok }
+
+    private static func html(title: String, text: String) -> [UInt8] {
+        Array("""
+        <!doctype html>
+        <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+        <meta name="robots" content="noindex"><title>\(title)</title>
+        <style>body{font:17px/1.5 system-ui,-apple-system,sans-serif;margin:0;display:flex;min-height:100vh;align-items:center;justify-content:center;background:#f6f7f9;color:#1d2330}main{max-width:28rem;padding:2rem}h1{font-size:1.4rem;margin:0 0 .5rem}</style>
+        </head><body><main><h1>\(title)</h1><p>\(text)</p></main></body></html>
+
+        """.utf8)
+    }
+
+    /// The page's answer without caching headers (the landing adds them).
+    static func response(_ page: LandingDecision.Page) -> HTTPResponse {
+        let bytes = body(page)
+        return HTTPResponse(status: status(page), headers: HTTPHeaders(InlinePage.headers(policy: InlinePage.policy(for: bytes))), body: bytes)
+    }
+}

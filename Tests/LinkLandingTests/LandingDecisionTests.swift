@@ -1,0 +1,57 @@
+import LinkLanding
+@testable import RouteEngine
+import Testing
+
+@Suite("Landing decisions")
+struct LandingDecisionTests {
+    static let landing = Landing(appStoreURL: "https://apps.apple.com/app/id1", playStoreURL: "https://play.google.com/store/apps/details?id=x",
+                                 webURL: "https://web.example/", notFoundURL: "https://web.example/404")
+    static let storesOnly = Landing(appStoreURL: "https://apps.apple.com/app/id1", playStoreURL: "https://play.google.com/store/apps/details?id=x")
+
+    static func route(fallback: String?, query: [String: String] = [:]) -> RouteSpec {
+        var params: [String: ParamSource] = [:]
+        for (param, item) in query { params[param] = .query(item) }
+        return RouteSpec(index: 0, id: "r", patterns: ["/r"], destination: "d", params: params, hosts: nil, schemes: nil,
+                         window: ValidityWindow(), fallbackURL: fallback, owner: nil, notes: nil)
+    }
+
+    static let proceed = Resolution.proceed(Proceed(routeID: "r", destination: "d", params: [:], path: ["d"], tab: nil, presentation: .push))
+    static let gated = Resolution.gated(Gate(precondition: "auth", routeID: "r", destination: "d", resume: .url("https://h.example/r")))
+    static func notFound(_ reason: NotFoundReason) -> Resolution { .notFound(NotFound(reason, routeID: reason == .unknownRoute ? nil : "r")) }
+
+    typealias Row = (String, Resolution, RouteSpec?, Landing?, Visitor, String, String?, LandingDecision.Answer)
+    static let rows: [Row] = [
+        ("fallback first", proceed, route(fallback: "https://f.example/x"), landing, .ios, "/r", nil, .redirect("https://f.example/x", .routeFallback)),
+        ("gated is resolved", gated, route(fallback: "https://f.example/x"), landing, .android, "/r", nil, .redirect("https://f.example/x", .routeFallback)),
+        ("mapped items follow, in the link's order", proceed, route(fallback: "https://f.example/x", query: ["q": "q", "page": "p"]), landing, .other, "/r",
+         "p=2&utm_source=a&q=shoes&q=boots&email=me%40x.example", .redirect("https://f.example/x?p=2&q=shoes&q=boots", .routeFallback)),
+        ("a name matched decoded", proceed, route(fallback: "https://f.example/x", query: ["q": "q"]), landing, .ios, "/r", "%71=a", .redirect("https://f.example/x?%71=a", .routeFallback)),
+        ("a valueless item", proceed, route(fallback: "https://f.example/x", query: ["q": "q"]), landing, .ios, "/r", "q", .redirect("https://f.example/x?q", .routeFallback)),
+        ("added to the fallback's own query, before its fragment", proceed, route(fallback: "https://f.example/x?a=1#top", query: ["q": "q"]), landing, .ios, "/r",
+         "q=1", .redirect("https://f.example/x?a=1&q=1#top", .routeFallback)),
+        ("nothing mapped: nothing passed", proceed, route(fallback: "https://f.example/x"), landing, .ios, "/r", "q=1&token=s", .redirect("https://f.example/x", .routeFallback)),
+        ("no fallback, iOS: App Store", proceed, route(fallback: nil), landing, .ios, "/r", "q=1", .redirect("https://apps.apple.com/app/id1", .appStore)),
+        ("no fallback, Android: Google Play", gated, route(fallback: nil), landing, .android, "/r", nil, .redirect("https://play.google.com/store/apps/details?id=x", .playStore)),
+        ("no fallback, desktop: the web", proceed, nil, landing, .other, "/r", nil, .redirect("https://web.example/", .web)),
+        ("no store declared: the web", proceed, nil, Landing(webURL: "https://web.example/"), .ios, "/r", nil, .redirect("https://web.example/", .web)),
+        ("desktop, no web declared: the page", proceed, nil, storesOnly, .other, "/r", nil, .page(.openInApp)),
+        ("no landing at all: the page", proceed, nil, nil, .ios, "/r", nil, .page(.openInApp)),
+        ("a fallback to the link itself is skipped", proceed, route(fallback: "https://H.example:443/r/"), landing, .ios, "/r", nil,
+         .redirect("https://apps.apple.com/app/id1", .appStore)),
+        ("a fallback to another path of the host is kept", proceed, route(fallback: "https://h.example/sale"), landing, .ios, "/r", nil,
+         .redirect("https://h.example/sale", .routeFallback)),
+        ("a store address that is the link itself is skipped", proceed, nil, Landing(appStoreURL: "https://h.example/r"), .ios, "/r", nil, .page(.openInApp)),
+        ("unknown: notFoundURL", notFound(.unknownRoute), nil, landing, .ios, "/x", nil, .redirect("https://web.example/404", .notFoundURL)),
+        ("expired, even with a fallback: notFoundURL", notFound(.expired), route(fallback: "https://f.example/x"), landing, .ios, "/r", nil,
+         .redirect("https://web.example/404", .notFoundURL)),
+        ("malformed: the page", notFound(.malformed), nil, storesOnly, .android, "/x", nil, .page(.notFound)),
+        ("validation failed: the page", notFound(.validationFailed), route(fallback: "https://f.example/x"), nil, .other, "/r", "q=1", .page(.notFound)),
+        ("not found to itself: the page", notFound(.unknownRoute), nil, Landing(notFoundURL: "https://h.example/x"), .ios, "/x", nil, .page(.notFound)),
+    ]
+
+    @Test(arguments: rows)
+    func decides(_ row: Row) {
+        let answer = LandingDecision.decide(row.1, route: row.2, landing: row.3, visitor: row.4, link: ("h.example", row.5[...], row.6.map { $0[...] }))
+        #expect(answer == row.7, "\(row.0)")
+    }
+}
