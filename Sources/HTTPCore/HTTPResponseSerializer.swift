@@ -84,7 +84,9 @@ public enum HTTPResponseSerializer {
         out.append(0x3A)
         out.append(0x20)
         // A handler's value never splits the response: CR and LF become spaces.
-        if value.utf8.contains(where: { $0 == 0x0D || $0 == 0x0A }) {
+        let breaks = value.utf8.withContiguousStorageIfAvailable { $0.contains { $0 == 0x0D || $0 == 0x0A } }
+            ?? value.utf8.contains { $0 == 0x0D || $0 == 0x0A }
+        if breaks {
             for byte in value.utf8 { out.append(byte == 0x0D || byte == 0x0A ? 0x20 : byte) }
         } else {
             out.append(contentsOf: value.utf8)

@@ -38,6 +38,12 @@ public struct HTTPHeaders: Hashable, Sendable, Sequence {
     /// The filter bit of a name: from its length and its first and last bytes, lowercased.
     @inline(__always)
     static func bit(_ name: String) -> UInt64 {
+        // On the bytes where they lie: the generic `last` of a UTF8View walks back through
+        // String's index machinery, and this runs for every field added or looked up.
+        if let bit = name.utf8.withContiguousStorageIfAvailable({ bytes -> UInt64 in
+            guard let first = bytes.first, let last = bytes.last else { return 1 }
+            return 1 << UInt64((bytes.count &* 31 &+ Int(asciiLowercase(first)) &* 7 &+ Int(asciiLowercase(last))) & 63)
+        }) { return bit }
         let utf8 = name.utf8
         guard let first = utf8.first, let last = utf8.last else { return 1 }
         let mixed = utf8.count &* 31 &+ Int(asciiLowercase(first)) &* 7 &+ Int(asciiLowercase(last))

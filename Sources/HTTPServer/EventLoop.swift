@@ -396,8 +396,9 @@ final class EventLoop: @unchecked Sendable {
             bytes += response.body.count
         }
         if configuration.accessLog { logAccess(request, response, id: requestID, bytes: bytes, started: started) }
-        metrics?.record(route: route, status: response.status.code, nanoseconds: clock.now() - started)
-        return connection.machine.responseQueued(bytes: bytes, keepAlive: keepAlive, now: clock.now())
+        let queued = clock.now()
+        metrics?.record(route: route, status: response.status.code, nanoseconds: queued - started)
+        return connection.machine.responseQueued(bytes: bytes, keepAlive: keepAlive, now: queued)
     }
 
     /// `<prefix>-<loop>-<counter in hex>`, written straight into the string's bytes.
