@@ -9,7 +9,7 @@ SCHEMAS    := --schema $(EXAMPLE)/schema-ios-5.2.0.json --schema $(EXAMPLE)/sche
 BIN        := .build/debug/waymark
 RELEASE    := .build/release
 
-.PHONY: all build run test check-imports test-client test-unit test-live test-crash test-followers test-rollout test-qr check-deploy test-api test-dashboard test-links fuzz-ci check-example bench bench-client bench-http bench-publish bench-telemetry bench-events count-instructions fuzz deps toolchain clean
+.PHONY: all build run test check-imports test-client test-unit test-live test-crash test-followers test-rollout test-qr test-landing check-deploy test-api test-dashboard test-links fuzz-ci check-example bench bench-client bench-http bench-publish bench-telemetry bench-events count-instructions fuzz deps toolchain clean
 
 all: build
 
@@ -31,7 +31,7 @@ run: build
 	$(BIN) serve --data-dir data $(SERVE_ARGS)
 
 # Unit tests run last, so their summary closes the output.
-test: check-imports check-example test-links test-live test-client test-crash test-disk-full test-hostile test-memory test-followers test-rollout test-qr check-deploy test-api test-dashboard fuzz-ci test-unit
+test: check-imports check-example test-links test-live test-client test-crash test-disk-full test-hostile test-memory test-followers test-rollout test-qr test-landing check-deploy test-api test-dashboard fuzz-ci test-unit
 
 # The libraries an app embeds (RouteEngine, WaymarkClient, and the targets they are built
 # from) import Foundation at most: no Glibc, Dispatch, Synchronization or UIKit.
@@ -113,6 +113,13 @@ test-rollout: build
 test-qr: build
 	bash Tests/Scripts/install-packages.sh python3=python3 zbarimg=zbar-tools rsvg-convert=librsvg2-bin
 	python3 Tests/Scripts/qr-check.py $(BIN)
+
+# Link landing on a live daemon with curl as the browser (iPhone, Android, desktop): every
+# branch, HEAD, an expired campaign, undeclared hosts, hostile paths and 3,000 random ones;
+# every Location must be a declared address, and the web telemetry exact.
+test-landing: build
+	bash Tests/Scripts/install-packages.sh python3=python3 curl=curl
+	python3 Tests/Scripts/landing-check.py $(BIN)
 
 # deploy/ and the Dockerfile: hadolint, checkov, systemd-analyze verify, promtool (config,
 # rules, rule tests), metric names against a live /metrics, nginx -t and a real caching run.

@@ -78,8 +78,10 @@ public struct Router: Sendable {
     private var entries: [Entry] = []
     private var fallback: (label: (method: String, path: String), handler: Fallback)?
     /// The first segment of every route: a path starting with one is the server's own,
-    /// never the fallback's.
-    private var ownFirstSegments: Set<String> = []
+    /// never the fallback's (and a path starting with none reaches no route).
+    private var ownFirstSegments: [[UInt8]] = []
+    /// Whether a route starts with a parameter, so that any path may be its.
+    private var parameterFirst = false
     /// The order in which entries are tried: for any path, one that takes it with a literal
     /// where another has a parameter (segment by segment, left to right) comes first, so the
     /// first entry that binds is the most specific. Entries keep the index they were added
@@ -122,7 +124,11 @@ public struct Router: Sendable {
         let literalPrefix = Array(("/" + literals.prefix(leading).map { $0 + "/" }.joined()).utf8)
         entries.append(Entry(method: method, segments: segments, literalPath: literalPath, literalPrefix: literalPrefix,
                              maximumBody: maximumBody, admission: admission, work: work))
-        if case .literal(let first)? = segments.first { ownFirstSegments.insert(first) }
+        switch segments.first {
+        case .literal(let first)?: if !ownFirstSegments.contains(Array(first.utf8)) { ownFirstSegments.append(Array(first.utf8)) }
+        case .parameter?: parameterFirst = true
+        case nil: ownFirstSegments.append([])
+        }
         order = entries.indices.sorted { Self.precedes(entries[$0].segments, entries[$1].segments, $0, $1) }
     }
 
@@ -137,11 +143,19 @@ public struct Router: Sendable {
         entries.map { ($0.method, Self.pattern($0.segments)) } + (fallback.map { [$0.label] } ?? [])
     }
 
-    /// Whether `path`'s first segment is one of the routes' (so it is the server's own path).
+    /// Whether `path`'s first segment is one of the routes' (so it is the server's own path):
+    /// compared as bytes, no allocation.
     private func isOwn(_ path: Substring) -> Bool {
-        let rest = path.utf8.dropFirst()
-        let end = rest.firstIndex(of: UInt8(ascii: "/")) ?? rest.endIndex
-        return ownFirstSegments.contains(String(Substring(rest[..<end])))
+        if parameterFirst { return true }
+        let own = path.utf8.withContiguousStorageIfAvailable { bytes -> Bool in
+            let rest = UnsafeBufferPointer(rebasing: bytes.dropFirst())
+            let end = rest.firstIndex(of: UInt8(ascii: "/")) ?? rest.endIndex
+            let first = UnsafeBufferPointer(rebasing: rest[..<end])
+            return ownFirstSegments.contains { $0.count == first.count && $0.elementsEqual(first) }
+        }
+        if let own { return own }
+        let first = path.utf8.dropFirst().prefix { $0 != UInt8(ascii: "/") }
+        return ownFirstSegments.contains { $0.elementsEqual(first) }
     }
 
     enum Match: Sendable {
@@ -155,6 +169,9 @@ public struct Router: Sendable {
     /// by segment from the left); 405 when only other methods' routes take it.
     /// - Complexity: O(routes × segments); a service has a few dozen routes.
     func match(method: String, path: Substring) -> Match {
+        // A path whose first segment no route has reaches none: with a fallback (link
+        // landing), those are most of what it sees, so they skip the walk over the routes.
+        if fallback != nil, !isOwn(path) { return Self.knownMethods.contains(method) ? .notFound : .notImplemented }
         var segments: [Substring]?
         var allowed: [String] = []
         // By index: an entry is not copied unless its path binds.

@@ -57,7 +57,7 @@ final class APIContext: Sendable {
         self.telemetry = telemetry
         self.options = options
         work = WorkQueue(capacity: options.maximumQueuedWork)
-        landingCounter = LandingCounter(telemetry: telemetry)
+        landingCounter = LandingCounter(telemetry: telemetry, now: options.clock.now, currentRevision: { store.snapshot.current?.number })
         rates = RateLimiter(clock: options.monotonicClock)
         linkChecker = options.linkChecks.map(LinkChecker.init)
     }

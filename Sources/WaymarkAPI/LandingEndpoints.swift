@@ -24,48 +24,58 @@ struct LandingEndpoints: EndpointGroup {
     }
 
     static func land(_ request: HTTPRequest, _ context: APIContext) -> EndpointRegistry.Answer? {
-        guard let host = linkHost(request.head.headers["Host"]) else { return nil }
+        guard let field = request.head.headers["Host"] else { return nil }
+        let method = request.head.method
+        let key = LandingCache.AnswerKey(host: field, target: request.head.target, visitor: Visitor(userAgent: request.head.headers["User-Agent"]))
         let generation = context.store.generation
-        if let table = context.landings.table(generation: generation) {
-            guard table.hosts.contains(host) else { return nil }
-            return .now(answer(request, host: host, table, context))
+        let (table, kept) = context.landings.lookup(generation: generation, key)
+        if let table {
+            // A kept answer's host was found a link host when it was made: only its time is checked.
+            if let kept, kept.validUntil == .distantFuture || context.now() < kept.validUntil {
+                guard method == "GET" || method == "HEAD" else { return .now(methodNotAllowed(method)) }
+                context.landingCounter.record(kept.tally)
+                return .now(kept.response)
+            }
+            guard let host = linkHost(field), table.hosts.contains(host) else { return nil }
+            guard method == "GET" || method == "HEAD" else { return .now(methodNotAllowed(method)) }
+            return .now(answer(request, key, host: host, table, context, now: context.now()))
         }
+        let now = context.now()
         let snapshot = context.store.snapshot
-        guard LandingTable.hosts(of: snapshot).contains(host) else { return nil }
+        guard let host = linkHost(field), LandingTable.hosts(of: snapshot).contains(host) else { return nil }
+        guard method == "GET" || method == "HEAD" else { return .now(methodNotAllowed(method)) }
         return .work {
             let table = context.landings.table(generation: generation) ?? {
                 let (manifests, documents) = (context.manifests, context.documents)
-                let made = LandingTable(generation: generation, snapshot: snapshot, now: context.now(),
+                let made = LandingTable(generation: generation, snapshot: snapshot, now: now,
                                         resolver: { manifests.resolver(revision: $0, stored: $1, documents: documents) },
                                         document: { documents.document($0).document })
                 context.landings.remember(made)
                 return made
             }()
-            return answer(request, host: host, table, context)
+            return answer(request, key, host: host, table, context, now: now)
         }
     }
 
     /// The `Host` field as a link host: lowercased, without a port (TLS ends in front of
-    /// Waymark, so the port a browser used is not the one it listens on); nil when absent.
-    static func linkHost(_ field: String?) -> String? {
-        guard var host = field?.utf8.isEmpty == false ? field : nil else { return nil }
-        if let colon = host.lastIndex(of: ":"), !host.hasSuffix("]"), host[host.index(after: colon)...].allSatisfy(\.isASCII) {
-            host = String(host[..<colon])
-        }
-        return host.lowercased()
+    /// Waymark, so the port a browser used is not the one it listens on).
+    static func linkHost(_ field: String) -> String? {
+        var host = Substring(field)
+        if let colon = host.utf8.lastIndex(of: UInt8(ascii: ":")), host.utf8.last != UInt8(ascii: "]") { host = host[..<colon] }
+        return host.isEmpty ? nil : host.lowercased()
     }
 
-    static func answer(_ request: HTTPRequest, host: String, _ table: LandingTable, _ context: APIContext) -> HTTPResponse {
-        let method = request.head.method
-        guard method == "GET" || method == "HEAD" else {
-            var refused = HTTPResponse.error(.methodNotAllowed, message: "A link is opened with GET; \(method) is not allowed here.")
-            refused.headers.add("Allow", "GET, HEAD")
-            return refused
-        }
-        let userAgent = request.head.headers["User-Agent"]
-        let visitor = Visitor(userAgent: userAgent)
-        let now = context.now()
-        guard let side = table.sides[visitor] else { return respond(.page(.notFound), table: table, now: now) }
+    static func methodNotAllowed(_ method: String) -> HTTPResponse {
+        var refused = HTTPResponse.error(.methodNotAllowed, message: "A link is opened with GET; \(method) is not allowed here.")
+        refused.headers.add("Allow", "GET, HEAD")
+        return refused
+    }
+
+    /// Resolves, decides, counts, and keeps the answer for the next time while it can be.
+    static func answer(_ request: HTTPRequest, _ key: LandingCache.AnswerKey, host: String, _ table: LandingTable, _ context: APIContext,
+                       now: Date) -> HTTPResponse {
+        let visitor = key.visitor
+        guard let side = table.sides[visitor] else { return respond(.page(.notFound), lifetime: lifetime(table, now)) }
         let resolution = side.resolver.resolve(url: "https://" + host + request.head.target, context: ResolutionContext(satisfied: [], now: now))
         let routeID: String? = switch resolution {
         case .proceed(let proceed): proceed.routeID
@@ -74,11 +84,25 @@ struct LandingEndpoints: EndpointGroup {
         }
         let decision = LandingDecision.decide(resolution, route: routeID.flatMap { table.routes[$0] }, landing: side.landing, visitor: visitor,
                                               link: (host, request.head.path, request.head.query))
-        context.landingCounter.record(count(resolution, routeID: routeID, visitor: visitor, side: side, revision: table.revision, now: now))
-        return respond(decision, table: table, now: now)
+        let tally = context.landingCounter.tally(for: count(resolution, routeID: routeID, visitor: visitor, side: side, revision: table.revision))
+        context.landingCounter.record(tally)
+        let seconds = lifetime(table, now)
+        let response = respond(decision, lifetime: seconds)
+        // Kept while its lifetime is the whole of it: nearer a change, each answer is made anew.
+        if seconds == sharedCacheSeconds {
+            let validUntil = table.nextChange.map { $0.addingTimeInterval(-Double(sharedCacheSeconds)) } ?? .distantFuture
+            context.landings.remember(LandingCache.Answer(response: response.prepared(), tally: tally, validUntil: validUntil), for: key,
+                                      generation: table.generation)
+        }
+        return response
     }
 
-    static func respond(_ decision: LandingDecision.Answer, table: LandingTable, now: Date) -> HTTPResponse {
+    /// Seconds a shared cache may keep an answer made at `now`.
+    static func lifetime(_ table: LandingTable, _ now: Date) -> Int {
+        min(sharedCacheSeconds, table.nextChange.map { max(0, Int($0.timeIntervalSince(now).rounded(.down))) } ?? sharedCacheSeconds)
+    }
+
+    static func respond(_ decision: LandingDecision.Answer, lifetime seconds: Int) -> HTTPResponse {
         var response: HTTPResponse
         switch decision {
         case .redirect(let location, _):
@@ -86,21 +110,19 @@ struct LandingEndpoints: EndpointGroup {
         case .page(let page):
             response = LandingPages.response(page)
         }
-        let seconds = min(sharedCacheSeconds, table.nextChange.map { max(0, Int($0.timeIntervalSince(now))) } ?? sharedCacheSeconds)
         response.headers.add("Cache-Control", seconds > 0 ? "public, max-age=0, s-maxage=\(seconds)" : "no-cache")
         response.headers.add("Vary", "User-Agent")
         return response
     }
 
-    static func count(_ resolution: Resolution, routeID: String?, visitor: Visitor, side: LandingTable.Side, revision: Int, now: Date) -> LandingCounter.Key {
+    static func count(_ resolution: Resolution, routeID: String?, visitor: Visitor, side: LandingTable.Side, revision: Int) -> LandingCounter.Key {
         let platform: Platform = switch visitor {
         case .ios: .ios
         case .android: .android
         case .other: .other
         }
         var key = LandingCounter.Key(platform: platform, appVersion: side.key.platform == visitor.rawValue ? side.key.version : nil,
-                                     revision: revision, minute: Int32(clamping: Int(now.timeIntervalSince1970.rounded(.down)) / 60),
-                                     outcome: .proceed, reason: .none, route: routeID, precondition: nil)
+                                     revision: revision, outcome: .proceed, reason: .none, route: routeID, precondition: nil)
         switch resolution {
         case .proceed: break
         case .gated(let gate): (key.outcome, key.precondition) = (.gated, gate.precondition)

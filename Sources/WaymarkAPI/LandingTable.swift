@@ -1,4 +1,5 @@
 import Foundation
+import HTTPCore
 import LinkLanding
 import ManifestStore
 import RouteEngine
@@ -64,16 +65,80 @@ final class LandingTable: Sendable {
     }
 }
 
-/// The landing table of the store's generation, made on first use after each change.
+/// The landing table of the store's generation, made on first use after each change, and
+/// the answers given on it: a link opened again (the same `Host` field, request target and
+/// kind of visitor) is answered from here, prepared, without resolving it again. Bounded:
+/// past `maximumAnswers` the answers are dropped and made again, so a scanner's random links
+/// cost it time, never memory. One lock for both, taken once per landing.
 final class LandingCache: Sendable {
-    private let table = Mutex<LandingTable?>(nil)
+    struct AnswerKey: Hashable {
+        let host: String
+        let target: String
+        let visitor: Visitor
+
+        /// One word from the bytes of both strings (FNV-1a, eight bytes at a time when they
+        /// lie together) fed to the hasher: SipHash over a long target cost a landing more
+        /// than its lookup.
+        func hash(into hasher: inout Hasher) {
+            var hash: UInt64 = 0xCBF2_9CE4_8422_2325 ^ (visitor == .ios ? 1 : visitor == .android ? 2 : 3)
+            for text in [host, target] {
+                var copy = text
+                copy.withUTF8 { bytes in
+                    var index = 0
+                    if let base = bytes.baseAddress {
+                        while index + 8 <= bytes.count {
+                            hash = (hash ^ UnsafeRawPointer(base).loadUnaligned(fromByteOffset: index, as: UInt64.self)) &* 0x0000_0100_0000_01B3
+                            hash ^= hash >> 29
+                            index += 8
+                        }
+                    }
+                    while index < bytes.count {
+                        hash = (hash ^ UInt64(bytes[index])) &* 0x0000_0100_0000_01B3
+                        index += 1
+                    }
+                }
+                hash = (hash ^ 0xFF) &* 0x0000_0100_0000_01B3
+            }
+            hasher.combine(hash)
+        }
+    }
+
+    /// A landing's answer and what it is counted as, usable until `validUntil` (so its
+    /// `Cache-Control` lifetime never reaches past the table's next change).
+    struct Answer: Sendable {
+        let response: HTTPResponse
+        let tally: LandingTally
+        let validUntil: Date
+    }
+
+    static let maximumAnswers = 4_096
+
+    private let state = Mutex<(table: LandingTable?, answers: [AnswerKey: Answer])>((nil, [:]))
+
+    /// The table of `generation` if it is made, and the answer kept for `key` if there is one
+    /// (the caller checks its `validUntil`).
+    func lookup(generation: Int, _ key: AnswerKey) -> (table: LandingTable?, answer: Answer?) {
+        state.withLock { state in
+            guard let table = state.table, table.generation == generation else { return (nil, nil) }
+            return (table, state.answers[key])
+        }
+    }
 
     func table(generation: Int) -> LandingTable? {
-        table.withLock { $0?.generation == generation ? $0 : nil }
+        state.withLock { $0.table?.generation == generation ? $0.table : nil }
     }
 
     func remember(_ made: LandingTable) {
-        table.withLock { kept in if kept.map({ $0.generation < made.generation }) ?? true { kept = made } }
+        state.withLock { state in
+            if state.table.map({ $0.generation < made.generation }) ?? true { state = (made, [:]) }
+        }
+    }
+
+    func remember(_ answer: Answer, for key: AnswerKey, generation: Int) {
+        state.withLock { state in
+            guard state.table?.generation == generation else { return }
+            if state.answers.count >= Self.maximumAnswers { state.answers.removeAll(keepingCapacity: true) }
+            state.answers[key] = answer
+        }
     }
 }
-

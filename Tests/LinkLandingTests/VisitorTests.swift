@@ -1,5 +1,6 @@
 import LinkLanding
 import Testing
+import TestSupport
 
 @Suite("Visitors by User-Agent")
 struct VisitorTests {
@@ -24,6 +25,22 @@ struct VisitorTests {
     @Test(arguments: rows)
     func classifies(_ row: (String, String?, Visitor)) {
         #expect(Visitor(userAgent: row.1) == row.2, "\(row.0)")
+    }
+
+    /// The word-at-a-time scan agrees with the rules read plainly (lowercase, then search),
+    /// whatever the offsets: the words at every position against an 8-byte word's edges, in
+    /// mixed case, beside look-alikes.
+    @Test func theScanAgreesWithThePlainRules() {
+        var generator = SplitMix(seed: 7)
+        let pieces = ["windows phone", "WINDOWS PHONE", "windows", "android", "AnDrOiD", "androi", "iphone", "iPad", "IPOD", "ipa", "i",
+                      "a", "w", " ", "Mozilla/5.0 (", "; ", ")", "xxxxxxx", "\u{e9}"]
+        for _ in 0..<5_000 {
+            let text = (0..<Int(generator.next() % 12)).map { _ in pieces[Int(generator.next() % UInt64(pieces.count))] }.joined()
+            let scanned = String(decoding: text.utf8.prefix(Visitor.scannedBytes), as: UTF8.self).lowercased()
+            let plain: Visitor = scanned.contains("windows phone") ? .other : scanned.contains("android") ? .android
+                : ["iphone", "ipad", "ipod"].contains(where: scanned.contains) ? .ios : .other
+            #expect(Visitor(userAgent: text) == plain, "\(text)")
+        }
     }
 }
 

@@ -9,7 +9,11 @@
 #             case asks for cohorts 0..99 in turn (half get the candidate, half the stable
 #             revision), the 304 case a candidate cohort with its ETag; nginx serves its file
 #             for the same paths.
-# Prints req/s, p50 and p99 for each, and Waymark/nginx ratios. BENCH_ONLY=file|manifest|rollout
+#   landing   the same daemon answers a link opened in a browser (GET /product/p1 on the link host
+#             storefront.example, an iPhone's User-Agent: resolved, counted as web telemetry, 302
+#             to the App Store); nginx answers the same request with `return 302` to the same
+#             address and the same Cache-Control and Vary.
+# Prints req/s, p50 and p99 for each, and Waymark/nginx ratios. BENCH_ONLY=file|manifest|rollout|landing
 # runs one pair (or group).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -72,6 +76,11 @@ http {
         root $work/www;
         location = /manifest.json { add_header Cache-Control no-cache; }
         location = /v1/manifest { alias $work/www/api-manifest.json; default_type application/json; add_header Cache-Control no-cache; }
+        location /product/ {
+            add_header Cache-Control "public, max-age=0, s-maxage=30";
+            add_header Vary User-Agent;
+            return 302 https://apps.apple.com/app/id6450000000;
+        }
     }
 }
 CONF
@@ -138,6 +147,14 @@ request = function()
 end
 LUA
 
+# The landing: both answer the link with the same 302.
+landing_path="/product/p1"
+iphone="User-Agent: Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 Version/17.4 Mobile/15E148 Safari/604.1"
+for port in "$API_PORT" "$NGINX_PORT"; do
+  answer=$(curl -s -o /dev/null -w '%{http_code} %{redirect_url}' -H "Host: storefront.example" -H "$iphone" "http://127.0.0.1:$port$landing_path")
+  [ "$answer" = "302 https://apps.apple.com/app/id6450000000" ] || { echo "landing on port $port answered: $answer" >&2; exit 1; }
+done
+
 # run URL [HEADER...] -> "req/s p50_ms p99_ms"; WRK_SCRIPT, when set, is passed to wrk.
 run() {
   local url=$1 out
@@ -158,6 +175,7 @@ api_w="http://127.0.0.1:$API_PORT$api_path"; api_n="http://127.0.0.1:$NGINX_PORT
 for url in "$file_w" "$file_n" "$api_n"; do wrk -t2 -c"$CONNECTIONS" -d2s "$url" >/dev/null; done
 wrk -t2 -c"$CONNECTIONS" -d2s -H "$api_auth" "$api_w" >/dev/null
 wrk -t2 -c"$CONNECTIONS" -d2s -s "$work/cohorts.lua" -H "$api_auth" "$api_w" >/dev/null
+wrk -t2 -c"$CONNECTIONS" -d2s -H "Host: storefront.example" -H "$iphone" "http://127.0.0.1:$API_PORT$landing_path" >/dev/null
 # Interleave the cases over several rounds; the machine is shared, so each figure
 # printed is the median round (the spread is printed beside it). nginx gets the same
 # Authorization header (and ignores it), so both parse requests of the same size.
@@ -170,11 +188,15 @@ for round in $(seq "$ROUNDS"); do
     echo "w304 $(run "$file_w" "If-None-Match: $waymark_etag")" >> "$work/results"
     echo "n304 $(run "$file_n" "If-None-Match: $nginx_etag")" >> "$work/results"
   fi
-  if [ "$ONLY" != file ] && [ "$ONLY" != rollout ]; then
+  if [ "$ONLY" = "" ] || [ "$ONLY" = manifest ]; then
     echo "a200 $(run "$api_w" "$api_auth")" >> "$work/results"
     echo "m200 $(run "$api_n" "$api_auth")" >> "$work/results"
     echo "a304 $(run "$api_w" "$api_auth" "If-None-Match: $api_etag")" >> "$work/results"
     echo "m304 $(run "$api_n" "$api_auth" "If-None-Match: $nginx_api_etag")" >> "$work/results"
+  fi
+  if [ "$ONLY" = "" ] || [ "$ONLY" = landing ]; then
+    echo "l302 $(run "http://127.0.0.1:$API_PORT$landing_path" "Host: storefront.example" "$iphone")" >> "$work/results"
+    echo "g302 $(run "http://127.0.0.1:$NGINX_PORT$landing_path" "Host: storefront.example" "$iphone")" >> "$work/results"
   fi
   if [ "$ONLY" = "" ] || [ "$ONLY" = rollout ] || [ "$ONLY" = manifest ]; then
     echo "r200 $(WRK_SCRIPT="$work/cohorts.lua" run "$api_w" "$api_auth")" >> "$work/results"
@@ -211,7 +233,7 @@ if [ "$ONLY" = "" ] || [ "$ONLY" = file ]; then
   row "200 Waymark" w200; row "200 nginx" n200; row "304 Waymark" w304; row "304 nginx" n304
   verdict file w200 n200 w304 n304 p99
 fi
-if [ "$ONLY" != file ] && [ "$ONLY" != rollout ]; then
+if [ "$ONLY" = "" ] || [ "$ONLY" = manifest ]; then
   echo "  manifest: GET $api_path, $api_bytes bytes, $([ "$PUBLIC" = 1 ] && echo "public reads (no token)" || echo "with a manifest:read token")"
   row "200 waymark serve" a200; row "200 nginx (same bytes)" m200; row "304 waymark serve" a304; row "304 nginx" m304
   verdict manifest a200 m200 a304 m304
@@ -220,4 +242,10 @@ if [ "$ONLY" = "" ] || [ "$ONLY" = rollout ] || [ "$ONLY" = manifest ]; then
   echo "  rollout in progress (candidate 3 at 50 % over revision 2): 200 for cohorts 0..99 in turn, 304 for cohort 0 (the candidate)"
   row "200 waymark serve" r200; row "200 nginx (its file)" s200; row "304 waymark serve" r304; row "304 nginx" s304
   verdict rollout r200 s200 r304 s304
+fi
+if [ "$ONLY" = "" ] || [ "$ONLY" = landing ]; then
+  echo "  landing: GET $landing_path on storefront.example from an iPhone, 302 to the App Store"
+  row "302 waymark serve" l302; row "302 nginx return 302" g302
+  awk -v w="$(median l302 2)" -v n="$(median g302 2)" -v p="$(median l302 4)" -v q="$(median g302 4)" 'BEGIN {
+    printf "  landing ratio Waymark/nginx: 302 %.2f\n  landing target: ratio >= 1.0 %s (p99 Waymark/nginx %.2f/%.2f ms)\n", w / n, (w / n >= 1 ? "ok" : "MISSED"), p, q }'
 fi
