@@ -44,7 +44,7 @@ let package = Package(
         // the decision from the engine's resolution and the schema's addresses (pure).
         .target(name: "LinkLanding", dependencies: ["RouteEngine", "HTTPCore"]),
         // Resolution telemetry: batch parsing, a group-committed log, counts by dimension.
-        .target(name: "Telemetry", dependencies: ["CivilDate", "SystemIO"]),
+        .target(name: "Telemetry", dependencies: ["CivilDate", "SystemIO", "LinkShapes"]),
         // System libcurl (pkg-config libcurl; Debian libcurl4-openssl-dev, which `make` installs).
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         // The one libcurl client: bounded outbound requests, an address judge before connect.

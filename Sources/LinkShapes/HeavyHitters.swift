@@ -14,6 +14,10 @@ public struct HeavyHitters<Key: Hashable & Sendable, Note: Sendable>: Sendable {
         public var error: UInt64
         /// The caller's summary of its offers (first and last seen, platforms, …).
         public var note: Note
+
+        public init(key: Key, count: UInt64, error: UInt64, note: Note) {
+            (self.key, self.count, self.error, self.note) = (key, count, error, note)
+        }
     }
 
     public let capacity: Int

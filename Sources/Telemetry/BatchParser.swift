@@ -1,3 +1,4 @@
+import LinkShapes
 import CivilDate
 
 /// Limits and retention of telemetry; configuration, with these defaults.
@@ -25,6 +26,10 @@ public struct TelemetryLimits: Sendable {
     /// their own names; past it a new combination is folded (`Counts.fold`) into at most
     /// 210 cells per bucket. About 35 bytes each: the default is ~35 MB.
     public var maximumCells = 1_000_000
+    /// Unknown-link shapes held by the heavy-hitters sketch (`Counts.shapes`).
+    public var maximumShapes = 1_000
+    /// The longest `shape` an event may carry, in bytes (normalised again on arrival).
+    public var maximumShapeBytes = 512
 
     public init() {}
 }
@@ -46,6 +51,19 @@ public struct Tally: Hashable, Sendable {
     }
 }
 
+/// An unknown link's shape (`LinkShape`, already normalised) seen `count` times in
+/// `minute` through `entry`: reported by a client that opts in, or by link landing.
+public struct ShapeTally: Hashable, Sendable {
+    public var minute: Int32
+    public var entry: UInt8
+    public var shape: [UInt8]
+    public var count: UInt32
+
+    public init(minute: Int32, entry: UInt8, shape: [UInt8], count: UInt32) {
+        (self.minute, self.entry, self.shape, self.count) = (minute, entry, shape, count)
+    }
+}
+
 public struct Rejection: Hashable, Sendable {
     public var index: Int
     public var error: String
@@ -61,6 +79,8 @@ public struct Batch: Sendable {
     public var routes: [[UInt8]] = []
     public var preconditions: [[UInt8]] = []
     public var tallies: [Tally] = []
+    /// Shapes of unknown links, counted in `Counts.shapes` (not by dimension).
+    public var shapes: [ShapeTally] = []
     public var rejected: [Rejection] = []
     /// Resolutions the client dropped before it could send them (its storage bound), as it
     /// reports them (`client.dropped`); counted in `/metrics`, not stored with the batch.
@@ -239,8 +259,16 @@ public struct BatchParser: Sendable {
                     throw JSONScanner.Malformed(offset: scanner.offset, message: "too many events")
                 }
                 var error: String?
-                let tally = try event(&scanner, error: &error)
-                if let tally, error == nil { batch.tallies.append(tally) } else {
+                var shape: [UInt8]?
+                let tally = try event(&scanner, error: &error, shape: &shape)
+                if let tally, error == nil {
+                    batch.tallies.append(tally)
+                    if let shape {
+                        // Whatever the client sent, only what the rules keep is kept.
+                        let normalised = LinkShape(link: String(decoding: shape, as: UTF8.self)).description
+                        batch.shapes.append(ShapeTally(minute: tally.minute, entry: tally.entry, shape: Array(normalised.utf8), count: tally.count))
+                    }
+                } else {
                     batch.rejected.append(Rejection(index: index, error: error ?? "The event is not valid."))
                 }
                 index += 1
@@ -248,7 +276,8 @@ public struct BatchParser: Sendable {
         }
 
         /// One event; nil with `error` set when it is not valid. Reads the whole value either way.
-        mutating func event(_ scanner: inout JSONScanner, error: inout String?) throws(JSONScanner.Malformed) -> Tally? {
+        /// `shape`: the event's unknown-link shape, when it carries one.
+        mutating func event(_ scanner: inout JSONScanner, error: inout String?, shape: inout [UInt8]?) throws(JSONScanner.Malformed) -> Tally? {
             guard scanner.peek() == 0x7B else {
                 error = "An event must be an object."
                 try scanner.skipValue()
@@ -317,6 +346,11 @@ public struct BatchParser: Sendable {
                             fail("count must be a whole number from 1 to \(limits.maximumCount)."); continue
                         }
                         count = value
+                    case 8:
+                        guard let text = try stringValue(&scanner), (1...limits.maximumShapeBytes).contains(text.count) else {
+                            fail("shape must be a link's shape of 1 to \(limits.maximumShapeBytes) bytes, such as \"/product/:param\"."); continue
+                        }
+                        shape = Array(text.bytes)
                     default:
                         try scanner.skipValue()
                         let key = key!
@@ -333,6 +367,7 @@ public struct BatchParser: Sendable {
             if outcome == .notFound, reason == nil { error = "A notFound event needs a reason."; return nil }
             if outcome != .notFound, reason != nil { error = "Only a notFound event has a reason."; return nil }
             if outcome != .gated, precondition != 0 { error = "Only a gated event has a precondition."; return nil }
+            if shape != nil, reason != .unknownRoute { error = "Only a notFound event with reason unknownRoute has a shape."; return nil }
             if seconds > now + limits.maximumClockSkew { error = "ts is in the future."; return nil }
             if seconds < now - limits.hourRetention { error = "ts is older than the \(limits.hourRetention / 86_400)-day retention."; return nil }
             let minute = seconds >= 0 ? seconds / 60 : (seconds - 59) / 60
@@ -422,7 +457,7 @@ struct PlainNames: Sendable {
 
     /// The fields of an event, by number: the cases of the switch in `event`, the bits of
     /// its `seen`.
-    static let fieldNames: [StaticString] = ["ts", "entry", "outcome", "reason", "route", "destination", "precondition", "count"]
+    static let fieldNames: [StaticString] = ["ts", "entry", "outcome", "reason", "route", "destination", "precondition", "count", "shape"]
 
     let fields = PlainTable<Int>(fieldNames.enumerated().map { ($1, $0) })
     let entryPoints = PlainTable<EntryPoint>([("universalLink", .universalLink), ("scheme", .scheme), ("push", .push), ("inApp", .inApp)])

@@ -90,9 +90,12 @@ enum CRC32C {
 /// One accepted batch (or a follower's forward) in the log:
 /// `[u32 payload length][u32 CRC-32C of payload][payload]`. A batch's payload starts with
 /// its sequence and platform; a forward's with its sequence, `forwardMarker` where the
-/// platform would be, then the encoded `Forward`.
+/// platform would be, then the encoded `Forward`. A batch with unknown-link shapes has
+/// `shapesMarker` before its platform and its shapes after its tallies: `[u32 count]`, then
+/// each `[u32 minute][u8 entry][u32 count][u16 length][shape]`.
 enum Frame {
     static let forwardMarker: UInt8 = 0xFF
+    static let shapesMarker: UInt8 = 0xFE
 
     static func encode(_ forward: Forward, sequence: UInt64, into out: inout [UInt8]) {
         var payload = ByteWriter()
@@ -119,12 +122,14 @@ enum Frame {
 
     static func encode(_ batch: Batch, sequence: UInt64, into out: inout [UInt8]) {
         let names = batch.routes.reduce(0) { $0 + 2 + $1.count } + batch.preconditions.reduce(0) { $0 + 2 + $1.count }
-        let payload = 8 + 1 + 4 + 1 + 2 + (batch.appVersion?.count ?? 0) + 2 + 2 + names + 4 + batch.tallies.count * 15
+        let shapes = batch.shapes.isEmpty ? 0 : 1 + 4 + batch.shapes.reduce(0) { $0 + 4 + 1 + 4 + 2 + $1.shape.count }
+        let payload = 8 + 1 + 4 + 1 + 2 + (batch.appVersion?.count ?? 0) + 2 + 2 + names + 4 + batch.tallies.count * 15 + shapes
         let start = out.count
         out.append(contentsOf: repeatElement(0, count: headerSize + payload))
         out.withUnsafeMutableBytes { buffer in
             var cursor = Cursor(base: buffer.baseAddress! + start + headerSize)
             cursor.put(sequence)
+            if !batch.shapes.isEmpty { cursor.put(shapesMarker) }
             cursor.put(batch.platform.rawValue)
             cursor.put(batch.revision)
             cursor.put(UInt8(batch.appVersion == nil ? 0 : 1))
@@ -142,6 +147,15 @@ enum Frame {
                 cursor.put(tally.route)
                 cursor.put(tally.precondition)
                 cursor.put(tally.count)
+            }
+            if !batch.shapes.isEmpty {
+                cursor.put(UInt32(batch.shapes.count))
+                for shape in batch.shapes {
+                    cursor.put(UInt32(bitPattern: shape.minute))
+                    cursor.put(shape.entry)
+                    cursor.put(shape.count)
+                    cursor.put(name: shape.shape)
+                }
             }
             let body = UnsafeRawBufferPointer(start: buffer.baseAddress! + start + headerSize, count: payload)
             var header = Cursor(base: buffer.baseAddress! + start)
@@ -176,7 +190,10 @@ enum Frame {
             guard let sequence = reader.u64(), case .success(let forward) = Forward.decode(UnsafeRawBufferPointer(rebasing: payload[9...])) else { return nil }
             return (sequence, .forward(forward))
         }
-        guard let sequence = reader.u64(), let platform = reader.u8().flatMap(Platform.init(rawValue:)),
+        guard let sequence = reader.u64() else { return nil }
+        let hasShapes = payload.count > 8 && payload[8] == shapesMarker
+        if hasShapes { reader.offset += 1 }
+        guard let platform = reader.u8().flatMap(Platform.init(rawValue:)),
               let revision = reader.u32(), let hasVersion = reader.u8(), let version = reader.name(),
               let routeCount = reader.u16() else { return nil }
         batch.platform = platform
@@ -191,7 +208,7 @@ enum Frame {
             guard let name = reader.name() else { return nil }
             batch.preconditions.append(name)
         }
-        guard let tallyCount = reader.u32(), reader.remaining == Int(tallyCount) * 15 else { return nil }
+        guard let tallyCount = reader.u32(), hasShapes ? reader.remaining >= Int(tallyCount) * 15 : reader.remaining == Int(tallyCount) * 15 else { return nil }
         batch.tallies.reserveCapacity(Int(tallyCount))
         for _ in 0..<tallyCount {
             guard let minute = reader.u32(), let entry = reader.u8(), let outcome = reader.u8(), let reason = reader.u8(),
@@ -200,6 +217,15 @@ enum Frame {
                   Int(route) < batch.routes.count + 2, Int(precondition) < batch.preconditions.count + 2 else { return nil }
             batch.tallies.append(Tally(minute: Int32(bitPattern: minute), entry: entry, outcome: outcome, reason: reason,
                                        route: route, precondition: precondition, count: count))
+        }
+        if hasShapes {
+            guard let shapeCount = reader.u32(), shapeCount > 0 else { return nil }
+            for _ in 0..<shapeCount {
+                guard let minute = reader.u32(), let entry = reader.u8(), let count = reader.u32(), let shape = reader.name(),
+                      EntryPoint(rawValue: entry) != nil else { return nil }
+                batch.shapes.append(ShapeTally(minute: Int32(bitPattern: minute), entry: entry, shape: shape, count: count))
+            }
+            guard reader.remaining == 0 else { return nil }
         }
         return (sequence, .batch(batch))
     }
@@ -245,10 +271,11 @@ enum SnapshotCodec {
     static let secondMagic = Array("WMTSNAP2".utf8)
     static let firstMagic = Array("WMTSNAP1".utf8)
 
-    static func encode(_ counts: Counts, outgoing: Outgoing? = nil) -> [UInt8] {
+    /// `withShapes: false` writes the body as formats 1 and 2 had it (for their tests).
+    static func encode(_ counts: Counts, outgoing: Outgoing? = nil, withShapes: Bool = true) -> [UInt8] {
         var writer = ByteWriter()
         writer.bytes.append(contentsOf: magic)
-        encodeBody(counts, into: &writer)
+        encodeBody(counts, into: &writer, withShapes: withShapes)
         writer.u32(UInt32(counts.forwarded.count))
         for (node, through) in counts.forwarded.sorted(by: { $0.key.lexicographicallyPrecedes($1.key) }) {
             writer.name(node)
@@ -257,13 +284,13 @@ enum SnapshotCodec {
         writer.u8(outgoing == nil ? 0 : 1)
         if let outgoing {
             writer.u64(outgoing.after)
-            encodeBody(outgoing.pending, into: &writer)
+            encodeBody(outgoing.pending, into: &writer, withShapes: withShapes)
         }
         writer.u32(writer.bytes.withUnsafeBytes(CRC32C.checksum))
         return writer.bytes
     }
 
-    private static func encodeBody(_ counts: Counts, into writer: inout ByteWriter) {
+    private static func encodeBody(_ counts: Counts, into writer: inout ByteWriter, withShapes: Bool) {
         writer.u64(counts.lastSequence)
         for interner in [counts.routes, counts.preconditions, counts.appVersions] {
             writer.u32(UInt32(interner.interned.count))
@@ -279,6 +306,19 @@ enum SnapshotCodec {
                     writer.u64(count)
                 }
             }
+        }
+        // The unknown-link shapes (WMTSNAP3 on): the sketch's total, then each held shape.
+        guard withShapes else { return }
+        writer.u64(counts.shapes.total)
+        writer.u32(UInt32(counts.shapes.count))
+        for entry in counts.shapes.entries {
+            writer.name(Array(entry.key.utf8))
+            writer.u64(entry.count)
+            writer.u64(entry.error)
+            writer.u32(UInt32(bitPattern: entry.note.firstMinute))
+            writer.u32(UInt32(bitPattern: entry.note.lastMinute))
+            writer.u8(entry.note.platforms)
+            writer.u8(entry.note.entries)
         }
     }
 
@@ -339,6 +379,17 @@ enum SnapshotCodec {
                 }
                 counts[keyPath: path][Int32(bitPattern: bucket)] = keys
             }
+        }
+        if !layout1 {
+            guard let total = reader.u64(), let held = reader.u32(), Int(held) <= counts.shapes.capacity else { return nil }
+            for _ in 0..<held {
+                guard let key = reader.name(), let count = reader.u64(), let error = reader.u64(), let first = reader.u32(), let last = reader.u32(),
+                      let platforms = reader.u8(), let entries = reader.u8() else { return nil }
+                counts.shapes.restore(.init(key: String(decoding: key, as: UTF8.self), count: count, error: error,
+                                            note: ShapeNote(firstMinute: Int32(bitPattern: first), lastMinute: Int32(bitPattern: last),
+                                                            platforms: platforms, entries: entries)))
+            }
+            counts.shapes.restoreTotal(total)
         }
         counts.recountCells()
         return counts

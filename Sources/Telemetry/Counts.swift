@@ -1,3 +1,4 @@
+import LinkShapes
 /// The aggregate of every accepted event: per-minute and per-hour buckets of counts keyed
 /// by all dimensions packed in 64 bits, and the names interned for routes, preconditions
 /// and app versions (each capped; past the cap a name is counted as `other`).
@@ -30,12 +31,17 @@ public struct Counts: Sendable {
     public internal(set) var lastSequence: UInt64 = 0
     /// For each follower that forwarded counts here: the highest `Forward.through` applied.
     public internal(set) var forwarded: [[UInt8]: UInt64] = [:]
+    /// Unknown links by shape, in fixed memory (`limits.maximumShapes` held): the most
+    /// followed ones with their counts, when first and last seen, on which platforms and
+    /// through which entry points.
+    public internal(set) var shapes: HeavyHitters<String, ShapeNote>
 
     public init(limits: TelemetryLimits = TelemetryLimits()) {
         self.limits = limits
         routes = Interner(reserved: ["", "other"], capacity: min(limits.maximumRoutes, TelemetryDimension.route.capacity - 1))
         preconditions = Interner(reserved: ["", "other"], capacity: min(limits.maximumPreconditions, TelemetryDimension.precondition.capacity - 1))
         appVersions = Interner(reserved: ["other"], capacity: min(limits.maximumAppVersions, TelemetryDimension.appVersion.capacity))
+        shapes = HeavyHitters(capacity: max(1, limits.maximumShapes))
     }
 
     /// Adds a batch as of `now` (seconds since 1970): every tally to its hour, and to its
@@ -83,6 +89,17 @@ public struct Counts: Sendable {
                 first = last
             }
             start = end
+        }
+        for shape in batch.shapes {
+            let platform = UInt8(1) << batch.platform.rawValue, entry = UInt8(1) << shape.entry
+            shapes.offer(String(decoding: shape.shape, as: UTF8.self), weight: UInt64(shape.count),
+                         note: { ShapeNote(firstMinute: shape.minute, lastMinute: shape.minute, platforms: platform, entries: entry) },
+                         update: { note in
+                             note.firstMinute = min(note.firstMinute, shape.minute)
+                             note.lastMinute = max(note.lastMinute, shape.minute)
+                             note.platforms |= platform
+                             note.entries |= entry
+                         })
         }
         lastSequence = max(lastSequence, sequence)
     }
@@ -213,4 +230,20 @@ struct Interner: Sendable {
 
     /// Names past the reserved ones, in id order (what a snapshot stores).
     var interned: ArraySlice<[UInt8]> { names[reserved...] }
+}
+
+/// What is known of one unknown-link shape besides its count: the minutes it was first and
+/// last seen, and the platforms and entry points it came through (bit `rawValue` of each).
+public struct ShapeNote: Hashable, Sendable {
+    public var firstMinute: Int32
+    public var lastMinute: Int32
+    public var platforms: UInt8
+    public var entries: UInt8
+
+    public init(firstMinute: Int32, lastMinute: Int32, platforms: UInt8, entries: UInt8) {
+        (self.firstMinute, self.lastMinute, self.platforms, self.entries) = (firstMinute, lastMinute, platforms, entries)
+    }
+
+    public var platformNames: [String] { Platform.allCases.filter { platforms & (1 << $0.rawValue) != 0 }.map(\.name) }
+    public var entryNames: [String] { EntryPoint.allCases.filter { entries & (1 << $0.rawValue) != 0 }.map(\.name) }
 }

@@ -175,6 +175,28 @@ extension Counts {
             }
             batches.append(batch)
         }
+        // Unknown-link shapes, one batch per platform: each held shape with its count, on the
+        // first platform and entry point it was seen through, in the minute last seen (the
+        // sketch keeps no more than that of how they were split).
+        var byPlatform: [Platform: [ShapeTally]] = [:]
+        for entry in shapes.entries {
+            let platform = Platform.allCases.first { entry.note.platforms & (1 << $0.rawValue) != 0 } ?? .ios
+            let point = EntryPoint.allCases.first { entry.note.entries & (1 << $0.rawValue) != 0 } ?? .universalLink
+            var left = entry.count
+            while left > 0 {
+                let part = min(left, UInt64(UInt32.max))
+                byPlatform[platform, default: []].append(ShapeTally(minute: entry.note.lastMinute, entry: point.rawValue, shape: Array(entry.key.utf8),
+                                                                    count: UInt32(part)))
+                left -= part
+            }
+        }
+        for platform in Platform.allCases {
+            guard let shapes = byPlatform[platform] else { continue }
+            var batch = Batch()
+            batch.platform = platform
+            batch.shapes = shapes
+            batches.append(batch)
+        }
         return batches
     }
 
@@ -182,7 +204,7 @@ extension Counts {
     static let talliesPerBatch = 1_000_000
 
     /// Whether nothing is counted.
-    var isEmpty: Bool { hours.isEmpty && minutes.isEmpty }
+    var isEmpty: Bool { hours.isEmpty && minutes.isEmpty && shapes.count == 0 }
 }
 
 extension Counts {

@@ -192,9 +192,9 @@ public final class TelemetryStore: Sendable {
     }
 
     /// Queues a parsed batch; `completion` runs on the committer thread once the batch is
-    /// durable and counted, or failed. A batch with no accepted events completes at once.
+    /// durable and counted, or failed. A batch with no accepted events (nor shapes) completes at once.
     public func submit(_ batch: Batch, completion: @escaping Completion) {
-        guard !batch.tallies.isEmpty else { return completion(.success(())) }
+        guard !batch.tallies.isEmpty || !batch.shapes.isEmpty else { return completion(.success(())) }
         submit(.batch(batch), completion: completion)
     }
 

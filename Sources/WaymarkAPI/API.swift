@@ -41,7 +41,7 @@ public final class API: Sendable {
         HealthEndpoints.self, ManifestEndpoints.self, RevisionEndpoints.self, PublishingEndpoints.self,
         SchemaEndpoints.self, PreviewEndpoints.self, AssociatedDomainEndpoints.self, TelemetryEndpoints.self,
         ReplicationEndpoints.self, MetricsEndpoints.self, DashboardEndpoints.self, ScheduleEndpoints.self, RolloutEndpoints.self, QREndpoints.self,
-        LandingEndpoints.self,
+        UnknownLinkEndpoints.self, LandingEndpoints.self,
     ]
 
     let context: APIContext

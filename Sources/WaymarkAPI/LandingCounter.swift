@@ -35,7 +35,19 @@ final class LandingCounter: Sendable {
     }
 
     private let tallies = Mutex<[Key: LandingTally]>([:])
+    /// Unknown links' shapes landed since the last flush, by platform; at
+    /// `maximumPendingShapes` distinct ones they are flushed at once.
+    private let shapes = Mutex<[ShapeKey: UInt32]>([:])
+    static let maximumPendingShapes = 4_096
+
+    struct ShapeKey: Hashable {
+        let platform: Platform
+        let shape: String
+    }
     private let flushing = Mutex<Ticker?>(nil)
+    /// Flushes run here one at a time, each until its batches are durable: so a flush asked
+    /// for (`API.flushLandings`) completes after any flush the ticker had begun.
+    private let flushQueue = DispatchQueue(label: "waymark.landings", qos: .utility)
     private let telemetry: TelemetryStore
     private let now: @Sendable () -> Date
     private let currentRevision: @Sendable () -> Int?
@@ -60,7 +72,7 @@ final class LandingCounter: Sendable {
         }
         flushing.withLock { ticker in
             if ticker == nil {
-                ticker = Ticker(every: 1, on: DispatchQueue(label: "waymark.landings", qos: .utility)) { [weak self] in self?.flush() }
+                ticker = Ticker(every: 1, on: flushQueue) { [weak self] in self?.flushNow() }
             }
         }
         return tally
@@ -70,10 +82,28 @@ final class LandingCounter: Sendable {
         tally.count.add(1, ordering: .relaxed)
     }
 
-    /// Hands every tally's count to the telemetry store; `completion` once it is durable.
-    /// A tally of another revision than the current one, idle for two flushes, is forgotten
-    /// (no cached answer holds it any more: answers are kept per store generation).
+    /// Counts an unknown link's shape (`LinkShape`: nothing personal in it).
+    func recordShape(_ shape: String, platform: Platform) {
+        let full = shapes.withLock { shapes in
+            shapes[ShapeKey(platform: platform, shape: shape), default: 0] &+= 1
+            return shapes.count >= Self.maximumPendingShapes
+        }
+        if full { flush() }
+    }
+
+    /// Flushes on the flush queue; `completion` once what was counted before is durable.
     func flush(_ completion: (@Sendable () -> Void)? = nil) {
+        flushQueue.async { [self] in
+            flushNow()
+            completion?()
+        }
+    }
+
+    /// Hands every tally's count and every shape to the telemetry store and waits until they
+    /// are durable (on the flush queue only). A tally of another revision than the current
+    /// one, idle for two flushes, is forgotten (no cached answer holds it any more: answers
+    /// are kept per store generation).
+    private func flushNow() {
         let current = currentRevision()
         let minute = Int32(clamping: Int(now().timeIntervalSince1970.rounded(.down)) / 60)
         let taken = tallies.withLock { tallies -> [(Key, UInt64)] in
@@ -89,11 +119,12 @@ final class LandingCounter: Sendable {
             }
             return taken
         }
-        let batches = Self.batches(taken, minute: minute)
-        guard !batches.isEmpty else {
-            completion?()
-            return
+        let landedShapes = shapes.withLock { shapes in
+            defer { shapes = [:] }
+            return shapes
         }
+        let batches = Self.batches(taken, minute: minute) + Self.shapeBatches(landedShapes, minute: minute)
+        guard !batches.isEmpty else { return }
         let group = DispatchGroup()
         for (batch, events) in batches {
             group.enter()
@@ -102,7 +133,17 @@ final class LandingCounter: Sendable {
                 group.leave()
             }
         }
-        if let completion { group.notify(queue: .global(qos: .utility), execute: completion) }
+        group.wait()
+    }
+
+    /// The shapes as one batch per platform (no tallies: they are counted by `batches`).
+    static func shapeBatches(_ shapes: [ShapeKey: UInt32], minute: Int32) -> [(Batch, UInt64)] {
+        var byPlatform: [Platform: Batch] = [:]
+        for (key, count) in shapes {
+            byPlatform[key.platform, default: { var batch = Batch(); batch.platform = key.platform; return batch }()].shapes
+                .append(ShapeTally(minute: minute, entry: EntryPoint.web.rawValue, shape: Array(key.shape.utf8), count: count))
+        }
+        return byPlatform.values.map { ($0, 0) }
     }
 
     /// One batch per (platform, app version, revision), as a client of that build sends.

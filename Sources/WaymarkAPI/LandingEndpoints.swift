@@ -2,6 +2,7 @@ import Foundation
 import HTTPCore
 import HTTPServer
 import LinkLanding
+import LinkShapes
 import ManifestStore
 import RouteEngine
 import Telemetry
@@ -72,9 +73,9 @@ struct LandingEndpoints: EndpointGroup {
     }
 
     /// Resolves, decides, counts, and keeps the answer for the next time while it can be.
-    static func answer(_ request: HTTPRequest, _ key: LandingCache.AnswerKey, host: String, _ table: LandingTable, _ context: APIContext,
+    static func answer(_ request: HTTPRequest, _ answerKey: LandingCache.AnswerKey, host: String, _ table: LandingTable, _ context: APIContext,
                        now: Date) -> HTTPResponse {
-        let visitor = key.visitor
+        let visitor = answerKey.visitor
         guard let side = table.sides[visitor] else { return respond(.page(.notFound), lifetime: lifetime(table, now)) }
         let resolution = side.resolver.resolve(url: "https://" + host + request.head.target, context: ResolutionContext(satisfied: [], now: now))
         let routeID: String? = switch resolution {
@@ -84,14 +85,18 @@ struct LandingEndpoints: EndpointGroup {
         }
         let decision = LandingDecision.decide(resolution, route: routeID.flatMap { table.routes[$0] }, landing: side.landing, visitor: visitor,
                                               link: (host, request.head.path, request.head.query))
-        let tally = context.landingCounter.tally(for: count(resolution, routeID: routeID, visitor: visitor, side: side, revision: table.revision))
+        let key = count(resolution, routeID: routeID, visitor: visitor, side: side, revision: table.revision)
+        let tally = context.landingCounter.tally(for: key)
         context.landingCounter.record(tally)
+        // An unknown link is harvested as its shape: so its answer is never kept, each one is counted.
+        let unknown = key.reason == .unknownRoute
+        if unknown { context.landingCounter.recordShape(LinkShape(link: request.head.target).description, platform: key.platform) }
         let seconds = lifetime(table, now)
         let response = respond(decision, lifetime: seconds)
         // Kept while its lifetime is the whole of it: nearer a change, each answer is made anew.
-        if seconds == sharedCacheSeconds {
+        if seconds == sharedCacheSeconds, !unknown {
             let validUntil = table.nextChange.map { $0.addingTimeInterval(-Double(sharedCacheSeconds)) } ?? .distantFuture
-            context.landings.remember(LandingCache.Answer(response: response.prepared(), tally: tally, validUntil: validUntil), for: key,
+            context.landings.remember(LandingCache.Answer(response: response.prepared(), tally: tally, validUntil: validUntil), for: answerKey,
                                       generation: table.generation)
         }
         return response

@@ -120,14 +120,14 @@ struct ForwardTests {
         #expect(canonical(try #require(restored.outgoing).pending) == canonical(outgoing.pending))
         // WMTSNAP1, as stores written before forwarding hold it: the same body, no extras,
         // its keys in layout 1 (before platform `other` and entry `web`).
-        let plain = SnapshotCodec.encode(Self.inLayout1(try Self.mixedCounts()))
+        let plain = SnapshotCodec.encode(Self.inLayout1(try Self.mixedCounts()), withShapes: false)
         var first = Array("WMTSNAP1".utf8) + plain[8..<(plain.count - 4 - 5)]
         first += withUnsafeBytes(of: first.withUnsafeBytes(CRC32C.checksum).littleEndian, Array.init)
         let old = try #require(first.withUnsafeBytes { SnapshotCodec.decodeWithOutgoing($0, limits: TelemetryLimits()) })
         #expect(canonical(old.counts) == canonical(try Self.mixedCounts()))
         #expect(old.outgoing == nil)
         // WMTSNAP2: forwards and outgoing counts, keys still in layout 1.
-        var second = Array("WMTSNAP2".utf8) + SnapshotCodec.encode(Self.inLayout1(counts), outgoing: Outgoing(pending: Self.inLayout1(outgoing.pending), after: 2)).dropFirst(8).dropLast(4)
+        var second = Array("WMTSNAP2".utf8) + SnapshotCodec.encode(Self.inLayout1(counts), outgoing: Outgoing(pending: Self.inLayout1(outgoing.pending), after: 2), withShapes: false).dropFirst(8).dropLast(4)
         second += withUnsafeBytes(of: second.withUnsafeBytes(CRC32C.checksum).littleEndian, Array.init)
         let secondRestored = try #require(second.withUnsafeBytes { SnapshotCodec.decodeWithOutgoing($0, limits: TelemetryLimits()) })
         #expect(canonical(secondRestored.counts) == canonical(counts))

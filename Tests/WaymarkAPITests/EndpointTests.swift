@@ -47,6 +47,7 @@ struct EndpointTests {
         ("POST", "/v1/telemetry", .telemetryWrite, telemetryBody([#"{"entry": "scheme", "outcome": "proceed", "route": "home"}"#]), nil, 202),
         ("GET", "/v1/telemetry/counts?groupBy=route", .telemetryRead, "", nil, 200),
         ("GET", "/v1/telemetry/top?outcome=notFound", .telemetryRead, "", nil, 200),
+        ("GET", "/v1/telemetry/unknown-links?limit=5", .telemetryRead, "", nil, 200),
         ("GET", "/metrics", .telemetryRead, "", nil, 200),
         ("GET", "/v1/replication/state", .replication, "", nil, 200),
         ("GET", "/v1/replication/revisions/1", .replication, "", nil, 200),
@@ -95,7 +96,7 @@ struct EndpointTests {
         "POST /v1/replication/telemetry replication",
         "POST /v1/schedules routes:publish", "GET /v1/schedules manifest:read", "GET /v1/schedules/:id manifest:read",
         "DELETE /v1/schedules/:id routes:publish", "GET /v1/rollout manifest:read", "POST /v1/rollout/:action routes:publish",
-        "GET /v1/qr manifest:read",
+        "GET /v1/qr manifest:read", "GET /v1/telemetry/unknown-links telemetry:read",
     ]
 
     /// Each route says at registration who may call it, and every route that needs a token

@@ -150,4 +150,37 @@ struct LandingEndpointTests {
         let apps = harness.call("GET", "/v1/telemetry/counts?entry=universalLink", token: harness.tokens[.telemetryRead]!)
         #expect(apps.json["total"]?.intValue ?? 0 == 0, "nothing counted under the apps' entry points")
     }
+
+    /// Unknown links landed and reported by apps that opt in are listed by shape, most
+    /// followed first, with a route suggestion that validates; nothing personal in any.
+    @Test func unknownLinksAreListedByShapeWithSuggestions() throws {
+        let harness = try Self.harness()
+        let personal = ["/products/p123?email=jane%40example.com", "/products/98765?utm_source=mail&token=s3cr3t", "/PRODUCTS/abc-DEF-123/"]
+        for (index, target) in personal.enumerated() {
+            _ = harness.call("GET", target, host: "storefront.example", headers: [("User-Agent", index == 0 ? Self.iPhone : Self.desktop)])
+        }
+        _ = harness.call("GET", "/zz/jane.doe@example.com", host: "storefront.example", headers: [("User-Agent", Self.android)])
+        let batch = telemetryBody([#"{"entry": "universalLink", "outcome": "notFound", "reason": "unknownRoute", "shape": "https://storefront.example/products/+15551234567"}"#])
+        #expect(harness.call("POST", "/v1/telemetry", token: harness.tokens[.telemetryWrite]!, body: batch).status == 202)
+        let flushed = DispatchSemaphore(value: 0)
+        harness.api.flushLandings { flushed.signal() }
+        #expect(flushed.wait(timeout: .now() + 10) == .success)
+        let reply = harness.call("GET", "/v1/telemetry/unknown-links?limit=5", token: harness.tokens[.telemetryRead]!)
+        #expect(reply.status == 200, "\(reply.text)")
+        let shapes = reply.json["shapes"]?.arrayValue ?? []
+        // The campaign name utm_source is on the allow list: its link is a shape of its own.
+        #expect(shapes.map { $0["shape"]?.stringValue ?? "" } == ["/products/:param", "/products/:param?utm_source", "/zz/:param"], "\(reply.text)")
+        #expect(shapes.first?["count"]?.intValue == 3)
+        #expect(shapes.first?["platforms"]?.arrayValue?.compactMap(\.stringValue) == ["ios", "other"])
+        #expect(shapes.first?["entries"]?.arrayValue?.compactMap(\.stringValue) == ["universalLink", "web"])
+        #expect(shapes.first?["suggestion"]?["route"]?.stringValue == "product")
+        #expect(shapes.first?["suggestion"]?["pattern"]?.stringValue == "/products/:id")
+        #expect(shapes.last?["suggestion"] == .null, "nothing is close to /zz/:param")
+        for secret in ["jane", "example.com", "98765", "s3cr3t", "token", "5551234567", "p123", "abc"] {
+            #expect(!reply.text.contains(secret), "\(secret) does not survive")
+        }
+        #expect(harness.call("GET", "/v1/telemetry/unknown-links?limit=0", token: harness.tokens[.telemetryRead]!).errorCode == "badLimit")
+        #expect(harness.call("GET", "/v1/telemetry/unknown-links?since=1", token: harness.tokens[.telemetryRead]!).errorCode == "unknownParameter")
+        #expect(harness.call("GET", "/v1/telemetry/unknown-links", token: harness.tokens[.manifestRead]!).status == 403)
+    }
 }
