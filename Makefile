@@ -114,12 +114,14 @@ test-qr: build
 	bash Tests/Scripts/install-packages.sh python3=python3 zbarimg=zbar-tools rsvg-convert=librsvg2-bin
 	python3 Tests/Scripts/qr-check.py $(BIN)
 
-# Link landing on a live daemon with curl as the browser (iPhone, Android, desktop): every
+# Link landing on a live release daemon with curl as the browser (iPhone, Android, desktop): every
 # branch, HEAD, an expired campaign, undeclared hosts, hostile paths and 3,000 random ones;
-# every Location must be a declared address, and the web telemetry exact.
-test-landing: build
-	bash Tests/Scripts/install-packages.sh python3=python3 curl=curl
-	python3 Tests/Scripts/landing-check.py $(BIN)
+# every Location must be a declared address, and the web telemetry exact; then a flood of
+# random unknown links from wrk leaves RSS flat and the real shapes on top.
+test-landing: deps
+	bash Tests/Scripts/install-packages.sh python3=python3 curl=curl wrk=wrk
+	$(SWIFT) build -c release --product waymark
+	python3 Tests/Scripts/landing-check.py $(RELEASE)/waymark
 
 # deploy/ and the Dockerfile: hadolint, checkov, systemd-analyze verify, promtool (config,
 # rules, rule tests), metric names against a live /metrics, nginx -t and a real caching run.
