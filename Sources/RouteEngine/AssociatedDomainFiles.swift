@@ -22,6 +22,19 @@ public struct AssociatedDomainFiles: Hashable, Sendable {
         google = Self.assetLinks(schemas.compactMap(\.android))
     }
 
+    /// The files one host serves: the patterns of the routes that answer links on `host`
+    /// (a route restricted to other hosts, or to custom schemes only, is left out), and the
+    /// apps of the builds that declare `host`. With `host` nil (a host no schema declares):
+    /// every route that answers some web link, and every build's apps.
+    public init(schemas: [Schema], routes: [RouteSpec], host: String?) {
+        let builds = host.map { host in schemas.filter { $0.declaresHost(host) } } ?? schemas
+        let served = routes.filter { route in
+            guard let host else { return route.scope.hosts.map { !$0.isEmpty } ?? true }
+            return route.scope.admits(.web(host: host))
+        }
+        self.init(schemas: builds, patterns: served.flatMap { $0.patterns.compactMap { try? URLPattern($0) } })
+    }
+
     /// Each pattern as an Apple component path, sorted and without repeats: literals as
     /// parsed (lowercased, which is why the file says `caseSensitive: false`: the engine
     /// compares literals without case), each `:param` and `*rest` as `*`, the root as `/`.

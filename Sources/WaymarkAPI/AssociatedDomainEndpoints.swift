@@ -4,29 +4,34 @@ import RouteEngine
 
 /// `GET /.well-known/apple-app-site-association` and `GET /.well-known/assetlinks.json`,
 /// open: the files that let phones open this host's links in the app, built by
-/// `AssociatedDomainFiles` from the schemas and the patterns of every revision served: the
+/// `AssociatedDomainFiles` from the schemas and the routes of every revision served: the
 /// current one and, during a rollout, its candidate — so a link only the candidate has
-/// opens the app for the installs that have it.
+/// opens the app for the installs that have it. Each host gets its own (the `Host` field,
+/// as landing reads it): the routes that answer links on it, the apps of the builds that
+/// declare it; a host no schema declares gets every web route's.
 struct AssociatedDomainEndpoints: EndpointGroup {
     let context: APIContext
 
     func register(on registry: inout EndpointRegistry) throws(RouterError) {
-        try registry.addCachedOrOffLoop("GET", "/.well-known/apple-app-site-association", .open) { _, _ in file(\.apple) }
-        try registry.addCachedOrOffLoop("GET", "/.well-known/assetlinks.json", .open) { _, _ in file(\.google) }
+        try registry.addCachedOrOffLoop("GET", "/.well-known/apple-app-site-association", .open) { request, _ in file(request, \.apple) }
+        try registry.addCachedOrOffLoop("GET", "/.well-known/assetlinks.json", .open) { request, _ in file(request, \.google) }
     }
 
     /// Cached until the revision or a schema changes; then built once on the work queue.
-    private func file(_ pick: @escaping @Sendable (AssociatedDomainFiles) -> [UInt8]) -> EndpointRegistry.Answer {
+    private func file(_ request: HTTPRequest, _ pick: @escaping @Sendable (AssociatedDomainFiles) -> [UInt8]) -> EndpointRegistry.Answer {
         let snapshot = context.store.snapshot
+        let named = request.head.headers["Host"].flatMap(LandingEndpoints.linkHost)
+        let host = named.flatMap { LandingTable.hosts(of: snapshot).contains($0) ? $0 : nil }
         @Sendable func response(_ files: AssociatedDomainFiles) -> HTTPResponse {
             APIResponse.bytes(pick(files), contentType: "application/json", cacheControl: "public, max-age=3600")
         }
-        if let files = context.manifests.cachedAssociatedDomains(snapshot) { return .now(response(files)) }
+        if let files = context.manifests.cachedAssociatedDomains(snapshot, host: host) { return .now(response(files)) }
         let (manifests, documents) = (context.manifests, context.documents)
         return .work {
-            response(manifests.associatedDomains(snapshot) { snapshot in
+            response(manifests.associatedDomains(snapshot, host: host) { snapshot in
                 AssociatedDomainFiles(schemas: snapshot.orderedSchemas.map(\.schema),
-                                      patterns: snapshot.servedRevisions.sorted().compactMap(snapshot.revision).flatMap { documents.document($0).patterns })
+                                      routes: snapshot.servedRevisions.sorted().compactMap(snapshot.revision).flatMap { documents.document($0).document?.routes ?? [] },
+                                      host: host)
             })
         }
     }

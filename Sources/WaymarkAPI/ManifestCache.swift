@@ -127,22 +127,27 @@ final class ManifestCache: Sendable {
             current.views[Served(key: view.key, revision: view.revision)] = view
         }
     }
-    private let domains = Mutex<(key: String, files: AssociatedDomainFiles)?>(nil)
+    /// The associated-domain files by host ("" for a host no schema declares), for one key.
+    private let domains = Mutex<(key: String, files: [String: AssociatedDomainFiles])?>(nil)
 
-    /// The associated-domain files, rebuilt only when the revision or a schema changes
-    /// (they are public, so no request should make the server parse the routes again).
-    func associatedDomains(_ snapshot: StoreSnapshot, build: (StoreSnapshot) -> AssociatedDomainFiles) -> AssociatedDomainFiles {
+    /// The associated-domain files `host` serves, rebuilt only when the revision or a schema
+    /// changes (they are public, so no request should make the server parse the routes
+    /// again). At most one entry per declared host and one for the rest.
+    func associatedDomains(_ snapshot: StoreSnapshot, host: String?, build: (StoreSnapshot) -> AssociatedDomainFiles) -> AssociatedDomainFiles {
         let key = Self.domainsKey(snapshot)
-        if let cached = domains.withLock({ $0 }), cached.key == key { return cached.files }
+        if let files = cachedAssociatedDomains(snapshot, host: host) { return files }
         let files = build(snapshot)
-        domains.withLock { $0 = (key, files) }
+        domains.withLock { kept in
+            if kept?.key != key { kept = (key, [:]) }
+            kept?.files[host ?? ""] = files
+        }
         return files
     }
 
-    /// The associated-domain files of `snapshot` if they are built already.
-    func cachedAssociatedDomains(_ snapshot: StoreSnapshot) -> AssociatedDomainFiles? {
+    /// The associated-domain files of `snapshot` for `host` if they are built already.
+    func cachedAssociatedDomains(_ snapshot: StoreSnapshot, host: String?) -> AssociatedDomainFiles? {
         let key = Self.domainsKey(snapshot)
-        return domains.withLock { $0?.key == key ? $0?.files : nil }
+        return domains.withLock { $0?.key == key ? $0?.files[host ?? ""] : nil }
     }
 
     /// The served revisions (the current one, and an active rollout's candidate) and the schemas.

@@ -27,11 +27,6 @@ final class RevisionDocuments: Sendable {
         static func routes(_ json: JSONValue) -> [(id: String, json: JSONValue)] {
             (json["routes"]?.arrayValue ?? []).compactMap { route in route["id"]?.stringValue.map { ($0, route) } }
         }
-
-        /// The routes' path patterns as the engine parses them.
-        var patterns: [URLPattern] {
-            (document?.routes ?? []).flatMap { route in route.patterns.compactMap { try? URLPattern($0) } }
-        }
     }
 
     /// How many documents are kept: the current revision, the one a diff compares it with,

@@ -55,6 +55,31 @@ struct AssociatedDomainFilesTests {
         #expect((whole.count == expected.count) == (items < 5_000), "\(label): collapsed only past the limit")
     }
 
+    /// (host, the component paths of its file): a route restricted to www is only in www's
+    /// file, a custom-scheme-only route in none, and a build that does not declare a host
+    /// lends it no app.
+    static let hosts: [(String?, [String], [String])] = [
+        ("storefront.example", ["/", "/p/*"], ["ABCDE12345.example.storefront"]),
+        ("www.storefront.example", ["/", "/members/*", "/p/*"], ["ABCDE12345.example.storefront", "WWW.only"]),
+        (nil, ["/", "/members/*", "/p/*"], ["ABCDE12345.example.storefront", "WWW.only"]),
+    ]
+
+    @Test(arguments: hosts)
+    func eachHostServesItsOwnRoutes(_ host: String?, _ paths: [String], _ appIDs: [String]) throws {
+        var wwwOnly = Fixtures.storefront52
+        wwwOnly.hosts = ["www.storefront.example"]
+        wwwOnly.appleAppIDs = ["WWW.only"]
+        let document = Fixtures.routes(["format": "waymark.routes/1", "app": "storefront", "routes": [
+            ["id": "home", "patterns": ["/"], "destination": "home"],
+            ["id": "p", "patterns": ["/p/:id"], "destination": "product"],
+            ["id": "members", "patterns": ["/members/:id"], "destination": "product", "hosts": ["www.storefront.example"]],
+            ["id": "app-only", "patterns": ["/debug/:id"], "destination": "product", "schemes": ["storefront"]],
+        ]])
+        let files = AssociatedDomainFiles(schemas: [Fixtures.storefront53, wwwOnly], routes: document.routes, host: host)
+        #expect(Self.components(files.apple) == paths, "\(host ?? "another host")")
+        #expect(try JSONParser().parse(files.apple)["applinks"]?["details"]?.arrayValue?.first?["appIDs"] == .array(appIDs.map(JSONValue.string)))
+    }
+
     @Test func appleFileNamesEveryIOSAppIDOnceAndComparesWithoutCase() throws {
         var android = Fixtures.storefront53
         android.platform = "android"
