@@ -78,7 +78,8 @@ def batches(now):
         for m in range(minutes):
             ts = iso(now - 60 * m - 20)
             events.append({"ts": ts, "entry": "universalLink", "outcome": "proceed", "route": "product", "count": 10 + m % 7})
-            events.append({"ts": ts, "entry": "push", "outcome": "notFound", "reason": "unknownRoute", "count": 1 + m % 5})
+            events.append({"ts": ts, "entry": "push", "outcome": "notFound", "reason": "unknownRoute", "count": 1 + m % 5,
+                           "shape": "/products/%d?email=jane%%40example.com" % (1000 + m)})
             if m % 3 == 0:
                 events.append({"ts": ts, "entry": "scheme", "outcome": "notFound", "reason": "validationFailed", "route": "product", "count": 2})
             if m % 4 == 0:
@@ -267,6 +268,14 @@ def main():
             fail("the page read the counts %d times in 35 s with a 10 s refresh" % loads)
         print("dashboard-check: counts drawn as posted (%d resolutions, %d failures, %d routes); refreshed %d times in 35 s"
               % (expected["total"], expected["failures"], len(expected["routes"]), loads))
+        # The unknown links the apps reported, as one shape, with its count and a suggestion.
+        shape_total = sum(e["count"] for b in posted for e in b["events"] if "shape" in e)
+        row = dom.text.get("unknown-0", "")
+        if "/products/:param" not in row or "add /products/:id to product" not in row or dom.attributes.get("unknown-0", {}).get("data-count") != str(shape_total):
+            fail("the unknown-links panel: %r (count %r, posted %d)" % (row, dom.attributes.get("unknown-0", {}).get("data-count"), shape_total))
+        if "jane" in dom.text.get("unknown-links", "") or "unknown-1" in dom.attributes:
+            fail("the unknown-links panel shows more than the one shape, or personal data")
+        print("dashboard-check: the unknown-links panel shows /products/:param, %d times, with its suggestion" % shape_total)
 
         # Without a token it asks for one.
         dom = dump(daemon, os.path.join(scratch, "p2"))

@@ -191,8 +191,8 @@ struct DashboardTests {
 
         // Every API path the script reads exists: the counts answer a telemetry:read token, the
         // rollout panel's resource a manifest:read one (404 noRollout: none yet).
-        let paths = Set(html.matches(of: try Regex(#""(/v1/[a-z/]+)""#)).compactMap { $0.output[1].substring.map(String.init) })
-        #expect(paths == ["/v1/telemetry/counts", "/v1/telemetry/top", "/v1/rollout"])
+        let paths = Set(html.matches(of: try Regex(#""(/v1/[a-z/-]+)""#)).compactMap { $0.output[1].substring.map(String.init) })
+        #expect(paths == ["/v1/telemetry/counts", "/v1/telemetry/top", "/v1/telemetry/unknown-links", "/v1/rollout"])
         for path in paths.subtracting(["/v1/rollout"]) { #expect(service.call("GET", path, token: service.tokens[.telemetryRead]!).status == 200) }
         #expect(service.call("GET", "/v1/rollout", token: service.tokens[.manifestRead]!).errorCode == "noRollout")
 
