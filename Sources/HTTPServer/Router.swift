@@ -144,14 +144,17 @@ public struct Router: Sendable {
     }
 
     /// Whether `path`'s first segment is one of the routes' (so it is the server's own path):
-    /// compared as bytes, no allocation.
+    /// lengths first, then the bytes, where they lie; no allocation.
     private func isOwn(_ path: Substring) -> Bool {
         if parameterFirst { return true }
         let own = path.utf8.withContiguousStorageIfAvailable { bytes -> Bool in
-            let rest = UnsafeBufferPointer(rebasing: bytes.dropFirst())
-            let end = rest.firstIndex(of: UInt8(ascii: "/")) ?? rest.endIndex
-            let first = UnsafeBufferPointer(rebasing: rest[..<end])
-            return ownFirstSegments.contains { $0.count == first.count && $0.elementsEqual(first) }
+            var end = 1
+            while end < bytes.count, bytes[end] != UInt8(ascii: "/") { end += 1 }
+            let length = max(0, end - 1)
+            for segment in ownFirstSegments where segment.count == length {
+                if length == 0 || segment.withUnsafeBufferPointer({ memcmp($0.baseAddress!, bytes.baseAddress! + 1, length) == 0 }) { return true }
+            }
+            return false
         }
         if let own { return own }
         let first = path.utf8.dropFirst().prefix { $0 != UInt8(ascii: "/") }
@@ -162,6 +165,8 @@ public struct Router: Sendable {
         case found(Work, RouteParameters, route: Int)
         case methodNotAllowed(allow: [String])
         case notFound
+        /// No route takes it, and its first segment is none of theirs: the fallback's to answer.
+        case outside
         case notImplemented
     }
 
@@ -171,7 +176,7 @@ public struct Router: Sendable {
     func match(method: String, path: Substring) -> Match {
         // A path whose first segment no route has reaches none: with a fallback (link
         // landing), those are most of what it sees, so they skip the walk over the routes.
-        if fallback != nil, !isOwn(path) { return Self.knownMethods.contains(method) ? .notFound : .notImplemented }
+        if fallback != nil, !isOwn(path) { return Self.knownMethods.contains(method) ? .outside : .notImplemented }
         var segments: [Substring]?
         var allowed: [String] = []
         // By index: an entry is not copied unless its path binds.
@@ -275,13 +280,15 @@ public struct Router: Sendable {
             }
         case .methodNotAllowed(let allow):
             return .response(Self.methodNotAllowed(request, allow: allow), route: -1)
-        case .notFound:
-            if let fallback, !isOwn(request.head.path), let answer = fallback.handler(request) {
+        case .outside:
+            if let fallback, let answer = fallback.handler(request) {
                 switch answer {
                 case .now(let response): return .response(response, route: entries.count)
                 case .later(let finish): return .deferred({ _, _, responder in finish(responder) }, RouteParameters(), route: entries.count)
                 }
             }
+            return .response(.error(.notFound, message: "There is nothing at \(request.head.path)."), route: -1)
+        case .notFound:
             return .response(.error(.notFound, message: "There is nothing at \(request.head.path)."), route: -1)
         case .notImplemented:
             return .response(.error(.notImplemented, message: "The method \(request.head.method) is not implemented."), route: -1)
