@@ -20,7 +20,7 @@ let package = Package(
         .target(name: "RouteEngine", dependencies: ["CivilDate"]),
         // The app's half: manifest client, dispatcher with its gates, navigation planner,
         // telemetry reporter. Foundation only (FoundationNetworking on Linux), like RouteEngine.
-        .target(name: "WaymarkClient", dependencies: ["RouteEngine"]),
+        .target(name: "WaymarkClient", dependencies: ["RouteEngine", "LinkShapes"]),
         // Pure HTTP/1.1: parsing, framing, serializing. No Glibc, no Dispatch.
         .target(name: "HTTPCore", dependencies: ["CivilDate"]),
         // The one syscall wrapper and typed I/O error, files and the durable data directory.

@@ -1,4 +1,5 @@
 import Foundation
+import LinkShapes
 import RouteEngine
 
 /// One line of a telemetry batch, as `POST /v1/telemetry` takes it: how resolutions of one
@@ -21,10 +22,14 @@ public struct TelemetryEvent: Hashable, Sendable {
     public var route: String?
     public var destination: String?
     public var precondition: String?
+    /// An unknown link's shape (`LinkShape`: ids, e-mail addresses and tokens replaced by
+    /// `:param`, query values dropped), when the app opts in; never the link.
+    public var shape: String?
 
     /// The event a dispatch result counts as; nil for intents that never reached the
-    /// engine (dropped, superseded) — they were not resolutions.
-    public init?(_ result: DispatchResult, build: AppBuild) {
+    /// engine (dropped, superseded) — they were not resolutions. `shapes`: a link that
+    /// resolved `notFound(unknownRoute)` carries its shape (computed here, on the device).
+    public init?(_ result: DispatchResult, build: AppBuild, shapes: Bool = false) {
         guard let resolution = result.resolution else { return nil }
         client = Client(platform: build.platform, appVersion: build.version, revision: result.revision)
         minute = Int(result.time.timeIntervalSince1970 / 60) * 60
@@ -41,11 +46,17 @@ public struct TelemetryEvent: Hashable, Sendable {
         case .notFound(let notFound):
             reason = notFound.reason
             route = notFound.routeID
+            if shapes, notFound.reason == .unknownRoute, case .link(let link, _) = result.intent {
+                shape = String(LinkShape(link: link).description.utf8.prefix(Self.maximumShapeBytes)) ?? nil
+            }
         }
     }
 
+    /// The longest shape the server takes.
+    static let maximumShapeBytes = 512
+
     init(client: Client, minute: Int, entry: Door, outcome: String, reason: NotFoundReason?, route: String?,
-         destination: String?, precondition: String?) {
+         destination: String?, precondition: String?, shape: String? = nil) {
         self.client = client
         self.minute = minute
         self.entry = entry
@@ -54,6 +65,7 @@ public struct TelemetryEvent: Hashable, Sendable {
         self.route = route
         self.destination = destination
         self.precondition = precondition
+        self.shape = shape
     }
 
     /// The event as the server takes it, with its count.
@@ -65,6 +77,7 @@ public struct TelemetryEvent: Hashable, Sendable {
         if let route { object["route"] = .string(route) }
         if let destination { object["destination"] = .string(destination) }
         if let precondition { object["precondition"] = .string(precondition) }
+        if let shape { object["shape"] = .string(shape) }
         return .object(object)
     }
 
@@ -87,7 +100,8 @@ public struct TelemetryEvent: Hashable, Sendable {
         let reason = json["reason"]?.stringValue.flatMap(NotFoundReason.init(rawValue:))
         let event = TelemetryEvent(client: Client(platform: platform, appVersion: appVersion, revision: revision), minute: minute,
                                    entry: entry, outcome: outcome, reason: reason, route: json["route"]?.stringValue,
-                                   destination: json["destination"]?.stringValue, precondition: json["precondition"]?.stringValue)
+                                   destination: json["destination"]?.stringValue, precondition: json["precondition"]?.stringValue,
+                                   shape: json["shape"]?.stringValue)
         return (event, count)
     }
 

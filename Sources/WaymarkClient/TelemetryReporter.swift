@@ -17,6 +17,10 @@ public struct TelemetryConfiguration: Sendable {
     /// Events older than this are not posted (the server keeps 90 days): dropped and counted.
     public var maximumAge: TimeInterval = 80 * 24 * 3600
     public var requestTimeout: TimeInterval = 30
+    /// Opt-in: a link that resolves to no route is reported with its shape (`LinkShape`,
+    /// made on the device: nothing personal in it), so ops can see which unknown links
+    /// people follow (`GET /v1/telemetry/unknown-links`). Off: no trace of the link leaves.
+    public var reportsUnknownLinkShapes = false
 
     public init(server: URL, build: AppBuild, token: String?, cacheDirectory: URL) {
         self.server = server
@@ -92,7 +96,7 @@ public actor TelemetryReporter: DispatchObserver {
     // MARK: Recording
 
     public func dispatched(_ result: DispatchResult) async {
-        guard let event = TelemetryEvent(result, build: configuration.build) else { return }
+        guard let event = TelemetryEvent(result, build: configuration.build, shapes: configuration.reportsUnknownLinkShapes) else { return }
         record(event, count: 1)
     }
 

@@ -48,6 +48,34 @@ struct TelemetryReporterTests {
         #expect(!String(decoding: request.body!, as: UTF8.self).contains("://"))
     }
 
+    /// An unknown link is reported by its shape only when the app opts in; the shape is made
+    /// on the device, so nothing of the link's ids or personal data leaves it either way.
+    @Test("Unknown links' shapes, opted in")
+    func shapes() async throws {
+        let link = "https://storefront.example/products/98765?email=jane%40example.com&utm_source=mail"
+        let unknown = DispatchResult(sequence: 1, intent: .link(link, door: .universalLink), outcome: .notFound(NotFound(.unknownRoute)),
+                                     resolution: .notFound(NotFound(.unknownRoute)), revision: 4, time: Date(timeIntervalSince1970: TimeInterval(Self.minute)))
+        let expired = DispatchResult(sequence: 2, intent: .link("https://storefront.example/sale/spring", door: .universalLink),
+                                     outcome: .notFound(NotFound(.expired, routeID: "spring-sale")),
+                                     resolution: .notFound(NotFound(.expired, routeID: "spring-sale")), revision: 4,
+                                     time: Date(timeIntervalSince1970: TimeInterval(Self.minute)))
+        for optedIn in [false, true] {
+            let transport = ScriptedTransport([Self.accepted])
+            let reporter = Self.reporter(transport) { $0.reportsUnknownLinkShapes = optedIn }
+            await reporter.dispatched(unknown)
+            await reporter.dispatched(unknown)
+            await reporter.dispatched(expired)
+            _ = await reporter.flush(now: Date(timeIntervalSince1970: TimeInterval(Self.minute)))
+            let body = try #require(await transport.requests.first?.body)
+            let events = try JSONParser().parse(body)["events"]!.arrayValue!
+            let shapes = events.compactMap { $0["shape"]?.stringValue }
+            #expect(shapes == (optedIn ? ["/products/:param?utm_source"] : []), "opted in: \(optedIn)")
+            #expect(events.first { $0["shape"] != nil }?["count"] == (optedIn ? 2 : nil))
+            let text = String(decoding: body, as: UTF8.self)
+            for secret in ["98765", "jane", "example.com", "://"] { #expect(!text.contains(secret), "\(secret) left the device") }
+        }
+    }
+
     @Test("400 drops the batch with a report; 503, 401 and no network keep it")
     func answers() async throws {
         let transport = ScriptedTransport([
