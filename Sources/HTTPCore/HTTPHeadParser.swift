@@ -192,12 +192,10 @@ public struct HTTPHeadParser: Sendable {
 
     /// RFC 9110 §7.2 / RFC 9112 §3.2: exactly one valid Host in HTTP/1.1, at most one in 1.0.
     static func checkHost(_ head: inout HTTPRequestHead) throws(HTTPParserError) {
-        var host: String?
-        for (name, value) in head.headers where name.equalsIgnoringASCIICase("Host") {
-            guard host == nil else { throw .multipleHost }
-            host = value
-        }
-        guard let host else {
+        // Through the headers' own lookups (their name filter, names compared where they lie):
+        // walking the fields as (name, value) tuples retained every string of the head.
+        guard head.headers.count(of: "Host") <= 1 else { throw .multipleHost }
+        guard let host = head.headers["Host"] else {
             if head.version == .http1_1 { throw .missingHost }
             return
         }

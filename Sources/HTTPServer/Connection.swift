@@ -2,17 +2,18 @@ import SystemIO
 import HTTPCore
 
 /// The I/O shell around one `ConnectionStateMachine`: reads, calls the router for each
-/// `.handle`, queues serialized responses, writes. Owned and touched by one event loop only.
+/// `.handle`, queues serialized responses, writes. Owned and touched by one event loop only
+/// (hence its fields' `@exclusivity(unchecked)`: see `EventLoop`).
 final class Connection {
     let fd: Int32
-    var machine: ConnectionStateMachine
+    @exclusivity(unchecked) var machine: ConnectionStateMachine
     /// Output not yet written, in order: small pieces are coalesced into one buffer;
     /// large bodies stay the handler's own (shared, immutable) arrays and are never copied.
-    private var segments: [[UInt8]] = []
+    @exclusivity(unchecked) private var segments: [[UInt8]] = []
     /// Bytes of `segments[0]` already written.
-    private var firstOffset = 0
-    private(set) var isWatchingWrites = false
-    private(set) var isWatchingReads = true
+    @exclusivity(unchecked) private var firstOffset = 0
+    @exclusivity(unchecked) private(set) var isWatchingWrites = false
+    @exclusivity(unchecked) private(set) var isWatchingReads = true
 
     /// Bodies at least this large are queued by reference rather than copied.
     static let shareThreshold = 8 * 1024

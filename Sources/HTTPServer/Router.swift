@@ -147,6 +147,7 @@ public struct Router: Sendable {
     /// lengths first, then the bytes, where they lie; no allocation.
     private func isOwn(_ path: Substring) -> Bool {
         if parameterFirst { return true }
+        let ownFirstSegments = ownFirstSegments  // the closure captures this, not a copy of the router
         let own = path.utf8.withContiguousStorageIfAvailable { bytes -> Bool in
             var end = 1
             while end < bytes.count, bytes[end] != UInt8(ascii: "/") { end += 1 }

@@ -105,10 +105,15 @@ final class LandingCache: Sendable {
 
     /// A landing's answer and what it is counted as, usable until `validUntil` (so its
     /// `Cache-Control` lifetime never reaches past the table's next change).
-    struct Answer: Sendable {
+    /// A class, so that finding one under the lock costs one retain, not a copy of each field.
+    final class Answer: Sendable {
         let response: HTTPResponse
         let tally: LandingTally
         let validUntil: Date
+
+        init(response: HTTPResponse, tally: LandingTally, validUntil: Date) {
+            (self.response, self.tally, self.validUntil) = (response, tally, validUntil)
+        }
     }
 
     static let maximumAnswers = 4_096
