@@ -186,7 +186,7 @@ public struct HTTPHeadParser: Sendable {
         while valueEnd > valueStart, line[valueEnd - 1] == 0x20 || line[valueEnd - 1] == 0x09 { valueEnd -= 1 }
         let value = UnsafeBufferPointer(rebasing: line[valueStart..<valueEnd])
         // RFC 9110 §5.5: field-vchar, SP and HTAB (and obs-text); no other control bytes.
-        for byte in value where byte < 0x20 && byte != 0x09 || byte == 0x7F { throw .invalidFieldValue }
+        guard isFieldValue(value) else { throw .invalidFieldValue }
         return (String(decoding: name, as: UTF8.self), String(decoding: value, as: UTF8.self))
     }
 
@@ -245,3 +245,34 @@ public struct HTTPHeadParser: Sendable {
 @inline(__always) func hexDigitValue(_ byte: UInt8) -> Int {
     isDecimalDigit(byte) ? Int(byte - 0x30) : Int((byte | 0x20) - 0x61 + 10)
 }
+
+/// Whether every byte is a field-vchar, SP, HTAB or obs-text (RFC 9110 §5.5): none below
+/// 0x20 but HTAB, and no DEL. Eight bytes at a time: a word is clean when no byte is below
+/// 0x20 and none is 0x7F, found with the zero-byte test; a word that is not (a tab, or a
+/// bad byte) is read again byte by byte.
+/// - Complexity: O(bytes).
+@inline(__always) func isFieldValue(_ value: UnsafeBufferPointer<UInt8>) -> Bool {
+    let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
+    var index = 0
+    if let base = value.baseAddress {
+        let raw = UnsafeRawPointer(base)
+        while index + 8 <= value.count {
+            let word = UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: index, as: UInt64.self))
+            // A byte below 0x20 (with its high bit clear), or a byte equal to 0x7F. Bytes of
+            // obs-text (0x80 and up) pass: their high bit is set.
+            let below = (word &- ones &* 0x20) & ~word & highs
+            let delete = word ^ (ones &* 0x7F)
+            if below | ((delete &- ones) & ~delete & highs) != 0 {
+                for offset in index..<(index + 8) where !isFieldValueByte(value[offset]) { return false }
+            }
+            index += 8
+        }
+    }
+    while index < value.count {
+        if !isFieldValueByte(value[index]) { return false }
+        index += 1
+    }
+    return true
+}
+
+@inline(__always) func isFieldValueByte(_ byte: UInt8) -> Bool { (byte >= 0x20 || byte == 0x09) && byte != 0x7F }

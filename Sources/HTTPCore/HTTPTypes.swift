@@ -78,16 +78,21 @@ public struct HTTPHeaders: Hashable, Sendable, Sequence {
     /// The first value of the field named `name`.
     public subscript(name: String) -> String? {
         guard mayHave(name) else { return nil }
-        for field in fields where field.name.equalsIgnoringASCIICase(name) { return field.value }
-        return nil
+        return fields.withUnsafeBufferPointer { fields in
+            for index in fields.indices where fields[index].name.equalsIgnoringASCIICase(name) { return fields[index].value }
+            return nil
+        }
     }
 
     /// How many fields are named `name`.
     public func count(of name: String) -> Int {
         guard mayHave(name) else { return 0 }
-        var count = 0
-        for field in fields where field.name.equalsIgnoringASCIICase(name) { count += 1 }
-        return count
+        // Over the storage in place: a loop over the fields as tuples retained both strings of each.
+        return fields.withUnsafeBufferPointer { fields in
+            var count = 0
+            for index in fields.indices where fields[index].name.equalsIgnoringASCIICase(name) { count += 1 }
+            return count
+        }
     }
 
     /// The value of the field named `name` when exactly one field has that name; nil when
