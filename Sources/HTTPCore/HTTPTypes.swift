@@ -158,6 +158,9 @@ public struct HTTPRequestHead: Hashable, Sendable {
     public var headers: HTTPHeaders
     /// The connection's peer, set by the server (nil from a bare decoder or in-process).
     public var peer: PeerAddress?
+    /// The event loop that read it, set by the server (0 from a bare decoder or in-process):
+    /// a handler that keeps state per loop shares no lock or cache line with the others.
+    public var loop = 0
 
     public init(method: String, target: String, version: HTTPVersion = .http1_1, headers: HTTPHeaders = HTTPHeaders()) {
         self.method = method

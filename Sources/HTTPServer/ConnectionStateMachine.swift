@@ -116,16 +116,19 @@ public struct ConnectionStateMachine: Sendable {
     private var reservedBody = 0
     /// The connection's peer, given to every head it decodes (`HTTPRequestHead.peer`).
     private let peer: PeerAddress?
+    /// The event loop serving it, given to every head it decodes (`HTTPRequestHead.loop`).
+    private let loop: Int
     /// The most a lingering close discards before it closes anyway.
     public static let lingerBytes = 1 << 20
 
     public init(
         now: Int64, limits: HTTPLimits = HTTPLimits(), timeouts: ConnectionTimeouts = ConnectionTimeouts(),
-        highWater: Int = 1 << 20, bodyBudget: BodyBudget? = nil, peer: PeerAddress? = nil,
+        highWater: Int = 1 << 20, bodyBudget: BodyBudget? = nil, peer: PeerAddress? = nil, loop: Int = 0,
         decide: @escaping @Sendable (HTTPRequestHead) -> HeadDecision = { _ in .read(maximumBody: nil, admittedAs: nil) }
     ) {
         self.bodyBudget = bodyBudget
         self.peer = peer
+        self.loop = loop
         self.timeouts = timeouts
         self.highWater = highWater
         self.decide = decide
@@ -276,6 +279,7 @@ public struct ConnectionStateMachine: Sendable {
                 return actions
             case .head(var head):
                 head.peer = peer
+                head.loop = loop
                 switch decide(head) {
                 case .refuse(let response):
                     // Nothing of the body is read or invited: answer, then a lingering close.
@@ -304,6 +308,7 @@ public struct ConnectionStateMachine: Sendable {
                 continueIfAccepted = head.expectsContinue
             case .request(var request):
                 request.head.peer = peer
+                request.head.loop = loop
                 // The response must be queued before the next request is decoded.
                 phase = .idle(since: now)
                 awaitingResponse = true

@@ -254,7 +254,8 @@ final class EventLoop: @unchecked Sendable {
         let router = router
         let machine = ConnectionStateMachine(
             now: clock.now(), limits: configuration.limits, timeouts: configuration.timeouts,
-            highWater: configuration.outputHighWater, bodyBudget: bodyBudget, peer: peer, decide: { router.decide($0) })
+            highWater: configuration.outputHighWater, bodyBudget: bodyBudget, peer: peer, loop: index,
+            decide: { router.decide($0) })
         let connection = Connection(fd: fd, machine: machine, peer: peer)
         connections[fd] = connection
         openCount.add(1, ordering: .relaxed)

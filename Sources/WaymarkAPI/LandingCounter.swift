@@ -34,7 +34,14 @@ final class LandingCounter: Sendable {
         var precondition: String?
     }
 
-    private let tallies = Mutex<[Key: LandingTally]>([:])
+    /// A tally per combination and event loop (`HTTPRequestHead.loop`, modulo
+    /// `LandingCache.shardCount`): loops never add to the same atomic.
+    private let tallies = Mutex<[Slot: LandingTally]>([:])
+
+    struct Slot: Hashable {
+        let key: Key
+        let loop: Int
+    }
     /// Unknown links' shapes landed since the last flush, by platform; at
     /// `maximumPendingShapes` distinct ones they are flushed at once.
     private let shapes = Mutex<[ShapeKey: UInt32]>([:])
@@ -62,12 +69,13 @@ final class LandingCounter: Sendable {
 
     deinit { flushing.withLock { $0?.cancel() } }
 
-    /// The tally of `key`, made on first use (and the flushing started).
-    func tally(for key: Key) -> LandingTally {
+    /// The tally of `key` for event loop `loop`, made on first use (and the flushing started).
+    func tally(for key: Key, loop: Int) -> LandingTally {
+        let slot = Slot(key: key, loop: loop & (LandingCache.shardCount - 1))
         let tally = tallies.withLock { tallies in
-            if let known = tallies[key] { return known }
+            if let known = tallies[slot] { return known }
             let made = LandingTally(key: key)
-            tallies[key] = made
+            tallies[slot] = made
             return made
         }
         flushing.withLock { ticker in
@@ -107,17 +115,17 @@ final class LandingCounter: Sendable {
         let current = currentRevision()
         let minute = Int32(clamping: Int(now().timeIntervalSince1970.rounded(.down)) / 60)
         let taken = tallies.withLock { tallies -> [(Key, UInt64)] in
-            var taken: [(Key, UInt64)] = []
-            for (key, tally) in tallies {
+            var taken: [Key: UInt64] = [:]
+            for (slot, tally) in tallies {
                 let count = tally.count.exchange(0, ordering: .relaxed)
                 if count > 0 {
-                    taken.append((key, count))
+                    taken[slot.key, default: 0] += count
                     tally.idleFlushes.store(0, ordering: .relaxed)
-                } else if tally.idleFlushes.add(1, ordering: .relaxed).newValue >= 2, let current, key.revision != current {
-                    tallies[key] = nil
+                } else if tally.idleFlushes.add(1, ordering: .relaxed).newValue >= 2, let current, slot.key.revision != current {
+                    tallies[slot] = nil
                 }
             }
-            return taken
+            return taken.map { ($0.key, $0.value) }
         }
         let landedShapes = shapes.withLock { shapes in
             defer { shapes = [:] }

@@ -29,14 +29,19 @@ struct LandingEndpoints: EndpointGroup {
         let method = request.head.method
         let key = LandingCache.AnswerKey(host: field, target: request.head.target, visitor: Visitor(userAgent: request.head.headers["User-Agent"]))
         let generation = context.store.generation
-        let (table, kept) = context.landings.lookup(generation: generation, key)
-        if let table {
+        let loop = request.head.loop
+        var table: LandingTable?
+        switch context.landings.lookup(generation: generation, key, loop: loop) {
+        case .answer(let kept) where kept.validUntil == .distantFuture || context.now() < kept.validUntil:
             // A kept answer's host was found a link host when it was made: only its time is checked.
-            if let kept, kept.validUntil == .distantFuture || context.now() < kept.validUntil {
-                guard method == "GET" || method == "HEAD" else { return .now(methodNotAllowed(method)) }
-                context.landingCounter.record(kept.tally)
-                return .now(kept.response)
-            }
+            guard method == "GET" || method == "HEAD" else { return .now(methodNotAllowed(method)) }
+            context.landingCounter.record(kept.tally)
+            return .now(kept.response)
+        case .answer: table = context.landings.table(generation: generation)
+        case .table(let found): table = found
+        case .nothing: break
+        }
+        if let table {
             guard let host = linkHost(field), table.hosts.contains(host) else { return nil }
             guard method == "GET" || method == "HEAD" else { return .now(methodNotAllowed(method)) }
             return .now(answer(request, key, host: host, table, context, now: context.now()))
@@ -86,7 +91,7 @@ struct LandingEndpoints: EndpointGroup {
         let decision = LandingDecision.decide(resolution, route: routeID.flatMap { table.routes[$0] }, landing: side.landing, visitor: visitor,
                                               link: (host, request.head.path, request.head.query))
         let key = count(resolution, routeID: routeID, visitor: visitor, side: side, revision: table.revision)
-        let tally = context.landingCounter.tally(for: key)
+        let tally = context.landingCounter.tally(for: key, loop: request.head.loop)
         context.landingCounter.record(tally)
         // An unknown link is harvested as its shape: so its answer is never kept, each one is counted.
         let unknown = key.reason == .unknownRoute
@@ -97,7 +102,7 @@ struct LandingEndpoints: EndpointGroup {
         if seconds == sharedCacheSeconds, !unknown {
             let validUntil = table.nextChange.map { $0.addingTimeInterval(-Double(sharedCacheSeconds)) } ?? .distantFuture
             context.landings.remember(LandingCache.Answer(response: response.prepared(), tally: tally, validUntil: validUntil), for: answerKey,
-                                      generation: table.generation)
+                                      generation: table.generation, loop: request.head.loop)
         }
         return response
     }
