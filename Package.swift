@@ -20,7 +20,7 @@ let package = Package(
         .target(name: "RouteEngine", dependencies: ["CivilDate"]),
         // The app's half: manifest client, dispatcher with its gates, navigation planner,
         // telemetry reporter. Foundation only (FoundationNetworking on Linux), like RouteEngine.
-        .target(name: "WaymarkClient", dependencies: ["RouteEngine", "LinkShapes"]),
+        .target(name: "WaymarkClient", dependencies: ["RouteEngine"]),
         // Pure HTTP/1.1: parsing, framing, serializing. No Glibc, no Dispatch.
         .target(name: "HTTPCore", dependencies: ["CivilDate"]),
         // The one syscall wrapper and typed I/O error, files and the durable data directory.
@@ -38,13 +38,13 @@ let package = Package(
         .target(name: "Rollout"),
         // QR codes for links (ISO/IEC 18004, byte mode): our own encoder, SVG and PNG out.
         .target(name: "QRCode"),
-        // Unknown links as shapes nothing personal survives, counted in fixed memory (pure).
+        // Unknown links' shapes (RouteEngine's LinkShape) counted in fixed memory (pure).
         .target(name: "LinkShapes"),
         // Where a link opened without the app lands: the visitor's platform from User-Agent,
         // the decision from the engine's resolution and the schema's addresses (pure).
         .target(name: "LinkLanding", dependencies: ["RouteEngine", "HTTPCore"]),
         // Resolution telemetry: batch parsing, a group-committed log, counts by dimension.
-        .target(name: "Telemetry", dependencies: ["CivilDate", "SystemIO", "LinkShapes"]),
+        .target(name: "Telemetry", dependencies: ["CivilDate", "SystemIO", "LinkShapes", "RouteEngine"]),
         // System libcurl (pkg-config libcurl; Debian libcurl4-openssl-dev, which `make` installs).
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         // The one libcurl client: bounded outbound requests, an address judge before connect.
@@ -74,7 +74,7 @@ let package = Package(
         .target(name: "TestSupport", dependencies: ["RouteEngine", "ManifestStore", "WaymarkAPI", "Telemetry", "HTTPServer", "HTTPCore", "LinkChecks", "Replication", "CivilDate"], path: "Tests/TestSupport"),
         .testTarget(name: "RolloutTests", dependencies: ["Rollout", "TestSupport"]),
         .testTarget(name: "QRCodeTests", dependencies: ["QRCode"]),
-        .testTarget(name: "LinkShapesTests", dependencies: ["LinkShapes", "TestSupport"]),
+        .testTarget(name: "LinkShapesTests", dependencies: ["LinkShapes", "RouteEngine", "TestSupport"]),
         .testTarget(name: "LinkLandingTests", dependencies: ["LinkLanding", "RouteEngine", "TestSupport"]),
         .testTarget(name: "WaymarkClientTests", dependencies: ["WaymarkClient", "RouteEngine", "ManifestStore", "TestSupport"]),
         .testTarget(name: "RouteEngineTests", dependencies: ["RouteEngine", "TestSupport", "CivilDate"]),

@@ -1,4 +1,4 @@
-import LinkShapes
+import RouteEngine
 import CivilDate
 
 /// Limits and retention of telemetry; configuration, with these defaults.

@@ -2,7 +2,6 @@ import Foundation
 import HTTPCore
 import HTTPServer
 import LinkLanding
-import LinkShapes
 import ManifestStore
 import RouteEngine
 import Telemetry

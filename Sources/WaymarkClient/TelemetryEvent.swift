@@ -1,5 +1,4 @@
 import Foundation
-import LinkShapes
 import RouteEngine
 
 /// One line of a telemetry batch, as `POST /v1/telemetry` takes it: how resolutions of one

@@ -1,4 +1,5 @@
 import LinkShapes
+import RouteEngine
 import Testing
 import TestSupport
 

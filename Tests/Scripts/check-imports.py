@@ -4,8 +4,7 @@
 Reads the package's own description (`swift package describe --type json`), takes the
 targets those products are built from (the products' targets and every target they depend
 on, transitively), and fails if that set holds any target but the products' own and
-CivilDate (the one pure module below the engine) and LinkShapes (unknown links' shapes,
-which the client computes on the device), if any of them depends on a system
+CivilDate (the one pure module below the engine), if any of them depends on a system
 library or a product of another package, or if a source file imports a module other than
 Foundation, those targets, or FoundationNetworking inside `#if canImport(FoundationNetworking)`
 (where URLSession lives on Linux). Glibc, Dispatch, Synchronization, UIKit, and the
@@ -21,8 +20,8 @@ import sys
 
 PRODUCTS = ["RouteEngine", "WaymarkClient"]
 ALWAYS = {"Foundation"}
-# The only targets the embedded libraries may be built from: their own, CivilDate and LinkShapes.
-EMBEDDABLE = {"RouteEngine", "WaymarkClient", "CivilDate", "LinkShapes"}
+# The only targets the embedded libraries may be built from: their own and CivilDate.
+EMBEDDABLE = {"RouteEngine", "WaymarkClient", "CivilDate"}
 GUARDED = {"FoundationNetworking": "canImport(FoundationNetworking)"}
 IMPORT = re.compile(r"^\s*(?:@[\w(): ]+\s+)*import\s+(?:(?:typealias|struct|class|enum|protocol|let|var|func)\s+)?([A-Za-z_][\w]*)")
 
