@@ -147,7 +147,7 @@ public struct NameTable: Sendable {
     /// of eight bytes or more ends with the word of its last eight bytes; a shorter one is
     /// read as two overlapping halves (4 to 7 bytes) or as its first, middle and last bytes,
     /// as wyhash reads short keys.
-    static func hash(_ bytes: UnsafeBufferPointer<UInt8>) -> UInt64 {
+    public static func hash(_ bytes: UnsafeBufferPointer<UInt8>) -> UInt64 {
         @inline(__always) func mix(_ hash: UInt64, _ word: UInt64) -> UInt64 {
             // The full 128-bit product, halves folded: the low half's low bits see only the
             // low bits of the input, the high half sees all of them.

@@ -79,30 +79,12 @@ final class LandingCache: Sendable {
         let target: String
         let visitor: Visitor
 
-        /// One word from the bytes of both strings (FNV-1a, eight bytes at a time when they
-        /// lie together) fed to the hasher: SipHash over a long target cost a landing more
-        /// than its lookup.
+        /// One word from the bytes of both strings (telemetry's byte hash, `NameTable.hash`)
+        /// fed to the hasher: SipHash over a long target cost a landing more than its lookup.
         func hash(into hasher: inout Hasher) {
-            var hash: UInt64 = 0xCBF2_9CE4_8422_2325 ^ (visitor == .ios ? 1 : visitor == .android ? 2 : 3)
-            for text in [host, target] {
-                var copy = text
-                copy.withUTF8 { bytes in
-                    var index = 0
-                    if let base = bytes.baseAddress {
-                        while index + 8 <= bytes.count {
-                            hash = (hash ^ UnsafeRawPointer(base).loadUnaligned(fromByteOffset: index, as: UInt64.self)) &* 0x0000_0100_0000_01B3
-                            hash ^= hash >> 29
-                            index += 8
-                        }
-                    }
-                    while index < bytes.count {
-                        hash = (hash ^ UInt64(bytes[index])) &* 0x0000_0100_0000_01B3
-                        index += 1
-                    }
-                }
-                hash = (hash ^ 0xFF) &* 0x0000_0100_0000_01B3
-            }
-            hasher.combine(hash)
+            var (host, target) = (host, target)
+            let hostHash = host.withUTF8 { NameTable.hash($0) }, targetHash = target.withUTF8 { NameTable.hash($0) }
+            hasher.combine(hostHash ^ (targetHash &* 0x9E37_79B9_7F4A_7C15) ^ UInt64(visitor == .ios ? 1 : visitor == .android ? 2 : 3))
         }
     }
 
