@@ -27,8 +27,17 @@ enum LandingPages {
         """.utf8)
     }
 
-    /// The page's answer without caching headers (the landing adds them).
+    /// The page's answer without caching headers (the landing adds them). Made once per
+    /// page: an unknown link's answer is never kept, so each one would otherwise render
+    /// the page and hash its style again.
     static func response(_ page: LandingDecision.Page) -> HTTPResponse {
+        page == .notFound ? notFound : openInApp
+    }
+
+    private static let notFound = make(.notFound)
+    private static let openInApp = make(.openInApp)
+
+    private static func make(_ page: LandingDecision.Page) -> HTTPResponse {
         let bytes = body(page)
         return HTTPResponse(status: status(page), headers: HTTPHeaders(InlinePage.headers(policy: InlinePage.policy(for: bytes))), body: bytes)
     }

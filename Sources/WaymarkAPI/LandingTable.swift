@@ -41,7 +41,7 @@ final class LandingTable: Sendable {
         hosts = Self.hosts(of: snapshot)
         revision = snapshot.current?.number ?? 0
         var newest: [String: StoredSchema] = [:]
-        for stored in snapshot.schemas.values where newest[stored.schema.platform].map({ VersionOrder.precedes($0.schema.version, stored.schema.version) }) ?? true {
+        for stored in snapshot.orderedSchemas where newest[stored.schema.platform].map({ VersionOrder.precedes($0.schema.version, stored.schema.version) }) ?? true {
             newest[stored.schema.platform] = stored
         }
         var sides: [Visitor: Side] = [:]
