@@ -6,6 +6,8 @@ public enum HTTPBodyFraming: Hashable, Sendable {
 
     /// Applies RFC 9112 §6.1–6.3 to a head, strictly.
     public static func of(_ head: HTTPRequestHead) throws(HTTPParserError) -> HTTPBodyFraming {
+        // Most requests have neither field: two filter checks, no list made.
+        guard head.headers.mayHave("Transfer-Encoding") || head.headers.mayHave("Content-Length") else { return .none }
         let transferEncoding = head.headers.tokens("Transfer-Encoding")
         let contentLengths = head.headers.values("Content-Length")
         if !transferEncoding.isEmpty || head.headers["Transfer-Encoding"] != nil {

@@ -94,20 +94,29 @@ public struct HTTPHeadParser: Sendable {
     }
 
     /// Parses a complete head: CRLF-separated lines, without the terminating CRLF CRLF.
+    /// - Parameter fieldCount: how many field lines the head has, when the caller counted
+    ///   them (as `parse` does); 0 to count them here.
     static func parseHead(_ head: UnsafeBufferPointer<UInt8>, limits: HTTPLimits, fieldCount: Int = 0) throws(HTTPParserError) -> HTTPRequestHead {
         // Every CR here is followed by LF (the scan in `parse` checked).
-        var end = nextLineBreak(in: head, from: 0)
+        let end = nextLineBreak(in: head, from: 0)
         var request = try parseRequestLine(UnsafeBufferPointer(rebasing: head[0..<end]))
-        request.headers.reserveCapacity(fieldCount)
-        var start = end + 2
-        while start <= head.count {
-            end = nextLineBreak(in: head, from: start)
-            let (name, value) = try parseField(UnsafeBufferPointer(rebasing: head[start..<end]))
-            request.headers.add(name, value)
-            start = end + 2
+        if end + 2 <= head.count {
+            let text = UnsafeBufferPointer(rebasing: head[(end + 2)...])
+            let count = fieldCount > 0 ? fieldCount : lineCount(text)
+            request.headers = try RawFieldsBuilder.build(text: text, count: count, parse: parseField)
         }
-        try checkHost(&request)
+        try checkHost(request)
         return request
+    }
+
+    /// How many CRLF-separated lines `text` holds.
+    static func lineCount(_ text: UnsafeBufferPointer<UInt8>) -> Int {
+        var count = 0, start = 0
+        while start <= text.count {
+            count += 1
+            start = nextLineBreak(in: text, from: start) + 2
+        }
+        return count
     }
 
     /// RFC 9112 §3: `method SP request-target SP HTTP-version`, single spaces.
@@ -169,8 +178,24 @@ public struct HTTPHeadParser: Sendable {
         throw .invalidTarget
     }
 
-    /// RFC 9112 §5: `field-name ":" OWS field-value OWS`.
-    static func parseField(_ line: UnsafeBufferPointer<UInt8>) throws(HTTPParserError) -> (String, String) {
+    /// RFC 9112 §5: `field-name ":" OWS field-value OWS`. Where the name and the value
+    /// lie in the line.
+    static func parseField(_ line: UnsafeBufferPointer<UInt8>) throws(HTTPParserError) -> (name: Range<Int>, value: Range<Int>) {
+        // The name's bytes up to the colon, each a tchar; anything else is sorted out below.
+        var colon = 0
+        while colon < line.count, isTokenByte(line[colon]) { colon += 1 }
+        if colon == 0 || colon == line.count || line[colon] != 0x3A { try refuseFieldName(line) }
+        var valueStart = colon + 1
+        var valueEnd = line.count
+        while valueStart < valueEnd, line[valueStart] == 0x20 || line[valueStart] == 0x09 { valueStart += 1 }
+        while valueEnd > valueStart, line[valueEnd - 1] == 0x20 || line[valueEnd - 1] == 0x09 { valueEnd -= 1 }
+        // RFC 9110 §5.5: field-vchar, SP and HTAB (and obs-text); no other control bytes.
+        guard isFieldValue(UnsafeBufferPointer(rebasing: line[valueStart..<valueEnd])) else { throw .invalidFieldValue }
+        return (0..<colon, valueStart..<valueEnd)
+    }
+
+    /// Why a field line's name is wrong, once the fast scan found it is.
+    static func refuseFieldName(_ line: UnsafeBufferPointer<UInt8>) throws(HTTPParserError) {
         guard let first = line.first else { throw .invalidFieldName }
         // RFC 9112 §5.2: obs-fold is rejected with 400.
         if first == 0x20 || first == 0x09 { throw .obsoleteLineFolding }
@@ -179,61 +204,49 @@ public struct HTTPHeadParser: Sendable {
         guard !name.isEmpty else { throw .invalidFieldName }
         // RFC 9112 §5.1: no whitespace between the field name and the colon.
         if name.last == 0x20 || name.last == 0x09 { throw .whitespaceBeforeColon }
-        guard name.allSatisfy(isTokenByte) else { throw .invalidFieldName }
-        var valueStart = colon + 1
-        var valueEnd = line.count
-        while valueStart < valueEnd, line[valueStart] == 0x20 || line[valueStart] == 0x09 { valueStart += 1 }
-        while valueEnd > valueStart, line[valueEnd - 1] == 0x20 || line[valueEnd - 1] == 0x09 { valueEnd -= 1 }
-        let value = UnsafeBufferPointer(rebasing: line[valueStart..<valueEnd])
-        // RFC 9110 §5.5: field-vchar, SP and HTAB (and obs-text); no other control bytes.
-        guard isFieldValue(value) else { throw .invalidFieldValue }
-        return (String(decoding: name, as: UTF8.self), String(decoding: value, as: UTF8.self))
+        throw .invalidFieldName
     }
 
     /// RFC 9110 §7.2 / RFC 9112 §3.2: exactly one valid Host in HTTP/1.1, at most one in 1.0.
-    static func checkHost(_ head: inout HTTPRequestHead) throws(HTTPParserError) {
-        // Through the headers' own lookups (their name filter, names compared where they lie):
-        // walking the fields as (name, value) tuples retained every string of the head.
-        guard head.headers.count(of: "Host") <= 1 else { throw .multipleHost }
-        guard let host = head.headers["Host"] else {
+    static func checkHost(_ head: HTTPRequestHead) throws(HTTPParserError) {
+        // One pass over the fields named Host, on the bytes where they lie.
+        var count = 0, valid = true
+        head.headers.forEachValue(named: "Host") { value in
+            count += 1
+            valid = valid && value.allSatisfy(isHostByte)
+            return count < 2
+        }
+        guard count <= 1 else { throw .multipleHost }
+        guard count == 1 else {
             if head.version == .http1_1 { throw .missingHost }
             return
         }
-        // Where the bytes lie (a field value is a native String): the generic walk over a
-        // UTF8View cost a request about as much as parsing the field did.
-        let valid = host.utf8.withContiguousStorageIfAvailable { $0.allSatisfy(isHostByte) } ?? host.utf8.allSatisfy(isHostByte)
         guard valid else { throw .invalidHost }
     }
 }
 
-/// RFC 9110 §5.6.2 tchar.
+/// Whether `byte` is in the ASCII class given as two 64-bit masks (bytes 0–63, 64–127):
+/// a shift and a test per byte, where a `switch` over the class compiled to a chain of
+/// compares. Bytes of 0x80 and up are in no class.
+@inline(__always) func inByteClass(_ byte: UInt8, low: UInt64, high: UInt64) -> Bool {
+    byte < 64 ? (low >> UInt64(byte)) & 1 != 0 : byte < 128 ? (high >> UInt64(byte &- 64)) & 1 != 0 : false
+}
+
+/// RFC 9110 §5.6.2 tchar: digits, letters and ``!#$%&'*+-.^_`|~``.
 @inline(__always) func isTokenByte(_ byte: UInt8) -> Bool {
-    switch byte {
-    case 0x30...0x39, 0x41...0x5A, 0x61...0x7A: true
-    case 0x21, 0x23, 0x24, 0x25, 0x26, 0x27, 0x2A, 0x2B, 0x2D, 0x2E, 0x5E, 0x5F, 0x60, 0x7C, 0x7E: true
-    default: false
-    }
+    inByteClass(byte, low: 0x03FF_6CFA_0000_0000, high: 0x57FF_FFFF_C7FF_FFFE)
 }
 
-/// RFC 3986 characters allowed in a request-target: unreserved, sub-delims, `:@/?%`.
+/// RFC 3986 characters allowed in a request-target: unreserved (`-._~`), sub-delims
+/// (`!$&'()*+,;=`), and `:@/?%`.
 @inline(__always) func isTargetByte(_ byte: UInt8) -> Bool {
-    switch byte {
-    case 0x30...0x39, 0x41...0x5A, 0x61...0x7A: true
-    case 0x2D, 0x2E, 0x5F, 0x7E: true                                   // - . _ ~
-    case 0x21, 0x24, 0x26, 0x27, 0x28, 0x29, 0x2A, 0x2B, 0x2C, 0x3B, 0x3D: true  // sub-delims
-    case 0x3A, 0x40, 0x2F, 0x3F, 0x25: true                             // : @ / ? %
-    default: false
-    }
+    inByteClass(byte, low: 0xAFFF_FFF2_0000_0000, high: 0x47FF_FFFE_87FF_FFFF)
 }
 
-/// Host = uri-host [ ":" port ]: reg-name characters, IP-literal brackets, and the colon.
+/// Host = uri-host [ ":" port ]: reg-name characters (unreserved, sub-delims, `%`), the
+/// IP-literal brackets, and the colon.
 @inline(__always) func isHostByte(_ byte: UInt8) -> Bool {
-    switch byte {
-    case 0x30...0x39, 0x41...0x5A, 0x61...0x7A: true
-    case 0x2D, 0x2E, 0x5F, 0x7E, 0x3A, 0x5B, 0x5D, 0x25: true
-    case 0x21, 0x24, 0x26, 0x27, 0x28, 0x29, 0x2A, 0x2B, 0x2C, 0x3B, 0x3D: true
-    default: false
-    }
+    inByteClass(byte, low: 0x2FFF_7FF2_0000_0000, high: 0x47FF_FFFE_AFFF_FFFE)
 }
 
 @inline(__always) func isDecimalDigit(_ byte: UInt8) -> Bool { byte >= 0x30 && byte <= 0x39 }

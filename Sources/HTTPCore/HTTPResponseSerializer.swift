@@ -41,6 +41,34 @@ public enum HTTPResponseSerializer {
         out.append(0x0A)
     }
 
+    /// The same, with the server's lines ready-made: `dateLine` is `Date: …` with its
+    /// CRLF, `fieldLine` the one more field (named `fieldName`, which it replaces) with its
+    /// CRLF. A loop keeps both from one request to the next, so no string is made per request.
+    public static func serializeHead(_ response: HTTPResponse, dateLine: [UInt8], keepAlive: Bool,
+                                     fieldName: String, fieldLine: [UInt8], into out: inout [UInt8]) {
+        if let prepared = response.preparedHead {
+            out.append(contentsOf: prepared)
+            out.append(contentsOf: fieldLine)
+        } else {
+            serializeStatusLine(response, into: &out)
+            serializeFields(response, skipping: fieldName, into: &out)
+            out.append(contentsOf: fieldLine)
+            serializeContentLength(response, into: &out)
+        }
+        out.append(contentsOf: dateLine)
+        if !keepAlive { out.append(contentsOf: connectionClose) }
+        out.append(0x0D)
+        out.append(0x0A)
+    }
+
+    /// A field's whole line, `name: value` and CRLF, as `serializeHead` writes it (CR and
+    /// LF in the value become spaces).
+    public static func fieldLine(_ name: String, _ value: String) -> [UInt8] {
+        var line: [UInt8] = []
+        appendField(name, value, to: &line)
+        return line
+    }
+
     private static let connectionClose: [UInt8] = Array("Connection: close\r\n".utf8)
 
     private static func appendTrustedField(_ prefix: StaticString, _ value: String, to out: inout [UInt8]) {
@@ -53,19 +81,32 @@ public enum HTTPResponseSerializer {
     /// The status line, the handler's fields (and `field`) and Content-Length: everything
     /// of the head that does not change from one sending to the next.
     static func serializeStatusAndFields(_ response: HTTPResponse, field: (name: String, value: String)?, into out: inout [UInt8]) {
+        serializeStatusLine(response, into: &out)
+        serializeFields(response, skipping: field?.name, into: &out)
+        if let field { appendField(field.name, field.value, to: &out) }
+        serializeContentLength(response, into: &out)
+    }
+
+    private static func serializeStatusLine(_ response: HTTPResponse, into out: inout [UInt8]) {
         out.append(contentsOf: "HTTP/1.1 ".utf8)
         out.append(contentsOf: String(response.status.code).utf8)
         out.append(0x20)
         out.append(contentsOf: response.status.reason.utf8)
         out.append(0x0D)
         out.append(0x0A)
+    }
+
+    /// The handler's fields, but the framing ones the serializer writes and `skipping`.
+    private static func serializeFields(_ response: HTTPResponse, skipping: String?, into out: inout [UInt8]) {
         for handlerField in response.headers where !isFramingField(handlerField.name) {
-            if let field, handlerField.name.equalsIgnoringASCIICase(field.name) { continue }
+            if let skipping, handlerField.name.equalsIgnoringASCIICase(skipping) { continue }
             appendField(handlerField.name, handlerField.value, to: &out)
         }
-        if let field { appendField(field.name, field.value, to: &out) }
-        // RFC 9110 §8.6: Content-Length on every response that can carry content; a HEAD
-        // response gives the length the GET would have had.
+    }
+
+    /// RFC 9110 §8.6: Content-Length on every response that can carry content; a HEAD
+    /// response gives the length the GET would have had.
+    private static func serializeContentLength(_ response: HTTPResponse, into out: inout [UInt8]) {
         if response.status.allowsContent {
             appendField("Content-Length", String(response.body.count), to: &out)
         }

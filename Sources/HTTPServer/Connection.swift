@@ -10,6 +10,9 @@ final class Connection {
     /// Output not yet written, in order: small pieces are coalesced into one buffer;
     /// large bodies stay the handler's own (shared, immutable) arrays and are never copied.
     @exclusivity(unchecked) private var segments: [[UInt8]] = []
+    /// A written head buffer kept, emptied, for the next response's head: a connection
+    /// serving request after request allocates its output buffer once.
+    @exclusivity(unchecked) private var spare: [UInt8] = []
     /// Bytes of `segments[0]` already written.
     @exclusivity(unchecked) private var firstOffset = 0
     @exclusivity(unchecked) private(set) var isWatchingWrites = false
@@ -43,9 +46,12 @@ final class Connection {
 
     /// Serializes into the output and returns the bytes added.
     func enqueue(serialize: (inout [UInt8]) -> Void) -> Int {
-        var head: [UInt8] = []
+        var head: [UInt8]
         if let last = segments.indices.last, segments[last].count < Self.shareThreshold, !(last == 0 && firstOffset > 0) {
             head = segments.removeLast()
+        } else {
+            head = spare
+            spare = []
         }
         // Room for a head (and a small body) at once, rather than growing it append by append.
         head.reserveCapacity(head.count + 512)
@@ -81,8 +87,13 @@ final class Connection {
                 let remaining = segments[0].count - firstOffset
                 if count >= remaining {
                     count -= remaining
-                    segments.removeFirst()
+                    var done = segments.removeFirst()
                     firstOffset = 0
+                    // A head buffer of ordinary size is kept; a large one (or a shared body) is let go.
+                    if spare.capacity == 0, done.capacity <= 4096 {
+                        done.removeAll(keepingCapacity: true)
+                        spare = done
+                    }
                 } else {
                     firstOffset += count
                     count = 0

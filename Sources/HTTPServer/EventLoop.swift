@@ -39,6 +39,11 @@ final class EventLoop: @unchecked Sendable {
     /// `<server prefix>-<loop index>-`, to which each request's number is appended in hex.
     private let requestIDPrefix: [UInt8]
     @exclusivity(unchecked) private var cachedDate = ""
+    @exclusivity(unchecked) private var cachedDateLine: [UInt8] = []
+    /// The request-id field's line: its name, `<prefix>-<loop>-`, then the current request's
+    /// counter and CRLF (`nextRequestID`); the first `requestIDLineFixed` bytes never change.
+    @exclusivity(unchecked) private var requestIDLine: [UInt8]
+    private let requestIDLineFixed: Int
     @exclusivity(unchecked) private var cachedSecond = -1
     @exclusivity(unchecked) private var stopDeadline: Int64?
     private let shutdownRequested = Atomic<Bool>(false)
@@ -74,6 +79,10 @@ final class EventLoop: @unchecked Sendable {
         self.configuration = configuration
         self.listeners = listeners
         self.requestIDPrefix = Array("\(requestIDPrefix)-\(index)-".utf8)
+        // Through the serializer's own field writer: a CR or LF in the configured prefix becomes a space.
+        requestIDLine = HTTPResponseSerializer.fieldLine(configuration.requestIDHeader, "\(requestIDPrefix)-\(index)-")
+        requestIDLine.removeLast(2)
+        requestIDLineFixed = requestIDLine.count
         maximumConnections = max(1, configuration.maximumConnections / max(1, configuration.threads))
         epoll = try syscallBlocking("epoll_create1") { epoll_create1(Int32(EPOLL_CLOEXEC)) }
         wakeFD = try EventFD.make()
@@ -392,34 +401,43 @@ final class EventLoop: @unchecked Sendable {
                        route: Int) -> [ConnectionStateMachine.Action] {
         let keepAlive = connection.machine.mayKeepAlive(request)
         requestCounter &+= 1
-        let requestID = nextRequestID()
+        nextRequestID()
         let isHead = request.head.method == "HEAD"
+        let dateLine = dateLine()
         var bytes = connection.enqueue { out in
-            HTTPResponseSerializer.serializeHead(response, date: date(), keepAlive: keepAlive,
-                                                 field: (configuration.requestIDHeader, requestID), into: &out)
+            HTTPResponseSerializer.serializeHead(response, dateLine: dateLine, keepAlive: keepAlive,
+                                                 fieldName: configuration.requestIDHeader, fieldLine: requestIDLine, into: &out)
         }
         if HTTPResponseSerializer.sendsContent(response, isHead: isHead) {
             connection.enqueue(response.body)
             bytes += response.body.count
         }
-        if configuration.accessLog { logAccess(request, response, id: requestID, bytes: bytes, started: started) }
+        if configuration.accessLog { logAccess(request, response, id: requestID(), bytes: bytes, started: started) }
         let queued = clock.now()
         metrics?.record(route: route, status: response.status.code, nanoseconds: queued - started)
         return connection.machine.responseQueued(bytes: bytes, keepAlive: keepAlive, now: queued)
     }
 
-    /// `<prefix>-<loop>-<counter in hex>`, written straight into the string's bytes.
-    private func nextRequestID() -> String {
+    /// `<prefix>-<loop>-<counter in hex>`: written into `requestIDLine` after its fixed part.
+    private func nextRequestID() {
         let digits = max(1, (UInt64.bitWidth - requestCounter.leadingZeroBitCount + 3) / 4)
-        return String(unsafeUninitializedCapacity: requestIDPrefix.count + digits) { buffer in
-            _ = buffer.initialize(fromContentsOf: requestIDPrefix)
-            var value = requestCounter
-            for position in stride(from: requestIDPrefix.count + digits - 1, through: requestIDPrefix.count, by: -1) {
+        requestIDLine.removeSubrange(requestIDLineFixed...)
+        var value = requestCounter
+        var hex: (UInt64, UInt64) = (0, 0)
+        withUnsafeMutableBytes(of: &hex) { buffer in
+            for position in stride(from: digits - 1, through: 0, by: -1) {
                 buffer[position] = UInt8(ascii: "0") + UInt8(value & 0xF) + (value & 0xF >= 10 ? 39 : 0)
                 value >>= 4
             }
-            return requestIDPrefix.count + digits
+            requestIDLine.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[0..<digits]))
         }
+        requestIDLine.append(0x0D)
+        requestIDLine.append(0x0A)
+    }
+
+    /// The request id in `requestIDLine`, as a string (for the access log).
+    private func requestID() -> String {
+        String(decoding: requestIDLine[(requestIDLineFixed - requestIDPrefix.count)..<(requestIDLine.count - 2)], as: UTF8.self)
     }
 
     /// A deferred handler answered: queue it if the connection is still the one that asked.
@@ -512,8 +530,15 @@ final class EventLoop: @unchecked Sendable {
         if second != cachedSecond {
             cachedSecond = second
             cachedDate = HTTPDate.format(secondsSince1970: second)
+            cachedDateLine = Array("Date: \(cachedDate)\r\n".utf8)
         }
         return cachedDate
+    }
+
+    /// `Date: …` and CRLF, for this second.
+    private func dateLine() -> [UInt8] {
+        _ = date()
+        return cachedDateLine
     }
 
     private func logAccess(_ request: HTTPRequest, _ response: HTTPResponse, id: String, bytes: Int, started: Int64) {

@@ -8,20 +8,39 @@ public final class HTTPMetrics: Sendable {
     public static let bounds: [Double] = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5]
 
     struct Counters {
-        /// (route index, status code) → requests; route index -1 for requests no route took.
-        var requests: [Int64: UInt64] = [:]
-        /// Per route index + 1: a count per bound and one past the last, and the sum in seconds.
-        var buckets: [[UInt64]] = []
-        var sums: [Double] = []
+        /// Per route index + 1 (0: requests no route took): each status answered and how
+        /// many times, in the order first seen. A route answers with a few statuses, so a
+        /// short scan finds one; a dictionary's hashing cost every request more.
+        var statuses: [[(status: Int, count: UInt64)]]
+        /// Per route index + 1, `HTTPMetrics.bucketCount` counts in a row: one per bound and
+        /// one past the last.
+        var buckets: [UInt64]
+        /// Per route index + 1, seconds in all.
+        var sums: [Double]
+
+        init(routes: Int) {
+            statuses = Array(repeating: [], count: routes + 1)
+            buckets = Array(repeating: 0, count: (routes + 1) * HTTPMetrics.bucketCount)
+            sums = Array(repeating: 0, count: routes + 1)
+        }
+
+        mutating func add(route row: Int, status: Int, count: UInt64) {
+            if let index = statuses[row].firstIndex(where: { $0.status == status }) {
+                statuses[row][index].count += count
+            } else {
+                statuses[row].append((status, count))
+            }
+        }
     }
+
+    static let bucketCount = bounds.count + 1
 
     /// One event loop's counters; only that loop records into them.
     final class Slot: Sendable {
         let counters: Mutex<Counters>
 
         init(routes: Int) {
-            counters = Mutex(Counters(buckets: Array(repeating: Array(repeating: 0, count: HTTPMetrics.bounds.count + 1), count: routes + 1),
-                                      sums: Array(repeating: 0, count: routes + 1)))
+            counters = Mutex(Counters(routes: routes))
         }
 
         /// Records one response; `route` is the router's index, -1 for none.
@@ -32,10 +51,11 @@ public final class HTTPMetrics: Sendable {
                 bucket = index
                 break
             }
+            let row = route + 1
             counters.withLock { counters in
-                counters.requests[Int64(route) << 16 | Int64(status), default: 0] += 1
-                counters.buckets[route + 1][bucket] += 1
-                counters.sums[route + 1] += seconds
+                counters.add(route: row, status: status, count: 1)
+                counters.buckets[row &* HTTPMetrics.bucketCount &+ bucket] += 1
+                counters.sums[row] += seconds
             }
         }
     }
@@ -67,16 +87,15 @@ public final class HTTPMetrics: Sendable {
     /// The metrics as Prometheus text (`text/plain; version=0.0.4`).
     public func exposition() -> String {
         let labels = labels.withLock { $0 }
-        var total = Counters(buckets: Array(repeating: Array(repeating: 0, count: Self.bounds.count + 1), count: labels.count + 1),
-                             sums: Array(repeating: 0, count: labels.count + 1))
+        var total = Counters(routes: labels.count)
         slots.withLock { slots in
             for slot in slots {
                 slot.counters.withLock { counters in
-                    for (key, count) in counters.requests { total.requests[key, default: 0] += count }
-                    for route in counters.buckets.indices {
-                        for bucket in counters.buckets[route].indices { total.buckets[route][bucket] += counters.buckets[route][bucket] }
-                        total.sums[route] += counters.sums[route]
+                    for row in counters.statuses.indices where row < total.statuses.count {
+                        for (status, count) in counters.statuses[row] { total.add(route: row, status: status, count: count) }
+                        total.sums[row] += counters.sums[row]
                     }
+                    for index in counters.buckets.indices where index < total.buckets.count { total.buckets[index] += counters.buckets[index] }
                 }
             }
         }
@@ -84,18 +103,20 @@ public final class HTTPMetrics: Sendable {
             index < 0 || index >= labels.count ? "method=\"\",route=\"unmatched\"" : "method=\"\(labels[index].method)\",route=\"\(labels[index].path)\""
         }
         var out = "# HELP waymark_http_requests_total HTTP requests answered, by route and status.\n# TYPE waymark_http_requests_total counter\n"
-        for (key, count) in total.requests.sorted(by: { $0.key < $1.key }) {
-            out += "waymark_http_requests_total{\(route(Int(key >> 16))),status=\"\(key & 0xFFFF)\"} \(count)\n"
+        for row in total.statuses.indices {
+            for (status, count) in total.statuses[row].sorted(by: { $0.status < $1.status }) {
+                out += "waymark_http_requests_total{\(route(row - 1)),status=\"\(status)\"} \(count)\n"
+            }
         }
         out += "# HELP waymark_http_request_duration_seconds Time from a request's decoding to its response being queued.\n"
         out += "# TYPE waymark_http_request_duration_seconds histogram\n"
         for index in -1..<labels.count {
-            let buckets = total.buckets[index + 1]
+            let buckets = total.buckets[((index + 1) * Self.bucketCount)..<((index + 2) * Self.bucketCount)]
             let count = buckets.reduce(0, +)
             guard count > 0 else { continue }
             var cumulative: UInt64 = 0
             for (position, bound) in Self.bounds.enumerated() {
-                cumulative += buckets[position]
+                cumulative += buckets[buckets.startIndex + position]
                 out += "waymark_http_request_duration_seconds_bucket{\(route(index)),le=\"\(bound)\"} \(cumulative)\n"
             }
             out += "waymark_http_request_duration_seconds_bucket{\(route(index)),le=\"+Inf\"} \(count)\n"

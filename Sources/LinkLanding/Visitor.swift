@@ -16,7 +16,12 @@ public enum Visitor: String, Hashable, Sendable, CaseIterable {
             self = .other
             return
         }
-        self = userAgent.withUTF8 { Self.classify(UnsafeBufferPointer(rebasing: $0.prefix(Self.scannedBytes))) }
+        self = userAgent.withUTF8 { Self(userAgent: $0) }
+    }
+
+    /// The same, from the field's bytes (as a server holds them).
+    public init(userAgent bytes: UnsafeBufferPointer<UInt8>) {
+        self = Self.classify(UnsafeBufferPointer(rebasing: bytes.prefix(Self.scannedBytes)))
     }
 
     /// Real user agents are a few hundred bytes; the head parser bounds the field anyway.

@@ -67,11 +67,13 @@ enum APIResponse {
     /// RFC 9110 §13.1.2: does an `If-None-Match` field match `etag` (weak comparison, `*`)?
     /// Compared on bytes, without copies: conditional manifest fetches are the hot path.
     static func ifNoneMatch(_ request: HTTPRequest, matches etag: String) -> Bool {
-        guard request.head.headers.count(of: "If-None-Match") > 0 else { return false }
-        // The usual case: the client sends back exactly the ETag it was given.
-        for (name, value) in request.head.headers where value == etag && name.equalsIgnoringASCIICase("If-None-Match") { return true }
+        let headers = request.head.headers
+        // The usual case: the client sends back exactly the ETag it was given, in one field.
+        var wanted = etag
+        guard let exact = wanted.withUTF8({ wanted in headers.withValue("If-None-Match") { $0.elementsEqual(wanted) } }) else { return false }
+        if exact { return true }
         let opaque = etag.utf8.starts(with: "W/".utf8) ? Substring(etag.utf8.dropFirst(2)) : Substring(etag)
-        for (name, value) in request.head.headers where name.equalsIgnoringASCIICase("If-None-Match") {
+        for value in headers.values("If-None-Match") {
             for candidate in value.utf8.split(separator: UInt8(ascii: ",")) {
                 var tag = Substring(candidate).withoutOWS.utf8
                 if tag.elementsEqual("*".utf8) { return true }

@@ -24,13 +24,16 @@ struct LandingEndpoints: EndpointGroup {
     }
 
     static func land(_ request: HTTPRequest, _ context: APIContext) -> EndpointRegistry.Answer? {
-        guard let field = request.head.headers["Host"] else { return nil }
-        let method = request.head.method
-        let key = LandingCache.AnswerKey(host: field, target: request.head.target, visitor: Visitor(userAgent: request.head.headers["User-Agent"]))
+        let headers = request.head.headers, method = request.head.method, target = request.head.target
+        let visitor = headers.withValue("User-Agent") { Visitor(userAgent: $0) } ?? .other
         let generation = context.store.generation
         let loop = request.head.loop
+        // Found by the Host field's bytes where they lie: an answer kept needs no string of it.
+        guard let found = headers.withValue("Host", { host in
+            context.landings.lookup(generation: generation, host: host, target: target, visitor: visitor, loop: loop)
+        }) else { return nil }
         var table: LandingTable?
-        switch context.landings.lookup(generation: generation, key, loop: loop) {
+        switch found {
         case .answer(let kept) where kept.validUntil == .distantFuture || context.now() < kept.validUntil:
             // A kept answer's host was found a link host when it was made: only its time is checked.
             guard method == "GET" || method == "HEAD" else { return .now(methodNotAllowed(method)) }
@@ -40,6 +43,8 @@ struct LandingEndpoints: EndpointGroup {
         case .table(let found): table = found
         case .nothing: break
         }
+        guard let field = headers["Host"] else { return nil }
+        let key = LandingCache.AnswerKey(host: field, target: target, visitor: visitor)
         if let table {
             guard let host = linkHost(field), table.hosts.contains(host) else { return nil }
             guard method == "GET" || method == "HEAD" else { return .now(methodNotAllowed(method)) }

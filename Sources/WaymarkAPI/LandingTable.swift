@@ -74,17 +74,78 @@ final class LandingTable: Sendable {
 /// line on a landing (one shared lock cost the two loops of the benchmark about a tenth of
 /// their throughput, in lock hand-offs no instruction count shows).
 final class LandingCache: Sendable {
-    struct AnswerKey: Hashable {
+    /// What a kept answer is found by: the `Host` field as sent, the request target, and
+    /// the kind of visitor; with one word hashed from them (`hash(host:target:visitor:)`).
+    struct AnswerKey {
         let host: String
         let target: String
         let visitor: Visitor
+        let hash: UInt64
 
-        /// One word from the bytes of both strings (telemetry's byte hash, `NameTable.hash`)
-        /// fed to the hasher: SipHash over a long target cost a landing more than its lookup.
-        func hash(into hasher: inout Hasher) {
-            var (host, target) = (host, target)
-            let hostHash = host.withUTF8 { NameTable.hash($0) }, targetHash = target.withUTF8 { NameTable.hash($0) }
-            hasher.combine(hostHash ^ (targetHash &* 0x9E37_79B9_7F4A_7C15) ^ UInt64(visitor == .ios ? 1 : visitor == .android ? 2 : 3))
+        init(host: String, target: String, visitor: Visitor) {
+            var host = host
+            hash = host.withUTF8 { Self.hash(host: $0, target: target, visitor: visitor) }
+            (self.host, self.target, self.visitor) = (host, target, visitor)
+        }
+
+        /// Telemetry's byte hash (`NameTable.hash`) of the host and of the target, mixed with
+        /// the visitor: SipHash over a long target cost a landing more than its lookup did.
+        static func hash(host: UnsafeBufferPointer<UInt8>, target: String, visitor: Visitor) -> UInt64 {
+            var target = target
+            let targetHash = target.withUTF8 { NameTable.hash($0) }
+            return NameTable.hash(host) ^ (targetHash &* 0x9E37_79B9_7F4A_7C15) ^ UInt64(visitor == .ios ? 1 : visitor == .android ? 2 : 3)
+        }
+
+        /// Whether this is the key of a request with these: its host compared as bytes, so a
+        /// lookup needs no `String` of the field.
+        func matches(hash: UInt64, host field: UnsafeBufferPointer<UInt8>, target: String, visitor: Visitor) -> Bool {
+            guard self.hash == hash, self.visitor == visitor, self.target == target else { return false }
+            var host = host
+            return host.withUTF8 { $0.count == field.count && ($0.count == 0 || memcmp($0.baseAddress!, field.baseAddress!, $0.count) == 0) }
+        }
+    }
+
+    /// A shard's kept answers: open addressing on the key's hash, linear probing, at most
+    /// half full, grown by doubling up to room for `maximumAnswers`.
+    struct Answers {
+        private var slots: [(key: AnswerKey, answer: Answer)?] = Array(repeating: nil, count: 64)
+        private(set) var count = 0
+
+        func find(hash: UInt64, host: UnsafeBufferPointer<UInt8>, target: String, visitor: Visitor) -> Answer? {
+            let mask = slots.count - 1
+            var index = Int(truncatingIfNeeded: hash) & mask
+            while let slot = slots[index] {
+                if slot.key.matches(hash: hash, host: host, target: target, visitor: visitor) { return slot.answer }
+                index = (index + 1) & mask
+            }
+            return nil
+        }
+
+        mutating func insert(_ answer: Answer, for key: AnswerKey) {
+            if (count + 1) * 2 > slots.count { grow() }
+            let mask = slots.count - 1
+            var index = Int(truncatingIfNeeded: key.hash) & mask
+            while let slot = slots[index] {
+                if slot.key.hash == key.hash, slot.key.visitor == key.visitor, slot.key.target == key.target, slot.key.host == key.host {
+                    slots[index] = (key, answer)
+                    return
+                }
+                index = (index + 1) & mask
+            }
+            slots[index] = (key, answer)
+            count += 1
+        }
+
+        mutating func removeAll() {
+            for index in slots.indices { slots[index] = nil }
+            count = 0
+        }
+
+        private mutating func grow() {
+            let old = slots
+            slots = Array(repeating: nil, count: old.count * 2)
+            count = 0
+            for case let (key, answer)? in old { insert(answer, for: key) }
         }
     }
 
@@ -106,7 +167,7 @@ final class LandingCache: Sendable {
 
     /// One loop's table and answers. A class each, so shards do not share a cache line.
     private final class Shard: Sendable {
-        let state = Mutex<(table: LandingTable?, answers: [AnswerKey: Answer])>((nil, [:]))
+        let state = Mutex<(table: LandingTable?, answers: Answers)>((nil, Answers()))
     }
 
     private let shards = (0..<LandingCache.shardCount).map { _ in Shard() }
@@ -127,17 +188,19 @@ final class LandingCache: Sendable {
 
     /// One lock, the loop's own; a hit touches nothing another loop touches (not even the
     /// shared table's reference count).
-    func lookup(generation: Int, _ key: AnswerKey, loop: Int) -> Found {
+    /// - Parameter host: the `Host` field's bytes, as sent.
+    func lookup(generation: Int, host: UnsafeBufferPointer<UInt8>, target: String, visitor: Visitor, loop: Int) -> Found {
         let shard = shard(loop)
+        let hash = AnswerKey.hash(host: host, target: target, visitor: visitor)
         let found = shard.state.withLock { state -> Found in
             guard let table = state.table, table.generation == generation else { return .nothing }
-            if let answer = state.answers[key] { return .answer(answer) }
+            if let answer = state.answers.find(hash: hash, host: host, target: target, visitor: visitor) { return .answer(answer) }
             return .table(table)
         }
         if case .nothing = found {
             guard let table = table(generation: generation) else { return .nothing }
             shard.state.withLock { state in
-                if state.table.map({ $0.generation < table.generation }) ?? true { state = (table, [:]) }
+                if state.table.map({ $0.generation < table.generation }) ?? true { state = (table, Answers()) }
             }
             return .table(table)
         }
@@ -155,8 +218,8 @@ final class LandingCache: Sendable {
     func remember(_ answer: Answer, for key: AnswerKey, generation: Int, loop: Int) {
         shard(loop).state.withLock { state in
             guard state.table?.generation == generation else { return }
-            if state.answers.count >= Self.maximumAnswers { state.answers.removeAll(keepingCapacity: true) }
-            state.answers[key] = answer
+            if state.answers.count >= Self.maximumAnswers { state.answers.removeAll() }
+            state.answers.insert(answer, for: key)
         }
     }
 }

@@ -1,4 +1,4 @@
-import HTTPCore
+@testable import HTTPCore
 import Testing
 
 /// `HTTPHeaders` answers "absent" from a one-word filter of the names present before it
@@ -43,6 +43,80 @@ struct HTTPHeadersTests {
                 #expect(headers.single(name) == (expected.count == 1 ? expected[0] : nil), "\(fields) \(name)")
             }
             #expect(HTTPHeaders(fields.map { (name: $0.0, value: $0.1) }) == headers)
+        }
+    }
+
+    /// A parsed head keeps its fields as the bytes received (see `HTTPHeaders`): the same
+    /// random field sets, sent in a head with odd spacing, answer every lookup as a plain
+    /// scan does; then changed, they turn into strings and still do.
+    @Test func parsedFieldsAgreeWithAPlainScanBeforeAndAfterAChange() throws {
+        var generator = Xorshift(state: 20_261_126)
+        for _ in 0..<300 {
+            var fields: [(String, String)] = [("Host", "example.com")]
+            var text = "GET / HTTP/1.1\r\nHost: example.com\r\n"
+            for index in 0..<Int.random(in: 0...8, using: &generator) {
+                let name = Self.names.filter { $0.lowercased() != "host" }.randomElement(using: &generator)!
+                let value = index % 3 == 0 ? "v \(index)\u{00E9}" : "v\(index)"
+                fields.append((name, value))
+                text += "\(name):" + String(repeating: " ", count: index % 3) + value + String(repeating: "\t", count: index % 2) + "\r\n"
+            }
+            var parser = HTTPHeadParser()
+            let bytes = Array((text + "\r\n").utf8)
+            let result = try bytes.withUnsafeBufferPointer { try parser.parse($0) }
+            guard case .complete(let head, _) = result else {
+                Issue.record("incomplete: \(text)")
+                continue
+            }
+            var headers = head.headers
+            #expect(headers.fields.map(\.name) == fields.map(\.0))
+            #expect(headers.fields.map(\.value) == fields.map(\.1))
+            #expect(headers.fieldCount == fields.count)
+            for name in Self.names {
+                let expected = Self.scan(fields, name)
+                #expect(headers.values(name) == expected, "\(text) \(name)")
+                #expect(headers[name] == expected.first, "\(text) \(name)")
+                #expect(headers.count(of: name) == expected.count, "\(text) \(name)")
+                #expect(headers.withValue(name) { String(decoding: $0, as: UTF8.self) } == expected.first, "\(text) \(name)")
+            }
+            #expect(HTTPHeaders(fields.map { (name: $0.0, value: $0.1) }) == headers)
+            let name = Self.names.randomElement(using: &generator)!
+            fields.removeAll { $0.0.lowercased() == name.lowercased() }
+            fields.append((name, "replaced"))
+            headers.replace(name, with: "replaced")
+            for name in Self.names {
+                #expect(headers.values(name) == Self.scan(fields, name), "\(text) \(name) after a change")
+            }
+        }
+    }
+
+    /// The byte classes as masks agree with RFC 9110's tchar and RFC 3986's lists, for every byte.
+    @Test func byteClassesAreTheRFCsLists() {
+        let alphanumeric = Set(Array("0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ".utf8))
+        let token = alphanumeric.union("!#$%&'*+-.^_`|~".utf8)
+        let target = alphanumeric.union("-._~!$&'()*+,;=:@/?%".utf8)
+        let host = alphanumeric.union("-._~!$&'()*+,;=:[]%".utf8)
+        for byte in UInt8.min...UInt8.max {
+            #expect(isTokenByte(byte) == token.contains(byte), "tchar \(byte)")
+            #expect(isTargetByte(byte) == target.contains(byte), "target \(byte)")
+            #expect(isHostByte(byte) == host.contains(byte), "host \(byte)")
+        }
+    }
+
+    /// Names compared eight bytes at a time, with letters folded, agree with a byte-by-byte
+    /// comparison of lowercased bytes: random names of every length up to 24 over letters,
+    /// tchar symbols (`^` and `~` differ by the case bit) and bytes above 0x7F.
+    @Test func namesComparedAWordAtATime() {
+        var generator = Xorshift(state: 0xCA5E)
+        let alphabet = Array("aAbBzZ-_^~`|09@[".utf8) + [0x7E, 0xC1, 0xE1, 0xFF]
+        func lower(_ byte: UInt8) -> UInt8 { (0x41...0x5A).contains(byte) ? byte | 0x20 : byte }
+        for _ in 0..<20_000 {
+            let count = Int.random(in: 0...24, using: &generator)
+            let a = (0..<count).map { _ in alphabet.randomElement(using: &generator)! }
+            var b = a
+            for index in b.indices where Int.random(in: 0..<4, using: &generator) == 0 { b[index] = alphabet.randomElement(using: &generator)! }
+            let expected = a.map(lower) == b.map(lower)
+            let fast = a.withUnsafeBytes { x in b.withUnsafeBytes { y in sameASCIIIgnoringCase(x.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!, y.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!, count: count) } }
+            #expect(fast == expected, "\(a) \(b)")
         }
     }
 }
