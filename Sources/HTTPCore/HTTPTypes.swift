@@ -252,7 +252,10 @@ enum RawFieldsBuilder {
         var present: UInt64 = 0
         var parsed = 0
         var failure: HTTPParserError?
-        let raw = [UInt8](unsafeUninitializedCapacity: base + text.count) { buffer, initialized in
+        // Zeroed, then written: `init(unsafeUninitializedCapacity:)` went through an
+        // unspecialized allocation in the standard library, several times the memset.
+        var raw = [UInt8](repeating: 0, count: base + text.count)
+        raw.withUnsafeMutableBufferPointer { buffer in
             let out = UnsafeMutableRawBufferPointer(buffer)
             if let from = text.baseAddress, let to = buffer.baseAddress { (to + base).initialize(from: from, count: text.count) }
             var start = 0
@@ -277,9 +280,6 @@ enum RawFieldsBuilder {
                 parsed += 1
                 start = end &+ 2
             }
-            // Spans not written (none when `count` was exact) are zeroed, so every byte is initialized.
-            if parsed < count { out.baseAddress!.advanced(by: parsed &* 16).initializeMemory(as: UInt8.self, repeating: 0, count: (count &- parsed) &* 16) }
-            initialized = base + text.count
         }
         if let failure { throw failure }
         return HTTPHeaders(raw: raw, count: parsed, present: present)

@@ -24,7 +24,7 @@ final class EventLoop: @unchecked Sendable {
     private let wakeFD: Int32
     private var listeners: [Int32] = []
     @exclusivity(unchecked) private var listenersWatched = true
-    @exclusivity(unchecked) private var connections: [Int32: Connection] = [:]
+    @exclusivity(unchecked) private var connections = ConnectionTable()
     private let router: Router
     private let configuration: ServerConfiguration
     private let maximumConnections: Int

@@ -83,7 +83,8 @@ public struct Router: Sendable {
     public typealias Fallback = @Sendable (HTTPRequest) -> Answer?
 
     private var entries: [Entry] = []
-    private var fallback: (label: (method: String, path: String), handler: Fallback)?
+    private var fallback: Fallback?
+    private var fallbackLabel: (method: String, path: String)?
     /// The first segment of every route: a path starting with one is the server's own,
     /// never the fallback's (and a path starting with none reaches no route).
     private var ownFirstSegments: [[UInt8]] = []
@@ -141,13 +142,14 @@ public struct Router: Sendable {
 
     /// Sets the handler for requests no route takes (`Fallback`); `label` names it in metrics.
     public mutating func setFallback(label: (method: String, path: String), _ handler: @escaping Fallback) {
-        fallback = (label, handler)
+        fallback = handler
+        fallbackLabel = label
     }
 
     /// Method and path pattern of each route, in the order added (metrics label them so),
     /// then the fallback's label when there is one.
     public var routeLabels: [(method: String, path: String)] {
-        entries.map { ($0.method, Self.pattern($0.segments)) } + (fallback.map { [$0.label] } ?? [])
+        entries.map { ($0.method, Self.pattern($0.segments)) } + (fallbackLabel.map { [$0] } ?? [])
     }
 
     /// Whether `path`'s first segment is one of the routes' (so it is the server's own path):
@@ -289,7 +291,7 @@ public struct Router: Sendable {
         case .methodNotAllowed(let allow):
             return .response(Self.methodNotAllowed(request, allow: allow), route: -1)
         case .outside:
-            if let fallback, let answer = fallback.handler(request) {
+            if let fallback, let answer = fallback(request) {
                 switch answer {
                 case .now(let response): return .response(response, route: entries.count)
                 case .later(let finish): return .deferred({ _, _, responder in finish(responder) }, RouteParameters(), route: entries.count)
