@@ -9,7 +9,7 @@ SCHEMAS    := --schema $(EXAMPLE)/schema-ios-5.2.0.json --schema $(EXAMPLE)/sche
 BIN        := .build/debug/waymark
 RELEASE    := .build/release
 
-.PHONY: all build run test check-imports test-client test-unit test-live test-crash test-followers test-rollout test-qr test-landing check-deploy test-api test-dashboard test-links fuzz-ci check-example bench bench-client bench-http bench-publish bench-telemetry bench-events count-instructions fuzz deps toolchain clean
+.PHONY: all build run test check-imports test-client test-unit test-live test-crash test-followers test-rollout test-qr test-landing check-deploy test-api test-dashboard test-console test-links fuzz-ci check-example bench bench-client bench-http bench-publish bench-telemetry bench-events count-instructions fuzz deps toolchain clean
 
 all: build
 
@@ -31,7 +31,7 @@ run: build
 	$(BIN) serve --data-dir data $(SERVE_ARGS)
 
 # Unit tests run last, so their summary closes the output.
-test: check-imports check-example test-links test-live test-client test-crash test-disk-full test-hostile test-memory test-followers test-rollout test-qr test-landing check-deploy test-api test-dashboard fuzz-ci test-unit
+test: check-imports check-example test-links test-live test-client test-crash test-disk-full test-hostile test-memory test-followers test-rollout test-qr test-landing check-deploy test-api test-dashboard test-console fuzz-ci test-unit
 
 # The libraries an app embeds (RouteEngine, WaymarkClient, and the targets they are built
 # from) import Foundation at most: no Glibc, Dispatch, Synchronization or UIKit.
@@ -136,6 +136,13 @@ test-api: build
 # GET /dashboard in headless Chromium (Debian's chromium, installed when missing): the
 # figures it draws equal the telemetry posted, it refreshes itself, it asks for a token;
 # leaves a screenshot in .build/dashboard.png.
+# The marketing console in headless Chromium driven by Selenium (Debian's chromium and
+# chromium-driver, Selenium from PyPI in .venv, installed when missing), as a person would
+# use it: log in, compose, check, preview, publish, a second browser publishing first,
+# rebase, rollback; the page's policy and where the token went. Screenshots in .build/console/.
+test-console: build
+	bash Tests/Scripts/console-check.sh $(BIN) .build/console
+
 test-dashboard: build
 	bash Tests/Scripts/install-packages.sh python3=python3 chromium=chromium
 	python3 Tests/Scripts/dashboard-check.py $(BIN) .build/dashboard.png

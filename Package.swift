@@ -32,7 +32,7 @@ let package = Package(
         .target(name: "ManifestStore", dependencies: ["RouteEngine", "CivilDate", "SystemIO", "Rollout"]),
         // The HTTP API of `waymark serve`: endpoints, tokens and scopes, cached manifests.
         .target(name: "WaymarkAPI", dependencies: ["ManifestStore", "Rollout", "QRCode", "LinkLanding", "LinkShapes", "Telemetry", "HTTPServer", "HTTPCore", "RouteEngine", "LinkChecks", "Replication", "CivilDate", "SystemIO"],
-                resources: [.embedInCode("Resources/dashboard.html")]),
+                resources: [.embedInCode("Resources/dashboard.html"), .embedInCode("Resources/console.html")]),
         // Staged rollouts: the guard that compares a candidate revision's failures with the
         // stable one's (pure: counts in, a verdict out).
         .target(name: "Rollout"),

@@ -40,6 +40,9 @@ public struct Router: Sendable {
 
     public enum Admitted: Sendable {
         case admit(as: String?)
+        /// Admitted with a body limit of its own instead of the route's: a caller trusted
+        /// with more (a token with a wider scope) may send more.
+        case admitWithBody(as: String?, maximumBody: Int)
         case refuse(HTTPResponse)
     }
 
@@ -220,6 +223,7 @@ public struct Router: Sendable {
         guard let admission = entries[index].admission else { return .read(maximumBody: entries[index].maximumBody, admittedAs: nil) }
         switch admission(head) {
         case .admit(let name): return .read(maximumBody: entries[index].maximumBody, admittedAs: name)
+        case .admitWithBody(let name, let maximumBody): return .read(maximumBody: maximumBody, admittedAs: name)
         case .refuse(let response): return .refuse(response)
         }
     }

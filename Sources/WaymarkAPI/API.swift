@@ -40,7 +40,7 @@ public final class API: Sendable {
     static let groups: [any EndpointGroup.Type] = [
         HealthEndpoints.self, ManifestEndpoints.self, RevisionEndpoints.self, PublishingEndpoints.self,
         SchemaEndpoints.self, PreviewEndpoints.self, AssociatedDomainEndpoints.self, TelemetryEndpoints.self,
-        ReplicationEndpoints.self, MetricsEndpoints.self, DashboardEndpoints.self, ScheduleEndpoints.self, RolloutEndpoints.self, QREndpoints.self,
+        ReplicationEndpoints.self, MetricsEndpoints.self, DashboardEndpoints.self, ConsoleEndpoints.self, ScheduleEndpoints.self, RolloutEndpoints.self, QREndpoints.self,
         UnknownLinkEndpoints.self, LandingEndpoints.self,
     ]
 

@@ -46,14 +46,25 @@ extension APIContext {
 
     /// `authorize` as the server's admission check at the end of a head: a request with a
     /// body is refused before the body is read.
-    func admission(_ access: RouteDeclaration.Access) -> Router.Admission {
+    func admission(_ access: RouteDeclaration.Access, largerBody: RouteDeclaration.LargerBody? = nil) -> Router.Admission {
         { [self] head in
             do throws(Refusal) {
-                return .admit(as: try authorize(head, access))
+                let actor = try authorize(head, access)
+                if let largerBody, tokenAllows(head, largerBody.scope) { return .admitWithBody(as: actor, maximumBody: largerBody.maximumBody) }
+                return .admit(as: actor)
             } catch {
                 return .refuse(error.response)
             }
         }
+    }
+
+    /// Whether the head's bearer token is a live one with `scope` (nothing audited or rated:
+    /// the route's own check did that).
+    func tokenAllows(_ head: HTTPRequestHead, _ scope: Scope) -> Bool {
+        guard let field = head.headers.single("Authorization"), let token = Self.bearerToken(field),
+              let record = store.tokens.authenticate(bytes: token)
+        else { return false }
+        return record.allows(scope)
     }
 
     /// The credentials of `Authorization: Bearer <token>` (RFC 6750 §2.1; the scheme name is

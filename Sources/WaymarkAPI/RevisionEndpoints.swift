@@ -1,4 +1,5 @@
 import CivilDate
+import Foundation
 import HTTPCore
 import HTTPServer
 import ManifestStore
@@ -20,6 +21,11 @@ struct RevisionEndpoints: EndpointGroup {
         }
         try registry.addOffLoop("GET", "/v1/revisions/:a/diff/:b", .scope(.manifestRead, action: "readDiff")) { request, call throws(Refusal) in
             try diff(request, call)
+        }
+        // A draft against a revision: what publishing it would change (the console's review).
+        try registry.addOffLoop("POST", "/v1/revisions/:a/diff", .scope(.routesPublish, action: "diffDraft"),
+                                maximumBody: context.options.maximumDocumentBytes) { request, call throws(Refusal) in
+            try diffDraft(request, call)
         }
     }
 
@@ -80,13 +86,69 @@ struct RevisionEndpoints: EndpointGroup {
     }
 
     private static func diff(_ a: Revision, _ b: Revision, _ documents: RevisionDocuments) -> HTTPResponse {
-        let old = documents.document(a).routes, new = documents.document(b).routes
+        APIResponse.json(diff(from: documents.document(a).routes, to: documents.document(b).routes, fromLabel: .int(a.number), toLabel: .int(b.number)),
+                         headers: [("Cache-Control", Self.immutable)])
+    }
+
+    /// From revision `a` to the draft routes document in the body.
+    private func diffDraft(_ request: HTTPRequest, _ call: RouteCall) throws(Refusal) -> HTTPResponse {
+        let a = try Self.revision(call["a"], in: context.store.snapshot)
+        guard let json = try? JSONParser().parse(request.body), case .object(let document) = json,
+              case .array(let entries)? = document["routes"]
+        else { throw Refusal(.badRequest, "badJSON", "The body must be a routes document: {\"format\", \"app\", \"routes\": [...]}.") }
+        var routes: [(id: String, json: JSONValue)] = []
+        for (index, entry) in entries.enumerated() {
+            guard case .object(let route) = entry, let id = route["id"]?.stringValue else {
+                throw Refusal(.badRequest, "badRoutes", "routes[\(index)] needs a string \"id\" to be compared.")
+            }
+            routes.append((id, entry))
+        }
+        var answer = Self.diff(from: context.documents.document(a).routes, to: routes, fromLabel: .int(a.number), toLabel: .null)
+        if case .object(var object) = answer {
+            object["draft"] = true
+            answer = .object(object)
+        }
+        return APIResponse.json(answer, headers: [("Cache-Control", "no-store")])
+    }
+
+    /// Route ids added, removed and changed, and for each changed route the fields that
+    /// changed (`changes`): JSON Pointers into the route with the value before and after
+    /// (`from` missing: the field was added; `to` missing: removed). Objects are compared
+    /// key by key, all the way down; any other value (a list of patterns, a string) is
+    /// compared whole. Routes keep their order in `to`; a duplicated id counts its first.
+    static func diff(from old: [(id: String, json: JSONValue)], to new: [(id: String, json: JSONValue)],
+                     fromLabel: JSONValue, toLabel: JSONValue) -> JSONValue {
         let before = Dictionary(old, uniquingKeysWith: { first, _ in first })
         let afterIDs = Set(new.map(\.id))
-        let added = new.filter { before[$0.id] == nil }.map { JSONValue.string($0.id) }
+        var seen = Set<String>()
+        let unique = new.filter { seen.insert($0.id).inserted }
+        let added = unique.filter { before[$0.id] == nil }.map { JSONValue.string($0.id) }
         let removed = old.map(\.id).filter { !afterIDs.contains($0) }.map(JSONValue.string)
-        let changed = new.filter { id, route in before[id].map { $0 != route } ?? false }.map { JSONValue.string($0.id) }
-        return APIResponse.json(["from": .int(a.number), "to": .int(b.number), "added": .array(added), "removed": .array(removed),
-                                 "changed": .array(changed)], headers: [("Cache-Control", Self.immutable)])
+        var changed: [JSONValue] = [], changes: [JSONValue] = []
+        for (id, route) in unique {
+            guard let previous = before[id], previous != route else { continue }
+            changed.append(.string(id))
+            changes.append(["id": .string(id), "fields": .array(fieldChanges(previous, route, at: ""))])
+        }
+        return ["from": fromLabel, "to": toLabel, "added": .array(added), "removed": .array(removed), "changed": .array(changed),
+                "changes": .array(changes)]
+    }
+
+    /// The changes from `old` to `new` below the JSON Pointer `path` (RFC 6901).
+    static func fieldChanges(_ old: JSONValue, _ new: JSONValue, at path: String) -> [JSONValue] {
+        guard case .object(let before) = old, case .object(let after) = new else {
+            return old == new ? [] : [["path": .string(path), "from": old, "to": new]]
+        }
+        var changes: [JSONValue] = []
+        for key in Set(before.keys).union(after.keys).sorted() {
+            let below = path + "/" + key.replacingOccurrences(of: "~", with: "~0").replacingOccurrences(of: "/", with: "~1")
+            switch (before[key], after[key]) {
+            case (let was?, let now?): changes += fieldChanges(was, now, at: below)
+            case (let was?, nil): changes.append(["path": .string(below), "from": was])
+            case (nil, let now?): changes.append(["path": .string(below), "to": now])
+            case (nil, nil): break
+            }
+        }
+        return changes
     }
 }

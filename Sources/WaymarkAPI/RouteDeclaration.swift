@@ -28,12 +28,21 @@ public struct RouteDeclaration: Sendable, Hashable {
         case cachedOrOffLoop
     }
 
+    /// A larger body limit for callers whose token also has `scope` (decided at the end
+    /// of the head, before any of the body is read).
+    public struct LargerBody: Sendable, Hashable {
+        public let scope: Scope
+        public let maximumBody: Int
+    }
+
     public let method: String
     public let path: String
     public let access: Access
     /// The largest body taken, in bytes; nil: the server's default.
     public let maximumBody: Int?
     public let mode: Mode
+    /// The limit for callers trusted with more, when there is one.
+    public var largerBody: LargerBody? = nil
 
     /// The scope a request needs, nil for an open route.
     public var scope: Scope? {
@@ -105,18 +114,19 @@ struct EndpointRegistry {
     /// A route answered from the work queue: its access is checked on the loop, then the
     /// handler runs off it.
     mutating func addOffLoop(_ method: String, _ path: String, _ access: RouteDeclaration.Access, maximumBody: Int? = nil,
-                             _ handler: @escaping Handler) throws(RouterError) {
+                             largerBody: RouteDeclaration.LargerBody? = nil, _ handler: @escaping Handler) throws(RouterError) {
         let work = context.work
-        try addDeferred(method, path, access, maximumBody: maximumBody, mode: .offLoop) { request, call, responder in
+        try addDeferred(method, path, access, maximumBody: maximumBody, largerBody: largerBody, mode: .offLoop) { request, call, responder in
             work.answer(responder) { () throws(Refusal) in try handler(request, call) }
         }
     }
 
     /// A deferred route as declared with `mode`: access checked, then `handler` answers.
     private mutating func addDeferred(_ method: String, _ path: String, _ access: RouteDeclaration.Access, maximumBody: Int?,
+                                      largerBody: RouteDeclaration.LargerBody? = nil,
                                       mode: RouteDeclaration.Mode, _ handler: @escaping DeferredHandler) throws(RouterError) {
         let context = context
-        try router.addDeferred(method, path, maximumBody: maximumBody, admission: context.admission(access)) { request, parameters, responder in
+        try router.addDeferred(method, path, maximumBody: maximumBody, admission: context.admission(access, largerBody: largerBody)) { request, parameters, responder in
             do throws(Refusal) {
                 let actor = try context.actor(of: request, parameters, access)
                 try handler(request, RouteCall(parameters: parameters, actor: actor), responder)
@@ -124,7 +134,8 @@ struct EndpointRegistry {
                 responder.respond(error.response)
             }
         }
-        declarations.append(RouteDeclaration(method: method, path: path, access: access, maximumBody: maximumBody, mode: mode))
+        declarations.append(RouteDeclaration(method: method, path: path, access: access, maximumBody: maximumBody, mode: mode,
+                                             largerBody: largerBody))
     }
 
     /// A route answered on the loop when its handler finds what it needs cached, else from

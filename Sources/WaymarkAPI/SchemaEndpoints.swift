@@ -13,6 +13,21 @@ struct SchemaEndpoints: EndpointGroup {
         try registry.addOffLoop("PUT", "/v1/schemas/:platform/:version", .scope(.schemasWrite, action: "registerSchema"),
                                maximumBody: context.options.maximumDocumentBytes) { request, call throws(Refusal) in try registerSchema(request, call) }
         try registry.add("GET", "/v1/schemas", .scope(.manifestRead, action: "readSchemas")) { _, _ in schemas() }
+        try registry.add("GET", "/v1/schemas/:platform/:version", .scope(.manifestRead, action: "readSchema")) { request, call throws(Refusal) in
+            try schema(request, call)
+        }
+    }
+
+    /// One build's schema as it was registered (where a registration's `Location` points).
+    private func schema(_ request: HTTPRequest, _ call: RouteCall) throws(Refusal) -> HTTPResponse {
+        let key = SchemaKey(platform: call["platform"], version: call["version"])
+        guard let stored = context.store.snapshot.schemas[key] else {
+            throw Refusal(.notFound, "unknownBuild", "No schema is registered for \(key).")
+        }
+        let etag = "\"schema-\(stored.sha256.prefix(32))\""
+        if APIResponse.ifNoneMatch(request, matches: etag) { return APIResponse.notModified(etag: etag, cacheControl: "no-cache") }
+        return HTTPResponse(status: .ok, headers: HTTPHeaders([("Content-Type", "application/json"), ("ETag", etag), ("Cache-Control", "no-cache")]),
+                            body: stored.bytes)
     }
 
     private func schemas() -> HTTPResponse {

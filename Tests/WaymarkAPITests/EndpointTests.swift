@@ -41,6 +41,8 @@ struct EndpointTests {
         ("GET", "/v1/revisions/1/diff/1", .manifestRead, "", nil, 200),
         ("GET", "/v1/schemas", .manifestRead, "", nil, 200),
         ("POST", "/v1/resolve", .manifestRead, "{\"url\": \"https://storefront.example/p/42\", \"platform\": \"ios\", \"version\": \"5.3.0\"}", nil, 200),
+        ("GET", "/v1/schemas/ios/5.3.0", .manifestRead, "", nil, 200),
+        ("POST", "/v1/revisions/1/diff", .routesPublish, Fixtures.storefrontRoutesJSON.serialized(), nil, 200),
         ("POST", "/v1/validate", .routesPublish, "{}", nil, 200),
         ("POST", "/v1/revisions", .routesPublish, publishBody(extraRoute: "table"), "\"rev-1\"", 201),
         ("POST", "/v1/revisions/1/rollback", .routesPublish, "", "\"rev-1\"", 200),  // revision 1 is current: unchanged
@@ -84,7 +86,8 @@ struct EndpointTests {
 
     /// Every route's declared access: open, or the scope its token needs.
     static let declared: Set<String> = [
-        "GET /healthz open", "GET /readyz open", "GET /dashboard open",
+        "GET /healthz open", "GET /readyz open", "GET /dashboard open", "GET /console open",
+        "GET /v1/schemas/:platform/:version manifest:read", "POST /v1/revisions/:a/diff routes:publish",
         "GET /.well-known/apple-app-site-association open", "GET /.well-known/assetlinks.json open",
         "GET /v1/manifest manifest:read", "GET /v1/revisions manifest:read", "GET /v1/revisions/:number manifest:read",
         "GET /v1/revisions/:a/diff/:b manifest:read", "GET /v1/schemas manifest:read", "POST /v1/resolve manifest:read",

@@ -1,0 +1,441 @@
+#!/usr/bin/env python3
+"""GET /console in a real headless Chromium (Debian's `chromium` and `chromium-driver`),
+driven with Selenium (Debian's `python3-selenium`) as a person would use it, against a
+live daemon seeded with the storefront example:
+
+  - the page's Content-Security-Policy: default-src 'none', its one script and one style
+    by hash (the hashes of what it serves), requests to its own origin only;
+  - log in with a routes:publish token (the page asks; a wrong token is refused);
+  - compose a campaign route: id, a pattern with a capture, the destination, a window, a
+    fallback, an owner; a constant of the wrong type gets a type error next to its field,
+    gone once fixed; a pattern that takes the same links as an existing route names that
+    route, as a link to it; publishing is refused while an error stands;
+  - preview the link on the draft: gated for a logged-out user, proceeding logged in,
+    `expired` after the window; its QR code shown;
+  - review the diff and publish: the new revision is in the history and in the manifest
+    the API serves;
+  - a second browser publishes first: the first one's publish is refused (412), the page
+    says who published and rebases; a route changed on both sides is a conflict the person
+    settles; nothing is overwritten;
+  - roll back, after a confirmation that shows what will change;
+  - keyboard: the section tabs move with the arrow keys;
+  - the token went to this origin's /v1/ API and nowhere else (Chromium's network log), and
+    Chromium logged no policy violation.
+Screenshots of the main states go to SCREENSHOTS (default .build/console).
+
+Usage: console-check.py WAYMARK_BINARY [SCREENSHOTS] (through console-check.sh, which installs what it needs)
+"""
+import base64
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+import waymark_daemon
+
+try:
+    from selenium import webdriver
+    from selenium.common.exceptions import TimeoutException
+    from selenium.webdriver.chrome.options import Options
+    from selenium.webdriver.chrome.service import Service
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+    from selenium.webdriver.support.ui import Select, WebDriverWait
+except ImportError:
+    print("console-check: FAIL: selenium is not installed (make test-console installs it into .venv)", file=sys.stderr)
+    sys.exit(1)
+
+ROOT = waymark_daemon.ROOT
+STEPS = []
+
+
+def fail(message):
+    print("console-check: FAIL: " + message, file=sys.stderr)
+    sys.exit(1)
+
+
+def step(text):
+    STEPS.append(text)
+    print("console-check: " + text)
+
+
+def api(port, token, method, path, body=None, headers=None):
+    status, data, answer_headers = waymark_daemon.call(port, token, method, path, body, headers)
+    try:
+        return status, json.loads(data) if data else None, answer_headers
+    except ValueError:
+        return status, data, answer_headers
+
+
+def browser(size=(1280, 800)):
+    options = Options()
+    options.binary_location = shutil.which("chromium") or "/usr/bin/chromium"
+    for argument in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
+                     "--window-size=%d,%d" % size, "--lang=en-US"]:
+        options.add_argument(argument)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL", "performance": "ALL"})
+    driver = webdriver.Chrome(service=Service(shutil.which("chromedriver") or "/usr/bin/chromedriver"), options=options)
+    driver.set_window_size(*size)
+    return driver
+
+
+def wait(driver, condition, what, seconds=15):
+    try:
+        return WebDriverWait(driver, seconds, poll_frequency=0.1).until(lambda d: condition(d))
+    except TimeoutException:
+        logs = [entry["message"] for entry in driver.get_log("browser")][-5:]
+        fail("timed out waiting for " + what + "; status: " + text(driver, "status") + "; the browser's last messages: %r" % logs)
+
+
+def text(driver, element_id):
+    try:
+        return driver.find_element(By.ID, element_id).text
+    except Exception:
+        return ""
+
+
+def items(driver, list_id):
+    return [item.text for item in driver.find_elements(By.CSS_SELECTOR, "#%s li" % list_id)]
+
+
+def type_into(driver, element_id, value, clear=True):
+    element = driver.find_element(By.ID, element_id)
+    if clear:
+        element.send_keys(Keys.CONTROL, "a")
+        element.send_keys(Keys.DELETE)
+    element.send_keys(value)
+    return element
+
+
+def set_time(driver, element_id, value):
+    """A datetime-local field: Chromium's own picker cannot be typed into the same way in
+    every locale, so the value is set and an input event sent, as typing ends with."""
+    element = driver.find_element(By.ID, element_id)
+    driver.execute_script("arguments[0].disabled = false; arguments[0].value = arguments[1];"
+                          "arguments[0].dispatchEvent(new Event('input', {bubbles: true}));"
+                          "arguments[0].dispatchEvent(new Event('change', {bubbles: true}));", element, value)
+
+
+def settled(driver):
+    """The draft's last edit has been checked by the server."""
+    return "Checking" not in text(driver, "status")
+
+
+def shot(driver, folder, name, show=None):
+    """A screenshot of the window, scrolled to the element `show` (an id) when given."""
+    if show:
+        driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", driver.find_element(By.ID, show))
+    path = os.path.join(folder, name + ".png")
+    driver.save_screenshot(path)
+    with open(path, "rb") as handle:
+        if handle.read(8) != b"\x89PNG\r\n\x1a\n":
+            fail("the screenshot %s is not a PNG" % path)
+    return path
+
+
+def log_in(driver, base, token):
+    driver.get(base + "/console")
+    wait(driver, lambda d: d.find_element(By.ID, "token").is_displayed(), "the page to ask for a token")
+    type_into(driver, "token", token + "\n")
+    wait(driver, lambda d: d.find_element(By.ID, "app").is_displayed() and "Draft from revision" in text(d, "status"), "the console to open")
+
+
+def route_row(driver, route_id):
+    rows = driver.find_elements(By.CSS_SELECTOR, "#routes-table tr[data-route='%s']" % route_id)
+    return rows[0] if rows else None
+
+
+def edit_route(driver, route_id):
+    driver.find_element(By.ID, "tab-routes").click()
+    row = wait(driver, lambda d: route_row(d, route_id), "the route %s in the table" % route_id)
+    row.find_element(By.CSS_SELECTOR, "button[data-edit]").click()
+    wait(driver, lambda d: d.find_element(By.ID, "f-id").get_attribute("value") == route_id, "the form to hold " + route_id)
+
+
+def publish(driver, message):
+    driver.find_element(By.ID, "tab-review").click()
+    wait(driver, lambda d: settled(d) and d.find_element(By.ID, "publish").is_enabled(), "publish to be allowed")
+    type_into(driver, "publish-message", message)
+    driver.find_element(By.ID, "publish").click()
+    wait(driver, lambda d: text(d, "publish-result") != "", "an answer to the publish")
+    return text(driver, "publish-result")
+
+
+def outcome(driver, build, user):
+    rows = driver.find_elements(By.CSS_SELECTOR, "#preview-table tr[data-build='%s'][data-user='%s']" % (build, user))
+    return rows[0].get_attribute("data-outcome") if rows else None
+
+
+def check_policy(port):
+    status, page, headers = waymark_daemon.call(port, None, "GET", "/console")
+    if status != 200:
+        fail("GET /console answered %d without a token" % status)
+    policy = {part.split(" ", 1)[0]: part.split(" ", 1)[1] if " " in part else "" for part in headers["Content-Security-Policy"].split("; ")}
+    html = page.decode()
+    scripts = re.findall(r"<script>(.*?)</script>", html, re.S)
+    styles = re.findall(r"<style>(.*?)</style>", html, re.S)
+
+    def digest(content):
+        return "'sha256-%s'" % base64.b64encode(hashlib.sha256(content.encode()).digest()).decode()
+
+    expected = {"default-src": "'none'", "script-src": " ".join(map(digest, scripts)), "style-src": " ".join(map(digest, styles)),
+                "connect-src": "'self'", "img-src": "'self' blob:", "base-uri": "'none'", "form-action": "'none'", "frame-ancestors": "'none'"}
+    if policy != expected:
+        fail("the console's policy is %r, expected %r" % (policy, expected))
+    markup = html.split("<script>")[0].split("</style>")[1]
+    if len(scripts) != 1 or len(styles) != 1 or re.search(r"<script\s|<link|<iframe|<object|\son[a-z]+=|style=\"|(src|href|action)=\"", markup):
+        fail("the page loads or runs something other than its one inline script and style")
+    if "unsafe" in headers["Content-Security-Policy"]:
+        fail("the policy allows something unsafe")
+    if headers.get("X-Content-Type-Options") != "nosniff" or headers.get("Referrer-Policy") != "no-referrer":
+        fail("the page lacks nosniff or no-referrer: %r" % headers)
+    step("page policy: default-src 'none', one script and one style by hash, connect-src 'self', img-src 'self' blob:")
+
+
+def check_requests(driver, base, token):
+    """Every request that carried the token went to this origin's /v1/ API."""
+    carried = 0
+    for entry in driver.get_log("performance"):
+        message = json.loads(entry["message"])["message"]
+        if message.get("method") != "Network.requestWillBeSent":
+            continue
+        request = message["params"]["request"]
+        url, headers = request["url"], {k.lower(): v for k, v in request.get("headers", {}).items()}
+        if token in json.dumps(request):
+            carried += 1
+            if not url.startswith(base + "/v1/") or headers.get("authorization") != "Bearer " + token:
+                fail("the token went to %s" % url)
+        elif not url.startswith(base + "/") and not url.startswith("blob:" + base) and not url.startswith("data:"):
+            fail("the page requested %s" % url)
+    # The API's refusals this test provokes (401 for a wrong token, 412 for a stale publish)
+    # are logged by Chromium as failed resources; anything else severe, or any policy
+    # violation, is a failure.
+    expected = re.compile(r"Failed to load resource: the server responded with a status of 4(01|12)|/favicon\.ico ")
+    violations = [entry["message"] for entry in driver.get_log("browser")
+                  if "Content Security Policy" in entry["message"] or (entry["level"] == "SEVERE" and not expected.search(entry["message"]))]
+    if violations:
+        fail("the browser logged: %s" % violations[:3])
+    return carried
+
+
+def main():
+    binary = os.path.abspath(sys.argv[1])
+    folder = sys.argv[2] if len(sys.argv) > 2 else os.path.join(ROOT, ".build", "console")
+    os.makedirs(folder, exist_ok=True)
+    for tool in ("chromium", "chromedriver"):
+        if shutil.which(tool) is None:
+            fail("%s is not installed (make test-console installs it)" % tool)
+    scratch = tempfile.mkdtemp(prefix="waymark-console-")
+    data = os.path.join(scratch, "data")
+    process, admin, port = waymark_daemon.start(binary, data)
+    drivers = []
+    try:
+        if port is None or admin is None:
+            fail("the daemon did not start: " + process.stderr.read())
+        base = "http://127.0.0.1:%d" % port
+        marketing = subprocess.run([binary, "token", "create", "--data-dir", data, "--name", "marketing", "--scope", "routes:publish"],
+                                   capture_output=True, text=True, check=True).stdout.strip()
+        reader = subprocess.run([binary, "token", "create", "--data-dir", data, "--name", "app", "--scope", "manifest:read"],
+                                capture_output=True, text=True, check=True).stdout.strip()
+        check_policy(port)
+
+        a = browser()
+        drivers.append(a)
+        # A token the server does not know is refused, and the page asks again.
+        a.get(base + "/console")
+        wait(a, lambda d: d.find_element(By.ID, "token").is_displayed(), "the page to ask for a token")
+        type_into(a, "token", "wm_00000000_" + "x" * 43 + "\n")
+        wait(a, lambda d: "does not know" in text(d, "login-error"), "the refusal of an unknown token")
+        shot(a, folder, "1-login-refused")
+        type_into(a, "token", marketing + "\n")
+        wait(a, lambda d: d.find_element(By.ID, "app").is_displayed() and "Draft from revision 1" in text(d, "status"), "the console to open")
+        if not route_row(a, "spring-sale") or len(a.find_elements(By.CSS_SELECTOR, "#routes-table tbody tr")) != 10:
+            fail("the routes table does not show the example's ten routes")
+        builds = {route: route_row(a, route).find_elements(By.TAG_NAME, "td")[6].text for route in ("new-arrivals", "product")}
+        if builds != {"new-arrivals": "ios 5.3.0", "product": "ios 5.2.0, ios 5.3.0"}:
+            fail("new-arrivals resolves on ios 5.3.0 only, product on both: %r" % builds)
+        if "ended" not in route_row(a, "spring-sale").text:
+            fail("the spring sale (March 2026) should show as ended: %r" % route_row(a, "spring-sale").text)
+        Select(a.find_element(By.ID, "filter-owner")).select_by_value("marketing")
+        if [r.get_attribute("data-route") for r in a.find_elements(By.CSS_SELECTOR, "#routes-table tbody tr")] != ["spring-sale"]:
+            fail("filtering by owner marketing should leave the spring sale alone")
+        Select(a.find_element(By.ID, "filter-owner")).select_by_value("")
+        shot(a, folder, "2-routes")
+        step("logged in with a routes:publish token (an unknown one refused); ten routes, windows and builds shown, filters work")
+
+        # Keyboard: the section tabs move with the arrow keys.
+        a.find_element(By.ID, "tab-routes").send_keys(Keys.ARROW_RIGHT)
+        wait(a, lambda d: d.find_element(By.ID, "panel-compose").is_displayed(), "the arrow key to open Compose")
+        a.switch_to.active_element.send_keys(Keys.ARROW_LEFT)
+        wait(a, lambda d: d.find_element(By.ID, "panel-routes").is_displayed(), "the arrow key to go back to Routes")
+
+        # Compose a campaign route.
+        a.find_element(By.ID, "new-route").click()
+        wait(a, lambda d: d.find_element(By.ID, "route-form").is_displayed(), "the route form")
+        type_into(a, "f-id", "winter-orders")
+        type_into(a, "f-patterns", "/winter/:orderId")
+        Select(a.find_element(By.ID, "f-destination")).select_by_value("orderDetail")
+        wait(a, lambda d: d.find_elements(By.ID, "f-param-source-orderId"), "the orderId parameter row")
+        if "int" not in a.find_element(By.CSS_SELECTOR, "label[for='f-param-source-orderId']").text:
+            fail("the parameter's type is not shown")
+        Select(a.find_element(By.ID, "f-param-source-orderId")).select_by_value("const")
+        type_into(a, "f-param-orderId", "abc")
+        wait(a, lambda d: settled(d) and any("whole number" in item or "int" in item for item in items(d, "problems-params-orderId")),
+             "a type error next to the constant")
+        server_said = [item.text for item in a.find_elements(By.CSS_SELECTOR, "#problems-params-orderId li[data-source='server']")]
+        if not server_said:
+            fail("the validator's own sentence is not next to the constant: %r" % items(a, "problems-params-orderId"))
+        if a.find_element(By.ID, "publish").is_enabled():
+            fail("publish is allowed while an error stands")
+        shot(a, folder, "3-type-error", "problems-params-orderId")
+        type_into(a, "f-param-orderId", "42")
+        wait(a, lambda d: settled(d) and not items(d, "problems-params-orderId"), "the type error to go once fixed")
+        step("a constant 'abc' for an int parameter: an error next to its field (%r), gone once it is 42" % server_said[0])
+        Select(a.find_element(By.ID, "f-param-source-orderId")).select_by_value("capture")
+        type_into(a, "f-param-orderId", "orderId")
+        set_time(a, "f-from", "2026-01-01T00:00:00")
+        set_time(a, "f-until", "2036-01-01T00:00:00")
+        type_into(a, "f-fallback", "https://storefront.example/winter")
+        type_into(a, "f-owner", "marketing")
+        # A second pattern that takes the same links as order-detail's.
+        a.find_element(By.ID, "f-patterns").send_keys(Keys.END, "\n/orders/:orderId")
+        conflict = wait(a, lambda d: settled(d) and d.find_elements(By.CSS_SELECTOR, "#problems-patterns button[data-goto]"),
+                        "the conflict with order-detail, named")
+        said = items(a, "problems-patterns")
+        if conflict[0].text != '"order-detail"' or not a.find_elements(By.CSS_SELECTOR, "#problems-patterns li.error[data-source='server']"):
+            fail("the conflict does not name order-detail as an error: %r" % said)
+        shot(a, folder, "4-conflict", "problems-patterns")
+        type_into(a, "f-patterns", "/winter/:orderId")
+        wait(a, lambda d: settled(d) and not items(d, "problems-patterns") and not items(d, "problems-params-orderId"), "the draft to be clean")
+        step("a pattern overlapping order-detail's: %r, \"order-detail\" a link to it; removed, the draft is valid" % said[0])
+
+        # Preview on the draft.
+        a.find_element(By.ID, "preview-route").click()
+        wait(a, lambda d: outcome(d, "ios 5.3.0", "logged in"), "the preview")
+        link = a.find_element(By.ID, "p-link").get_attribute("value")
+        if outcome(a, "ios 5.3.0", "logged out") != "gated" or outcome(a, "ios 5.3.0", "logged in") != "proceed":
+            fail("%s should be gated logged out and proceed logged in: %s, %s"
+                 % (link, outcome(a, "ios 5.3.0", "logged out"), outcome(a, "ios 5.3.0", "logged in")))
+        wait(a, lambda d: (d.find_element(By.ID, "p-qr").get_attribute("src") or "").startswith("blob:"), "the QR code")
+        shot(a, folder, "5-preview", "preview-table")
+        Select(a.find_element(By.ID, "p-when")).select_by_value("at")
+        set_time(a, "p-time", "2036-06-01T12:00:00")
+        a.find_element(By.ID, "p-run").click()
+        wait(a, lambda d: outcome(d, "ios 5.3.0", "logged in") == "notFound", "the preview after the window")
+        why = a.find_element(By.CSS_SELECTOR, "#preview-table tr[data-build='ios 5.3.0'][data-user='logged in'] td:last-child").text
+        if "expired" not in why:
+            fail("after the window the link should be expired, not %r" % why)
+        step("preview of %s on the draft: gated logged out, proceed logged in, expired in June 2036; QR code shown" % link)
+
+        # Review and publish.
+        a.find_element(By.ID, "tab-review").click()
+        wait(a, lambda d: "winter-orders" in text(d, "review-diff"), "the diff to show the new route")
+        shot(a, folder, "6-review")
+        result = publish(a, "Winter campaign")
+        if "Published revision 2" not in result:
+            fail("publishing answered %r" % result)
+        a.find_element(By.ID, "tab-history").click()
+        wait(a, lambda d: d.find_elements(By.CSS_SELECTOR, "#history-table tr[data-revision='2']"), "revision 2 in the history")
+        history = a.find_element(By.CSS_SELECTOR, "#history-table tr[data-revision='2']").text
+        if "Winter campaign" not in history or "marketing" not in history:
+            fail("the history row is %r" % history)
+        status, manifest, _ = api(port, reader, "GET", "/v1/manifest?platform=ios&version=5.3.0")
+        if status != 200 or manifest["revision"] != 2 or "winter-orders" not in [r["id"] for r in manifest["routes"]]:
+            fail("the manifest does not serve the new route: %s" % status)
+        shot(a, folder, "7-history")
+        step("published revision 2 (\"Winter campaign\", by marketing): in the history and in the ios 5.3.0 manifest")
+
+        # A second browser publishes first.
+        b = browser()
+        drivers.append(b)
+        log_in(b, base, marketing)
+        edit_route(b, "spring-sale")
+        type_into(b, "f-owner", "brand")
+        if "Published revision 3" not in publish(b, "Spring owner"):
+            fail("the second browser could not publish")
+        edit_route(a, "new-arrivals")
+        type_into(a, "f-notes", "Now for every build from 5.3.0.")
+        result = publish(a, "New arrivals note")
+        if "Not published" not in result or not a.find_element(By.ID, "rebase-panel").is_displayed():
+            fail("a publish from a stale base was not refused: %r" % result)
+        if "Revision 3 was published by marketing" not in text(a, "rebase-text"):
+            fail("the page does not say who published first: %r" % text(a, "rebase-text"))
+        shot(a, folder, "8-refused", "rebase-panel")
+        a.find_element(By.ID, "rebase").click()
+        wait(a, lambda d: "without conflicts" in text(d, "rebase-text"), "a clean rebase")
+        if "Published revision 4" not in publish(a, "New arrivals note"):
+            fail("the rebased draft did not publish")
+        _, four, _ = api(port, admin, "GET", "/v1/revisions/4")
+        routes = {r["id"]: r for r in four["routes"]["routes"]}
+        if routes["spring-sale"].get("owner") != "brand" or "every build" not in routes["new-arrivals"].get("notes", ""):
+            fail("revision 4 lost a change: %r / %r" % (routes["spring-sale"], routes["new-arrivals"]))
+        step("browser B published revision 3 first; A's publish was refused (412), rebased cleanly, and published 4 with both changes")
+
+        # Both change the same route: a conflict the person settles.
+        b.get(base + "/console")
+        wait(b, lambda d: "Draft from revision 4" in text(d, "status"), "browser B to reload")
+        edit_route(b, "search")
+        type_into(b, "f-owner", "growth")
+        if "Published revision 5" not in publish(b, "Search to growth"):
+            fail("browser B could not publish revision 5")
+        edit_route(a, "search")
+        type_into(a, "f-owner", "search-team")
+        publish(a, "Search to search-team")
+        a.find_element(By.ID, "rebase").click()
+        wait(a, lambda d: d.find_elements(By.CSS_SELECTOR, "#rebase-conflicts li[data-conflict='search']"), "the conflict on search")
+        if a.find_element(By.ID, "publish").is_enabled():
+            fail("publish is allowed while a conflict is unsettled")
+        shot(a, folder, "9-conflict-on-rebase", "rebase-conflicts")
+        a.find_element(By.CSS_SELECTOR, "#rebase-conflicts button[data-keep='mine']").click()
+        if "Published revision 6" not in publish(a, "Search to search-team"):
+            fail("the settled draft did not publish")
+        _, six, _ = api(port, admin, "GET", "/v1/revisions/6")
+        _, five, _ = api(port, admin, "GET", "/v1/revisions/5")
+        if {r["id"]: r for r in six["routes"]["routes"]}["search"].get("owner") != "search-team" or \
+           {r["id"]: r for r in five["routes"]["routes"]}["search"].get("owner") != "growth":
+            fail("the conflict was not settled as chosen, or revision 5 changed")
+        step("both changed search's owner: the rebase showed the conflict, publish waited for a choice; 'keep mine' published 6")
+
+        # Roll back to revision 2, after a confirmation showing what changes.
+        a.find_element(By.ID, "tab-history").click()
+        button = wait(a, lambda d: d.find_elements(By.CSS_SELECTOR, "button[data-rollback='2']"), "the rollback button of revision 2")
+        button[0].click()
+        wait(a, lambda d: d.find_element(By.ID, "rollback-panel").is_displayed() and "search" in text(d, "rollback-diff"), "the confirmation")
+        shot(a, folder, "10-rollback-confirm", "rollback-panel")
+        a.find_element(By.ID, "rollback-confirm").click()
+        wait(a, lambda d: "Rolled back: revision 7" in text(d, "history-result"), "the rollback")
+        _, seven, _ = api(port, admin, "GET", "/v1/revisions/7")
+        _, two, _ = api(port, admin, "GET", "/v1/revisions/2")
+        if seven.get("restores") != 2 or seven["routes"]["routes"] != two["routes"]["routes"]:
+            fail("revision 7 is not revision 2's routes again: %r" % {k: seven.get(k) for k in ("number", "restores")})
+        step("rolled back after a confirmation listing the changes: revision 7 restores revision 2")
+
+        # Readable at a tablet's width.
+        a.set_window_size(820, 1180)
+        a.find_element(By.ID, "tab-routes").click()
+        width = a.execute_script("return document.documentElement.scrollWidth")
+        if width > 820:
+            fail("at a tablet's width the page scrolls sideways (%d px)" % width)
+        shot(a, folder, "11-tablet")
+
+        carried = check_requests(a, base, marketing) + check_requests(b, base, marketing)
+        step("the token went only to %s/v1/ (%d requests); no policy violation logged" % (base, carried))
+        print("console-check: ok (%d checks; screenshots in %s)" % (len(STEPS), folder))
+    finally:
+        for driver in drivers:
+            try:
+                driver.quit()
+            except Exception:
+                pass
+        process.terminate()
+        process.wait(timeout=10)
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
