@@ -162,7 +162,8 @@ def publish(driver, message):
     wait(driver, lambda d: settled(d) and d.find_element(By.ID, "publish").is_enabled(), "publish to be allowed")
     type_into(driver, "publish-message", message)
     driver.find_element(By.ID, "publish").click()
-    wait(driver, lambda d: text(d, "publish-result") != "", "an answer to the publish")
+    # The page writes "Publishing…" as the click is handled, then the answer.
+    wait(driver, lambda d: text(d, "publish-result") not in ("", "Publishing…"), "an answer to the publish")
     return text(driver, "publish-result")
 
 
@@ -212,10 +213,11 @@ def check_requests(driver, base, token):
                 fail("the token went to %s" % url)
         elif not url.startswith(base + "/") and not url.startswith("blob:" + base) and not url.startswith("data:"):
             fail("the page requested %s" % url)
-    # The API's refusals this test provokes (401 for a wrong token, 412 for a stale publish)
-    # are logged by Chromium as failed resources; anything else severe, or any policy
-    # violation, is a failure.
-    expected = re.compile(r"Failed to load resource: the server responded with a status of 4(01|12)|/favicon\.ico ")
+    # The API's refusals this test provokes (401 for a wrong token, 403 for the dry
+    # validation by which the page learns a reading token cannot publish, 412 for a stale
+    # publish) are logged by Chromium as failed resources; anything else severe, or any
+    # policy violation, is a failure.
+    expected = re.compile(r"Failed to load resource: the server responded with a status of 4(01|03|12)|/favicon\.ico ")
     violations = [entry["message"] for entry in driver.get_log("browser")
                   if "Content Security Policy" in entry["message"] or (entry["level"] == "SEVERE" and not expected.search(entry["message"]))]
     if violations:
@@ -414,6 +416,36 @@ def main():
         if seven.get("restores") != 2 or seven["routes"]["routes"] != two["routes"]["routes"]:
             fail("revision 7 is not revision 2's routes again: %r" % {k: seven.get(k) for k in ("number", "restores")})
         step("rolled back after a confirmation listing the changes: revision 7 restores revision 2")
+
+        # The diff of any two revisions.
+        Select(a.find_element(By.ID, "h-from")).select_by_value("1")
+        Select(a.find_element(By.ID, "h-to")).select_by_value("2")
+        a.find_element(By.ID, "h-compare").click()
+        wait(a, lambda d: "winter-orders" in text(d, "h-diff"), "the diff of revisions 1 and 2")
+
+        # Publishing at a time: a schedule, on the current revision.
+        edit_route(a, "cart")
+        type_into(a, "f-owner", "checkout")
+        a.find_element(By.ID, "tab-review").click()
+        Select(a.find_element(By.ID, "publish-mode")).select_by_value("schedule")
+        at = time.strftime("%Y-%m-%dT09:30:00", time.gmtime(time.time() + 30 * 86400))  # schedules reach a year ahead at most
+        set_time(a, "publish-at", at)
+        result = publish(a, "Checkout owns the cart")
+        status, schedule, _ = api(port, admin, "GET", "/v1/schedules/1")
+        if "Scheduled (1) for %sZ" % at not in result or status != 200 or schedule["status"] != "pending" or schedule["base"] != 7:
+            fail("the scheduled publish: %r, %s %r" % (result, status, schedule))
+        step("the diff of revisions 1 and 2 shown; a publish scheduled for %sZ on revision 7 (schedule 1, pending)" % at)
+
+        # A reading token looks but cannot change anything.
+        b.delete_all_cookies()
+        b.get(base + "/console")
+        b.execute_script("sessionStorage.clear()")
+        b.get(base + "/console")
+        type_into(b, "token", reader + "\n")
+        wait(b, lambda d: "Read-only" in text(d, "status"), "the read-only console")
+        if b.find_element(By.ID, "publish").is_enabled() or b.find_elements(By.CSS_SELECTOR, "button[data-rollback]"):
+            fail("a manifest:read token may publish or roll back in the page")
+        step("a manifest:read token: the routes shown, publishing and rollback not offered")
 
         # Readable at a tablet's width.
         a.set_window_size(820, 1180)
