@@ -25,7 +25,7 @@ public struct HTTPResponse: Hashable, Sendable {
     public func prepared() -> HTTPResponse {
         var copy = self
         var head: [UInt8] = []
-        HTTPResponseSerializer.serializeStatusAndFields(self, field: nil, into: &head)
+        HTTPResponseSerializer.serializeStatusAndFields(self, into: &head)
         copy.preparedHead = head
         return copy
     }

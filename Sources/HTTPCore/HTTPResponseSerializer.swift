@@ -28,24 +28,16 @@ public enum HTTPResponseSerializer {
     ///   response is never copied to add it.
     public static func serializeHead(_ response: HTTPResponse, date: String, keepAlive: Bool,
                                      field: (name: String, value: String)? = nil, into out: inout [UInt8]) {
-        if let prepared = response.preparedHead {
-            out.append(contentsOf: prepared)
-            if let field { appendField(field.name, field.value, to: &out) }
-        } else {
-            serializeStatusAndFields(response, field: field, into: &out)
-        }
-        // The server's own fields: known to hold no CR or LF.
-        appendTrustedField("Date: ", date, to: &out)
-        if !keepAlive { out.append(contentsOf: connectionClose) }
-        out.append(0x0D)
-        out.append(0x0A)
+        // The server's own Date: known to hold no CR or LF.
+        serializeHead(response, dateLine: Array("Date: \(date)\r\n".utf8), keepAlive: keepAlive, fieldName: field?.name,
+                      fieldLine: field.map { fieldLine($0.name, $0.value) } ?? [], into: &out)
     }
 
     /// The same, with the server's lines ready-made: `dateLine` is `Date: …` with its
     /// CRLF, `fieldLine` the one more field (named `fieldName`, which it replaces) with its
     /// CRLF. A loop keeps both from one request to the next, so no string is made per request.
     public static func serializeHead(_ response: HTTPResponse, dateLine: [UInt8], keepAlive: Bool,
-                                     fieldName: String, fieldLine: [UInt8], into out: inout [UInt8]) {
+                                     fieldName: String?, fieldLine: [UInt8], into out: inout [UInt8]) {
         if let prepared = response.preparedHead {
             out.append(contentsOf: prepared)
             out.append(contentsOf: fieldLine)
@@ -71,19 +63,11 @@ public enum HTTPResponseSerializer {
 
     private static let connectionClose: [UInt8] = Array("Connection: close\r\n".utf8)
 
-    private static func appendTrustedField(_ prefix: StaticString, _ value: String, to out: inout [UInt8]) {
-        prefix.withUTF8Buffer { out.append(contentsOf: $0) }
-        out.append(contentsOf: value.utf8)
-        out.append(0x0D)
-        out.append(0x0A)
-    }
-
-    /// The status line, the handler's fields (and `field`) and Content-Length: everything
-    /// of the head that does not change from one sending to the next.
-    static func serializeStatusAndFields(_ response: HTTPResponse, field: (name: String, value: String)?, into out: inout [UInt8]) {
+    /// The status line, the handler's fields and Content-Length: everything of the head
+    /// that does not change from one sending to the next.
+    static func serializeStatusAndFields(_ response: HTTPResponse, into out: inout [UInt8]) {
         serializeStatusLine(response, into: &out)
-        serializeFields(response, skipping: field?.name, into: &out)
-        if let field { appendField(field.name, field.value, to: &out) }
+        serializeFields(response, skipping: nil, into: &out)
         serializeContentLength(response, into: &out)
     }
 

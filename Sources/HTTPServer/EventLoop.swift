@@ -37,13 +37,14 @@ final class EventLoop: @unchecked Sendable {
     @exclusivity(unchecked) private var logBuffer: [UInt8] = []
     @exclusivity(unchecked) private var requestCounter: UInt64 = 0
     /// `<server prefix>-<loop index>-`, to which each request's number is appended in hex.
-    private let requestIDPrefix: [UInt8]
     @exclusivity(unchecked) private var cachedDate = ""
     @exclusivity(unchecked) private var cachedDateLine: [UInt8] = []
     /// The request-id field's line: its name, `<prefix>-<loop>-`, then the current request's
     /// counter and CRLF (`nextRequestID`); the first `requestIDLineFixed` bytes never change.
     @exclusivity(unchecked) private var requestIDLine: [UInt8]
     private let requestIDLineFixed: Int
+    /// Where the id (the field's value) starts in `requestIDLine`.
+    private let requestIDStart: Int
     @exclusivity(unchecked) private var cachedSecond = -1
     @exclusivity(unchecked) private var stopDeadline: Int64?
     private let shutdownRequested = Atomic<Bool>(false)
@@ -78,11 +79,11 @@ final class EventLoop: @unchecked Sendable {
         self.router = router
         self.configuration = configuration
         self.listeners = listeners
-        self.requestIDPrefix = Array("\(requestIDPrefix)-\(index)-".utf8)
         // Through the serializer's own field writer: a CR or LF in the configured prefix becomes a space.
         requestIDLine = HTTPResponseSerializer.fieldLine(configuration.requestIDHeader, "\(requestIDPrefix)-\(index)-")
         requestIDLine.removeLast(2)
         requestIDLineFixed = requestIDLine.count
+        requestIDStart = configuration.requestIDHeader.utf8.count + 2  // after "Name: "
         maximumConnections = max(1, configuration.maximumConnections / max(1, configuration.threads))
         epoll = try syscallBlocking("epoll_create1") { epoll_create1(Int32(EPOLL_CLOEXEC)) }
         wakeFD = try EventFD.make()
@@ -437,7 +438,7 @@ final class EventLoop: @unchecked Sendable {
 
     /// The request id in `requestIDLine`, as a string (for the access log).
     private func requestID() -> String {
-        String(decoding: requestIDLine[(requestIDLineFixed - requestIDPrefix.count)..<(requestIDLine.count - 2)], as: UTF8.self)
+        String(decoding: requestIDLine[requestIDStart..<(requestIDLine.count - 2)], as: UTF8.self)
     }
 
     /// A deferred handler answered: queue it if the connection is still the one that asked.
