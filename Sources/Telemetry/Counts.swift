@@ -35,6 +35,9 @@ public struct Counts: Sendable {
     /// followed ones with their counts, when first and last seen, on which platforms and
     /// through which entry points.
     public internal(set) var shapes: HeavyHitters<String, ShapeNote>
+    /// The ids of accepted batches, for `limits.batchWindow` and at most
+    /// `limits.maximumBatchIDs` (a repeat is not counted again).
+    public internal(set) var batchIDs: BatchIDs
 
     public init(limits: TelemetryLimits = TelemetryLimits()) {
         self.limits = limits
@@ -42,12 +45,14 @@ public struct Counts: Sendable {
         preconditions = Interner(reserved: ["", "other"], capacity: min(limits.maximumPreconditions, TelemetryDimension.precondition.capacity - 1))
         appVersions = Interner(reserved: ["other"], capacity: min(limits.maximumAppVersions, TelemetryDimension.appVersion.capacity))
         shapes = HeavyHitters(capacity: max(1, limits.maximumShapes))
+        batchIDs = BatchIDs(window: limits.batchWindow, capacity: limits.maximumBatchIDs)
     }
 
     /// Adds a batch as of `now` (seconds since 1970): every tally to its hour, and to its
     /// minute while that minute is still kept.
     /// `live`: a batch accepted now (counted in `sinceStart` too), not one replayed.
     public mutating func apply(_ batch: Batch, sequence: UInt64, now: Int, live: Bool = false) {
+        if let id = batch.id { batchIDs.insert(id, minute: batch.acceptedMinute) }
         let appVersion = batch.appVersion.map { appVersions.id(for: $0) } ?? 0
         let routeIDs = batch.routes.map { routes.id(for: $0) }
         let preconditionIDs = batch.preconditions.map { preconditions.id(for: $0) }
@@ -128,6 +133,7 @@ public struct Counts: Sendable {
         let oldestHour = Int32(clamping: (now - limits.hourRetention) / 3_600)
         minutes = minutes.filter { $0.key >= oldestMinute }
         hours = hours.filter { $0.key >= oldestHour }
+        batchIDs.prune(now: now)
         recountCells()
     }
 
