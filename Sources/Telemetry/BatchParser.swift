@@ -39,6 +39,11 @@ public struct TelemetryLimits: Sendable {
     /// most (`BatchIDs`): a repeat within both is answered and not counted.
     public var batchWindow = 168 * 3_600
     public var maximumBatchIDs = 250_000
+    /// Seconds an event may be older than its batch's arrival and still count in the
+    /// per-minute cells read as "now"; an older one counts in its hour only, and may take a
+    /// new cell only while fewer than half of `maximumCells` are held (so a flood of old
+    /// events cannot fold the present into `other`).
+    public var lateness = 600
 
     public init() {}
 }

@@ -94,11 +94,13 @@ enum CRC32C {
 /// `shapesMarker` before its platform and its shapes after its tallies: `[u32 count]`, then
 /// each `[u32 minute][u8 entry][u32 count][u16 length][shape]`. A batch with an id has
 /// `idMarker`, the id's two words and the minute it was accepted first of all (before the
-/// shapes marker).
+/// shapes marker); one without an id has `acceptedMarker` and that minute there instead
+/// (frames from before either have neither: their minute is unknown, 0).
 enum Frame {
     static let forwardMarker: UInt8 = 0xFF
     static let shapesMarker: UInt8 = 0xFE
     static let idMarker: UInt8 = 0xFD
+    static let acceptedMarker: UInt8 = 0xFC
 
     static func encode(_ forward: Forward, sequence: UInt64, into out: inout [UInt8]) {
         var payload = ByteWriter()
@@ -126,7 +128,7 @@ enum Frame {
     static func encode(_ batch: Batch, sequence: UInt64, into out: inout [UInt8]) {
         let names = batch.routes.reduce(0) { $0 + 2 + $1.count } + batch.preconditions.reduce(0) { $0 + 2 + $1.count }
         let shapes = batch.shapes.isEmpty ? 0 : 1 + 4 + batch.shapes.reduce(0) { $0 + 4 + 1 + 4 + 2 + $1.shape.count }
-        let id = batch.id == nil ? 0 : 1 + 16 + 4
+        let id = batch.id != nil ? 1 + 16 + 4 : batch.acceptedMinute != 0 ? 1 + 4 : 0
         let payload = 8 + id + 1 + 4 + 1 + 2 + (batch.appVersion?.count ?? 0) + 2 + 2 + names + 4 + batch.tallies.count * 15 + shapes
         let start = out.count
         out.append(contentsOf: repeatElement(0, count: headerSize + payload))
@@ -137,6 +139,9 @@ enum Frame {
                 cursor.put(idMarker)
                 cursor.put(id.high)
                 cursor.put(id.low)
+                cursor.put(UInt32(bitPattern: batch.acceptedMinute))
+            } else if batch.acceptedMinute != 0 {
+                cursor.put(acceptedMarker)
                 cursor.put(UInt32(bitPattern: batch.acceptedMinute))
             }
             if !batch.shapes.isEmpty { cursor.put(shapesMarker) }
@@ -205,6 +210,10 @@ enum Frame {
             reader.offset += 1
             guard let high = reader.u64(), let low = reader.u64(), let minute = reader.u32() else { return nil }
             batch.id = HexID(high: high, low: low)
+            batch.acceptedMinute = Int32(bitPattern: minute)
+        } else if reader.remaining > 0, payload[reader.offset] == acceptedMarker {
+            reader.offset += 1
+            guard let minute = reader.u32() else { return nil }
             batch.acceptedMinute = Int32(bitPattern: minute)
         }
         let hasShapes = reader.remaining > 0 && payload[reader.offset] == shapesMarker

@@ -207,6 +207,8 @@ public final class TelemetryStore: Sendable {
     /// durable and counted, or failed. A batch with no accepted events (nor shapes) completes at once.
     public func submit(_ batch: Batch, completion: @escaping Completion) {
         guard !batch.tallies.isEmpty || !batch.shapes.isEmpty else { return completion(.success(())) }
+        var batch = batch
+        if batch.acceptedMinute == 0 { batch.acceptedMinute = Int32(clamping: options.clock() / 60) }
         submit(.batch(batch), completion: completion)
     }
 
