@@ -36,6 +36,7 @@ let package = Package(
         // Staged rollouts: the guard that compares a candidate revision's failures with the
         // stable one's (pure: counts in, a verdict out).
         .target(name: "Rollout"),
+        .executableTarget(name: "GuardBench", dependencies: ["Rollout"]),
         // QR codes for links (ISO/IEC 18004, byte mode): our own encoder, SVG and PNG out.
         .target(name: "QRCode"),
         // Unknown links' shapes (RouteEngine's LinkShape) counted in fixed memory (pure).
