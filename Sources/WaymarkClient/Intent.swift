@@ -68,8 +68,20 @@ public enum DispatchOutcome: Hashable, Sendable {
     case notFound(NotFound)
     /// Pushed out of a full stash or queue by newer intents (`DispatcherConfiguration.maximumWaiting`).
     case dropped
-    /// A newer external link arrived while this one waited (`SupersedePolicy.newestExternalLink`).
+    /// A newer external link arrived while this one waited, in the queue or at a prompt
+    /// (`SupersedePolicy.newestExternalLink`, `supersedesPrompts`).
     case superseded
+    /// The gate handler did not answer within `gateTimeout`; it was told to close.
+    case gateTimedOut(precondition: String)
+    /// The leave handler did not answer (or save) within `leaveTimeout`; nothing was applied.
+    case leaveTimedOut(dirty: [Screen])
+    /// `cancel()`, or the dispatching task was cancelled.
+    case cancelled
+    /// An auth callback, handed to the gate handler running for this precondition.
+    case handedToGate(precondition: String)
+    /// Dispatched from inside a gate or leave handler: queued behind the intent that handler
+    /// serves and not awaited (that would wait for itself); its own end goes to the observer.
+    case queuedFromHandler
 
     /// A short name for logs and the simulator.
     public var name: String {
@@ -81,6 +93,11 @@ public enum DispatchOutcome: Hashable, Sendable {
         case .notFound(let notFound): "notFound(\(notFound.reason.rawValue))"
         case .dropped: "dropped"
         case .superseded: "superseded"
+        case .gateTimedOut: "gateTimedOut"
+        case .leaveTimedOut: "leaveTimedOut"
+        case .cancelled: "cancelled"
+        case .handedToGate: "handedToGate"
+        case .queuedFromHandler: "queuedFromHandler"
         }
     }
 }
@@ -91,7 +108,8 @@ public struct DispatchResult: Sendable {
     public let sequence: Int
     public let intent: Intent
     public let outcome: DispatchOutcome
-    /// The engine's last answer for it; nil when it never reached the engine (dropped, superseded).
+    /// The engine's last answer for it; nil when it never reached the engine (dropped,
+    /// superseded or cancelled while waiting, handed to a gate, queued from a handler).
     public let resolution: Resolution?
     /// The revision of the table it was resolved with (0: the empty table or not resolved).
     public let revision: Int

@@ -1,29 +1,6 @@
 import Foundation
 import RouteEngine
 
-/// What a newer external link does to older ones still waiting.
-public enum SupersedePolicy: String, Hashable, Sendable {
-    /// A newer external link ends every external link still waiting (not the one running)
-    /// as `superseded`: the user's last tap wins, and two links never replay one after the
-    /// other. In-app requests are never superseded. The default.
-    case newestExternalLink
-    /// Every intent is carried out in arrival order.
-    case keepAll
-}
-
-public struct DispatcherConfiguration: Sendable {
-    /// Push payload keys that may carry the link, first match wins.
-    public var pushLinkKeys: [String] = ["deeplink", "url", "link"]
-    /// Intents waiting (stashed before `ready()`, or queued behind the running one) at
-    /// most; one more drops the oldest waiting intent (`dropped`).
-    public var maximumWaiting = 256
-    public var supersede = SupersedePolicy.newestExternalLink
-    /// Gate handler calls one intent may make (chained gates), at most.
-    public var maximumGates = 8
-
-    public init() {}
-}
-
 /// The one funnel every entry point calls: resolves each intent with the table in use,
 /// runs the launch, enter and leave gates as one stash-and-resume loop, plans, and has
 /// the app's navigator apply the plan — one intent at a time, in arrival order.
@@ -35,21 +12,28 @@ public struct DispatcherConfiguration: Sendable {
 ///   once, then ends the intent as `gateLoop`.
 /// - Leave gate: dirty screens the plan would remove go to the `LeaveHandler` first;
 ///   without one, the plan is not applied (`leaveCancelled`) — work is never lost silently.
+/// - Nothing waits for ever: a handler that does not answer in time ends its intent
+///   (`gateTimedOut`, `leaveTimedOut`); `cancel()` and the caller's task being cancelled end
+///   it (`cancelled`); a newer external link ends one waiting at a prompt (`superseded`). A
+///   dispatch from inside a handler is queued, not awaited (`queuedFromHandler`).
 public actor RouteDispatcher {
-    private let tables: any RouteTableSource
-    private let navigator: any Navigator
-    private let contextProvider: any ContextProvider
-    private let gateHandler: (any GateHandler)?
-    private let leaveHandler: (any LeaveHandler)?
-    private let observer: (any DispatchObserver)?
+    let tables: any RouteTableSource
+    let navigator: any Navigator
+    let contextProvider: any ContextProvider
+    let gateHandler: (any GateHandler)?
+    let leaveHandler: (any LeaveHandler)?
+    let observer: (any DispatchObserver)?
     public let configuration: DispatcherConfiguration
 
-    /// An intent waiting or running, and whoever awaits its result.
-    private final class Pending {
+    /// An intent waiting or running, and whoever awaits its result. Touched only on the
+    /// dispatcher's actor (hence unchecked).
+    final class Pending: @unchecked Sendable {
         let sequence: Int
         let intent: Intent
         var result: DispatchResult?
         var continuation: CheckedContinuation<DispatchResult, Never>?
+        /// Set when it is cancelled or superseded while it runs: it stops at its next step.
+        var interruption: DispatchOutcome?
 
         init(sequence: Int, intent: Intent) {
             self.sequence = sequence
@@ -57,9 +41,12 @@ public actor RouteDispatcher {
         }
     }
 
-    private var waiting: [Pending] = []
+    var waiting: [Pending] = []
     private var isReady = false
     private var isDraining = false
+    /// The intent running now, and the handler prompt it waits at, if any.
+    var current: Pending?
+    var prompt: Prompt?
     /// Intents dispatched so far (the last one's `sequence`).
     public private(set) var arrivals = 0
 
@@ -81,35 +68,60 @@ public actor RouteDispatcher {
         startDraining()
     }
 
-    /// Dispatches `intent` and returns how it ended (after it waited its turn).
+    /// Dispatches `intent` and returns how it ended (after it waited its turn). Cancelling
+    /// the calling task ends the intent `cancelled`, waiting or running.
     @discardableResult
     public func dispatch(_ intent: Intent) async -> DispatchResult {
         arrivals += 1
         let pending = Pending(sequence: arrivals, intent: intent)
+        if case .link(let link, _) = intent, configuration.isAuthCallback(link), let prompt, let gate = prompt.gate, let gateHandler {
+            // The answer to the running gate: handed to it, never queued behind it.
+            await gateHandler.received(callback: link, for: gate)
+            finish(pending, .handedToGate(precondition: gate.precondition))
+            return pending.result!
+        }
+        let fromHandler = HandlerScope.dispatcher == ObjectIdentifier(self)
         if intent.isExternal && configuration.supersede == .newestExternalLink {
             for older in waiting where older.intent.isExternal { finish(older, .superseded) }
             waiting.removeAll { $0.result != nil }
+            if configuration.supersedesPrompts, !fromHandler, let current, current.intent.isExternal, prompt != nil {
+                interrupt(current, .superseded)
+            }
         }
         if waiting.count >= configuration.maximumWaiting, !waiting.isEmpty {
             finish(waiting.removeFirst(), .dropped)
         }
-        if isReady && !isDraining && waiting.isEmpty {
-            // Nothing ahead of it: run it in this call (no task to start, no continuation to
-            // wait on). Intents arriving meanwhile wait, and are drained after it, in order.
-            isDraining = true
-            await run(pending)
-            isDraining = false
-            startDraining()
-            return pending.result!
+        if fromHandler {
+            // Awaiting it would wait for the handler that is awaiting it: queued, and its own
+            // end goes to the observer.
+            waiting.append(pending)
+            return DispatchResult(sequence: pending.sequence, intent: intent, outcome: .queuedFromHandler, resolution: nil, revision: 0, time: Date())
         }
-        waiting.append(pending)
-        startDraining()
-        return await withCheckedContinuation { continuation in
-            if let result = pending.result {
-                continuation.resume(returning: result)
-            } else {
-                pending.continuation = continuation
+        return await withTaskCancellationHandler {
+            if isReady && !isDraining && waiting.isEmpty {
+                // Nothing ahead of it: run it in this call (no task to start, no continuation to
+                // wait on). Intents arriving meanwhile wait, and are drained after it, in order.
+                isDraining = true
+                await run(pending)
+                isDraining = false
+                startDraining()
+                return pending.result!
             }
+            if let interruption = pending.interruption {
+                finish(pending, interruption)  // cancelled before it was queued
+                return pending.result!
+            }
+            waiting.append(pending)
+            startDraining()
+            return await withCheckedContinuation { continuation in
+                if let result = pending.result {
+                    continuation.resume(returning: result)
+                } else {
+                    pending.continuation = continuation
+                }
+            }
+        } onCancel: {
+            Task { await self.interrupt(pending, .cancelled) }
         }
     }
 
@@ -137,31 +149,37 @@ public actor RouteDispatcher {
 
     /// Resolves, gates, plans and applies one intent, then tells the observer.
     private func run(_ pending: Pending) async {
-        let (outcome, resolution, revision) = await process(pending.intent)
+        guard pending.result == nil else { return }
+        current = pending
+        let (outcome, resolution, revision) = await process(pending)
+        current = nil
         finish(pending, outcome, resolution: resolution, revision: revision)
         if let observer, let result = pending.result { await observer.dispatched(result) }
     }
 
-    private func finish(_ pending: Pending, _ outcome: DispatchOutcome, resolution: Resolution? = nil, revision: Int = 0) {
+    func finish(_ pending: Pending, _ outcome: DispatchOutcome, resolution: Resolution? = nil, revision: Int = 0) {
+        guard pending.result == nil else { return }
         let result = DispatchResult(sequence: pending.sequence, intent: pending.intent, outcome: outcome,
                                     resolution: resolution, revision: revision, time: Date())
         pending.result = result
         pending.continuation?.resume(returning: result)
         pending.continuation = nil
-        if resolution == nil, let observer {  // dropped or superseded: told outside the queue's order
+        if resolution == nil, let observer {  // never resolved (dropped, superseded, cancelled waiting): told outside the queue's order
             Task { await observer.dispatched(result) }
         }
     }
 
     // MARK: One intent
 
-    private func process(_ intent: Intent) async -> (DispatchOutcome, Resolution?, Int) {
+    private func process(_ pending: Pending) async -> (DispatchOutcome, Resolution?, Int) {
+        let intent = pending.intent
         var table = await tables.currentTable()
         var resolution = table.resolve(intent.resolutionRequest, context: await contextProvider.context())
         var passed: Set<String> = []
         var retried: Set<String> = []
         var asked = 0
         while true {
+            if let interruption = pending.interruption { return (interruption, resolution, table.revision) }
             switch resolution {
             case .notFound(let notFound):
                 return (.notFound(notFound), resolution, table.revision)
@@ -178,45 +196,24 @@ public actor RouteDispatcher {
                         return (.gateCancelled(precondition: gate.precondition), resolution, table.revision)
                     }
                     asked += 1
-                    guard await gateHandler.satisfy(gate.precondition, for: gate) else {
-                        return (.gateCancelled(precondition: gate.precondition), resolution, table.revision)
+                    switch await ask(pending, gate: gate, timeout: configuration.gateTimeout, { .gate(await gateHandler.satisfy(gate.precondition, for: gate)) }) {
+                    case .answered(.gate(true)): passed.insert(gate.precondition)
+                    case .answered: return (.gateCancelled(precondition: gate.precondition), resolution, table.revision)
+                    case .timedOut:
+                        await gateHandler.close(gate, because: .timedOut)
+                        return (.gateTimedOut(precondition: gate.precondition), resolution, table.revision)
+                    case .interrupted(let outcome):
+                        await gateHandler.close(gate, because: outcome == .superseded ? .superseded : .cancelled)
+                        return (outcome, resolution, table.revision)
                     }
-                    passed.insert(gate.precondition)
                 }
                 // The original request, against a fresh context and the table in use now.
                 table = await tables.currentTable()
                 resolution = table.resolve(gate.resume, context: await contextProvider.context())
             case .proceed(let proceed):
-                let outcome = await navigate(to: table.target(for: proceed), source: intent.isExternal ? .external : .inApp)
+                let outcome = await navigate(pending, to: table.target(for: proceed), source: intent.isExternal ? .external : .inApp)
                 return (outcome, resolution, table.revision)
             }
         }
     }
-
-    /// The leave gate, then the apply.
-    private func navigate(to target: NavigationTarget, source: NavigationSource) async -> DispatchOutcome {
-        var plan = NavigationPlanner.plan(from: await navigator.state, to: target, source: source)
-        var answered: [Screen] = []
-        for round in 0...Self.leaveRounds {
-            let dirty = plan.leaving.filter { $0.isDirty && !answered.contains($0) }
-            guard !dirty.isEmpty else {
-                if !plan.isEmpty { await navigator.apply(plan) }
-                return .navigated(plan)
-            }
-            guard round < Self.leaveRounds, let leaveHandler else { return .leaveCancelled(dirty: dirty) }
-            switch await leaveHandler.decide(leaving: dirty, for: plan) {
-            case .cancel: return .leaveCancelled(dirty: dirty)
-            case .discard: answered += dirty
-            case .saveThenContinue:
-                guard await leaveHandler.save(dirty) else { return .leaveCancelled(dirty: dirty) }
-                answered += dirty
-            }
-            // The user may have done something while asked: plan again from what is shown now.
-            plan = NavigationPlanner.plan(from: await navigator.state, to: target, source: source)
-        }
-        fatalError("unreachable: the last round returns")
-    }
-
-    /// Times the leave handler is asked for one intent (new dirty screens may appear while it asks).
-    static let leaveRounds = 3
 }

@@ -107,3 +107,19 @@ struct OverlapTests {
         _ = await next.value
     }
 }
+
+extension OverlapTests {
+    @Test("Two dispatches at once, the first slow to apply: applied one at a time, in arrival order")
+    func dispatchesOverlap() async {
+        let navigator = RecordingNavigator(NavigationState(selectedTab: "main", stacks: ["main": [Screen("root")]]), applyNanoseconds: 20_000_000)
+        let dispatcher = RouteDispatcher(tables: FixedRouteTable(DispatcherTests.table), navigator: navigator, context: DispatcherTests.Preconditions())
+        await dispatcher.ready()
+        let slow = Task { await dispatcher.dispatch(.request(DestinationRequest(destination: "kind", params: ["k": .string("a")]))) }
+        #expect(await eventually { await dispatcher.arrivals == 1 })
+        let fast = Task { await dispatcher.dispatch(.request(DestinationRequest(destination: "kind", params: ["k": .string("b")]))) }
+        #expect(await fast.value.sequence == 2)
+        #expect(await slow.value.outcome.name == "navigated")
+        #expect(await navigator.overlaps == 0)
+        #expect(await navigator.applied.map { $0.target.base.last!.params["k"]!.description } == ["a", "b"])
+    }
+}
