@@ -37,6 +37,12 @@ public struct DispatcherConfiguration: Sendable {
     /// satisfies. With no gate running it is dispatched like any link.
     public var authCallbackPrefixes: [String] = []
 
+    /// The first tap on a new campaign: an external link that ended `notFound(unknownRoute)`
+    /// against a table a refresh in flight may replace waits for that refresh up to this
+    /// many seconds and is resolved once more against the newer table, if it brought one.
+    /// Once per intent. Default 3 s; nil never waits.
+    public var unknownRouteWait: TimeInterval? = 3
+
     public init() {}
 
     /// Whether `link` is one of the auth callbacks.

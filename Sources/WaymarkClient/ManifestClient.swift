@@ -127,6 +127,9 @@ public actor ManifestClient: RouteTableSource {
     private(set) var joins = 0
     /// The refresh in flight, which a refresh called meanwhile joins.
     private var inFlight: Task<RefreshOutcome, Never>?
+    var refreshInFlight: Task<RefreshOutcome, Never>? { inFlight }
+    /// Refreshes that have ended in this run, whatever their outcome.
+    private(set) var refreshesEnded = 0
 
     /// Asks the server once. Never throws: every way it can end is an outcome. A refresh
     /// called while one is in flight (a foreground and a silent push at once) joins it and
@@ -141,6 +144,7 @@ public actor ManifestClient: RouteTableSource {
         inFlight = task
         let outcome = await task.value
         inFlight = nil
+        refreshesEnded += 1
         return outcome
     }
 

@@ -68,6 +68,15 @@ public actor RouteDispatcher {
         startDraining()
     }
 
+    /// The launch gate opens once the first refresh of the manifest has ended, or `bound`
+    /// has passed, whichever is first (like a remote config's fetch-and-activate with a
+    /// timeout): a cold-start link taps into the newest table the launch could get.
+    public func ready(waitingForManifest bound: Duration) async {
+        let (seconds, attoseconds) = bound.components
+        _ = await tables.tableAfterFirstRefresh(within: TimeInterval(seconds) + TimeInterval(attoseconds) / 1e18)
+        ready()
+    }
+
     /// Dispatches `intent` and returns how it ended (after it waited its turn). Cancelling
     /// the calling task ends the intent `cancelled`, waiting or running.
     @discardableResult
@@ -176,12 +185,22 @@ public actor RouteDispatcher {
         var table = await tables.currentTable()
         var resolution = table.resolve(intent.resolutionRequest, context: await contextProvider.context())
         var passed: Set<String> = []
+        var triedNewer = false
         var retried: Set<String> = []
         var asked = 0
         while true {
             if let interruption = pending.interruption { return (interruption, resolution, table.revision) }
             switch resolution {
             case .notFound(let notFound):
+                // A link to a route newer than the table: once, the table a refresh in flight brings.
+                if notFound.reason == .unknownRoute, intent.isExternal, !triedNewer, let wait = configuration.unknownRouteWait {
+                    triedNewer = true
+                    if let newer = await tables.newerTable(than: table.revision, within: wait) {
+                        table = newer
+                        resolution = table.resolve(intent.resolutionRequest, context: await contextProvider.context())
+                        continue
+                    }
+                }
                 return (.notFound(notFound), resolution, table.revision)
             case .gated(let gate):
                 if passed.contains(gate.precondition) {

@@ -1,3 +1,4 @@
+import Foundation
 import RouteEngine
 
 /// The route table an app resolves with, and where it came from.
@@ -52,6 +53,17 @@ public struct RouteTable: Sendable {
 /// Whatever holds the table in use (`ManifestClient`, or a fixed table in tests).
 public protocol RouteTableSource: Sendable {
     func currentTable() async -> RouteTable
+    /// The table once the first refresh of this run has ended, waiting at most `seconds`
+    /// (`RouteDispatcher.ready(waitingForManifest:)`). A fixed table: at once.
+    func tableAfterFirstRefresh(within seconds: TimeInterval) async -> RouteTable
+    /// A table newer than `revision`, if one is in use or a refresh in flight brings one
+    /// within `seconds`; nil otherwise. A fixed table: nil.
+    func newerTable(than revision: Int, within seconds: TimeInterval) async -> RouteTable?
+}
+
+extension RouteTableSource {
+    public func tableAfterFirstRefresh(within seconds: TimeInterval) async -> RouteTable { await currentTable() }
+    public func newerTable(than revision: Int, within seconds: TimeInterval) async -> RouteTable? { nil }
 }
 
 /// A table that never changes.
