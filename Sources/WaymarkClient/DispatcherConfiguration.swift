@@ -11,7 +11,8 @@ public enum SupersedePolicy: String, Hashable, Sendable {
 }
 
 public struct DispatcherConfiguration: Sendable {
-    /// Push payload keys that may carry the link, first match wins.
+    /// Push payload keys that may carry the link, first match wins; a key with dots is a
+    /// path into nested dictionaries (`"data.deeplink"`).
     public var pushLinkKeys: [String] = ["deeplink", "url", "link"]
     /// Intents waiting (stashed before `ready()`, or queued behind the running one) at
     /// most; one more drops the oldest waiting intent (`dropped`).

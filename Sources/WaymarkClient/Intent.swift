@@ -32,16 +32,35 @@ public enum Intent: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// The link a push payload carries under the first of `keys` that holds one (a string
-    /// or a URL); nil when it carries none — a push without a link is not an intent.
+    /// or a URL); nil when it carries none — a push without a link is not an intent. A key
+    /// with dots is a path into nested dictionaries (`data.deeplink`); a key that exists
+    /// as written, dots and all, is taken first.
     public static func push(_ payload: [AnyHashable: Any], keys: [String]) -> Intent? {
         for key in keys {
-            switch payload[AnyHashable(key)] {
+            switch payload[AnyHashable(key)] ?? value(at: key.split(separator: ".", omittingEmptySubsequences: false), in: payload) {
             case let text as String: return .link(text, door: .push)
             case let url as URL: return .link(url.absoluteString, door: .push)
             default: continue
             }
         }
         return nil
+    }
+
+    /// The value at a path of keys through nested dictionaries (as a push payload decodes:
+    /// `[AnyHashable: Any]` or `[String: Any]`); at most 8 levels, no empty key (a typo).
+    private static func value(at path: [Substring], in payload: [AnyHashable: Any]) -> Any? {
+        guard path.count > 1, path.count <= 8, !path.contains(where: \.isEmpty) else { return nil }
+        var level: Any = payload
+        for key in path {
+            if let dictionary = level as? [AnyHashable: Any], let next = dictionary[AnyHashable(String(key))] {
+                level = next
+            } else if let dictionary = level as? [String: Any], let next = dictionary[String(key)] {
+                level = next
+            } else {
+                return nil
+            }
+        }
+        return level
     }
 
     /// Never the link itself (it may carry personal data): its door and length.
@@ -114,4 +133,15 @@ public struct DispatchResult: Sendable {
     /// The revision of the table it was resolved with (0: the empty table or not resolved).
     public let revision: Int
     public let time: Date
+
+    /// For an app's own tests (an observer or a caller fed a made-up result); the
+    /// dispatcher makes the real ones.
+    public init(sequence: Int, intent: Intent, outcome: DispatchOutcome, resolution: Resolution?, revision: Int, time: Date) {
+        self.sequence = sequence
+        self.intent = intent
+        self.outcome = outcome
+        self.resolution = resolution
+        self.revision = revision
+        self.time = time
+    }
 }

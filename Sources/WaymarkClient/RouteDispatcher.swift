@@ -22,7 +22,8 @@ public actor RouteDispatcher {
     let contextProvider: any ContextProvider
     let gateHandler: (any GateHandler)?
     let leaveHandler: (any LeaveHandler)?
-    let observer: (any DispatchObserver)?
+    /// Told every intent's result, in this order (the telemetry reporter, the app's logging…).
+    let observers: [any DispatchObserver]
     public let configuration: DispatcherConfiguration
 
     /// An intent waiting or running, and whoever awaits its result. Touched only on the
@@ -52,13 +53,13 @@ public actor RouteDispatcher {
 
     public init(tables: any RouteTableSource, navigator: any Navigator, context: any ContextProvider,
                 gates: (any GateHandler)? = nil, leave: (any LeaveHandler)? = nil, observer: (any DispatchObserver)? = nil,
-                configuration: DispatcherConfiguration = DispatcherConfiguration()) {
+                observers: [any DispatchObserver] = [], configuration: DispatcherConfiguration = DispatcherConfiguration()) {
         self.tables = tables
         self.navigator = navigator
         contextProvider = context
         gateHandler = gates
         leaveHandler = leave
-        self.observer = observer
+        self.observers = (observer.map { [$0] } ?? []) + observers
         self.configuration = configuration
     }
 
@@ -163,7 +164,9 @@ public actor RouteDispatcher {
         let (outcome, resolution, revision) = await process(pending)
         current = nil
         finish(pending, outcome, resolution: resolution, revision: revision)
-        if let observer, let result = pending.result { await observer.dispatched(result) }
+        if let result = pending.result {
+            for observer in observers { await observer.dispatched(result) }
+        }
     }
 
     func finish(_ pending: Pending, _ outcome: DispatchOutcome, resolution: Resolution? = nil, revision: Int = 0) {
@@ -173,8 +176,9 @@ public actor RouteDispatcher {
         pending.result = result
         pending.continuation?.resume(returning: result)
         pending.continuation = nil
-        if resolution == nil, let observer {  // never resolved (dropped, superseded, cancelled waiting): told outside the queue's order
-            Task { await observer.dispatched(result) }
+        if resolution == nil, !observers.isEmpty {  // never resolved (dropped, superseded, cancelled waiting): told outside the queue's order
+            let observers = observers
+            Task { for observer in observers { await observer.dispatched(result) } }
         }
     }
 
