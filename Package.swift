@@ -78,7 +78,8 @@ let package = Package(
         .testTarget(name: "LinkLandingTests", dependencies: ["LinkLanding", "RouteEngine", "TestSupport"]),
         .testTarget(name: "WaymarkClientTests", dependencies: ["WaymarkClient", "RouteEngine", "ManifestStore", "TestSupport"]),
         .testTarget(name: "RouteEngineTests", dependencies: ["RouteEngine", "TestSupport", "CivilDate"]),
-        .testTarget(name: "WaymarkCLITests", dependencies: ["WaymarkCLI", "ManifestStore", "RouteEngine", "TestSupport"]),
+        // WaymarkClient: `generate swift`'s test compiles the generated file against it.
+        .testTarget(name: "WaymarkCLITests", dependencies: ["WaymarkCLI", "ManifestStore", "RouteEngine", "TestSupport", "WaymarkClient"]),
         .testTarget(name: "HTTPCoreTests", dependencies: ["HTTPCore"]),
         .testTarget(name: "TelemetryTests", dependencies: ["Telemetry", "SystemIO", "TestSupport", "CivilDate"]),
         .testTarget(name: "WaymarkAPITests", dependencies: ["WaymarkAPI", "ManifestStore", "Telemetry", "HTTPServer", "HTTPCore", "RouteEngine", "LinkChecks", "Replication", "SystemIO", "TestSupport", "CivilDate"]),
