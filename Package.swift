@@ -9,6 +9,7 @@ let package = Package(
     products: [
         .library(name: "RouteEngine", targets: ["RouteEngine"]),
         .library(name: "WaymarkClient", targets: ["WaymarkClient"]),
+        .library(name: "WaymarkObservation", targets: ["WaymarkObservation"]),
         .executable(name: "waymark", targets: ["waymark"]),
         .executable(name: "waymark-simulator", targets: ["WaymarkSimulator"]),
     ],
@@ -21,6 +22,8 @@ let package = Package(
         // The app's half: manifest client, dispatcher with its gates, navigation planner,
         // telemetry reporter. Foundation only (FoundationNetworking on Linux), like RouteEngine.
         .target(name: "WaymarkClient", dependencies: ["RouteEngine"]),
+        // The navigation model a SwiftUI app binds to (Observation; iOS 17 and later).
+        .target(name: "WaymarkObservation", dependencies: ["WaymarkClient", "RouteEngine"]),
         // Pure HTTP/1.1: parsing, framing, serializing. No Glibc, no Dispatch.
         .target(name: "HTTPCore", dependencies: ["CivilDate"]),
         // The one syscall wrapper and typed I/O error, files and the durable data directory.
@@ -76,7 +79,7 @@ let package = Package(
         .testTarget(name: "QRCodeTests", dependencies: ["QRCode"]),
         .testTarget(name: "LinkShapesTests", dependencies: ["LinkShapes", "RouteEngine", "TestSupport"]),
         .testTarget(name: "LinkLandingTests", dependencies: ["LinkLanding", "RouteEngine", "TestSupport"]),
-        .testTarget(name: "WaymarkClientTests", dependencies: ["WaymarkClient", "RouteEngine", "ManifestStore", "TestSupport"]),
+        .testTarget(name: "WaymarkClientTests", dependencies: ["WaymarkClient", "WaymarkObservation", "RouteEngine", "ManifestStore", "TestSupport"]),
         .testTarget(name: "RouteEngineTests", dependencies: ["RouteEngine", "TestSupport", "CivilDate"]),
         // WaymarkClient: `generate swift`'s test compiles the generated file against it.
         .testTarget(name: "WaymarkCLITests", dependencies: ["WaymarkCLI", "ManifestStore", "RouteEngine", "TestSupport", "WaymarkClient"]),
