@@ -43,6 +43,9 @@ public struct DispatcherConfiguration: Sendable {
     /// many seconds and is resolved once more against the newer table, if it brought one.
     /// Once per intent. Default 3 s; nil never waits.
     public var unknownRouteWait: TimeInterval? = 3
+    /// Where the dispatcher's log messages go (`ClientLogMessage`): intents that did not
+    /// navigate, and why — never the link. nil: nowhere.
+    public var log: ClientLog?
 
     public init() {}
 

@@ -25,3 +25,19 @@ extension ManifestClient {
         return table.revision > revision ? table : nil
     }
 }
+
+extension ManifestClient {
+    /// The log message an outcome makes.
+    static func message(for outcome: RefreshOutcome) -> ClientLogMessage {
+        switch outcome {
+        case .updated(let revision): ClientLogMessage(.info, "manifest", "Revision \(revision) is in use.")
+        case .notModified: ClientLogMessage(.debug, "manifest", "The manifest is unchanged.")
+        case .olderIgnored(let served, let inUse):
+            ClientLogMessage(.warning, "manifest", "The server sent revision \(served), older than \(inUse) in use; kept \(inUse).")
+        case .rejected(let error): ClientLogMessage(.error, "manifest", "A manifest was refused (\(error.kind.rawValue)); the last good table stays.")
+        case .unauthorized(let status): ClientLogMessage(.error, "manifest", "The manifest token was refused (\(status)).")
+        case .failed(let status, _): ClientLogMessage(.warning, "manifest", "The server answered \(status); retried after the backoff.")
+        case .unreachable: ClientLogMessage(.warning, "manifest", "The server could not be reached; retried after the backoff.")
+        }
+    }
+}

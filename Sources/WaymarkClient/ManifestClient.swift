@@ -21,6 +21,8 @@ public struct ManifestClientConfiguration: Sendable {
     /// (`Cohort.of(installID:)`, the id kept in the cache directory); `.none` sends none
     /// (the stable revision during a rollout); `.fixed(n)` for tests and previews.
     public var cohort = CohortChoice.install
+    /// Where the client's log messages go (`ClientLogMessage`); nil: nowhere.
+    public var log: ClientLog?
 
     public enum CohortChoice: Hashable, Sendable {
         case install
@@ -172,6 +174,7 @@ public actor ManifestClient: RouteTableSource {
         consecutiveFailures = outcome.isFailure ? consecutiveFailures + 1 : 0
         lastOutcome = outcome
         report(outcome)
+        if let log = configuration.log { log(Self.message(for: outcome)) }
         return outcome
     }
 

@@ -140,3 +140,18 @@ extension RouteDispatcher {
     /// Times the leave handler is asked for one intent (new dirty screens may appear while it asks).
     static let leaveRounds = 3
 }
+
+extension RouteDispatcher {
+    /// The log message a result makes: none for a navigation; never the link (`Intent`'s
+    /// description is its door and length).
+    static func message(for result: DispatchResult) -> ClientLogMessage? {
+        let level: ClientLogMessage.Level
+        switch result.outcome {
+        case .navigated, .queuedFromHandler: return nil
+        case .notFound, .gateCancelled, .leaveCancelled, .superseded, .cancelled, .handedToGate: level = .info
+        case .dropped, .gateTimedOut, .leaveTimedOut: level = .warning
+        case .gateLoop: level = .error
+        }
+        return ClientLogMessage(level, "dispatcher", "Intent \(result.sequence) (\(result.intent)) ended \(result.outcome.name).")
+    }
+}

@@ -174,6 +174,7 @@ public actor RouteDispatcher {
         let result = DispatchResult(sequence: pending.sequence, intent: pending.intent, outcome: outcome,
                                     resolution: resolution, revision: revision, time: Date())
         pending.result = result
+        if let log = configuration.log, let message = Self.message(for: result) { log(message) }
         pending.continuation?.resume(returning: result)
         pending.continuation = nil
         if resolution == nil, !observers.isEmpty {  // never resolved (dropped, superseded, cancelled waiting): told outside the queue's order

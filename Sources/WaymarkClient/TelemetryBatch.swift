@@ -103,3 +103,21 @@ struct TelemetryBatch: Hashable, Sendable {
     /// The journal's line for it.
     var journalJSON: JSONValue { ["outgoing": body] }
 }
+
+extension TelemetryReporter {
+    /// The log message a post's outcome makes (none for nothing to post).
+    static func message(for outcome: TelemetryPostOutcome) -> ClientLogMessage? {
+        switch outcome {
+        case .idle: nil
+        case .delivered(let events, let resolutions, let rejected):
+            ClientLogMessage(rejected > 0 ? .warning : .debug, "telemetry",
+                             "Delivered \(resolutions) resolutions in \(events) events; the server rejected \(rejected) events.")
+        case .alreadyDelivered(_, let resolutions):
+            ClientLogMessage(.info, "telemetry", "The server had this batch already (\(resolutions) resolutions): counted once.")
+        case .refused(_, let resolutions, let message):
+            ClientLogMessage(.error, "telemetry", "The server refused a batch of \(resolutions) resolutions, dropped: \(message.prefix(200))")
+        case .retryLater(let status, _):
+            ClientLogMessage(.warning, "telemetry", "Not delivered (\(status.map(String.init) ?? "no answer")); kept and retried.")
+        }
+    }
+}

@@ -21,6 +21,8 @@ public struct TelemetryConfiguration: Sendable {
     /// made on the device: nothing personal in it), so ops can see which unknown links
     /// people follow (`GET /v1/telemetry/unknown-links`). Off: no trace of the link leaves.
     public var reportsUnknownLinkShapes = false
+    /// Where the reporter's log messages go (`ClientLogMessage`); nil: nowhere.
+    public var log: ClientLog?
 
     public init(server: URL, build: AppBuild, token: String?, cacheDirectory: URL) {
         self.server = server
@@ -206,6 +208,7 @@ public actor TelemetryReporter: DispatchObserver {
         if case .retryLater(_, let retryAfter) = outcome { lastRetryAfter = retryAfter } else { lastRetryAfter = nil }
         lastOutcome = outcome
         if outcome != .idle { report(outcome) }
+        if let log = configuration.log, let message = Self.message(for: outcome) { log(message) }
         return outcome
     }
 
