@@ -21,7 +21,8 @@ let package = Package(
         .target(name: "RouteEngine", dependencies: ["CivilDate"]),
         // The app's half: manifest client, dispatcher with its gates, navigation planner,
         // telemetry reporter. Foundation only (FoundationNetworking on Linux), like RouteEngine.
-        .target(name: "WaymarkClient", dependencies: ["RouteEngine"]),
+        // PrivacyInfo.xcprivacy: what the telemetry collects and why, for the App Store.
+        .target(name: "WaymarkClient", dependencies: ["RouteEngine"], resources: [.copy("PrivacyInfo.xcprivacy")]),
         // The navigation model a SwiftUI app binds to (Observation; iOS 17 and later).
         .target(name: "WaymarkObservation", dependencies: ["WaymarkClient", "RouteEngine"]),
         // Pure HTTP/1.1: parsing, framing, serializing. No Glibc, no Dispatch.

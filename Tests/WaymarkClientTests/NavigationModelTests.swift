@@ -60,9 +60,9 @@ struct NavigationModelTests {
         let before = model[path: "main"]
         model.setDirty(Screen("item", params: ["id": .int(1)]))
         #expect(model[path: "main"] == before)
-        #expect(await model.state.allScreens.filter(\.isDirty).map(\.destination) == ["item"])
+        #expect(model.state.allScreens.filter(\.isDirty).map(\.destination) == ["item"])
         model.setDirty(Screen("item", params: ["id": .int(1)]), false)
-        #expect(await model.state.allScreens.filter(\.isDirty).isEmpty)
+        #expect(model.state.allScreens.filter(\.isDirty).isEmpty)
     }
 }
 
