@@ -43,6 +43,9 @@ public struct DispatcherConfiguration: Sendable {
     /// many seconds and is resolved once more against the newer table, if it brought one.
     /// Once per intent. Default 3 s; nil never waits.
     public var unknownRouteWait: TimeInterval? = 3
+    /// Keeps an external link waiting at a gate on disk, so a kill at the login screen does
+    /// not lose it (`GateStash`); nil (the default) keeps it in memory only.
+    public var gateStash: GateStash?
     /// Where the dispatcher's log messages go (`ClientLogMessage`): intents that did not
     /// navigate, and why — never the link. nil: nowhere.
     public var log: ClientLog?

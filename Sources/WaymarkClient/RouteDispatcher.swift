@@ -48,6 +48,8 @@ public actor RouteDispatcher {
     /// The intent running now, and the handler prompt it waits at, if any.
     var current: Pending?
     var prompt: Prompt?
+    /// The intent whose link is in the gate stash now.
+    var stashed: Pending?
     /// Intents dispatched so far (the last one's `sequence`).
     public private(set) var arrivals = 0
 
@@ -63,8 +65,13 @@ public actor RouteDispatcher {
         self.configuration = configuration
     }
 
-    /// The launch gate opens: the app's root exists. Waiting intents run, in order.
+    /// The launch gate opens: the app's root exists. Waiting intents run, in order — after
+    /// a link the last run left waiting at a gate (`gateStash`), if it is recent enough.
     public func ready() {
+        if !isReady, let stash = configuration.gateStash, let intent = stash.take(now: Date()) {
+            arrivals += 1
+            waiting.insert(Pending(sequence: arrivals, intent: intent), at: 0)
+        }
         isReady = true
         startDraining()
     }
@@ -163,6 +170,10 @@ public actor RouteDispatcher {
         current = pending
         let (outcome, resolution, revision) = await process(pending)
         current = nil
+        if stashed === pending {
+            configuration.gateStash?.clear()
+            stashed = nil
+        }
         finish(pending, outcome, resolution: resolution, revision: revision)
         if let result = pending.result {
             for observer in observers { await observer.dispatched(result) }
@@ -220,6 +231,10 @@ public actor RouteDispatcher {
                         return (.gateCancelled(precondition: gate.precondition), resolution, table.revision)
                     }
                     asked += 1
+                    if let stash = configuration.gateStash, stashed !== pending, case .link(let link, let door) = intent {
+                        stash.keep(link, door: door, at: Date())
+                        stashed = pending
+                    }
                     switch await ask(pending, gate: gate, timeout: configuration.gateTimeout, { .gate(await gateHandler.satisfy(gate.precondition, for: gate)) }) {
                     case .answered(.gate(true)): passed.insert(gate.precondition)
                     case .answered: return (.gateCancelled(precondition: gate.precondition), resolution, table.revision)
