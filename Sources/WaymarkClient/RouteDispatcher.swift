@@ -24,7 +24,7 @@ public actor RouteDispatcher {
     let leaveHandler: (any LeaveHandler)?
     /// Told every intent's result, in this order (the telemetry reporter, the app's logging…).
     let observers: [any DispatchObserver]
-    public let configuration: DispatcherConfiguration
+    public nonisolated let configuration: DispatcherConfiguration
 
     /// An intent waiting or running, and whoever awaits its result. Touched only on the
     /// dispatcher's actor (hence unchecked).

@@ -41,6 +41,16 @@ public struct RouteTable: Sendable {
         return resolver.resolve(request, context: context)
     }
 
+    /// Where to send the user when a link ended `notFound` for a route that has a fallback
+    /// (`expired`, `validationFailed`: the route is known): its `fallbackURL`, an https
+    /// address (checked at publish, and again here). nil for an unknown route — open the link
+    /// itself in the browser, where the server's link landing answers it.
+    public func fallbackURL(for notFound: NotFound) -> URL? {
+        guard let id = notFound.routeID, let text = manifest?.fallbacks[id], let url = URL(string: text),
+              url.scheme?.lowercased() == "https", url.host?.isEmpty == false else { return nil }
+        return url
+    }
+
     /// Where a `proceed` of this table goes, screen by screen.
     public func target(for proceed: Proceed) -> NavigationTarget {
         guard let schema = manifest?.resolver.schema else {
