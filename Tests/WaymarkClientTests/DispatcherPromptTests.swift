@@ -207,6 +207,40 @@ struct DispatcherPromptTests {
         #expect(await navigator.applied.count == 1)
     }
 
+    /// Asks, then waits until its task is cancelled; records why it was told to close.
+    actor WaitingLeave: LeaveHandler {
+        private(set) var asked = 0
+        private(set) var closed: [PromptEnding] = []
+        func decide(leaving dirty: [Screen], for plan: NavigationPlan) async -> LeaveDecision {
+            asked += 1
+            try? await Task.sleep(nanoseconds: 3_600_000_000_000)
+            return .discard
+        }
+        func save(_ dirty: [Screen]) async -> Bool { true }
+        func close(because ending: PromptEnding) async { closed.append(ending) }
+    }
+
+    @Test("A second tap at the unsaved-work prompt supersedes the first, whose prompt is told to close")
+    func secondTapAtLeavePrompt() async {
+        let dirty = NavigationState(selectedTab: "main", stacks: ["main": [Screen("root"), Screen("item", params: ["id": .int(1)], isDirty: true)]])
+        let navigator = RecordingNavigator(dirty)
+        let leave = WaitingLeave()
+        var configuration = DispatcherConfiguration()
+        configuration.leaveTimeout = nil
+        let dispatcher = RouteDispatcher(tables: FixedRouteTable(DispatcherTests.table), navigator: navigator, context: Preconditions(),
+                                         leave: leave, configuration: configuration)
+        await dispatcher.ready()
+        let first = Task { await dispatcher.dispatch(Self.kind) }
+        #expect(await eventually { await leave.asked == 1 })
+        let second = Task { await dispatcher.dispatch(.link("lab://kind/b", door: .universalLink)) }
+        #expect(await first.value.outcome == .superseded)
+        #expect(await leave.closed == [.superseded])
+        #expect(await eventually { await leave.asked == 2 }, "the newer link is asked about the same work")
+        #expect(await dispatcher.cancel())
+        #expect(await second.value.outcome == .cancelled)
+        #expect(await navigator.applied.isEmpty, "the dirty screen was never removed")
+    }
+
     @Test("Not superseded: an in-app request, or supersedesPrompts off; the prompt finishes first",
           arguments: [("an in-app request", true), ("a link with supersedesPrompts off", false)])
     func notSuperseded(_ label: String, _ inApp: Bool) async {
