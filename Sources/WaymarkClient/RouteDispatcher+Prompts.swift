@@ -67,26 +67,40 @@ extension RouteDispatcher {
         }
     }
 
+    /// Why `pending` must stop now, if it must: interrupted, or its caller's task cancelled
+    /// (when it runs in that task).
+    func interruption(of pending: Pending) -> DispatchOutcome? {
+        if let interruption = pending.interruption { return interruption }
+        guard pending.runsInCallerTask, Task.isCancelled else { return nil }
+        pending.interruption = .cancelled
+        return .cancelled
+    }
+
     /// Asks a handler, for at most `timeout` seconds; the handler runs in its own task, marked
     /// as serving this dispatcher (`HandlerScope`), and is cancelled if the prompt ends otherwise.
     func ask(_ pending: Pending, gate: Gate?, timeout: TimeInterval?,
              _ body: @escaping @Sendable () async -> PromptAnswer) async -> PromptEnd {
-        if let interruption = pending.interruption { return .interrupted(interruption) }
+        if let interruption = interruption(of: pending) { return .interrupted(interruption) }
         let prompt = Prompt(gate: gate)
         self.prompt = prompt
         let marker = ObjectIdentifier(self)
-        let ending = await withCheckedContinuation { continuation in
-            prompt.continuation = continuation
-            prompt.handler = Task {
-                let answer = await HandlerScope.$dispatcher.withValue(marker) { await body() }
-                self.settle(prompt, .answered(answer))
-            }
-            if let timeout {
-                prompt.timer = Task {
-                    try? await Task.sleep(nanoseconds: UInt64(max(0, timeout) * 1_000_000_000))
-                    if !Task.isCancelled { self.settle(prompt, .timedOut) }
+        // The caller's task cancelled while the prompt is up (it runs in that task) ends it too.
+        let ending = await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                prompt.continuation = continuation
+                prompt.handler = Task {
+                    let answer = await HandlerScope.$dispatcher.withValue(marker) { await body() }
+                    self.settle(prompt, .answered(answer))
+                }
+                if let timeout {
+                    prompt.timer = Task {
+                        try? await Task.sleep(nanoseconds: UInt64(max(0, timeout) * 1_000_000_000))
+                        if !Task.isCancelled { self.settle(prompt, .timedOut) }
+                    }
                 }
             }
+        } onCancel: {
+            Task { await self.interrupt(pending, .cancelled) }
         }
         if self.prompt === prompt { self.prompt = nil }
         return ending
@@ -101,7 +115,7 @@ extension RouteDispatcher {
         var plan = NavigationPlanner.plan(from: await navigator.state, to: target, source: source)
         var answered: [Screen] = []
         for round in 0...Self.leaveRounds {
-            if let interruption = pending.interruption { return interruption }
+            if let interruption = interruption(of: pending) { return interruption }
             let dirty = plan.leaving.filter { $0.isDirty && !answered.contains($0) }
             guard !dirty.isEmpty else {
                 if !plan.isEmpty { await navigator.apply(plan) }

@@ -35,6 +35,9 @@ public actor RouteDispatcher {
         var continuation: CheckedContinuation<DispatchResult, Never>?
         /// Set when it is cancelled or superseded while it runs: it stops at its next step.
         var interruption: DispatchOutcome?
+        /// Run in the task that dispatched it (nothing was ahead): that task's cancellation
+        /// is read at each step, with no handler installed on the fast path.
+        var runsInCallerTask = false
 
         init(sequence: Int, intent: Intent) {
             self.sequence = sequence
@@ -97,7 +100,8 @@ public actor RouteDispatcher {
             finish(pending, .handedToGate(precondition: gate.precondition))
             return pending.result!
         }
-        let fromHandler = HandlerScope.dispatcher == ObjectIdentifier(self)
+        // Only while a handler runs can a dispatch come from inside one (a task-local read, skipped otherwise).
+        let fromHandler = prompt != nil && HandlerScope.dispatcher == ObjectIdentifier(self)
         if intent.isExternal && configuration.supersede == .newestExternalLink {
             for older in waiting where older.intent.isExternal { finish(older, .superseded) }
             waiting.removeAll { $0.result != nil }
@@ -114,16 +118,17 @@ public actor RouteDispatcher {
             waiting.append(pending)
             return DispatchResult(sequence: pending.sequence, intent: intent, outcome: .queuedFromHandler, resolution: nil, revision: 0, time: Date())
         }
+        if isReady && !isDraining && waiting.isEmpty {
+            // Nothing ahead of it: run it in this call (no task to start, no continuation to
+            // wait on). Intents arriving meanwhile wait, and are drained after it, in order.
+            isDraining = true
+            pending.runsInCallerTask = true
+            await run(pending)
+            isDraining = false
+            startDraining()
+            return pending.result!
+        }
         return await withTaskCancellationHandler {
-            if isReady && !isDraining && waiting.isEmpty {
-                // Nothing ahead of it: run it in this call (no task to start, no continuation to
-                // wait on). Intents arriving meanwhile wait, and are drained after it, in order.
-                isDraining = true
-                await run(pending)
-                isDraining = false
-                startDraining()
-                return pending.result!
-            }
             if let interruption = pending.interruption {
                 finish(pending, interruption)  // cancelled before it was queued
                 return pending.result!
@@ -205,7 +210,7 @@ public actor RouteDispatcher {
         var retried: Set<String> = []
         var asked = 0
         while true {
-            if let interruption = pending.interruption { return (interruption, resolution, table.revision) }
+            if let interruption = interruption(of: pending) { return (interruption, resolution, table.revision) }
             switch resolution {
             case .notFound(let notFound):
                 // A link to a route newer than the table: once, the table a refresh in flight brings.

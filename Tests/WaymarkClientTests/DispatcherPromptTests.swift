@@ -133,7 +133,7 @@ struct DispatcherPromptTests {
 
     @Test("A cancelled task ends its intent, running at a gate or waiting behind it")
     func taskCancellation() async {
-        let (dispatcher, _, login, _) = Self.make { $0.gateTimeout = nil; $0.supersede = .keepAll }
+        let (dispatcher, navigator, login, _) = Self.make { $0.gateTimeout = nil; $0.supersede = .keepAll }
         await dispatcher.ready()
         let running = Task { await dispatcher.dispatch(Self.vault) }
         #expect(await eventually { await login.isShowing })
@@ -145,6 +145,14 @@ struct DispatcherPromptTests {
         running.cancel()
         #expect(await running.value.outcome == .cancelled)
         #expect(await dispatcher.dispatch(Self.kind).outcome.name == "navigated")
+        // Already cancelled when it dispatches, with nothing ahead (it runs in its own task): nothing applied.
+        let applied = await navigator.applied.count
+        let cancelledFirst = Task { () -> DispatchResult in
+            withUnsafeCurrentTask { $0?.cancel() }
+            return await dispatcher.dispatch(.link("lab://kind/b", door: .universalLink))
+        }
+        #expect(await cancelledFirst.value.outcome == .cancelled)
+        #expect(await navigator.applied.count == applied)
     }
 
     @Test("A dispatch from inside the gate handler is queued, not awaited: no deadlock; it runs after")
