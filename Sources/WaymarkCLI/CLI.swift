@@ -52,7 +52,7 @@ public enum CLI {
             case "resolve":
                 return try ResolveCommand.run(rest, output: &output)
             case "manifest":
-                return try ManifestCommand.run(rest, output: &output)
+                return try ManifestCommand.run(rest, environment: environment, output: &output)
             case "generate":
                 return try GenerateCommand.run(rest, output: &output)
             case "serve":

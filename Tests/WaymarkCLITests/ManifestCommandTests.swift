@@ -30,6 +30,25 @@ struct ManifestCommandTests {
         #expect(manifest.revision == 1)
     }
 
+    @Test("From a server: what it serves the build, byte for byte; an unknown build is refused and writes nothing")
+    func fromServer() throws {
+        let service = try LiveService()
+        let token = try #require(service.tokens[.manifestRead])
+        let served = service.call("GET", "/v1/manifest?platform=ios&version=5.3.0", token: token)
+        let output = FileManager.default.temporaryDirectory.appendingPathComponent("manifest-\(UUID().uuidString).json").path
+        let result = waymark("manifest", "--server", service.url, "--token", token, "--platform", "ios", "--version", "5.3.0", "--output", output)
+        #expect(result.code == .success, "\(result.err)")
+        #expect(try [UInt8](Data(contentsOf: URL(fileURLWithPath: output))) == served.body)
+        for (label, arguments) in [("an unknown build", ["--platform", "ios", "--version", "9.9.9"]),
+                                   ("no version", ["--platform", "ios"]),
+                                   ("routes with a server", ["--platform", "ios", "--version", "5.3.0", "--routes", routes])] {
+            let missing = FileManager.default.temporaryDirectory.appendingPathComponent("manifest-\(UUID().uuidString).json").path
+            let refused = waymark(["manifest", "--server", service.url, "--token", token, "--output", missing] + arguments)
+            #expect(refused.code != .success, "\(label)")
+            #expect(!FileManager.default.fileExists(atPath: missing), "\(label)")
+        }
+    }
+
     @Test("--revision is what the manifest says; the default is 1")
     func revisionNumber() throws {
         for (arguments, expected) in [([String](), 1), (["--revision", "42"], 42)] {
