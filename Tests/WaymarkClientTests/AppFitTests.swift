@@ -101,3 +101,43 @@ struct AppFitTests {
         #expect(Intent.push(payload, keys: keys) == link.map { .link($0, door: .push) }, "\(label)")
     }
 }
+
+extension AppFitTests {
+    static let storefront: RouteTable = {
+        guard case .success(let manifest) = Manifest.decode(TestManifest.storefront, for: AppBuild(app: "storefront", platform: "ios", version: "5.3.0")) else {
+            fatalError("the storefront manifest is refused")
+        }
+        return RouteTable(manifest: manifest, origin: .bundled)
+    }()
+
+    /// (label, table, the notFound) → the fallback, or nil.
+    static var fallbacks: [(String, RouteTable, NotFound, String?)] { [
+        ("an expired campaign with a fallback", storefront, NotFound(.expired, routeID: "spring-sale"), "https://storefront.example/sale"),
+        ("a known route without a fallback", storefront, NotFound(.validationFailed, routeID: "product"), nil),
+        ("an unknown route: no route to ask", storefront, NotFound(.unknownRoute), nil),
+        ("a route id the table does not have", storefront, NotFound(.expired, routeID: "nope"), nil),
+        ("the empty table", .empty, NotFound(.expired, routeID: "spring-sale"), nil),
+    ] }
+
+    @Test(arguments: 0..<5)
+    func fallbackURL(_ row: Int) {
+        #expect(Self.fallbacks.count == 5, "one test case per row")
+        let (label, table, notFound, expected) = Self.fallbacks[row]
+        #expect(table.fallbackURL(for: notFound)?.absoluteString == expected, "\(label)")
+    }
+}
+
+/// The storefront example's manifest, read from the repository (this file imports only what an app can).
+enum TestManifest {
+    static let storefront: [UInt8] = {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let schema = (try? Data(contentsOf: root.appendingPathComponent("manifests/storefront/schema-ios-5.3.0.json"))) ?? Data()
+        let routes = (try? Data(contentsOf: root.appendingPathComponent("manifests/storefront/routes.json"))) ?? Data()
+        guard let schemaJSON = try? JSONParser().parse([UInt8](schema)), let routesJSON = try? JSONParser().parse([UInt8](routes)),
+              let list = routesJSON["routes"]?.arrayValue else { return [] }
+        let body: JSONValue = ["format": "waymark.manifest/1", "app": "storefront", "platform": "ios", "version": "5.3.0", "revision": 1,
+                               "revisionSha256": "0", "routesSha256": .string(Manifest.canonicalRoutesDigest(.array(list))),
+                               "schema": schemaJSON, "routes": .array(list)]
+        return body.serializedBytes()
+    }()
+}
