@@ -8,7 +8,8 @@ public struct ManifestClientConfiguration: Sendable {
     public var build: AppBuild
     /// A `manifest:read` token, unless the server's reads are public.
     public var token: String?
-    /// Where the last good manifest is kept (the app's caches or application-support directory).
+    /// Where the last good manifest and the install id are kept: Application Support, never
+    /// Caches (a purged cache would change the install's id, hence its cohort).
     public var cacheDirectory: URL
     /// A manifest the app ships, used when there is no good cached one.
     public var bundledManifest: URL?

@@ -6,7 +6,8 @@ public struct TelemetryConfiguration: Sendable {
     public var build: AppBuild
     /// A `telemetry:write` token.
     public var token: String?
-    /// Where pending events are kept until the server has them.
+    /// Where pending events are kept until the server has them, and the install id the
+    /// envelope's cohort and source key come from: the manifest client's directory.
     public var cacheDirectory: URL
     /// Distinct events per batch (the server takes 1,000 at most).
     public var batchSize = 200
