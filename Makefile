@@ -9,7 +9,7 @@ SCHEMAS    := --schema $(EXAMPLE)/schema-ios-5.2.0.json --schema $(EXAMPLE)/sche
 BIN        := .build/debug/waymark
 RELEASE    := .build/release
 
-.PHONY: all build run test check-imports test-client test-unit test-live test-crash test-followers test-rollout test-qr test-landing check-deploy test-api test-dashboard test-console test-links fuzz-ci check-example bench bench-client bench-guard bench-http bench-publish bench-telemetry bench-events count-instructions fuzz deps toolchain clean
+.PHONY: all build run test check-imports test-client test-unit test-live test-crash test-followers test-rollout test-guard test-guard test-qr test-landing check-deploy test-api test-dashboard test-console test-links fuzz-ci check-example bench bench-client bench-guard bench-http bench-publish bench-telemetry bench-events count-instructions fuzz deps toolchain clean
 
 all: build
 
@@ -106,6 +106,16 @@ test-followers: build
 test-rollout: build
 	bash Tests/Scripts/install-packages.sh python3=python3
 	python3 Tests/Scripts/rollout-e2e.py $(BIN)
+
+# The attacks on the telemetry the guard acts on, against a live release daemon with a moved
+# clock: 30,000 simulated installs on 200 loopback networks walk a healthy candidate to 100 %
+# while one address lands links as an iPhone, forges failures, floods old hours and shapes;
+# a broken candidate trips at 1 % under forged successes; the Swift p-value table against
+# the Python reference (Tests/Scripts/guard-reference.py).
+test-guard: deps
+	bash Tests/Scripts/install-packages.sh python3=python3
+	$(SWIFT) build -c release --product waymark
+	python3 Tests/Scripts/guard-attacks.py $(RELEASE)/waymark
 
 # QR codes from a live daemon read back by zbarimg (Debian's zbar-tools; SVGs rasterised by
 # librsvg's rsvg-convert, both installed when missing): every level, every version up to 40

@@ -117,6 +117,44 @@ public struct GuardCounts: Hashable, Sendable {
     }
 }
 
+extension GuardCounts {
+    /// These counts with each network's share capped: a network whose resolutions (over
+    /// every cell) exceed the larger of `policy.networkFloor` and the `policy.networkQuantile`
+    /// of all networks' is scaled down to that, its failure rate kept. Counts without
+    /// networks (tables of plain counts) are returned as they are.
+    /// - Complexity: O(cells × networks in them).
+    public func trimmed(policy: GuardPolicy) -> GuardCounts {
+        var perNetwork: [UInt64: Int] = [:]
+        for outcomes in cells.values { for (network, tally) in outcomes.byNetwork { perNetwork[network, default: 0] += tally.total } }
+        guard perNetwork.count > 1 else { return self }
+        let sorted = perNetwork.values.sorted()
+        let quantile = sorted[min(sorted.count - 1, Int(Double(sorted.count - 1) * policy.networkQuantile))]
+        let cap = max(policy.networkFloor, quantile)
+        let heavy = perNetwork.filter { $0.value > cap }
+        guard !heavy.isEmpty else { return self }
+        var result = self
+        for (cell, outcomes) in cells {
+            var trimmed = outcomes
+            for (network, total) in heavy {
+                guard let tally = outcomes.byNetwork[network] else { continue }
+                let scale = Double(cap) / Double(total)
+                let keptTotal = Int((Double(tally.total) * scale).rounded())
+                let keptFailures = min(keptTotal, Int((Double(tally.failures) * scale).rounded()))
+                trimmed.total -= tally.total - keptTotal
+                let removedFailures = tally.failures - keptFailures
+                if removedFailures > 0, trimmed.failures > 0 {
+                    let share = Double(trimmed.failures - removedFailures) / Double(trimmed.failures)
+                    trimmed.reasons = trimmed.reasons.mapValues { Int((Double($0) * share).rounded()) }
+                }
+                trimmed.failures -= removedFailures
+                trimmed.byNetwork[network] = NetworkTally(total: keptTotal, failures: keptFailures)
+            }
+            result.cells[cell] = trimmed
+        }
+        return result
+    }
+}
+
 /// What the guard demands before it judges, and what it calls a regression.
 public struct GuardPolicy: Hashable, Sendable {
     /// Resolutions each revision must have before anything is judged; also the first look.
@@ -141,6 +179,10 @@ public struct GuardPolicy: Hashable, Sendable {
     /// `minimumInstalls` installs. At most `GuardCounts.breadthCap`.
     public var minimumInstalls = 25
     public var minimumNetworks = 10
+    /// A network counts for at most the larger of `networkFloor` resolutions and the
+    /// `networkQuantile` of all networks' on its side (`GuardCounts.trimmed`).
+    public var networkFloor = 5
+    public var networkQuantile = 0.9
 
     public init() {}
 
@@ -239,7 +281,10 @@ public enum GuardVerdict: Hashable, Sendable {
 public enum RolloutGuard {
     /// Judges at `look` (≥ 1; `GuardPolicy.look(forResolutions:)`), spending that look's
     /// alpha among the comparisons it makes.
-    public static func judge(candidate: GuardCounts, stable: GuardCounts, policy: GuardPolicy = GuardPolicy(), look: Int = 1) -> GuardVerdict {
+    public static func judge(candidate untrimmed: GuardCounts, stable untrimmed2: GuardCounts, policy: GuardPolicy = GuardPolicy(), look: Int = 1) -> GuardVerdict {
+        // Each network counts for at most what a typical one gives (`trimmed`): however many
+        // source keys a network makes up, it weighs like one of the larger honest ones.
+        let (candidate, stable) = (untrimmed.trimmed(policy: policy), untrimmed2.trimmed(policy: policy))
         let (candidateOverall, stableOverall) = (candidate.overall, stable.overall)
         guard candidateOverall.total >= policy.minimumResolutions, stableOverall.total >= policy.minimumResolutions else {
             return .waiting("The candidate has \(candidateOverall.total) resolutions and the stable revision \(stableOverall.total) counted as evidence; "
@@ -293,6 +338,7 @@ public enum RolloutGuard {
 
         let threshold = policy.alpha(look: look) / Double(comparisons.count)
         var findings: [GuardFinding] = []
+        var thin: GuardFinding?
         for comparison in comparisons {
             let strata = comparison.strata.filter { $0.candidate.total > 0 && $0.stable.total > 0 }
             let candidateTotal = strata.reduce(0) { $0 + $1.candidate.total }
@@ -313,20 +359,28 @@ public enum RolloutGuard {
             let finding = GuardFinding(scope: comparison.scope, route: comparison.route, build: comparison.build, reason: comparison.reason,
                                        candidateFailures: candidateFailures, candidateTotal: candidateTotal,
                                        stableFailures: stableFailures, stableTotal: stableTotal, pValue: p, threshold: threshold)
-            // Breadth: a rise that a few installs or networks could make is not evidence, and
-            // does not hold the rollout either (else one network could stall every rollout).
-            // It must come from `minimumInstalls` installs, and stand — as significant, as
-            // large — without the `minimumNetworks - 1` networks that supplied the most
-            // candidate failures: fewer networks than that cannot make it alone.
+            // Breadth: a trip needs failures from `minimumInstalls` installs, and the rise must
+            // stand — as significant, as large — without the `minimumNetworks - 1` networks
+            // that supplied the most candidate failures: fewer networks cannot make it alone.
+            // A rise that is significant on the trimmed evidence but not yet that broad holds
+            // the rollout where it is (waiting for more evidence); one network alone cannot
+            // make such a rise, since trimming weighs it like any other.
             guard comparison.candidate.failingInstalls.count >= policy.minimumInstalls,
                   comparison.candidate.failingNetworks.count >= policy.minimumNetworks,
-                  Self.standsWithout(topNetworks: policy.minimumNetworks - 1, strata: strata, policy: policy, threshold: threshold) else { continue }
+                  Self.standsWithout(topNetworks: policy.minimumNetworks - 1, strata: strata, policy: policy, threshold: threshold) else {
+                if thin == nil { thin = finding }
+                continue
+            }
             findings.append(finding)
         }
         guard findings.isEmpty else {
             // Most significant first; among equals, the most specific (it names what to fix).
             let specificity: [GuardFinding.Scope: Int] = [.newReason: 0, .routeOnBuild: 1, .route: 2, .overall: 3]
             return .tripped(findings.sorted { ($0.pValue, specificity[$0.scope]!) < ($1.pValue, specificity[$1.scope]!) })
+        }
+        if let thin {
+            return .waiting("A rise not yet broad enough to trip (\(policy.minimumInstalls) installs and \(policy.minimumNetworks) networks, "
+                + "standing without the \(policy.minimumNetworks - 1) largest): \(thin.description). Waiting for more evidence.")
         }
         guard candidateOverall.installs.count >= policy.minimumInstalls else {
             return .waiting("The candidate's evidence comes from \(candidateOverall.installs.count) install(s); "

@@ -49,6 +49,8 @@ def call(port, token, method, path, body=None, headers=None, timeout=30):
     import json
     connection = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
     all_headers = {"Authorization": "Bearer " + token} if token else {}
+    if isinstance(body, (dict, list)):
+        all_headers["Content-Type"] = "application/json"
     all_headers.update(headers or {})
     data = json.dumps(body).encode() if isinstance(body, (dict, list)) else body
     connection.request(method, path, body=data, headers=all_headers)
