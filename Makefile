@@ -9,7 +9,7 @@ SCHEMAS    := --schema $(EXAMPLE)/schema-ios-5.2.0.json --schema $(EXAMPLE)/sche
 BIN        := .build/debug/waymark
 RELEASE    := .build/release
 
-.PHONY: all build run test check-imports test-client test-unit test-live test-crash test-followers test-rollout test-qr test-landing check-deploy test-api test-dashboard test-console test-links fuzz-ci check-example bench bench-client bench-http bench-publish bench-telemetry bench-events count-instructions fuzz deps toolchain clean
+.PHONY: all build run test check-imports test-client test-unit test-live test-crash test-followers test-rollout test-qr test-landing check-deploy test-api test-dashboard test-console test-links test-android bench-android fuzz-ci check-example bench bench-client bench-http bench-publish bench-telemetry bench-events count-instructions fuzz deps toolchain clean
 
 all: build
 
@@ -31,7 +31,7 @@ run: build
 	$(BIN) serve --data-dir data $(SERVE_ARGS)
 
 # Unit tests run last, so their summary closes the output.
-test: check-imports check-example test-links test-live test-client test-crash test-disk-full test-hostile test-memory test-followers test-rollout test-qr test-landing check-deploy test-api test-dashboard test-console fuzz-ci test-unit
+test: check-imports check-example test-links test-live test-client test-crash test-disk-full test-hostile test-memory test-followers test-rollout test-qr test-landing check-deploy test-api test-dashboard test-console test-android fuzz-ci test-unit
 
 # The libraries an app embeds (RouteEngine, WaymarkClient, and the targets they are built
 # from) import Foundation at most: no Glibc, Dispatch, Synchronization or UIKit.
@@ -162,6 +162,13 @@ check-example: build
 test-links: build
 	bash Tests/Scripts/install-packages.sh python3=python3 openssl=openssl
 	bash Tests/Scripts/link-checks.sh $(BIN)
+
+# The Android library (waymark-android/, Kotlin 1.3 on JDK 17, JUnit 5, all from Debian):
+# every row of every conformance/ file, read from conformance/ itself.
+ANDROID_PACKAGES = kotlinc=kotlin java=openjdk-17-jdk-headless /usr/share/java/junit-platform-console-standalone.jar=junit5
+test-android: build
+	bash Tests/Scripts/install-packages.sh $(ANDROID_PACKAGES)
+	bash waymark-android/build.sh test
 
 # Resolutions per second on one core for 10,000 generated routes, against a linear scan.
 bench: deps
