@@ -164,11 +164,15 @@ test-links: build
 	bash Tests/Scripts/link-checks.sh $(BIN)
 
 # The Android library (waymark-android/, Kotlin 1.3 on JDK 17, JUnit 5, all from Debian):
-# every row of every conformance/ file, read from conformance/ itself.
+# every row of every conformance/ file, read from conformance/ itself; then the
+# differential test: 20,000 generated links (hostile mutations included) resolved by the
+# Swift CLI and by the JVM library, every result identical.
 ANDROID_PACKAGES = kotlinc=kotlin java=openjdk-17-jdk-headless /usr/share/java/junit-platform-console-standalone.jar=junit5
+ANDROID_CLASSPATH = waymark-android/build/waymark-android-tests.jar:waymark-android/build/waymark-android.jar:/usr/share/java/kotlin-stdlib.jar
 test-android: build
-	bash Tests/Scripts/install-packages.sh $(ANDROID_PACKAGES)
+	bash Tests/Scripts/install-packages.sh python3=python3 $(ANDROID_PACKAGES)
 	bash waymark-android/build.sh test
+	python3 Tests/Scripts/android-differential.py $(BIN) $(ANDROID_CLASSPATH)
 
 # Resolutions per second on one core for 10,000 generated routes, against a linear scan.
 bench: deps
