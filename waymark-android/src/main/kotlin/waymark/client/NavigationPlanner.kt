@@ -100,3 +100,36 @@ object NavigationPlanner {
         return count
     }
 }
+
+/**
+ * This state with [plan] carried out: what an app's navigator does to its screens, as data.
+ * The tests' navigator uses it; an app's `apply` does the same with its activities or graph.
+ */
+fun NavigationState.applying(plan: NavigationPlan): NavigationState {
+    var selected = selectedTab
+    val stacks = LinkedHashMap(this.stacks)
+    val modals = ArrayList(this.modals)
+    operations@ for (operation in plan.operations) {
+        when (operation) {
+            is NavigationOperation.DismissModals -> while (modals.size > operation.from) modals.removeAt(modals.size - 1)
+            is NavigationOperation.SelectTab -> selected = operation.tab
+            is NavigationOperation.Update -> {
+                val stack = stacks[operation.tab]?.toMutableList() ?: continue@operations
+                if (operation.index !in stack.indices) continue@operations
+                stack[operation.index] = Screen(stack[operation.index].destination, operation.params)
+                stacks[operation.tab] = stack
+            }
+            is NavigationOperation.PopTo -> {
+                val stack = stacks[operation.tab] ?: continue@operations
+                if (operation.index !in stack.indices) continue@operations
+                stacks[operation.tab] = stack.subList(0, operation.index + 1).toList()
+            }
+            is NavigationOperation.SetStack -> {
+                val old = stacks[operation.tab] ?: emptyList()
+                stacks[operation.tab] = old.take(minOf(operation.keeping, operation.screens.size)) + operation.screens.drop(minOf(operation.keeping, old.size))
+            }
+            is NavigationOperation.Present -> modals.add(operation.modal)
+        }
+    }
+    return NavigationState(selected, stacks, modals)
+}
