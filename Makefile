@@ -174,6 +174,15 @@ test-android: build
 	bash waymark-android/build.sh test
 	python3 Tests/Scripts/android-differential.py $(BIN) $(ANDROID_CLASSPATH)
 
+# The Android library on the 10,000-route manifest of bench-client: decode time (target
+# < 200 ms) and resolutions per second beside the Swift engine's (make bench's figure, run
+# here first; target: within 3×).
+bench-android: deps
+	bash Tests/Scripts/install-packages.sh $(ANDROID_PACKAGES)
+	$(SWIFT) build -c release --product RouteEngineBench
+	rate=$$($(RELEASE)/RouteEngineBench | tee /dev/stderr | sed -n 's/.*compiled trie: *\([0-9,]*\) resolutions.*/\1/p'); \
+	  bash waymark-android/build.sh bench "$$rate"
+
 # Resolutions per second on one core for 10,000 generated routes, against a linear scan.
 bench: deps
 	$(SWIFT) build -c release --product RouteEngineBench

@@ -122,8 +122,9 @@ class RouteDispatcher(
 
     private fun finish(pending: Pending, outcome: DispatchOutcome, resolution: Resolution?, revision: Long) {
         val result = DispatchResult(pending.sequence, pending.intent, outcome, resolution, revision, clock())
-        pending.result.complete(result)
+        // The observer (telemetry) first: once a caller holds the result, it has been recorded.
         observer?.dispatched(result)
+        pending.result.complete(result)
     }
 
     private fun <T> await(future: CompletableFuture<T>): T? = try {
