@@ -31,6 +31,25 @@ sealed class Intent {
         }
 
     companion object {
+        /**
+         * The deferred link of a Play Install Referrer string (`utm_source=…&deeplink=https%3A…`):
+         * the first `deeplink` item's value, form-decoded once, as a link by the universal-link
+         * door; null without one (`docs/android.md`, "The Play Install Referrer seam").
+         */
+        fun fromInstallReferrer(referrer: String, parameter: String = "deeplink"): Intent? {
+            for (item in referrer.split('&')) {
+                val equals = item.indexOf('=')
+                if (equals < 0 || item.substring(0, equals) != parameter) continue
+                val link = try {
+                    java.net.URLDecoder.decode(item.substring(equals + 1), "UTF-8")
+                } catch (broken: IllegalArgumentException) {
+                    return null
+                }
+                return if (link.length == 0) null else Link(link, Door.UNIVERSAL_LINK)
+            }
+            return null
+        }
+
         /** The link a notification's data carries under the first of [keys] that holds a string; null when none does. */
         fun push(payload: Map<String, Any?>, keys: List<String>): Intent? {
             for (key in keys) {
