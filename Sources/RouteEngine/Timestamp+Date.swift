@@ -22,13 +22,15 @@ extension Timestamp {
 
     /// The `Date` of a whole number of microseconds since 1970.
     public static func date(microseconds: Int) -> Date {
-        // One rounding, from an exact integer: the Date is within 0.06 µs of the instant
-        // for any year up to 9999, so `microseconds(of:)` gives the same integer back.
+        // One rounding, from an exact integer: from 1716 to 2286 (±2⁵³ µs around 2001) the
+        // Date is within half a microsecond of the instant, so `microseconds(of:)` gives the
+        // same integer back. Outside, a Date cannot hold every microsecond; instants read
+        // from text (`microseconds(_:)`) never go through a Date.
         Date(timeIntervalSinceReferenceDate: Double(microseconds - referenceOffset * 1_000_000) / 1_000_000)
     }
 
     /// A `Date` as whole microseconds since 1970: the nearest one, because a `Date` is a
-    /// binary fraction within a tenth of a microsecond of the instant it was made from
+    /// binary fraction, today within a tenth of a microsecond of the instant it was made from
     /// (truncating could turn …999999 µs into …999998 µs). A port reading a clock with
     /// nanoseconds truncates them; for an instant that came from text both agree exactly.
     public static func microseconds(of date: Date) -> Int {

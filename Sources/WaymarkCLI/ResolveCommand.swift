@@ -1,3 +1,4 @@
+import CivilDate
 import RouteEngine
 
 /// `waymark resolve URL --schema FILE --routes FILE [--satisfied auth,...] [--now T] [--json]`
@@ -70,7 +71,9 @@ enum ResolveCommand {
         for problem in resolver.leftOut {
             output.error("waymark: left out of \(schema.buildName)'s table, as its manifest leaves it out: \(problem.code.rawValue) at \(problem.path): \(problem.message)")
         }
-        let context = ResolutionContext(satisfied: satisfied, now: now)
+        // The instant straight from the text (whole microseconds), not through a Date.
+        let context = ResolutionContext(satisfied: satisfied,
+                                        nowMicroseconds: parsed.last("--now").flatMap { Timestamp.microseconds($0) } ?? Timestamp.microseconds(of: now))
         if let links {
             for link in links { output.print(resolver.resolve(url: link, context: context).json.serialized()) }
             return .success
