@@ -53,7 +53,7 @@ let package = Package(
         .target(name: "LinkChecks", dependencies: ["HTTPClient", "RouteEngine"]),
         // Followers: mirror a primary's revisions, schemas and token hashes; forward counts.
         .target(name: "Replication", dependencies: ["HTTPClient", "ManifestStore", "Telemetry", "RouteEngine"]),
-        .target(name: "WaymarkCLI", dependencies: ["RouteEngine", "ManifestStore", "WaymarkAPI", "Telemetry", "HTTPServer", "LinkChecks", "Replication", "CivilDate", "SystemIO"]),
+        .target(name: "WaymarkCLI", dependencies: ["RouteEngine", "ManifestStore", "WaymarkAPI", "Rollout", "Telemetry", "HTTPServer", "LinkChecks", "Replication", "CivilDate", "SystemIO"]),
         .executableTarget(name: "waymark", dependencies: ["WaymarkCLI"]),
         // An app played against a live server: the WaymarkClient loop, headless (docs/client.md).
         .executableTarget(name: "WaymarkSimulator", dependencies: ["WaymarkClient", "RouteEngine"]),

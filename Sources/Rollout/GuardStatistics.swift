@@ -2,60 +2,84 @@ import Foundation
 
 /// The one statistical question the rollout guard asks: is the candidate's failure rate
 /// higher than the stable revision's by more than chance explains? One-sided, on two
-/// binomial samples (failures out of resolutions).
+/// binomial samples (failures out of resolutions), within strata (app builds) whose
+/// baselines may differ.
 ///
-/// Fisher's exact test when any expected cell count is below 5 (the usual condition for
-/// the normal approximation, which breaks down exactly where a route fails rarely), the
-/// pooled two-proportion z-test otherwise (exact enough there, and constant time however
-/// many resolutions are counted).
+/// Exact everywhere: conditional on each stratum's margins, the candidate's failures in a
+/// stratum are hypergeometric under "both revisions fail at the same rate", and the strata
+/// are independent, so the p-value is the upper tail of the sum of independent
+/// hypergeometrics (the exact form of the Cochran–Mantel–Haenszel test; with one stratum,
+/// Fisher's exact test). No normal approximation: the guard's thresholds (alpha shared
+/// among comparisons and looks) sit in far tails where it is anticonservative.
 public enum GuardStatistics {
-    /// P(candidate failures ≥ observed) under "both revisions fail at the same rate".
-    /// - Parameters: `candidateFailures` of `candidateTotal`, `stableFailures` of `stableTotal`.
+    /// One stratum: candidate failures of resolutions, stable failures of resolutions.
+    public struct Stratum: Hashable, Sendable {
+        public var candidateFailures: Int
+        public var candidateTotal: Int
+        public var stableFailures: Int
+        public var stableTotal: Int
+
+        public init(candidateFailures: Int, candidateTotal: Int, stableFailures: Int, stableTotal: Int) {
+            (self.candidateFailures, self.candidateTotal) = (candidateFailures, candidateTotal)
+            (self.stableFailures, self.stableTotal) = (stableFailures, stableTotal)
+        }
+    }
+
+    /// P(candidate failures ≥ observed) under "both revisions fail at the same rate": Fisher's
+    /// exact test, one-sided.
     public static func pValue(candidateFailures: Int, candidateTotal: Int, stableFailures: Int, stableTotal: Int) -> Double {
-        let total = candidateTotal + stableTotal
-        let failures = candidateFailures + stableFailures
-        guard candidateTotal > 0, stableTotal > 0, failures > 0, failures < total else { return 1 }
-        let expected = [
-            Double(candidateTotal) * Double(failures) / Double(total),
-            Double(candidateTotal) * Double(total - failures) / Double(total),
-            Double(stableTotal) * Double(failures) / Double(total),
-            Double(stableTotal) * Double(total - failures) / Double(total),
-        ]
-        if expected.contains(where: { $0 < 5 }) {
-            return fisherUpperTail(candidateFailures, candidateTotal: candidateTotal, failures: failures, total: total)
+        pValue([Stratum(candidateFailures: candidateFailures, candidateTotal: candidateTotal,
+                        stableFailures: stableFailures, stableTotal: stableTotal)])
+    }
+
+    /// The exact stratified p-value: P(Σ X_k ≥ Σ x_k) with X_k hypergeometric per stratum.
+    /// Strata without resolutions on either side say nothing and are left out.
+    /// - Complexity: O(Σ support) to tabulate, then a convolution of the tabulated supports
+    ///   (terms below 1e-300, where a double's range ends, dropped).
+    public static func pValue(_ strata: [Stratum]) -> Double {
+        var distribution: [Double] = [1]
+        var offset = 0
+        var observed = 0
+        for stratum in strata where stratum.candidateTotal > 0 && stratum.stableTotal > 0 {
+            let total = stratum.candidateTotal + stratum.stableTotal
+            let failures = stratum.candidateFailures + stratum.stableFailures
+            let lowest = max(0, failures - stratum.stableTotal), highest = min(stratum.candidateTotal, failures)
+            observed += stratum.candidateFailures
+            guard highest > lowest else {
+                offset += lowest
+                continue
+            }
+            let (pmf, start) = hypergeometric(lowest: lowest, highest: highest, drawn: stratum.candidateTotal, failures: failures, total: total)
+            distribution = convolve(distribution, pmf)
+            offset += start
         }
-        return zTestUpperTail(candidateFailures: candidateFailures, candidateTotal: candidateTotal,
-                              stableFailures: stableFailures, stableTotal: stableTotal)
+        let first = observed - offset
+        guard first > 0 else { return 1 }
+        guard first < distribution.count else { return 0 }
+        return min(1, distribution[first...].reduce(0, +))
     }
 
-    /// The pooled two-proportion z statistic's upper tail: 1 − Φ(z).
-    static func zTestUpperTail(candidateFailures: Int, candidateTotal: Int, stableFailures: Int, stableTotal: Int) -> Double {
-        let p1 = Double(candidateFailures) / Double(candidateTotal)
-        let p2 = Double(stableFailures) / Double(stableTotal)
-        let pooled = Double(candidateFailures + stableFailures) / Double(candidateTotal + stableTotal)
-        let standardError = (pooled * (1 - pooled) * (1 / Double(candidateTotal) + 1 / Double(stableTotal))).squareRoot()
-        guard standardError > 0 else { return p1 > p2 ? 0 : 1 }
-        let z = (p1 - p2) / standardError
-        return 0.5 * erfc(z / 2.0.squareRoot())
-    }
-
-    /// Fisher's exact test, one-sided: the hypergeometric probability of `observed` or more
-    /// of the `failures` falling among the candidate's `candidateTotal` of `total`
-    /// resolutions. Terms are summed from the observed count up until they no longer
-    /// change the sum, so the cost is the tail's length, not the counts'.
-    static func fisherUpperTail(_ observed: Int, candidateTotal: Int, failures: Int, total: Int) -> Double {
-        let highest = min(candidateTotal, failures)
-        guard observed <= highest else { return 0 }
-        let lowest = max(0, failures - (total - candidateTotal))
-        guard observed > lowest else { return 1 }
+    /// The hypergeometric probabilities of lowest…highest candidate failures, without the
+    /// negligible ends: the kept terms and the count the first one stands for.
+    static func hypergeometric(lowest: Int, highest: Int, drawn: Int, failures: Int, total: Int) -> ([Double], Int) {
         func logChoose(_ n: Int, _ k: Int) -> Double { lgamma(Double(n + 1)) - lgamma(Double(k + 1)) - lgamma(Double(n - k + 1)) }
-        let denominator = logChoose(total, candidateTotal)
-        var sum = 0.0
-        for count in observed...highest {
-            let term = exp(logChoose(failures, count) + logChoose(total - failures, candidateTotal - count) - denominator)
-            sum += term
-            if term < sum * 1e-16 { break }
+        let denominator = logChoose(total, drawn)
+        var terms = [Double]()
+        terms.reserveCapacity(highest - lowest + 1)
+        for count in lowest...highest {
+            terms.append(exp(logChoose(failures, count) + logChoose(total - failures, drawn - count) - denominator))
         }
-        return min(1, sum)
+        let first = terms.firstIndex { $0 >= 1e-300 } ?? 0
+        let last = terms.lastIndex { $0 >= 1e-300 } ?? terms.count - 1
+        return (Array(terms[first...last]), lowest + first)
+    }
+
+    static func convolve(_ a: [Double], _ b: [Double]) -> [Double] {
+        var out = [Double](repeating: 0, count: a.count + b.count - 1)
+        for (i, x) in a.enumerated() where x != 0 {
+            for (j, y) in b.enumerated() { out[i + j] += x * y }
+        }
+        let last = out.lastIndex { $0 >= 1e-300 } ?? out.count - 1
+        return Array(out[...last])
     }
 }

@@ -15,11 +15,42 @@ public struct GuardCounts: Hashable, Sendable {
         public static func < (lhs: Cell, rhs: Cell) -> Bool { (lhs.route, lhs.build) < (rhs.route, rhs.build) }
     }
 
-    /// Resolutions, failures (`notFound`) among them, and failures by reason.
+    /// One network's resolutions and failures.
+    public struct NetworkTally: Hashable, Sendable {
+        public var total = 0
+        public var failures = 0
+
+        public init(total: Int = 0, failures: Int = 0) {
+            (self.total, self.failures) = (total, failures)
+        }
+    }
+
+    /// One install (its source key for the day) on one network.
+    public struct Contributor: Hashable, Sendable {
+        public var source: EvidenceSource
+        public var network: UInt64
+
+        public init(source: EvidenceSource, network: UInt64) {
+            (self.source, self.network) = (source, network)
+        }
+    }
+
+    /// The most distinct installs or networks a set of outcomes remembers: the breadth the
+    /// guard asks for is at most this.
+    public static let breadthCap = 256
+
+    /// Resolutions, failures (`notFound`) among them, failures by reason, and the distinct
+    /// installs and networks behind them (each set held up to `breadthCap`).
     public struct Outcomes: Hashable, Sendable {
         public var total = 0
         public var failures = 0
         public var reasons: [String: Int] = [:]
+        public var installs: Set<EvidenceSource> = []
+        public var failingInstalls: Set<EvidenceSource> = []
+        public var failingNetworks: Set<UInt64> = []
+        /// Resolutions and failures by network (evidence only): a trip must stand without
+        /// the networks that supplied the most failures (`GuardPolicy.minimumNetworks`).
+        public var byNetwork: [UInt64: NetworkTally] = [:]
 
         public init(total: Int = 0, failures: Int = 0, reasons: [String: Int] = [:]) {
             self.total = total
@@ -31,9 +62,45 @@ public struct GuardCounts: Hashable, Sendable {
             total += other.total
             failures += other.failures
             reasons.merge(other.reasons, uniquingKeysWith: +)
+            Self.union(&installs, other.installs)
+            Self.union(&failingInstalls, other.failingInstalls)
+            Self.union(&failingNetworks, other.failingNetworks)
+            byNetwork.merge(other.byNetwork) { NetworkTally(total: $0.total + $1.total, failures: $0.failures + $1.failures) }
+        }
+
+        /// These outcomes without the resolutions of `networks`.
+        func excluding(_ networks: Set<UInt64>) -> Outcomes {
+            var left = self
+            for network in networks {
+                guard let tally = byNetwork[network] else { continue }
+                left.total -= tally.total
+                left.failures -= tally.failures
+                left.byNetwork[network] = nil
+            }
+            return left
+        }
+
+        static func union<T>(_ set: inout Set<T>, _ other: Set<T>) {
+            for item in other where set.count < GuardCounts.breadthCap { set.insert(item) }
         }
 
         public var rate: Double { total == 0 ? 0 : Double(failures) / Double(total) }
+    }
+
+    /// Adds `count` resolutions of `cell` from `contributor`, failed with `failure` (a reason) or not.
+    public mutating func add(_ cell: Cell, count: Int, failure: String?, from contributor: Contributor) {
+        var outcomes = cells[cell] ?? Outcomes()
+        outcomes.total += count
+        outcomes.byNetwork[contributor.network, default: NetworkTally()].total += count
+        if outcomes.installs.count < Self.breadthCap { outcomes.installs.insert(contributor.source) }
+        if let failure {
+            outcomes.byNetwork[contributor.network, default: NetworkTally()].failures += count
+            outcomes.failures += count
+            outcomes.reasons[failure, default: 0] += count
+            if outcomes.failingInstalls.count < Self.breadthCap { outcomes.failingInstalls.insert(contributor.source) }
+            if outcomes.failingNetworks.count < Self.breadthCap { outcomes.failingNetworks.insert(contributor.network) }
+        }
+        cells[cell] = outcomes
     }
 
     public var cells: [Cell: Outcomes]
@@ -52,20 +119,48 @@ public struct GuardCounts: Hashable, Sendable {
 
 /// What the guard demands before it judges, and what it calls a regression.
 public struct GuardPolicy: Hashable, Sendable {
-    /// Resolutions each revision must have in the window before anything is judged.
+    /// Resolutions each revision must have before anything is judged; also the first look.
     public var minimumResolutions = 200
     /// Resolutions each side of a per-route (or per route and build) comparison needs.
     public var minimumPerComparison = 50
-    /// The false-alarm rate for a whole judgement, shared among its comparisons (Bonferroni).
+    /// The false-trip rate for a whole rollout: spent over its looks (`alpha(look:)`) and,
+    /// within a look, shared among its comparisons (Bonferroni).
     public var alpha = 0.001
+    /// Looks happen when the candidate's evidence has grown by this factor since the last
+    /// one (200, 250, 313, … resolutions): the rollout is judged as often as new data can
+    /// change the answer, and alpha is spent per look, not per tick of the clock.
+    public var lookGrowth = 1.25
     /// A rise must be at least this many failure-rate points (0.01 = one point)…
     public var minimumIncrease = 0.01
-    /// …and at least this many times the stable rate.
+    /// …and at least this many times the stable rate (standardised to the candidate's builds).
     public var minimumRatio = 1.5
     /// Failures of a reason a route never had on the stable revision, at least, to count as new.
     public var minimumNewReasonFailures = 5
+    /// Breadth: a finding needs candidate failures from at least this many installs
+    /// (install-days) and networks, and a step advances only on evidence from at least
+    /// `minimumInstalls` installs. At most `GuardCounts.breadthCap`.
+    public var minimumInstalls = 25
+    public var minimumNetworks = 10
 
     public init() {}
+
+    /// The look a candidate with `resolutions` has reached: 0 before `minimumResolutions`,
+    /// then 1, 2, … each time the evidence has grown by `lookGrowth`.
+    public func look(forResolutions resolutions: Int) -> Int {
+        guard resolutions >= max(1, minimumResolutions) else { return 0 }
+        var look = 1
+        var next = Double(max(1, minimumResolutions)) * lookGrowth
+        while Double(resolutions) >= next, look < 10_000 {
+            look += 1
+            next *= lookGrowth
+        }
+        return look
+    }
+
+    /// The alpha spent at look `look` (≥ 1): alpha / (look × (look + 1)), which adds up to
+    /// alpha over every look there can ever be, so the false-trip rate holds however long
+    /// the rollout runs and however often it is looked at.
+    public func alpha(look: Int) -> Double { alpha / (Double(max(1, look)) * Double(max(1, look) + 1)) }
 }
 
 /// One comparison that tripped the guard, with its numbers.
@@ -142,61 +237,121 @@ public enum GuardVerdict: Hashable, Sendable {
 /// `minimumIncrease` points and at least `minimumRatio` times the stable rate (so a
 /// significant but harmless rise on millions of resolutions does not stop a campaign).
 public enum RolloutGuard {
-    public static func judge(candidate: GuardCounts, stable: GuardCounts, policy: GuardPolicy = GuardPolicy()) -> GuardVerdict {
+    /// Judges at `look` (≥ 1; `GuardPolicy.look(forResolutions:)`), spending that look's
+    /// alpha among the comparisons it makes.
+    public static func judge(candidate: GuardCounts, stable: GuardCounts, policy: GuardPolicy = GuardPolicy(), look: Int = 1) -> GuardVerdict {
         let (candidateOverall, stableOverall) = (candidate.overall, stable.overall)
         guard candidateOverall.total >= policy.minimumResolutions, stableOverall.total >= policy.minimumResolutions else {
-            return .waiting("The candidate has \(candidateOverall.total) resolutions and the stable revision \(stableOverall.total) in the window; "
+            return .waiting("The candidate has \(candidateOverall.total) resolutions and the stable revision \(stableOverall.total) counted as evidence; "
                 + "at least \(policy.minimumResolutions) each are needed to judge.")
         }
 
-        // Every comparison with enough data on both sides, then one shared threshold.
+        // Every comparison with enough data on both sides, each stratified by build, then one
+        // shared threshold.
         struct Comparison {
             var scope: GuardFinding.Scope
             var route: String?
             var build: String?
             var reason: String?
-            var candidate: (failures: Int, total: Int)
-            var stable: (failures: Int, total: Int)
+            /// Per build: the candidate's and the stable revision's outcomes.
+            var strata: [(candidate: GuardCounts.Outcomes, stable: GuardCounts.Outcomes)]
+            var candidate: GuardCounts.Outcomes
         }
-        var comparisons = [Comparison(scope: .overall, candidate: (candidateOverall.failures, candidateOverall.total),
-                                      stable: (stableOverall.failures, stableOverall.total))]
+        func byBuild(_ filter: (GuardCounts.Cell) -> Bool) -> [(candidate: GuardCounts.Outcomes, stable: GuardCounts.Outcomes)] {
+            var builds: [String: (candidate: GuardCounts.Outcomes, stable: GuardCounts.Outcomes)] = [:]
+            for (cell, outcomes) in candidate.cells where filter(cell) { builds[cell.build, default: (.init(), .init())].candidate.add(outcomes) }
+            for (cell, outcomes) in stable.cells where filter(cell) && builds[cell.build] != nil { builds[cell.build]!.stable.add(outcomes) }
+            return builds.keys.sorted().map { builds[$0]! }
+        }
+        var comparisons = [Comparison(scope: .overall, strata: byBuild { _ in true }, candidate: candidateOverall)]
         func enough(_ outcomes: GuardCounts.Outcomes?) -> Bool { (outcomes?.total ?? 0) >= policy.minimumPerComparison }
         let (candidateRoutes, stableRoutes) = (candidate.byRoute, stable.byRoute)
         for route in candidateRoutes.keys.sorted() where enough(candidateRoutes[route]) && enough(stableRoutes[route]) {
             let (mine, theirs) = (candidateRoutes[route]!, stableRoutes[route]!)
-            comparisons.append(Comparison(scope: .route, route: route, candidate: (mine.failures, mine.total), stable: (theirs.failures, theirs.total)))
+            let strata = byBuild { $0.route == route }
+            comparisons.append(Comparison(scope: .route, route: route, strata: strata, candidate: mine))
             for reason in mine.reasons.keys.sorted() where (theirs.reasons[reason] ?? 0) == 0 && mine.reasons[reason]! >= policy.minimumNewReasonFailures {
-                comparisons.append(Comparison(scope: .newReason, route: route, reason: reason, candidate: (mine.reasons[reason]!, mine.total),
-                                              stable: (0, theirs.total)))
+                // The reason's failures against none: each build's candidate failures of that reason.
+                let reasonStrata = strata.map { stratum -> (candidate: GuardCounts.Outcomes, stable: GuardCounts.Outcomes) in
+                    var only = stratum.candidate
+                    only.failures = stratum.candidate.reasons[reason] ?? 0
+                    var none = stratum.stable
+                    none.failures = 0
+                    return (only, none)
+                }
+                var only = mine
+                only.failures = mine.reasons[reason]!
+                comparisons.append(Comparison(scope: .newReason, route: route, reason: reason, strata: reasonStrata, candidate: only))
             }
         }
         for cell in candidate.cells.keys.sorted() where enough(candidate.cells[cell]) && enough(stable.cells[cell]) {
             // A route on one build is only worth its own comparison when the route runs on several.
             guard candidate.cells.keys.contains(where: { $0.route == cell.route && $0.build != cell.build }) else { continue }
-            let (mine, theirs) = (candidate.cells[cell]!, stable.cells[cell]!)
-            comparisons.append(Comparison(scope: .routeOnBuild, route: cell.route, build: cell.build, candidate: (mine.failures, mine.total),
-                                          stable: (theirs.failures, theirs.total)))
+            comparisons.append(Comparison(scope: .routeOnBuild, route: cell.route, build: cell.build,
+                                          strata: [(candidate.cells[cell]!, stable.cells[cell]!)], candidate: candidate.cells[cell]!))
         }
 
-        let threshold = policy.alpha / Double(comparisons.count)
+        let threshold = policy.alpha(look: look) / Double(comparisons.count)
         var findings: [GuardFinding] = []
         for comparison in comparisons {
-            let candidateRate = Double(comparison.candidate.failures) / Double(comparison.candidate.total)
-            let stableRate = Double(comparison.stable.failures) / Double(comparison.stable.total)
+            let strata = comparison.strata.filter { $0.candidate.total > 0 && $0.stable.total > 0 }
+            let candidateTotal = strata.reduce(0) { $0 + $1.candidate.total }
+            let candidateFailures = strata.reduce(0) { $0 + $1.candidate.failures }
+            guard candidateTotal > 0 else { continue }
+            // The stable rate standardised to the candidate's builds: what the candidate would
+            // fail if each build failed as it does on the stable revision.
+            let expected = strata.reduce(0.0) { $0 + Double($1.candidate.total) * $1.stable.rate }
+            let candidateRate = Double(candidateFailures) / Double(candidateTotal)
+            let stableRate = expected / Double(candidateTotal)
             guard candidateRate - stableRate >= policy.minimumIncrease, candidateRate >= stableRate * policy.minimumRatio else { continue }
-            let p = GuardStatistics.pValue(candidateFailures: comparison.candidate.failures, candidateTotal: comparison.candidate.total,
-                                           stableFailures: comparison.stable.failures, stableTotal: comparison.stable.total)
+            let p = GuardStatistics.pValue(strata.map {
+                GuardStatistics.Stratum(candidateFailures: $0.candidate.failures, candidateTotal: $0.candidate.total,
+                                        stableFailures: $0.stable.failures, stableTotal: $0.stable.total)
+            })
             guard p < threshold else { continue }
-            findings.append(GuardFinding(scope: comparison.scope, route: comparison.route, build: comparison.build, reason: comparison.reason,
-                                         candidateFailures: comparison.candidate.failures, candidateTotal: comparison.candidate.total,
-                                         stableFailures: comparison.stable.failures, stableTotal: comparison.stable.total,
-                                         pValue: p, threshold: threshold))
+            let stableTotal = strata.reduce(0) { $0 + $1.stable.total }, stableFailures = strata.reduce(0) { $0 + $1.stable.failures }
+            let finding = GuardFinding(scope: comparison.scope, route: comparison.route, build: comparison.build, reason: comparison.reason,
+                                       candidateFailures: candidateFailures, candidateTotal: candidateTotal,
+                                       stableFailures: stableFailures, stableTotal: stableTotal, pValue: p, threshold: threshold)
+            // Breadth: a rise that a few installs or networks could make is not evidence, and
+            // does not hold the rollout either (else one network could stall every rollout).
+            // It must come from `minimumInstalls` installs, and stand — as significant, as
+            // large — without the `minimumNetworks - 1` networks that supplied the most
+            // candidate failures: fewer networks than that cannot make it alone.
+            guard comparison.candidate.failingInstalls.count >= policy.minimumInstalls,
+                  comparison.candidate.failingNetworks.count >= policy.minimumNetworks,
+                  Self.standsWithout(topNetworks: policy.minimumNetworks - 1, strata: strata, policy: policy, threshold: threshold) else { continue }
+            findings.append(finding)
         }
         guard findings.isEmpty else {
             // Most significant first; among equals, the most specific (it names what to fix).
             let specificity: [GuardFinding.Scope: Int] = [.newReason: 0, .routeOnBuild: 1, .route: 2, .overall: 3]
             return .tripped(findings.sorted { ($0.pValue, specificity[$0.scope]!) < ($1.pValue, specificity[$1.scope]!) })
         }
+        guard candidateOverall.installs.count >= policy.minimumInstalls else {
+            return .waiting("The candidate's evidence comes from \(candidateOverall.installs.count) install(s); "
+                + "at least \(policy.minimumInstalls) are needed to call it healthy.")
+        }
         return .healthy(comparisons: comparisons.count)
+    }
+
+    /// Whether a rise is still a regression once the `count` networks that supplied the most
+    /// candidate failures across `strata` are left out of the candidate's side.
+    static func standsWithout(topNetworks count: Int, strata: [(candidate: GuardCounts.Outcomes, stable: GuardCounts.Outcomes)],
+                              policy: GuardPolicy, threshold: Double) -> Bool {
+        guard count > 0 else { return true }
+        var failures: [UInt64: Int] = [:]
+        for stratum in strata { for (network, tally) in stratum.candidate.byNetwork { failures[network, default: 0] += tally.failures } }
+        let top = Set(failures.sorted { ($0.value, $0.key) > ($1.value, $1.key) }.prefix(count).map(\.key))
+        let rest = strata.map { (candidate: $0.candidate.excluding(top), stable: $0.stable) }.filter { $0.candidate.total > 0 && $0.stable.total > 0 }
+        let candidateTotal = rest.reduce(0) { $0 + $1.candidate.total }, candidateFailures = rest.reduce(0) { $0 + $1.candidate.failures }
+        guard candidateTotal > 0 else { return false }
+        let stableRate = rest.reduce(0.0) { $0 + Double($1.candidate.total) * $1.stable.rate } / Double(candidateTotal)
+        let candidateRate = Double(candidateFailures) / Double(candidateTotal)
+        guard candidateRate - stableRate >= policy.minimumIncrease, candidateRate >= stableRate * policy.minimumRatio else { return false }
+        return GuardStatistics.pValue(rest.map {
+            GuardStatistics.Stratum(candidateFailures: $0.candidate.failures, candidateTotal: $0.candidate.total,
+                                    stableFailures: $0.stable.failures, stableTotal: $0.stable.total)
+        }) < threshold
     }
 }

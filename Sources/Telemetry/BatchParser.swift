@@ -7,8 +7,13 @@ public struct TelemetryLimits: Sendable {
     public var maximumEvents = 1_000
     /// Bytes of one batch; more is refused whole (413).
     public var maximumBatchBytes = 1 << 20
-    /// The largest `count` one event may carry.
-    public var maximumCount = 1_000_000
+    /// The largest `count` one event may carry (one install in one minute); more refuses
+    /// the batch whole (400 `countTooLarge`).
+    public var maximumCount = 1_000
+    /// The most a batch's counts may add up to; more refuses it whole (400 `batchTooLarge`).
+    public var maximumBatchCount = 10_000
+    /// The largest `client.dropped`; more refuses the batch whole (400 `droppedTooLarge`).
+    public var maximumDropped = 100_000
     /// How far in the future an event's `ts` may be, in seconds (clock skew).
     public var maximumClockSkew = 300
     /// How long per-minute counts are kept, in seconds.
@@ -30,6 +35,15 @@ public struct TelemetryLimits: Sendable {
     public var maximumShapes = 1_000
     /// The longest `shape` an event may carry, in bytes (normalised again on arrival).
     public var maximumShapeBytes = 512
+    /// How long the ids of accepted batches are remembered, in seconds, and how many at
+    /// most (`BatchIDs`): a repeat within both is answered and not counted.
+    public var batchWindow = 168 * 3_600
+    public var maximumBatchIDs = 250_000
+    /// Seconds an event may be older than its batch's arrival and still count in the
+    /// per-minute cells read as "now"; an older one counts in its hour only, and may take a
+    /// new cell only while fewer than half of `maximumCells` are held (so a flood of old
+    /// events cannot fold the present into `other`).
+    public var lateness = 600
 
     public init() {}
 }
@@ -85,6 +99,15 @@ public struct Batch: Sendable {
     /// Resolutions the client dropped before it could send them (its storage bound), as it
     /// reports them (`client.dropped`); counted in `/metrics`, not stored with the batch.
     public var droppedByClient: UInt32 = 0
+    /// The batch's id (`batch`): a repeat of an accepted one is answered and not counted.
+    public var id: HexID?
+    /// The install's source key for the day (`client.source`), for the guard's caps.
+    public var source: HexID?
+    /// The install's cohort (`client.cohort`, 0…99).
+    public var cohort: UInt8?
+    /// The minute the store accepted it (set by `TelemetryStore.submit`, kept in its frame
+    /// with the id): when the id is forgotten.
+    public var acceptedMinute: Int32 = 0
 
     public init() {}
 }
@@ -97,6 +120,12 @@ public enum BatchError: Error, Equatable, Sendable {
     case invalidClient(String)
     /// More events than `maximumEvents`: 413.
     case tooManyEvents(Int)
+    /// An event's `count` past `maximumCount`: 400, nothing counted.
+    case countTooLarge(Int)
+    /// The batch's counts add up to more than `maximumBatchCount`: 400, nothing counted.
+    case batchTooLarge(Int)
+    /// `client.dropped` past `maximumDropped`: 400, nothing counted.
+    case droppedTooLarge(Int)
 }
 
 /// Reads a `POST /v1/telemetry` body in one pass, validating each event and mapping every
@@ -155,7 +184,7 @@ public struct BatchParser: Sendable {
                 return note(.malformed("The body must be a JSON object {\"client\": …, \"events\": […]}."))
             }
             scanner.offset += 1
-            var sawClient = false, sawEvents = false
+            var sawClient = false, sawEvents = false, sawID = false
             if !scanner.consume(0x7D) {
                 repeat {
                     let key = try scanner.string()
@@ -168,8 +197,16 @@ public struct BatchParser: Sendable {
                         if sawEvents { note(.malformed("The field \"events\" appears twice.")) }
                         sawEvents = true
                         try events(&scanner)
+                    } else if key.equals("batch") {
+                        if sawID { note(.malformed("The field \"batch\" appears twice.")) }
+                        sawID = true
+                        if let text = try stringValue(&scanner), let id = HexID(hex: text.bytes) {
+                            batch.id = id
+                        } else {
+                            note(.malformed("\"batch\" must be the batch's id: 32 lowercase hex digits."))
+                        }
                     } else {
-                        note(.malformed("Unknown field \"\(key.string)\"; a batch has \"client\" and \"events\"."))
+                        note(.malformed("Unknown field \"\(key.string)\"; a batch has \"batch\", \"client\" and \"events\"."))
                         try scanner.skipValue()
                     }
                 } while try scanner.more(close: 0x7D)
@@ -215,13 +252,26 @@ public struct BatchParser: Sendable {
                             note(.invalidClient("client.revision must be a whole number."))
                         }
                     } else if key.equals("dropped") {
-                        if let number = try integerValue(&scanner), (0...Self.maximumDropped).contains(number) {
-                            batch.droppedByClient = UInt32(number)
+                        if let number = try integerValue(&scanner), number >= 0 {
+                            if number > limits.maximumDropped { note(.droppedTooLarge(limits.maximumDropped)) }
+                            else { batch.droppedByClient = UInt32(number) }
                         } else {
-                            note(.invalidClient("client.dropped must be a whole number from 0 to \(Self.maximumDropped)."))
+                            note(.invalidClient("client.dropped must be a whole number from 0 to \(limits.maximumDropped)."))
+                        }
+                    } else if key.equals("source") {
+                        if let text = try stringValue(&scanner), let source = HexID(hex: text.bytes) {
+                            batch.source = source
+                        } else {
+                            note(.invalidClient("client.source must be the install's source key for the day: 32 lowercase hex digits."))
+                        }
+                    } else if key.equals("cohort") {
+                        if let number = try integerValue(&scanner), (0...99).contains(number) {
+                            batch.cohort = UInt8(number)
+                        } else {
+                            note(.invalidClient("client.cohort must be a whole number from 0 to 99."))
                         }
                     } else {
-                        note(.invalidClient("Unknown field client.\(key.string); a client has platform, appVersion, revision and dropped."))
+                        note(.invalidClient("Unknown field client.\(key.string); a client has platform, appVersion, revision, cohort, source and dropped."))
                         try scanner.skipValue()
                     }
                 } while try scanner.more(close: 0x7D)
@@ -233,9 +283,6 @@ public struct BatchParser: Sendable {
         }
 
         /// Digits, letters, `.`, `-` and `+` (semantic versions and build numbers).
-        /// The most a batch may say its client dropped.
-        static let maximumDropped = 1_000_000_000
-
         static func isVersion(_ text: JSONScanner.Text, limit: Int) -> Bool {
             !text.bytes.isEmpty && text.count <= limit && text.bytes.allSatisfy { byte in
                 (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte)
@@ -250,7 +297,7 @@ public struct BatchParser: Sendable {
             }
             try scanner.expect(0x5B, "'['")
             if scanner.consume(0x5D) { return }
-            var index = 0
+            var index = 0, claimed = 0
             batch.tallies.reserveCapacity(64)
             repeat {
                 if index == limits.maximumEvents {
@@ -262,6 +309,8 @@ public struct BatchParser: Sendable {
                 var shape: [UInt8]?
                 let tally = try event(&scanner, error: &error, shape: &shape)
                 if let tally, error == nil {
+                    claimed += Int(tally.count)
+                    if claimed > limits.maximumBatchCount { note(.batchTooLarge(limits.maximumBatchCount)) }
                     batch.tallies.append(tally)
                     if let shape {
                         // Whatever the client sent, only what the rules keep is kept.
@@ -342,10 +391,12 @@ public struct BatchParser: Sendable {
                         precondition = Self.slot(for: parser.vocabulary.preconditions.index(of: text.bytes), in: &preconditionSlots,
                                             names: &batch.preconditions, table: parser.vocabulary.preconditions)
                     case 7:
-                        guard let value = try integerValue(&scanner), (1...limits.maximumCount).contains(value) else {
+                        guard let value = try integerValue(&scanner), value >= 1 else {
                             fail("count must be a whole number from 1 to \(limits.maximumCount)."); continue
                         }
-                        count = value
+                        // More than one install resolves in a minute: the whole batch is refused.
+                        if value > limits.maximumCount { note(.countTooLarge(limits.maximumCount)) }
+                        count = min(value, limits.maximumCount)
                     case 8:
                         guard let text = try stringValue(&scanner), (1...limits.maximumShapeBytes).contains(text.count) else {
                             fail("shape must be a link's shape of 1 to \(limits.maximumShapeBytes) bytes, such as \"/product/:param\"."); continue

@@ -92,10 +92,15 @@ enum CRC32C {
 /// its sequence and platform; a forward's with its sequence, `forwardMarker` where the
 /// platform would be, then the encoded `Forward`. A batch with unknown-link shapes has
 /// `shapesMarker` before its platform and its shapes after its tallies: `[u32 count]`, then
-/// each `[u32 minute][u8 entry][u32 count][u16 length][shape]`.
+/// each `[u32 minute][u8 entry][u32 count][u16 length][shape]`. A batch with an id has
+/// `idMarker`, the id's two words and the minute it was accepted first of all (before the
+/// shapes marker); one without an id has `acceptedMarker` and that minute there instead
+/// (frames from before either have neither: their minute is unknown, 0).
 enum Frame {
     static let forwardMarker: UInt8 = 0xFF
     static let shapesMarker: UInt8 = 0xFE
+    static let idMarker: UInt8 = 0xFD
+    static let acceptedMarker: UInt8 = 0xFC
 
     static func encode(_ forward: Forward, sequence: UInt64, into out: inout [UInt8]) {
         var payload = ByteWriter()
@@ -123,12 +128,22 @@ enum Frame {
     static func encode(_ batch: Batch, sequence: UInt64, into out: inout [UInt8]) {
         let names = batch.routes.reduce(0) { $0 + 2 + $1.count } + batch.preconditions.reduce(0) { $0 + 2 + $1.count }
         let shapes = batch.shapes.isEmpty ? 0 : 1 + 4 + batch.shapes.reduce(0) { $0 + 4 + 1 + 4 + 2 + $1.shape.count }
-        let payload = 8 + 1 + 4 + 1 + 2 + (batch.appVersion?.count ?? 0) + 2 + 2 + names + 4 + batch.tallies.count * 15 + shapes
+        let id = batch.id != nil ? 1 + 16 + 4 : batch.acceptedMinute != 0 ? 1 + 4 : 0
+        let payload = 8 + id + 1 + 4 + 1 + 2 + (batch.appVersion?.count ?? 0) + 2 + 2 + names + 4 + batch.tallies.count * 15 + shapes
         let start = out.count
         out.append(contentsOf: repeatElement(0, count: headerSize + payload))
         out.withUnsafeMutableBytes { buffer in
             var cursor = Cursor(base: buffer.baseAddress! + start + headerSize)
             cursor.put(sequence)
+            if let id = batch.id {
+                cursor.put(idMarker)
+                cursor.put(id.high)
+                cursor.put(id.low)
+                cursor.put(UInt32(bitPattern: batch.acceptedMinute))
+            } else if batch.acceptedMinute != 0 {
+                cursor.put(acceptedMarker)
+                cursor.put(UInt32(bitPattern: batch.acceptedMinute))
+            }
             if !batch.shapes.isEmpty { cursor.put(shapesMarker) }
             cursor.put(batch.platform.rawValue)
             cursor.put(batch.revision)
@@ -191,7 +206,17 @@ enum Frame {
             return (sequence, .forward(forward))
         }
         guard let sequence = reader.u64() else { return nil }
-        let hasShapes = payload.count > 8 && payload[8] == shapesMarker
+        if reader.remaining > 0, payload[reader.offset] == idMarker {
+            reader.offset += 1
+            guard let high = reader.u64(), let low = reader.u64(), let minute = reader.u32() else { return nil }
+            batch.id = HexID(high: high, low: low)
+            batch.acceptedMinute = Int32(bitPattern: minute)
+        } else if reader.remaining > 0, payload[reader.offset] == acceptedMarker {
+            reader.offset += 1
+            guard let minute = reader.u32() else { return nil }
+            batch.acceptedMinute = Int32(bitPattern: minute)
+        }
+        let hasShapes = reader.remaining > 0 && payload[reader.offset] == shapesMarker
         if hasShapes { reader.offset += 1 }
         guard let platform = reader.u8().flatMap(Platform.init(rawValue:)),
               let revision = reader.u32(), let hasVersion = reader.u8(), let version = reader.name(),
@@ -262,12 +287,15 @@ enum Frame {
     }
 }
 
-/// The counts as a file: `WMTSNAP3`, the last sequence, the interned names, the buckets,
-/// the followers' forwards applied, on a follower the counts not yet forwarded, then a
-/// CRC-32C of all that. `WMTSNAP2` files (keys in layout 1, `CountKey.fromLayout1`) and
-/// `WMTSNAP1` files (layout 1, no forwards, nothing outgoing) are still read.
+/// The counts as a file: `WMTSNAP4`, the last sequence, the interned names, the buckets,
+/// the followers' forwards applied, on a follower the counts not yet forwarded, the ids of
+/// accepted batches (`[u32 count]`, then each `[u64][u64][u32 minute]`, oldest first), then
+/// a CRC-32C of all that. `WMTSNAP3` files (no batch ids), `WMTSNAP2` files (keys in layout
+/// 1, `CountKey.fromLayout1`) and `WMTSNAP1` files (layout 1, no forwards, nothing
+/// outgoing) are still read.
 enum SnapshotCodec {
-    static let magic = Array("WMTSNAP3".utf8)
+    static let magic = Array("WMTSNAP4".utf8)
+    static let thirdMagic = Array("WMTSNAP3".utf8)
     static let secondMagic = Array("WMTSNAP2".utf8)
     static let firstMagic = Array("WMTSNAP1".utf8)
 
@@ -285,6 +313,14 @@ enum SnapshotCodec {
         if let outgoing {
             writer.u64(outgoing.after)
             encodeBody(outgoing.pending, into: &writer, withShapes: withShapes)
+        }
+        if withShapes {
+            writer.u32(UInt32(counts.batchIDs.count))
+            for entry in counts.batchIDs.entries {
+                writer.u64(entry.id.high)
+                writer.u64(entry.id.low)
+                writer.u32(UInt32(bitPattern: entry.minute))
+            }
         }
         writer.u32(writer.bytes.withUnsafeBytes(CRC32C.checksum))
         return writer.bytes
@@ -330,7 +366,8 @@ enum SnapshotCodec {
         guard bytes.count >= magic.count + 12 else { return nil }
         let first = bytes.prefix(magic.count).elementsEqual(firstMagic)
         let layout1 = first || bytes.prefix(magic.count).elementsEqual(secondMagic)
-        guard layout1 || bytes.prefix(magic.count).elementsEqual(magic) else { return nil }
+        let third = bytes.prefix(magic.count).elementsEqual(thirdMagic)
+        guard layout1 || third || bytes.prefix(magic.count).elementsEqual(magic) else { return nil }
         let body = UnsafeRawBufferPointer(rebasing: bytes[0..<bytes.count - 4])
         var trailer = ByteReader(UnsafeRawBufferPointer(rebasing: bytes[(bytes.count - 4)...]))
         guard trailer.u32() == CRC32C.checksum(body) else { return nil }
@@ -348,6 +385,12 @@ enum SnapshotCodec {
             if hasOutgoing == 1 {
                 guard let after = reader.u64(), let pending = decodeBody(&reader, limits: limits, layout1: layout1) else { return nil }
                 outgoing = Outgoing(pending: pending, after: after)
+            }
+        }
+        if !layout1, !third {
+            guard let held = reader.u32(), reader.remaining >= Int(held) * 20 else { return nil }
+            for _ in 0..<held {
+                counts.batchIDs.insert(HexID(high: reader.u64()!, low: reader.u64()!), minute: Int32(bitPattern: reader.u32()!))
             }
         }
         guard reader.remaining == 0 else { return nil }

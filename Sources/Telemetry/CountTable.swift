@@ -48,25 +48,27 @@ public struct CountTable: Sendable, Sequence, Equatable {
     /// Adds each item's amount (> 0) to its key's count, admitting at most
     /// `newKeysAllowed` keys the table does not have yet: past that, an item whose key is
     /// new is added to `fold(key)` instead (which is admitted whether new or not, so
-    /// `fold` must map onto a small set). Returns the keys added and the amount folded.
+    /// `fold` must map onto a small set). Returns the keys added that are not their own fold
+    /// (`named`: only they use up `newKeysAllowed`), those that are (`foldedKeys`: bounded by
+    /// the fold's range) and the amount folded.
     @inline(__always) @discardableResult
     public mutating func add<Items: Collection>(
         _ items: Items, newKeysAllowed: Int, fold: (UInt64) -> UInt64,
         _ keyAndAmount: (Items.Element) -> (key: UInt64, amount: UInt64)
-    ) -> (added: Int, folded: UInt64) {
+    ) -> (named: Int, foldedKeys: Int, folded: UInt64) {
         var next = items.startIndex
-        var allowed = newKeysAllowed, totalAdded = 0, totalFolded: UInt64 = 0
+        var allowed = newKeysAllowed, totalAdded = 0, totalFoldedKeys = 0, totalFolded: UInt64 = 0
         while true {
             let shift = shift, held = count, left = allowed
-            let (stopped, added, folded) = slots.withUnsafeMutableBufferPointer { slots in
+            let (stopped, added, foldedKeys, folded) = slots.withUnsafeMutableBufferPointer { slots in
                 let mask = slots.count &- 1, room = slots.count * 7
-                var index = next, added = 0, folded: UInt64 = 0
+                var index = next, added = 0, foldedKeys = 0, folded: UInt64 = 0
                 while index != items.endIndex {
                     var (key, amount) = keyAndAmount(items[index])
                     precondition(amount > 0, "a count of 0 would mark the slot empty")
                     var slot = Self.home(key, shift: shift)
                     while slots[slot].count != 0, slots[slot].key != key { slot = (slot &+ 1) & mask }
-                    if slots[slot].count == 0, added >= left {
+                    if slots[slot].count == 0, added >= left, fold(key) != key {
                         let folding = fold(key)
                         if folding != key {
                             key = folding
@@ -76,24 +78,25 @@ public struct CountTable: Sendable, Sequence, Equatable {
                         }
                     }
                     if slots[slot].count == 0 {
-                        if (held + added + 1) * 10 > room {
+                        if (held + added + foldedKeys + 1) * 10 > room {
                             // Undo this item's fold; the next pass sees it afresh.
                             if key != keyAndAmount(items[index]).key { folded &-= amount }
                             break
                         }
                         slots[slot].key = key
-                        added &+= 1
+                        if fold(key) == key { foldedKeys &+= 1 } else { added &+= 1 }
                     }
                     slots[slot].count &+= amount
                     items.formIndex(after: &index)
                 }
-                return (index, added, folded)
+                return (index, added, foldedKeys, folded)
             }
-            count += added
+            count += added + foldedKeys
             totalAdded += added
+            totalFoldedKeys += foldedKeys
             totalFolded &+= folded
             allowed = allowed == .max ? .max : allowed - added
-            guard stopped != items.endIndex else { return (totalAdded, totalFolded) }
+            guard stopped != items.endIndex else { return (totalAdded, totalFoldedKeys, totalFolded) }
             next = stopped
             grow()
         }

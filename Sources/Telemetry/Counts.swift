@@ -24,9 +24,14 @@ public struct Counts: Sendable {
     /// Cells (a key in a bucket) held across every minute and hour bucket: at most
     /// `limits.maximumCells` with their own names, plus the folded ones (`fold`).
     public internal(set) var cells = 0
+    /// Of them, those that keep names (not their own fold): what `limits.maximumCells` caps.
+    public internal(set) var namedCells = 0
     /// Events counted in a folded cell because the cap was reached, since the process
     /// started (replayed ones included).
     public internal(set) var foldedEvents: UInt64 = 0
+    /// Events counted in their hour only because they arrived past the lateness window,
+    /// since the process started (replayed ones included).
+    public internal(set) var lateEvents: UInt64 = 0
     /// The sequence number of the last batch applied.
     public internal(set) var lastSequence: UInt64 = 0
     /// For each follower that forwarded counts here: the highest `Forward.through` applied.
@@ -35,6 +40,9 @@ public struct Counts: Sendable {
     /// followed ones with their counts, when first and last seen, on which platforms and
     /// through which entry points.
     public internal(set) var shapes: HeavyHitters<String, ShapeNote>
+    /// The ids of accepted batches, for `limits.batchWindow` and at most
+    /// `limits.maximumBatchIDs` (a repeat is not counted again).
+    public internal(set) var batchIDs: BatchIDs
 
     public init(limits: TelemetryLimits = TelemetryLimits()) {
         self.limits = limits
@@ -42,12 +50,14 @@ public struct Counts: Sendable {
         preconditions = Interner(reserved: ["", "other"], capacity: min(limits.maximumPreconditions, TelemetryDimension.precondition.capacity - 1))
         appVersions = Interner(reserved: ["other"], capacity: min(limits.maximumAppVersions, TelemetryDimension.appVersion.capacity))
         shapes = HeavyHitters(capacity: max(1, limits.maximumShapes))
+        batchIDs = BatchIDs(window: limits.batchWindow, capacity: limits.maximumBatchIDs)
     }
 
     /// Adds a batch as of `now` (seconds since 1970): every tally to its hour, and to its
     /// minute while that minute is still kept.
     /// `live`: a batch accepted now (counted in `sinceStart` too), not one replayed.
     public mutating func apply(_ batch: Batch, sequence: UInt64, now: Int, live: Bool = false) {
+        if let id = batch.id { batchIDs.insert(id, minute: batch.acceptedMinute) }
         let appVersion = batch.appVersion.map { appVersions.id(for: $0) } ?? 0
         let routeIDs = batch.routes.map { routes.id(for: $0) }
         let preconditionIDs = batch.preconditions.map { preconditions.id(for: $0) }
@@ -65,27 +75,35 @@ public struct Counts: Sendable {
             return fixed | CountKey.pack(platform: 0, entry: tally.entry, outcome: tally.outcome, reason: tally.reason,
                                          precondition: precondition, appVersion: 0, revision: 0, route: route)
         }
-        func add(_ run: ArraySlice<Tally>, to bucket: inout CountTable) {
-            let (added, folded) = bucket.add(run, newKeysAllowed: limits.maximumCells - cells, fold: Self.fold) { (key($0), UInt64($0.count)) }
-            cells += added
+        func add(_ run: ArraySlice<Tally>, to bucket: inout CountTable, late: Bool = false) {
+            // Late events may take new cells only up to half the cap: the rest is the present's.
+            let room = late ? limits.maximumCells / 2 - namedCells : limits.maximumCells - namedCells
+            let (named, foldedKeys, folded) = bucket.add(run, newKeysAllowed: max(0, room), fold: Self.fold) { (key($0), UInt64($0.count)) }
+            namedCells += named
+            cells += named + foldedKeys
             foldedEvents &+= folded
         }
         if live {
             sinceStart.add(tallies) { (key($0) & Self.metricMask, UInt64($0.count)) }
             droppedByClientsSinceStart[Int(batch.platform.rawValue)] &+= UInt64(batch.droppedByClient)
         }
+        // Events older than the lateness window when their batch arrived (unknown for frames
+        // from before the rule: 0) count in their hour only.
+        let onTime = batch.acceptedMinute == 0 ? Int32.min : batch.acceptedMinute - Int32(limits.lateness / 60)
         var start = tallies.startIndex
         while start < tallies.endIndex {
             let hour = Self.hour(ofMinute: tallies[start].minute)
             var end = start
             while end < tallies.endIndex, Self.hour(ofMinute: tallies[end].minute) == hour { end += 1 }
-            add(tallies[start..<end], to: &hours[hour, default: CountTable()])
             var first = start
             while first < end {
                 let minute = tallies[first].minute
                 var last = first
                 while last < end, tallies[last].minute == minute { last += 1 }
-                if minute >= oldestMinute { add(tallies[first..<last], to: &minutes[minute, default: CountTable()]) }
+                let late = minute < onTime
+                if late { lateEvents &+= tallies[first..<last].reduce(0) { $0 + UInt64($1.count) } }
+                add(tallies[first..<last], to: &hours[hour, default: CountTable()], late: late)
+                if minute >= oldestMinute, !late { add(tallies[first..<last], to: &minutes[minute, default: CountTable()]) }
                 first = last
             }
             start = end
@@ -128,12 +146,15 @@ public struct Counts: Sendable {
         let oldestHour = Int32(clamping: (now - limits.hourRetention) / 3_600)
         minutes = minutes.filter { $0.key >= oldestMinute }
         hours = hours.filter { $0.key >= oldestHour }
+        batchIDs.prune(now: now)
         recountCells()
     }
 
     /// Sets `cells` from the buckets held (after pruning or decoding).
     mutating func recountCells() {
         cells = minutes.values.reduce(0) { $0 + $1.count } + hours.values.reduce(0) { $0 + $1.count }
+        namedCells = minutes.values.reduce(0) { $0 + $1.reduce(0) { $0 + (Self.fold($1.0) != $1.0 ? 1 : 0) } }
+            + hours.values.reduce(0) { $0 + $1.reduce(0) { $0 + (Self.fold($1.0) != $1.0 ? 1 : 0) } }
     }
 
     /// Buckets held, for tests and metrics.

@@ -79,6 +79,15 @@ public final class TelemetryStore: Sendable {
 
     public typealias Completion = @Sendable (Result<Void, TelemetryError>) -> Void
 
+    /// How a batch with an id ended: counted now, or a repeat of one already accepted (or
+    /// accepted while it waited), counted nothing.
+    public enum Acceptance: Hashable, Sendable {
+        case counted
+        case duplicate
+    }
+
+    public typealias BatchCompletion = @Sendable (Result<Acceptance, TelemetryError>) -> Void
+
     private struct Queue {
         var frames: [UInt8] = []
         var entries: [(sequence: UInt64, entry: LogEntry)] = []
@@ -89,6 +98,9 @@ public final class TelemetryStore: Sendable {
         var closing = false
         /// Set when a failed write could not be undone: nothing more is accepted.
         var broken: TelemetryError?
+        /// Ids of batches queued or being committed, with the repeats waiting for them: a
+        /// repeat is answered as its original ends (a duplicate if it was counted).
+        var inFlight: [HexID: [BatchCompletion]] = [:]
     }
 
     static let subdirectory = "telemetry"
@@ -195,8 +207,45 @@ public final class TelemetryStore: Sendable {
     /// durable and counted, or failed. A batch with no accepted events (nor shapes) completes at once.
     public func submit(_ batch: Batch, completion: @escaping Completion) {
         guard !batch.tallies.isEmpty || !batch.shapes.isEmpty else { return completion(.success(())) }
+        var batch = batch
+        if batch.acceptedMinute == 0 { batch.acceptedMinute = Int32(clamping: options.clock() / 60) }
         submit(.batch(batch), completion: completion)
     }
+
+    /// Queues a batch that may carry an id, the same way; a repeat of a batch this store
+    /// remembers (`Counts.batchIDs`), or of one still in flight, counts nothing and ends
+    /// `.duplicate` — the one in flight first: if it fails, so does the repeat.
+    public func submitOnce(_ batch: Batch, completion: @escaping BatchCompletion) {
+        guard let id = batch.id else { return submit(batch) { completion($0.map { .counted }) } }
+        var batch = batch
+        batch.acceptedMinute = Int32(clamping: options.clock() / 60)
+        enum Decision { case refused(TelemetryError), waiting, known, queued }
+        let decision: Decision = queue.withLock { queue in
+            if let broken = queue.broken { return .refused(broken) }
+            if queue.closing { return .refused(.closing) }
+            if queue.inFlight[id] != nil {
+                queue.inFlight[id]!.append(completion)
+                return .waiting
+            }
+            if counts.withLock({ $0.batchIDs.contains(id) }) { return .known }
+            guard !batch.tallies.isEmpty || !batch.shapes.isEmpty else { return .known }
+            queue.inFlight[id] = []
+            return .queued
+        }
+        switch decision {
+        case .refused(let error): return completion(.failure(error))
+        case .waiting: return
+        case .known: return completion(.success(batch.tallies.isEmpty && batch.shapes.isEmpty && !isKnown(id) ? .counted : .duplicate))
+        case .queued: break
+        }
+        submit(.batch(batch)) { [self] result in
+            completion(result.map { .counted })
+            let repeats = queue.withLock { $0.inFlight.removeValue(forKey: id) ?? [] }
+            for waiting in repeats { waiting(result.map { .duplicate }) }
+        }
+    }
+
+    private func isKnown(_ id: HexID) -> Bool { counts.withLock { $0.batchIDs.contains(id) } }
 
     /// Queues a follower's forward, the same way: once durable it is counted, unless this
     /// store counted the same `(node, through)` before (a retry), when it only completes.

@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import Synchronization
 import HTTPServer
+import Rollout
 import LinkChecks
 import ManifestStore
 import Replication
@@ -32,6 +33,13 @@ public final class API: Sendable {
         public var clock = WallClock.system
         /// How often the primary looks at a running rollout's telemetry, in seconds.
         public var rolloutLookInterval: Double = 5
+        /// What the rollout guard calls a regression, and the breadth it needs (`docs/rollouts.md`).
+        public var guardPolicy = GuardPolicy()
+        /// How much evidence one install and one network may supply to the guard.
+        public var evidencePolicy = EvidencePolicy()
+        /// Behind a reverse proxy on loopback: a request's network for the guard's caps is the
+        /// last `X-Forwarded-For` address (`serve --trust-forwarded-for`).
+        public var trustForwardedFor = false
 
         public init() {}
     }

@@ -5,6 +5,7 @@ import HTTPServer
 import LinkChecks
 import ManifestStore
 import RouteEngine
+import Rollout
 import Synchronization
 import Telemetry
 
@@ -28,6 +29,8 @@ final class APIContext: Sendable {
     let vocabulary = VocabularyCache()
     /// Events refused one by one inside accepted batches, since start.
     let telemetryRejected = Atomic<UInt64>(0)
+    /// Batches answered as repeats of accepted ones (counted nothing), since start.
+    let telemetryDuplicates = Atomic<UInt64>(0)
     /// Revisions published (rollbacks included) since start.
     let publishes = Atomic<UInt64>(0)
     /// Scheduled publishes fired, and skipped (they no longer validated, or their base moved), since start.
@@ -37,6 +40,8 @@ final class APIContext: Sendable {
     let scheduling = Mutex<Ticker?>(nil)
     /// The primary's latest look at the rollout's telemetry (`RolloutWatch`).
     let rolloutLook = Mutex<RolloutLook?>(nil)
+    /// The active rollout's evidence, capped per source (`GuardEvidence`): what the guard judges.
+    let guardEvidence = Mutex<GuardEvidence?>(nil)
     /// Rollouts the guard tripped, since start.
     let rolloutTrips = Atomic<UInt64>(0)
     /// Problems the link checks reported, since start.

@@ -39,7 +39,7 @@ struct MetricsEndpoints: EndpointGroup {
             out += "waymark_rate_limited_total{token=\"\(label(refusal.token))\",scope=\"\(refusal.scope.rawValue)\"} \(refusal.count)\n"
         }
         let statistics = context.telemetry.currentStatistics
-        let (cells, cellLimit, folded) = context.telemetry.read { ($0.cells, $0.limits.maximumCells, $0.foldedEvents) }
+        let (cells, cellLimit, folded, late, batchIDs) = context.telemetry.read { ($0.cells, $0.limits.maximumCells, $0.foldedEvents, $0.lateEvents, $0.batchIDs.count) }
         let snapshot = context.store.snapshot
         let storeBytes = snapshot.revisions.reduce(0) { $0 + $1.routes.count } + snapshot.schemas.values.reduce(0) { $0 + $1.bytes.count }
         let single: [(name: String, type: String, help: String, value: UInt64)] = [
@@ -55,6 +55,10 @@ struct MetricsEndpoints: EndpointGroup {
             ("waymark_telemetry_cells", "gauge", "Count cells held (combinations of dimensions per minute and hour bucket), folded ones included.", UInt64(cells)),
             ("waymark_telemetry_cells_limit", "gauge", "Cells kept with their own names (--telemetry-max-cells); past it new combinations are folded.", UInt64(cellLimit)),
             ("waymark_telemetry_events_folded_total", "counter", "Counts added to a folded cell (route, revision, app version and precondition \"other\") because the cell cap was reached, since start; an event counts once for its minute and once for its hour.", folded),
+            ("waymark_telemetry_events_late_total", "counter", "Counts of events more than the lateness window (10 minutes) older than their batch's arrival, counted in their hour only, since start (replayed ones included).", late),
+            ("waymark_telemetry_batches_duplicate_total", "counter", "Batches answered as repeats of accepted ones (same id) and counted nothing, since start.",
+             context.telemetryDuplicates.load(ordering: .relaxed)),
+            ("waymark_telemetry_batch_ids", "gauge", "Ids of accepted batches remembered (--telemetry-batch-ids at most), so a retry is counted once.", UInt64(batchIDs)),
             ("waymark_publishes_total", "counter", "Revisions published (rollbacks and scheduled ones included) since start.", context.publishes.load(ordering: .relaxed)),
             ("waymark_schedules_pending", "gauge", "Scheduled publishes waiting for their time.",
              UInt64(snapshot.schedules.filter { $0.status == .pending }.count)),

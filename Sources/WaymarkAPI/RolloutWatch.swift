@@ -5,31 +5,41 @@ import RouteEngine
 import Rollout
 import Telemetry
 
-/// One look at a rollout's step: the two revisions' resolutions over the step's window, on
-/// the builds the candidate was seen on, and the guard's verdict on them.
+/// One look at a rollout: the guard's evidence for the two revisions (capped per source,
+/// every step so far) and its verdict on them.
 struct RolloutLook: Sendable {
     var time: Date
     var candidate: Int
     /// The rollout's version when looked at: a person's action since makes the look stale.
     var version: Int
-    /// The window: from the start of the minute the step began, to `time`.
+    /// Where the evidence starts: the candidate's publish.
     var from: Date
-    /// Where the stable revision's side starts: `from`, or the rollout's start when the step's
-    /// window holds too few of its resolutions (at 100 % only installs without a cohort get it).
-    var stableFrom: Date
+    /// The look's number (each spends its own alpha; 0: no look was due yet).
+    var look: Int
     var candidateCounts: GuardCounts
     var stableCounts: GuardCounts
     var verdict: GuardVerdict
+    var policy: GuardPolicy
+    /// The step's own evidence: capped candidate resolutions and the installs behind them.
+    var stepResolutions: Int
+    var stepInstalls: Int
+    var refused: [EvidenceRefusal: Int]
 
     /// The look as `GET /v1/rollout` and the dashboard show it.
     var json: JSONValue {
         func side(_ counts: GuardCounts) -> JSONValue {
             let overall = counts.overall
-            return ["resolutions": .int(overall.total), "failures": .int(overall.failures), "failureRate": .double(overall.rate)]
+            return ["resolutions": .int(overall.total), "failures": .int(overall.failures), "failureRate": .double(overall.rate),
+                    "installs": .int(overall.installs.count), "failingInstalls": .int(overall.failingInstalls.count),
+                    "failingNetworks": .int(overall.failingNetworks.count)]
         }
         var object: [String: JSONValue] = ["checked": .string(Timestamp.format(time)), "from": .string(Timestamp.format(from)),
-                                           "stableFrom": .string(Timestamp.format(stableFrom)),
-                                           "candidate": side(candidateCounts), "stable": side(stableCounts)]
+                                           "stableFrom": .string(Timestamp.format(from)), "look": .int(look),
+                                           "alpha": .double(look > 0 ? policy.alpha(look: look) : 0),
+                                           "candidate": side(candidateCounts), "stable": side(stableCounts),
+                                           "step": ["resolutions": .int(stepResolutions), "installs": .int(stepInstalls)],
+                                           "minimumInstalls": .int(policy.minimumInstalls), "minimumNetworks": .int(policy.minimumNetworks),
+                                           "refused": .object(Dictionary(uniqueKeysWithValues: EvidenceRefusal.allCases.map { ($0.rawValue, JSONValue.int(refused[$0] ?? 0)) }))]
         switch verdict {
         case .healthy(let comparisons):
             object["verdict"] = "healthy"
@@ -45,69 +55,94 @@ struct RolloutLook: Sendable {
     }
 }
 
-/// The primary's look at a running rollout, from the API's ticker: the telemetry counts of
-/// the candidate and the stable revision since the step began, the guard's verdict, and the
-/// store's change if the verdict makes one (a trip at once; the next step when the step's
-/// minimums are met and the verdict is healthy). A follower never looks: it mirrors the
+/// The primary's look at a running rollout, from the API's ticker: the guard's evidence
+/// (`GuardEvidence`, fed by accepted batches through `record`), a judgement when a look is
+/// due (`GuardEvidence.nextLook`), and the store's change if the verdict makes one (a trip
+/// at once; the next step when the step's minimums are met, the step's own look was
+/// healthy and enough installs supplied it). A follower never looks: it mirrors the
 /// primary's decisions with the revisions.
 enum RolloutWatch {
+    /// Counts an accepted batch's app resolutions of the active rollout's two revisions as
+    /// evidence, capped by its source and network (landings never come here: the guard
+    /// compares app resolutions with app resolutions).
+    static func record(_ batch: Batch, network: UInt64, context: APIContext, now: Int) {
+        guard let rollout = context.store.snapshot.activeRollout, rollout.status.isActive else { return }
+        let revision = Int(batch.revision)
+        guard revision == rollout.candidate || revision == rollout.stable, !batch.tallies.isEmpty else { return }
+        let build = batch.platform.name + " " + (batch.appVersion.map { String(decoding: $0, as: UTF8.self) } ?? "other")
+        let claims = batch.tallies.compactMap { tally -> EvidenceClaim? in
+            guard tally.entry != EntryPoint.web.rawValue else { return nil }
+            let route = tally.route < 2 ? (tally.route == 0 ? "" : "other") : String(decoding: batch.routes[Int(tally.route) - 2], as: UTF8.self)
+            let failure = tally.outcome == Outcome.notFound.rawValue ? FailureReason(rawValue: tally.reason)?.name : nil
+            return EvidenceClaim(candidate: revision == rollout.candidate, route: route, build: build, failure: failure,
+                                 count: Int(tally.count), minute: Int(tally.minute))
+        }
+        let source = batch.source.map { EvidenceSource(high: $0.high, low: $0.low) }
+        let started = context.store.snapshot.revision(rollout.candidate)?.time ?? rollout.stepStarted
+        context.guardEvidence.withLock { evidence in
+            evidence = current(evidence, rollout: rollout, started: started, context: context)
+            evidence!.record(claims, source: source, network: network, cohort: batch.cohort.map(Int.init), percent: rollout.percent, now: now)
+        }
+    }
+
+    /// The evidence for `rollout`: the one held if it is about this rollout, else a new one.
+    static func current(_ evidence: GuardEvidence?, rollout: RolloutState, started: Date, context: APIContext) -> GuardEvidence {
+        var evidence = evidence
+        if evidence?.candidate != rollout.candidate || evidence?.stable != rollout.stable {
+            let minute = Int(started.timeIntervalSince1970) / 60
+            evidence = GuardEvidence(candidate: rollout.candidate, stable: rollout.stable, startMinute: minute, policy: context.options.evidencePolicy)
+        }
+        evidence!.begin(step: rollout.step)
+        return evidence!
+    }
+
     static func look(_ context: APIContext, now: Date) {
         // An ended rollout keeps its last look (the one that tripped or completed it), for the resource and the dashboard.
         guard let rollout = context.store.snapshot.activeRollout else { return }
         let started = context.store.snapshot.revision(rollout.candidate)?.time ?? rollout.stepStarted
-        let look = take(rollout, started: started, telemetry: context.telemetry, now: now, policy: GuardPolicy())
-        context.rolloutLook.withLock { $0 = look }
-        guard rollout.status == .running else { return }
-        let change = try? context.store.evaluateRollout(candidateResolutions: look.candidateCounts.overall.total, verdict: look.verdict,
+        let policy = context.options.guardPolicy
+        let previous = context.rolloutLook.withLock { $0 }.flatMap { $0.candidate == rollout.candidate ? $0 : nil }
+        let (evidence, number) = context.guardEvidence.withLock { held in
+            var evidence = current(held, rollout: rollout, started: started, context: context)
+            let number = evidence.nextLook(policy: policy, stepMinimum: rollout.steps[rollout.step].minimumResolutions)
+            held = evidence
+            return (evidence, number)
+        }
+        let verdict: GuardVerdict
+        if let number {
+            verdict = RolloutGuard.judge(candidate: evidence.candidateCounts, stable: evidence.stableCounts, policy: policy, look: number)
+        } else if let previous, previous.look > 0, evidence.lastLookStep == rollout.step {
+            verdict = previous.verdict
+        } else {
+            verdict = .waiting(evidence.candidateCounts.overall.total < policy.minimumResolutions || evidence.stableCounts.overall.total < policy.minimumResolutions
+                ? "The candidate has \(evidence.candidateCounts.overall.total) resolutions and the stable revision \(evidence.stableCounts.overall.total) counted as evidence; at least \(policy.minimumResolutions) each are needed to judge."
+                : "This step has \(evidence.stepResolutions) of the candidate's resolutions counted as evidence; it is judged at \(rollout.steps[rollout.step].minimumResolutions).")
+        }
+        // A step advances only on evidence from enough installs of its own.
+        var decision = verdict
+        if case .healthy = verdict, evidence.stepInstalls < policy.minimumInstalls {
+            decision = .waiting("This step's evidence comes from \(evidence.stepInstalls) install(s); at least \(policy.minimumInstalls) are needed to advance.")
+        }
+        var look = RolloutLook(time: now, candidate: rollout.candidate, version: rollout.version, from: Date(timeIntervalSince1970: TimeInterval(evidence.startMinute * 60)),
+                               look: number ?? evidence.looks, candidateCounts: evidence.candidateCounts, stableCounts: evidence.stableCounts,
+                               verdict: decision, policy: policy, stepResolutions: evidence.stepResolutions, stepInstalls: evidence.stepInstalls,
+                               refused: evidence.refused)
+        guard rollout.status == .running else {
+            context.rolloutLook.withLock { $0 = look }
+            return
+        }
+        let change = try? context.store.evaluateRollout(candidateResolutions: evidence.stepResolutions, verdict: decision,
                                                         version: rollout.version, now: now)
+        // Shown once the state reflects it: a trip or a step the store did not take (a
+        // person acted in between) is not shown as done.
+        if change == nil, case .tripped = decision {
+            look.verdict = .waiting("A regression was found, but the rollout changed in between; the next look judges again.")
+        }
+        context.rolloutLook.withLock { $0 = look }
         switch change {
         case .tripped?: context.rolloutTrips.add(1, ordering: .relaxed)
         case .completed?: context.publishes.add(1, ordering: .relaxed)
         case .advanced?, nil: break
         }
-    }
-
-    /// The step's window for both revisions, on the builds the candidate was seen on; when the
-    /// stable revision has fewer than `policy.minimumResolutions` there (the last step, at
-    /// 100 %, leaves it only the installs that send no cohort), its side is widened to the
-    /// rollout's whole span from `started`, the best baseline left.
-    static func take(_ rollout: RolloutState, started: Date, telemetry: TelemetryStore, now: Date, policy: GuardPolicy) -> RolloutLook {
-        let from = Int(rollout.stepStarted.timeIntervalSince1970)
-        let wide = min(from, Int(started.timeIntervalSince1970))
-        let to = Int(now.timeIntervalSince1970) + 1
-        // The same builds: the stable revision's resolutions on builds the candidate was not seen on say nothing about it.
-        func comparable(_ stable: GuardCounts, _ candidate: GuardCounts) -> GuardCounts {
-            let builds = Set(candidate.cells.keys.map(\.build))
-            return GuardCounts(stable.cells.filter { builds.contains($0.key.build) })
-        }
-        let (candidate, stable, stableFrom) = telemetry.read { counts in
-            let candidate = guardCounts(counts, revision: rollout.candidate, from: from, to: to)
-            let inStep = comparable(guardCounts(counts, revision: rollout.stable, from: from, to: to), candidate)
-            guard inStep.overall.total < policy.minimumResolutions, wide < from else { return (candidate, inStep, from) }
-            return (candidate, comparable(guardCounts(counts, revision: rollout.stable, from: wide, to: to), candidate), wide)
-        }
-        func minute(_ seconds: Int) -> Date { Date(timeIntervalSince1970: TimeInterval(seconds - ((seconds % 60) + 60) % 60)) }
-        return RolloutLook(time: now, candidate: rollout.candidate, version: rollout.version, from: minute(from), stableFrom: minute(stableFrom),
-                           candidateCounts: candidate, stableCounts: stable,
-                           verdict: RolloutGuard.judge(candidate: candidate, stable: stable, policy: policy))
-    }
-
-    /// One revision's resolutions in [from, to) by route and build (`"ios 5.3.0"`), with
-    /// failures by reason, from the per-minute counts.
-    static func guardCounts(_ counts: borrowing Counts, revision: Int, from: Int, to: Int) -> GuardCounts {
-        var query = CountQuery(from: from, to: to, step: .minute)
-        query.filters = [.revision: String(revision)]
-        query.groupBy = [.route, .platform, .appVersion, .reason]
-        query.limit = Int.max
-        query.series = false
-        var cells: [GuardCounts.Cell: GuardCounts.Outcomes] = [:]
-        for group in counts.query(query).groups {
-            let names = group.key.map(\.name)
-            let cell = GuardCounts.Cell(route: names[0] == "none" ? "" : names[0], build: names[1] + " " + names[2])
-            cells[cell, default: GuardCounts.Outcomes()].total += Int(group.total)
-            cells[cell, default: GuardCounts.Outcomes()].failures += Int(group.failures)
-            if names[3] != "none", group.failures > 0 { cells[cell, default: GuardCounts.Outcomes()].reasons[names[3], default: 0] += Int(group.failures) }
-        }
-        return GuardCounts(cells)
     }
 }

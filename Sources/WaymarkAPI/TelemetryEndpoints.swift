@@ -2,6 +2,7 @@ import CivilDate
 import HTTPCore
 import HTTPServer
 import ManifestStore
+import Rollout
 import RouteEngine
 import Telemetry
 
@@ -25,23 +26,52 @@ struct TelemetryEndpoints: EndpointGroup {
     /// `POST /v1/telemetry`: parse and validate here, on the connection's loop; answer
     /// `202` from the committer once the batch is on disk.
     private func ingest(_ request: HTTPRequest, _ call: RouteCall, _ responder: Responder) throws(Refusal) {
+        // RFC 9110 §15.5.16: a body in a type this resource does not take is 415.
+        let isJSON = request.head.headers.withValue("Content-Type") { value in
+            let type = value.prefix { $0 != 0x3B }.filter { $0 != 0x20 && $0 != 0x09 }
+            return type.count == 16 && zip(type, "application/json".utf8).allSatisfy { $0 | 0x20 == $1 }
+        } ?? false
+        guard isJSON else {
+            throw Refusal(.unsupportedMediaType, "unsupportedMediaType", "A batch is sent as Content-Type: application/json. Nothing was counted.")
+        }
         guard !request.body.isEmpty else { throw Refusal(.badRequest, "missingBody", "The body must be a batch: {\"client\": {…}, \"events\": […]}.") }
         let telemetry = context.telemetry
         let parser = context.vocabulary.parser(for: context.store, documents: context.documents, limits: telemetry.options.limits)
         let batch: Batch
+        let now = telemetry.options.clock()
         do throws(BatchError) {
-            batch = try parser.parse(request.body, now: telemetry.options.clock())
+            batch = try parser.parse(request.body, now: now)
         } catch {
             switch error {
             case .malformed(let message): throw Refusal(.badRequest, "invalidBatch", message + " Nothing was counted.")
             case .invalidClient(let message): throw Refusal(.badRequest, "invalidClient", message + " Nothing was counted.")
             case .tooManyEvents(let limit):
                 throw Refusal(.contentTooLarge, "tooManyEvents", "A batch holds at most \(limit) events; send the rest in another batch. Nothing was counted.")
+            case .countTooLarge(let limit):
+                throw Refusal(.badRequest, "countTooLarge", "An event's count is at most \(limit) (one install in one minute); split it. Nothing was counted.")
+            case .batchTooLarge(let limit):
+                throw Refusal(.badRequest, "batchTooLarge", "A batch's counts add up to at most \(limit); send the rest in another batch. Nothing was counted.")
+            case .droppedTooLarge(let limit):
+                throw Refusal(.badRequest, "droppedTooLarge", "client.dropped is at most \(limit). Nothing was counted.")
             }
         }
         context.telemetryRejected.add(UInt64(batch.rejected.count), ordering: .relaxed)
         let accepted = Self.acceptedResponse(batch)
-        telemetry.submit(batch) { result in responder.respond(Self.durable(result, answer: accepted, what: "batch")) }
+        let network = EvidenceNetwork.of(request.head, trustForwardedFor: context.options.trustForwardedFor)
+        let context = context
+        telemetry.submitOnce(batch) { result in
+            switch result {
+            case .success(.duplicate):
+                context.telemetryDuplicates.add(1, ordering: .relaxed)
+                responder.respond(HTTPResponse(status: .accepted, contentType: "application/json",
+                                               body: Array("{\"accepted\":0,\"rejected\":[],\"duplicate\":true}".utf8)))
+            case .success(.counted):
+                RolloutWatch.record(batch, network: network, context: context, now: now)
+                responder.respond(accepted)
+            case .failure(let error):
+                responder.respond(Self.durable(.failure(error), answer: accepted, what: "batch"))
+            }
+        }
     }
 
     /// `answer` once the committer made it durable, else `503` with `Retry-After`.

@@ -3,6 +3,7 @@ import HTTPServer
 import WaymarkAPI
 import ManifestStore
 import Replication
+import Rollout
 import Telemetry
 import SystemIO
 
@@ -62,6 +63,19 @@ enum ServeCommand {
           --rollout-look-interval S
                                    Seconds between the primary's looks at a running rollout's
                                    telemetry, which advance or stop it (default 5)
+          --guard-installs K       A guard trip needs candidate failures from K installs, and a
+                                   step advances on evidence from K installs (default 25)
+          --guard-networks J       A guard trip needs candidate failures from J networks
+                                   (IPv4 /24, IPv6 /48) (default 10)
+          --guard-per-source N     Resolutions one install may supply to the guard a day (default 5)
+          --guard-per-network N    Resolutions one network may supply to each side of the guard
+                                   a day (default 50)
+          --trust-forwarded-for    Behind a proxy on loopback: the guard's network is the last
+                                   X-Forwarded-For address (nginx's proxy_add_x_forwarded_for)
+          --telemetry-batch-ids N  Ids of accepted batches remembered, so a retried batch is
+                                   counted once (default 250000)
+          --telemetry-batch-window H
+                                   Hours an accepted batch's id is remembered (default 168)
           --clock-file F           For tests: the daemon's wall clock is the seconds since 1970
                                    written in F, read again at each use (rollout steps, schedules,
                                    telemetry windows, revision and audit times); it never goes back
@@ -82,9 +96,11 @@ enum ServeCommand {
         let parsed = try Arguments(arguments, command: "serve",
                                    options: Set(["--host", "--port", "--data-dir", "--seed", "--threads", "--max-connections", "--max-connections-per-peer", "--max-buffered-body-bytes", "--max-document-bytes", "--max-queued-work", "--telemetry-max-cells",
                                              "--follow", "--follow-token", "--follow-token-file", "--follow-interval", "--rollout-look-interval", "--clock-file",
-                                             "--telemetry-minutes", "--telemetry-hours", "--telemetry-max-routes", "--telemetry-max-versions"])
+                                             "--telemetry-minutes", "--telemetry-hours", "--telemetry-max-routes", "--telemetry-max-versions",
+                                             "--guard-installs", "--guard-networks", "--guard-per-source", "--guard-per-network",
+                                             "--telemetry-batch-ids", "--telemetry-batch-window"])
                                              .union(LinkCheckArguments.options),
-                                   booleans: ["--no-seed", "--public-reads", "--pin-threads", "--quiet", "--help", "--check-links", "--init-tokens"])
+                                   booleans: ["--no-seed", "--public-reads", "--pin-threads", "--quiet", "--help", "--check-links", "--init-tokens", "--trust-forwarded-for"])
         if parsed.has("--help") {
             output.print(help)
             return .success
@@ -115,6 +131,15 @@ enum ServeCommand {
         options.linkChecks = try LinkCheckArguments.parse(parsed, cache: true)
         options.rolloutLookInterval = try parsed.number("--rollout-look-interval", in: 1...3_600, expected: "1 to 3600 seconds").map(Double.init)
             ?? options.rolloutLookInterval
+        options.guardPolicy.minimumInstalls = try parsed.number("--guard-installs", in: 1...GuardCounts.breadthCap, expected: "1 to \(GuardCounts.breadthCap)")
+            ?? options.guardPolicy.minimumInstalls
+        options.guardPolicy.minimumNetworks = try parsed.number("--guard-networks", in: 1...GuardCounts.breadthCap, expected: "1 to \(GuardCounts.breadthCap)")
+            ?? options.guardPolicy.minimumNetworks
+        options.evidencePolicy.perSource = try parsed.number("--guard-per-source", in: 1...1_000, expected: "1 to 1000")
+            ?? options.evidencePolicy.perSource
+        options.evidencePolicy.perNetwork = try parsed.number("--guard-per-network", in: 1...1_000_000, expected: "1 to 1000000")
+            ?? options.evidencePolicy.perNetwork
+        options.trustForwardedFor = parsed.has("--trust-forwarded-for")
         if let path = parsed.last("--clock-file") {
             guard let clock = WallClock.file(path) else {
                 throw .invalidValue(option: "--clock-file", value: path, expected: "a readable file holding the seconds since 1970")
@@ -141,6 +166,10 @@ enum ServeCommand {
             ?? telemetryOptions.limits.maximumAppVersions
         telemetryOptions.limits.maximumCells = try parsed.number("--telemetry-max-cells", in: 1_000...100_000_000, expected: "1000 to 100000000")
             ?? telemetryOptions.limits.maximumCells
+        telemetryOptions.limits.maximumBatchIDs = try parsed.number("--telemetry-batch-ids", in: 1...10_000_000, expected: "1 to 10000000")
+            ?? telemetryOptions.limits.maximumBatchIDs
+        telemetryOptions.limits.batchWindow = try parsed.number("--telemetry-batch-window", in: 1...24 * 90, expected: "1 to 2160 hours").map { $0 * 3_600 }
+            ?? telemetryOptions.limits.batchWindow
         if telemetryOptions.limits.minuteRetention > telemetryOptions.limits.hourRetention {
             throw .invalidValue(option: "--telemetry-minutes", value: parsed.last("--telemetry-minutes") ?? "", expected: "no longer than --telemetry-hours")
         }

@@ -9,25 +9,40 @@ import Testing
 /// too little data.
 @Suite("Rollout guard")
 struct RolloutGuardTests {
-    /// (candidate failures, candidate total, stable failures, stable total, exact p, test used)
-    static let pValues: [(Int, Int, Int, Int, Double, String)] = [
-        (3, 50, 0, 50, 0.12121212121212122, "fisher"),
-        (10, 500, 0, 1000, 1.5940702489668585e-05, "fisher"),
-        (8, 500, 0, 1000, 0.00014679366987418668, "fisher"),
-        (5, 100, 1, 100, 0.10582392634786585, "fisher"),
-        (1, 10, 1, 10, 0.7631578947368421, "fisher"),
-        (0, 10, 5, 10, 1.0, "fisher"),
-        (40, 100, 50, 5000, 2.172681927738615e-47, "fisher"),
-        (200, 2000, 1000, 50000, 4.830297426273345e-121, "z"),
-        (16, 500, 400, 20000, 0.030075118292263624, "z"),
-        (60, 1000, 40, 1000, 0.020086935144256066, "z"),
+    /// (label, strata: (candidate failures, candidate total, stable failures, stable total) per
+    /// build, exact p). The values are printed by `Tests/Scripts/guard-reference.py` (the rule
+    /// written again in Python with 60-digit arithmetic; `make test-guard` runs its `--check`
+    /// against this table).
+    static let pValues: [(String, [(Int, Int, Int, Int)], Double)] = [
+        ("fisher 3/50 v 0/50", [(3, 50, 0, 50)], 1.2121212121212121e-1),
+        ("fisher 10/500 v 0/1000", [(10, 500, 0, 1000)], 1.5940702489668586e-5),
+        ("fisher 8/500 v 0/1000", [(8, 500, 0, 1000)], 1.4679366987418669e-4),
+        ("fisher 5/100 v 1/100", [(5, 100, 1, 100)], 1.0582392634786584e-1),
+        ("fisher 1/10 v 1/10", [(1, 10, 1, 10)], 7.6315789473684211e-1),
+        ("fisher 0/10 v 5/10", [(0, 10, 5, 10)], 1.0),
+        ("fisher 40/100 v 50/5000", [(40, 100, 50, 5000)], 2.1726819277386152e-47),
+        ("fisher 200/2000 v 1000/50000", [(200, 2000, 1000, 50000)], 3.7626062398236829e-70),
+        ("fisher 16/500 v 400/20000", [(16, 500, 400, 20000)], 4.9974692792875077e-2),
+        ("fisher 60/1000 v 40/1000", [(60, 1000, 40, 1000)], 2.5380064935374194e-2),
+        ("the issue's healthy trip: 23/391 v 91/3745", [(23, 391, 91, 3745)], 3.1216547811310081e-4),
+        ("two builds, different baselines, same rates", [(44, 400, 110, 1000), (12, 400, 30, 1000)], 5.2921762980941906e-1),
+        ("two builds, one broken", [(44, 400, 110, 1000), (40, 400, 30, 1000)], 1.5235199348502638e-3),
+        ("three builds", [(5, 120, 30, 900), (9, 80, 20, 700), (30, 300, 60, 3000)], 2.6641916485484309e-11),
     ]
 
     @Test(arguments: pValues)
-    func pValue(_ a: Int, _ n1: Int, _ c: Int, _ n2: Int, _ expected: Double, _ test: String) {
-        let p = GuardStatistics.pValue(candidateFailures: a, candidateTotal: n1, stableFailures: c, stableTotal: n2)
-        #expect(abs(p - expected) <= expected * 1e-9 + 1e-300, "\(test): \(p) against \(expected)")
+    func pValue(_ label: String, _ strata: [(Int, Int, Int, Int)], _ expected: Double) {
+        let p = GuardStatistics.pValue(strata.map { GuardStatistics.Stratum(candidateFailures: $0.0, candidateTotal: $0.1, stableFailures: $0.2, stableTotal: $0.3) })
+        #expect(abs(p - expected) <= expected * 1e-9 + 1e-300, "\(label): \(p) against \(expected)")
     }
+
+    /// The rule without breadth (these tables hold counts, not installs): the statistics alone.
+    static let statisticsOnly: GuardPolicy = {
+        var policy = GuardPolicy()
+        policy.minimumInstalls = 0
+        policy.minimumNetworks = 0
+        return policy
+    }()
 
     typealias Cell = GuardCounts.Cell
     typealias Outcomes = GuardCounts.Outcomes
@@ -95,7 +110,7 @@ struct RolloutGuardTests {
 
     @Test(arguments: decisions)
     func decision(_ label: String, _ candidate: GuardCounts, _ stable: GuardCounts, _ expected: String) {
-        let verdict = RolloutGuard.judge(candidate: candidate, stable: stable)
+        let verdict = RolloutGuard.judge(candidate: candidate, stable: stable, policy: Self.statisticsOnly)
         #expect(Self.describe(verdict) == expected, "\(label): \(verdict)")
     }
 
@@ -110,7 +125,7 @@ struct RolloutGuardTests {
             candidate[cell] = Outcomes(total: 100, failures: mine, reasons: mine > 0 ? ["validationFailed": mine] : [:])
             stable[cell] = Outcomes(total: 1_000, failures: theirs, reasons: theirs > 0 ? ["validationFailed": theirs] : [:])
         }
-        let verdict = RolloutGuard.judge(candidate: GuardCounts(candidate), stable: GuardCounts(stable))
+        let verdict = RolloutGuard.judge(candidate: GuardCounts(candidate), stable: GuardCounts(stable), policy: Self.statisticsOnly)
         guard case .healthy(let comparisons) = verdict else { Issue.record("\(verdict)"); return }
         #expect(comparisons == 1_001)
     }
@@ -118,7 +133,7 @@ struct RolloutGuardTests {
     @Test("A finding says which route and which numbers")
     func findingText() {
         let verdict = RolloutGuard.judge(candidate: Self.counts([("product", "ios 5.3.0", 2_000, 200, [:])]),
-                                         stable: Self.counts([("product", "ios 5.3.0", 50_000, 1_000, [:])]))
+                                         stable: Self.counts([("product", "ios 5.3.0", 50_000, 1_000, [:])]), policy: Self.statisticsOnly)
         guard case .tripped(let findings) = verdict else { Issue.record("\(verdict)"); return }
         #expect(findings.map(\.scope) == [.route, .overall], "equal p-values: the most specific first")
         #expect(findings[0].description.hasPrefix("Route product 200 of 2000 failed on the candidate (10.00%) against 1000 of 50000 on the stable revision (2.00%); p = "))

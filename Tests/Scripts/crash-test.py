@@ -57,7 +57,11 @@ RUNNING = []  # daemons to kill if the test stops early
 
 class Daemon:
     def __init__(self, binary, data):
-        self.process, self.token, self.port = waymark_daemon.start(binary, data, "--threads", "2", "--rollout-look-interval", "1")
+        self.process, self.token, self.port = waymark_daemon.start(binary, data, "--threads", "2", "--rollout-look-interval", "1",
+            # One client on loopback stands for every install: the guard's caps and breadth
+            # are opened up so its telemetry can advance or trip a rollout (make test-guard
+            # holds the caps).
+            "--guard-per-source", "1000", "--guard-per-network", "1000000", "--guard-installs", "1", "--guard-networks", "1")
         RUNNING.append(self.process)
         if self.port is None:
             self.process.kill()
@@ -73,6 +77,8 @@ class Daemon:
 def call(port, token, method, path, body=None, headers=None):
     connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
     all_headers = {"Authorization": "Bearer " + token}
+    if isinstance(body, (dict, list)):
+        all_headers["Content-Type"] = "application/json"
     all_headers.update(headers or {})
     data = json.dumps(body).encode() if isinstance(body, (dict, list)) else body
     connection.request(method, path, body=data, headers=all_headers)
@@ -163,7 +169,8 @@ def writer_rollout(port, token, acked, stop, routes, counter, rng):
                               {"ts": iso(time.time()), "entry": "universalLink", "outcome": "notFound", "reason": "validationFailed",
                                "route": "product", "count": failed}]
                     status, answer = call(port, token, "POST", "/v1/telemetry",
-                                          {"client": {"platform": "ios", "appVersion": "5.2.0", "revision": revision}, "events": events})
+                                          {"client": {"platform": "ios", "appVersion": "5.2.0", "revision": revision,
+                                                      "cohort": 0, "source": "%032x" % rng.randrange(1 << 64)}, "events": events})
                     if status != 202:
                         fail("rollout telemetry answered %d: %s" % (status, answer))
             else:

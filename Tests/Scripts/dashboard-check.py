@@ -45,7 +45,10 @@ def iso(seconds):
 
 class Daemon:
     def __init__(self, binary, data):
-        self.process, self.token, self.port = waymark_daemon.start(binary, data, "--rollout-look-interval", "1")
+        self.process, self.token, self.port = waymark_daemon.start(binary, data, "--rollout-look-interval", "1",
+            # One batch per side from one client stands for a fleet here: the guard's caps and
+            # breadth are opened up (make test-guard holds them).
+            "--guard-per-source", "1000", "--guard-per-network", "1000000", "--guard-installs", "1", "--guard-networks", "1")
         if self.port is None or self.token is None:
             self.process.kill()
             fail("the daemon did not start:\n" + self.process.stderr.read())
@@ -305,7 +308,8 @@ def main():
         for revision, failed in ((2, 150), (1, 6)):
             events = [{"ts": ts, "entry": "universalLink", "outcome": "proceed", "route": "product", "count": 300 - failed},
                       {"ts": ts, "entry": "universalLink", "outcome": "notFound", "reason": "validationFailed", "route": "product", "count": failed}]
-            status, body = daemon.call("POST", "/v1/telemetry", json.dumps({"client": {"platform": "ios", "appVersion": "5.3.0", "revision": revision},
+            status, body = daemon.call("POST", "/v1/telemetry", json.dumps({"client": {"platform": "ios", "appVersion": "5.3.0", "revision": revision,
+                                                                                       "cohort": 0, "source": "%032x" % revision},
                                                                             "events": events}))
             if status != 202:
                 fail("posting rollout telemetry: %d %s" % (status, body[:300]))

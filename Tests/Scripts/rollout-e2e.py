@@ -53,7 +53,11 @@ class Daemon:
         self.set_clock(self.now)
         self.data = os.path.join(scratch, "data")
         self.process, self.token, self.port = waymark_daemon.start(
-            binary, self.data, "--clock-file", self.clock_file, "--rollout-look-interval", "1")
+            binary, self.data, "--clock-file", self.clock_file, "--rollout-look-interval", "1",
+            # The rollout's mechanics, not the guard's caps (make test-guard has those): every
+            # install here posts from one address, so the per-source caps and breadth are
+            # opened up to what 400 installs on loopback can give.
+            "--guard-per-source", "1000", "--guard-per-network", "1000000", "--guard-installs", "2", "--guard-networks", "1")
         if not self.port or not self.token:
             fail("the daemon did not start")
         self.connection = None
@@ -72,6 +76,8 @@ class Daemon:
         """On one kept-alive connection (opened again if the daemon closed it)."""
         data = json.dumps(body).encode() if isinstance(body, (dict, list)) else body
         all_headers = {"Authorization": "Bearer " + self.token}
+        if isinstance(body, (dict, list)):
+            all_headers["Content-Type"] = "application/json"
         all_headers.update(headers or {})
         for attempt in range(2):
             if self.connection is None:
@@ -119,7 +125,7 @@ class Installs:
 
     def __init__(self, daemon):
         self.daemon = daemon
-        self.installs = [{"cohort": i % 100, "build": BUILDS[(i // 100) % 2]} for i in range(INSTALLS)]
+        self.installs = [{"index": i, "cohort": i % 100, "build": BUILDS[(i // 100) % 2]} for i in range(INSTALLS)]
 
     def manifest_revision(self, build, cohort):
         manifest, headers = self.daemon.expect("GET", "/v1/manifest?platform=ios&version=%s&cohort=%d" % (build, cohort), 200)
@@ -144,7 +150,8 @@ class Installs:
                 {"ts": ts, "entry": "universalLink", "outcome": "proceed", "route": "home", "count": 9},
                 {"ts": ts, "entry": "universalLink", "outcome": "notFound", "reason": "unknownRoute", "count": 1},
             ]
-            batch = {"client": {"platform": "ios", "appVersion": install["build"], "revision": revision}, "events": events}
+            batch = {"client": {"platform": "ios", "appVersion": install["build"], "revision": revision,
+                                "cohort": install["cohort"], "source": "%032x" % (install["index"] + 1)}, "events": events}
             status, parsed, _, text = self.daemon.call("POST", "/v1/telemetry", batch)
             if status != 202 or (parsed or {}).get("rejected"):
                 fail("telemetry refused: %d %s" % (status, text[:300]))

@@ -78,7 +78,8 @@ public final class LiveService {
     public init(publicReads: Bool = false, seed: Bool = true, maximumDocumentBytes: Int? = nil,
                 telemetryOptions: TelemetryStore.Options = TelemetryStore.Options(), linkChecks: LinkCheckOptions? = nil,
                 following primary: LiveService? = nil, maximumQueuedWork: Int? = nil,
-                monotonicClock: (@Sendable () -> UInt64)? = nil, transport: Transport = .socket) throws {
+                monotonicClock: (@Sendable () -> UInt64)? = nil, transport: Transport = .socket,
+                configure: (inout API.Options) -> Void = { _ in }) throws {
         store = try ManifestStore.open(at: path).store
         var telemetryOptions = telemetryOptions
         telemetryOptions.forwarding = primary != nil
@@ -94,6 +95,7 @@ public final class LiveService {
         options.linkChecks = linkChecks
         if let maximumQueuedWork { options.maximumQueuedWork = maximumQueuedWork }
         if let monotonicClock { options.monotonicClock = monotonicClock }
+        configure(&options)
         var configuration = ServerConfiguration()
         configuration.hosts = ["127.0.0.1"]
         configuration.port = 0
@@ -144,6 +146,8 @@ public final class LiveService {
         var head = "\(method) \(target) HTTP/1.1\r\n" + (host.map { "Host: \($0)\r\n" } ?? "") + "Connection: close\r\n"
         if let token { head += "Authorization: Bearer \(token)\r\n" }
         for (name, value) in headers { head += "\(name): \(value)\r\n" }
+        // Bodies here are JSON unless a test says otherwise (telemetry takes nothing else).
+        if !bytes.isEmpty, !headers.contains(where: { $0.0.lowercased() == "content-type" }) { head += "Content-Type: application/json\r\n" }
         if !bytes.isEmpty || method == "POST" || method == "PUT" { head += "Content-Length: \(bytes.count)\r\n" }
         let request = Array((head + "\r\n").utf8) + bytes
         if let client { return client.call(request) }

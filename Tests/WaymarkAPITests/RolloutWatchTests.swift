@@ -7,69 +7,80 @@ import Testing
 import TestSupport
 @testable import WaymarkAPI
 
-/// What a look counts: each revision's resolutions by route and build over the step's
-/// window, the stable side on the candidate's builds only, widened to the rollout's span
-/// when the step's window holds too little of it.
-@Suite("The rollout's looks at telemetry", .serialized)
+/// What the guard counts from accepted batches: app resolutions of the rollout's two
+/// revisions, capped per install and per network, the candidate only from the cohorts its
+/// step serves, never a landing; and a look that trips only on broad evidence.
+@Suite("The rollout's evidence and looks", .serialized)
 struct RolloutWatchTests {
-    static let start = Date(timeIntervalSince1970: TimeInterval(Int(Date().timeIntervalSince1970) / 60 * 60 - 3_600))
-
-    /// `count` resolutions of `route` on `build` for `revision` at `time`, `failed` of them validationFailed.
-    static func post(_ service: LiveService, revision: Int, build: String, route: String, count: Int, failed: Int, at time: Date) {
-        let ts = Timestamp.format(time)
+    /// A batch of `count` resolutions of `route` for `revision` from `source` (nil: none sent)
+    /// in `cohort`, `failed` of them validationFailed.
+    static func post(_ service: LiveService, revision: Int, source: Int?, cohort: Int?, route: String = "product",
+                     count: Int, failed: Int = 0, entry: String = "universalLink") {
+        let ts = Timestamp.format(Date())
         var events: [String] = []
-        if count > failed { events.append(#"{"ts": "\#(ts)", "entry": "universalLink", "outcome": "proceed", "route": "\#(route)", "count": \#(count - failed)}"#) }
+        if count > failed { events.append(#"{"ts": "\#(ts)", "entry": "\#(entry)", "outcome": "proceed", "route": "\#(route)", "count": \#(count - failed)}"#) }
         if failed > 0 {
-            events.append(#"{"ts": "\#(ts)", "entry": "universalLink", "outcome": "notFound", "reason": "validationFailed", "route": "\#(route)", "count": \#(failed)}"#)
+            events.append(#"{"ts": "\#(ts)", "entry": "\#(entry)", "outcome": "notFound", "reason": "validationFailed", "route": "\#(route)", "count": \#(failed)}"#)
         }
-        let body = #"{"client": {"platform": "ios", "appVersion": "\#(build)", "revision": \#(revision)}, "events": [\#(events.joined(separator: ","))]}"#
+        var client = #""platform": "ios", "appVersion": "5.3.0", "revision": \#(revision)"#
+        if let source { client += #", "source": "\#(String(format: "%032x", source))""# }
+        if let cohort { client += #", "cohort": \#(cohort)"# }
+        let body = #"{"client": {\#(client)}, "events": [\#(events.joined(separator: ","))]}"#
         let reply = service.call("POST", "/v1/telemetry", token: service.tokens[.telemetryWrite]!, body: body)
         #expect(reply.status == 202 && reply.json["rejected"]?.arrayValue?.isEmpty == true, "\(reply.text)")
     }
 
-    @Test("By route and build over the step's window; the stable side only on the candidate's builds")
-    func countsOverTheStepsWindow() throws {
-        let service = try LiveService(transport: .inProcess)
+    static func startRollout(_ service: LiveService) throws {
         guard case .object(var body) = try JSONParser().parse(publishBody(extraRoute: "candidate")) else { return }
         body["rollout"] = [:]
         #expect(service.call("POST", "/v1/revisions", token: service.tokens[.routesPublish]!, headers: [("If-Match", "\"rev-1\"")],
                              body: JSONValue.object(body).serialized()).status == 201)
-        let rollout = try #require(service.store.snapshot.activeRollout)
-        // The step began at `start + 10 min`; events before that minute are outside its window.
-        let stepStart = Self.start.addingTimeInterval(600)
-        let state = RolloutState(candidate: rollout.candidate, stable: 1, steps: rollout.steps, now: stepStart)
-        Self.post(service, revision: 2, build: "5.3.0", route: "product", count: 300, failed: 120, at: stepStart.addingTimeInterval(60))
-        Self.post(service, revision: 2, build: "5.3.0", route: "product", count: 500, failed: 500, at: Self.start)  // before the step
-        Self.post(service, revision: 1, build: "5.3.0", route: "product", count: 400, failed: 8, at: stepStart.addingTimeInterval(120))
-        Self.post(service, revision: 1, build: "5.2.0", route: "product", count: 900, failed: 300, at: stepStart.addingTimeInterval(120))
-        let look = RolloutWatch.take(state, started: Self.start, telemetry: service.telemetry, now: stepStart.addingTimeInterval(300),
-                                     policy: GuardPolicy())
-        let candidate = look.candidateCounts.cells[GuardCounts.Cell(route: "product", build: "ios 5.3.0")]
-        #expect(candidate == GuardCounts.Outcomes(total: 300, failures: 120, reasons: ["validationFailed": 120]))
-        #expect(look.candidateCounts.cells.count == 1, "the events before the step's minute are not in its window")
-        #expect(look.stableCounts.overall.total == 400 && look.stableCounts.overall.failures == 8,
-                "the stable side counts 5.3.0 only, which the candidate was seen on: \(look.stableCounts)")
-        #expect(look.stableFrom == stepStart)
-        guard case .tripped(let findings) = look.verdict else { Issue.record("not tripped: \(look.verdict)"); return }
-        #expect(findings.contains { $0.route == "product" })
     }
 
-    @Test("The stable side widens to the rollout's span when the step's window holds too little of it (the 100 % step)")
-    func widensTheStableSide() throws {
+    static func guardJSON(_ service: LiveService) -> JSONValue? {
+        RolloutWatch.look(service.api.context, now: Date())
+        return service.call("GET", "/v1/rollout", token: service.tokens[.manifestRead]!).json["guard"]
+    }
+
+    @Test("Capped per install and per network; the candidate only from its step's cohorts; no landing")
+    func capsAndCohorts() throws {
         let service = try LiveService(transport: .inProcess)
-        guard case .object(var body) = try JSONParser().parse(publishBody(extraRoute: "candidate")) else { return }
-        body["rollout"] = [:]
-        #expect(service.call("POST", "/v1/revisions", token: service.tokens[.routesPublish]!, headers: [("If-Match", "\"rev-1\"")],
-                             body: JSONValue.object(body).serialized()).status == 201)
-        let steps = try #require(service.store.snapshot.activeRollout).steps
-        let stepStart = Self.start.addingTimeInterval(1_800)
-        let state = RolloutState(candidate: 2, stable: 1, steps: steps, now: stepStart)
-        Self.post(service, revision: 1, build: "5.3.0", route: "product", count: 600, failed: 12, at: Self.start.addingTimeInterval(300))
-        Self.post(service, revision: 1, build: "5.3.0", route: "product", count: 10, failed: 1, at: stepStart.addingTimeInterval(60))
-        Self.post(service, revision: 2, build: "5.3.0", route: "product", count: 600, failed: 12, at: stepStart.addingTimeInterval(60))
-        let look = RolloutWatch.take(state, started: Self.start, telemetry: service.telemetry, now: stepStart.addingTimeInterval(120),
-                                     policy: GuardPolicy())
-        #expect(look.stableFrom == Self.start && look.stableCounts.overall.total == 610)
-        guard case .healthy = look.verdict else { Issue.record("the same rates on the widened side: \(look.verdict)"); return }
+        try Self.startRollout(service)
+        Self.post(service, revision: 2, source: 1, cohort: 0, count: 300)            // one install: 5 counted
+        Self.post(service, revision: 2, source: 2, cohort: 50, count: 10)            // cohort 50 is not served at 1 %
+        Self.post(service, revision: 2, source: 3, cohort: nil, count: 10)           // no cohort: never the candidate
+        Self.post(service, revision: 1, source: 4, cohort: 50, count: 3, failed: 3)  // stable, fine
+        Self.post(service, revision: 1, source: nil, cohort: nil, count: 2)          // an old client: its network is its source
+        _ = service.call("GET", "/product/p1", host: "storefront.example", headers: [("User-Agent", "Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X)")])
+        let look = try #require(Self.guardJSON(service))
+        #expect(look["candidate"]?["resolutions"]?.intValue == 5)
+        #expect(look["stable"]?["resolutions"]?.intValue == 5 && look["stable"]?["failures"]?.intValue == 3, "\(look)")
+        #expect(look["refused"]?["perSource"]?.intValue == 295)
+        #expect(look["refused"]?["cohort"]?.intValue == 20)
+        #expect(look["minimumInstalls"]?.intValue == 25 && look["minimumNetworks"]?.intValue == 10)
+        // Many installs on one network: the network's 50 a day, then no more.
+        for source in 10..<40 { Self.post(service, revision: 2, source: source, cohort: 0, count: 5) }
+        let after = try #require(Self.guardJSON(service))
+        #expect(after["candidate"]?["resolutions"]?.intValue == 50, "\(after)")
+        #expect(after["refused"]?["perNetwork"]?.intValue == 5 + 30 * 5 - 50 + 0 - 0, "\(after)")
+    }
+
+    @Test("A regression trips only when its failures come from enough installs and networks", arguments: [(1, true), (2, false)])
+    func breadth(_ networks: Int, _ trips: Bool) throws {
+        let service = try LiveService(transport: .inProcess) { options in
+            options.guardPolicy.minimumInstalls = 20
+            options.guardPolicy.minimumNetworks = networks  // in-process requests all come from one network
+            options.evidencePolicy.perNetwork = 100_000
+        }
+        try Self.startRollout(service)
+        for source in 0..<300 {
+            Self.post(service, revision: 2, source: source, cohort: 0, count: 5, failed: 2)       // 40 % fail
+            Self.post(service, revision: 1, source: 10_000 + source, cohort: 60, count: 5, failed: source % 10 == 0 ? 1 : 0)
+        }
+        let look = try #require(Self.guardJSON(service))
+        #expect(look["candidate"]?["resolutions"]?.intValue == 1_500)
+        #expect(look["candidate"]?["failingInstalls"]?.intValue == 256, "held up to the breadth cap")
+        #expect((look["verdict"]?.stringValue == "tripped") == trips, "\(look)")
+        #expect((service.store.snapshot.rollout?.status == .tripped) == trips)
     }
 }

@@ -1,0 +1,145 @@
+import Foundation
+import TestSupport
+import Testing
+@testable import Rollout
+
+/// The guard's evidence on capped, multi-source input, and what the guard makes of it with
+/// its default policy: a single install or network cannot move it, forged claims from the
+/// wrong cohort are not candidate evidence, a regression spread over many installs trips it,
+/// a healthy candidate with noise does not.
+@Suite("Guard evidence")
+struct GuardEvidenceTests {
+    static let now = 1_795_000_000  // a fixed moment, mid-day UTC
+    static let minute = now / 60
+
+    static func evidence() -> GuardEvidence { GuardEvidence(candidate: 2, stable: 1, startMinute: minute - 60) }
+
+    static func claim(_ candidate: Bool, failed: Bool, count: Int = 1, route: String = "product", build: String = "ios 5.3.0",
+                      minute: Int = GuardEvidenceTests.minute) -> EvidenceClaim {
+        EvidenceClaim(candidate: candidate, route: route, build: build, failure: failed ? "validationFailed" : nil, count: count, minute: minute)
+    }
+
+    static func source(_ index: Int) -> EvidenceSource { EvidenceSource(high: 7, low: UInt64(index)) }
+
+    @Test func oneInstallWithAHugeCountCountsFive() {
+        var evidence = Self.evidence()
+        let counted = evidence.record([Self.claim(true, failed: true, count: 1_000_000)], source: Self.source(1), network: 1, cohort: 0, percent: 1, now: Self.now)
+        #expect(counted == 5 && evidence.candidateCounts.overall.failures == 5)
+        #expect(evidence.refused[.perSource] == 999_995)
+        // The next day the install has a new key, and the caps start again.
+        let tomorrow = evidence.record([Self.claim(true, failed: true, count: 9, minute: Self.minute + 1_440)], source: Self.source(1), network: 1,
+                                       cohort: 0, percent: 1, now: Self.now + 86_400)
+        #expect(tomorrow == 5)
+    }
+
+    @Test func oneNetworkWithManyInstallsCountsFiftyASide() {
+        var evidence = Self.evidence()
+        for index in 0..<1_000 {
+            evidence.record([Self.claim(true, failed: true), Self.claim(false, failed: false)], source: Self.source(index), network: 42,
+                            cohort: 0, percent: 1, now: Self.now)
+        }
+        #expect(evidence.candidateCounts.overall.total == 50 && evidence.stableCounts.overall.total == 50)
+        #expect(evidence.refused[.perNetwork] == 1_900)
+        #expect(evidence.candidateCounts.overall.failingNetworks.count == 1)
+    }
+
+    @Test("Forged failure claims for the candidate from installs it was not served to are not evidence")
+    func forgedCohorts() {
+        var evidence = Self.evidence()
+        for index in 0..<120 {
+            evidence.record([Self.claim(true, failed: true)], source: Self.source(index), network: UInt64(index), cohort: 1 + index % 99, percent: 1, now: Self.now)
+            evidence.record([Self.claim(true, failed: true)], source: Self.source(1_000 + index), network: UInt64(index), cohort: nil, percent: 1, now: Self.now)
+        }
+        #expect(evidence.candidateCounts.overall.total == 0 && evidence.refused[.cohort] == 240)
+    }
+
+    @Test func lateAndEarlyEventsAreNotEvidence() {
+        var evidence = Self.evidence()
+        evidence.record([Self.claim(true, failed: false, minute: Self.minute - 11)], source: Self.source(1), network: 1, cohort: 0, percent: 1, now: Self.now)
+        evidence.record([Self.claim(true, failed: false, minute: Self.minute - 9)], source: Self.source(2), network: 1, cohort: 0, percent: 1, now: Self.now)
+        let early = GuardEvidence(candidate: 2, stable: 1, startMinute: Self.minute + 1)
+        var started = early
+        started.record([Self.claim(true, failed: false)], source: Self.source(3), network: 1, cohort: 0, percent: 1, now: Self.now)
+        #expect(evidence.candidateCounts.overall.total == 1 && evidence.refused[.late] == 1)
+        #expect(started.candidateCounts.overall.total == 0 && started.refused[.late] == 1)
+    }
+
+    /// `installs` installs on `networks` networks each post `perInstall` resolutions to each
+    /// side; the candidate fails at `candidateRate`, the stable revision at `stableRate`
+    /// (deterministic: every k-th resolution of a side fails). Extra failure claims for the
+    /// candidate from `attackers` networks, `perAttacker` installs each (negative: that many
+    /// installs claiming the candidate proceeded, to hide a regression).
+    static func judged(installs: Int, networks: Int, candidateRate: Double, stableRate: Double,
+                       attackers: Int = 0, perAttacker: Int = 0, percent: Int = 50) -> GuardVerdict {
+        var evidence = Self.evidence()
+        var random = SplitMix(seed: 11)
+        func fails(_ rate: Double) -> Bool { Double(random.next() % 1_000_000) < rate * 1_000_000 }
+        for index in 0..<installs {
+            let network = UInt64(index % networks)
+            let candidate = index % 2 == 0
+            let claims = (0..<5).map { _ in Self.claim(candidate, failed: fails(candidate ? candidateRate : stableRate)) }
+            evidence.record(claims, source: Self.source(index), network: network, cohort: candidate ? 0 : 99, percent: percent, now: Self.now)
+        }
+        for attacker in 0..<attackers {
+            for index in 0..<abs(perAttacker) {
+                evidence.record([Self.claim(true, failed: perAttacker > 0, count: 5)], source: Self.source(1_000_000 + attacker * 10_000 + index),
+                                network: 1_000 + UInt64(attacker), cohort: 0, percent: percent, now: Self.now)
+            }
+        }
+        return RolloutGuard.judge(candidate: evidence.candidateCounts, stable: evidence.stableCounts, look: 1)
+    }
+
+    static func kind(_ verdict: GuardVerdict) -> String {
+        switch verdict {
+        case .healthy: "healthy"
+        case .waiting: "waiting"
+        case .tripped: "tripped"
+        }
+    }
+
+    /// (label, installs, networks, candidate rate, stable rate, attacker networks, installs each, expected)
+    static let rows: [(String, Int, Int, Double, Double, Int, Int, String)] = [
+        ("a regression spread over 300 installs on 100 networks", 600, 100, 0.40, 0.03, 0, 0, "tripped"),
+        ("a regression of 8 % against 3 % over 4,000 installs", 8_000, 400, 0.08, 0.03, 0, 0, "tripped"),
+        ("a healthy candidate with noise", 8_000, 400, 0.03, 0.03, 0, 0, "healthy"),
+        ("too few installs to call it healthy", 40, 40, 0.03, 0.03, 0, 0, "waiting"),
+        ("a healthy candidate and one network of forged failures", 8_000, 400, 0.03, 0.03, 1, 500, "healthy"),
+        ("a healthy candidate and nine networks of forged failures (fewer than J = 10)", 2_000, 200, 0.03, 0.03, 9, 60, "healthy"),
+        ("a regression under proceed claims from three networks of 1,000 installs each", 2_000, 200, 0.40, 0.03, 3, -1_000, "tripped"),
+        ("an 8 % regression under proceed claims from twenty networks", 8_000, 400, 0.08, 0.03, 20, -100, "tripped"),
+    ]
+
+    @Test(arguments: rows)
+    func judge(_ label: String, _ installs: Int, _ networks: Int, _ candidateRate: Double, _ stableRate: Double,
+               _ attackers: Int, _ perAttacker: Int, _ expected: String) {
+        let verdict = Self.judged(installs: installs, networks: networks, candidateRate: candidateRate, stableRate: stableRate,
+                                  attackers: attackers, perAttacker: perAttacker)
+        #expect(Self.kind(verdict) == expected, "\(label): \(verdict)")
+    }
+
+    @Test("Looks come as the evidence grows by a quarter, and once per step at its minimum")
+    func lookSchedule() {
+        var evidence = Self.evidence()
+        let policy = GuardPolicy()
+        var looks: [Int] = []
+        for index in 0..<200 {
+            evidence.record([Self.claim(true, failed: false), Self.claim(false, failed: false)], source: Self.source(index), network: UInt64(index),
+                            cohort: 0, percent: 1, now: Self.now)
+            if evidence.nextLook(policy: policy, stepMinimum: 1_000) != nil { looks.append(evidence.candidateCounts.overall.total) }
+        }
+        #expect(looks == [200])
+        for index in 200..<400 {
+            evidence.record([Self.claim(true, failed: false), Self.claim(false, failed: false)], source: Self.source(index), network: UInt64(index),
+                            cohort: 0, percent: 1, now: Self.now)
+            if evidence.nextLook(policy: policy, stepMinimum: 1_000) != nil { looks.append(evidence.candidateCounts.overall.total) }
+        }
+        #expect(looks == [200, 250, 313, 392])
+        evidence.begin(step: 1)
+        for index in 400..<420 {
+            evidence.record([Self.claim(true, failed: false)], source: Self.source(index), network: UInt64(index), cohort: 0, percent: 10, now: Self.now)
+            if evidence.nextLook(policy: policy, stepMinimum: 10) != nil { looks.append(evidence.candidateCounts.overall.total) }
+        }
+        #expect(looks == [200, 250, 313, 392, 410], "the new step's look comes at its own minimum of 10")
+        #expect(policy.alpha(look: 1) == 0.0005 && abs(policy.alpha(look: 4) - 0.00005) < 1e-18)
+    }
+}
