@@ -166,13 +166,16 @@ test-links: build
 # The Android library (waymark-android/, Kotlin 1.3 on JDK 17, JUnit 5, all from Debian):
 # every row of every conformance/ file, read from conformance/ itself; then the
 # differential test: 20,000 generated links (hostile mutations included) resolved by the
-# Swift CLI and by the JVM library, every result identical.
+# Swift CLI and by the JVM library, every result identical; then the library's whole loop
+# against a live daemon (manifest 200 then 304, the login gate, a telemetry batch whose
+# 202 is lost sent again and counted once).
 ANDROID_PACKAGES = kotlinc=kotlin java=openjdk-17-jdk-headless /usr/share/java/junit-platform-console-standalone.jar=junit5
 ANDROID_CLASSPATH = waymark-android/build/waymark-android-tests.jar:waymark-android/build/waymark-android.jar:/usr/share/java/kotlin-stdlib.jar
 test-android: build
 	bash Tests/Scripts/install-packages.sh python3=python3 $(ANDROID_PACKAGES)
 	bash waymark-android/build.sh test
 	python3 Tests/Scripts/android-differential.py $(BIN) $(ANDROID_CLASSPATH)
+	python3 Tests/Scripts/android-live.py $(BIN) $(ANDROID_CLASSPATH)
 
 # The Android library on the 10,000-route manifest of bench-client: decode time (target
 # < 200 ms) and resolutions per second beside the Swift engine's (make bench's figure, run
