@@ -5,7 +5,7 @@ package waymark.engine
  * patterns parsed, ids and windows checked, and routes that compete for the same links
  * compared. A route with a structural error is excluded from every table built from it.
  */
-class RouteAnalysis(val document: RoutesDocument, now: Long) {
+class RouteAnalysis(val document: RoutesDocument, now: Long, workLimit: Long = DEFAULT_WORK_LIMIT) {
     /** Per route (document order), its patterns; null where a pattern is invalid or repeats a shape. */
     internal val patterns = ArrayList<List<UrlPattern?>>()
     val problems = ArrayList<ValidationProblem>()
@@ -54,7 +54,7 @@ class RouteAnalysis(val document: RoutesDocument, now: Long) {
                 problems.add(ValidationProblem("insecureFallback", path(route.path, "fallbackURL"), "The fallback $fallback must be an https:// address with a host."))
             }
         }
-        findCompetingRoutes()
+        findCompetingRoutes(workLimit)
     }
 
     /**
@@ -62,10 +62,12 @@ class RouteAnalysis(val document: RoutesDocument, now: Long) {
      * in document order (shapes in the order they first appear): a route whose links and
      * window lie within a kept earlier one's can never win (`shadowed`; `conflict` when
      * exactly the same) and is excluded; otherwise it is kept. A route excluded by one
-     * shape is no competitor on the next, so the order is part of the rule.
-     * - Complexity: O(k²) per shape of k routes; the Swift engine's is O(k log k).
+     * shape is no competitor on the next, so the order is part of the rule. Past
+     * [workLimit] scope comparisons the sweep stops: the shape's routes are excluded
+     * (`tooComplex`), as the Swift engine does.
+     * - Complexity: O(k log k) per shape of k routes using s different scopes, times s.
      */
-    private fun findCompetingRoutes() {
+    private fun findCompetingRoutes(workLimit: Long) {
         val shapes = LinkedHashMap<String, MutableList<Pair<Int, Int>>>()
         patterns.forEachIndexed { position, routePatterns ->
             if (position in excluded) return@forEachIndexed
@@ -73,46 +75,40 @@ class RouteAnalysis(val document: RoutesDocument, now: Long) {
                 if (pattern != null) shapes.getOrPut(pattern.shape) { ArrayList() }.add(Pair(position, index))
             }
         }
+        val work = LongArray(1)
         for (entries in shapes.values) {
             if (entries.size < 2) continue
-            val kept = ArrayList<Pair<Int, Int>>()
-            for (entry in entries) {
-                if (entry.first in excluded) continue
+            val competitors = Competitors(entries.map { document.routes[it.first] })
+            entries.forEachIndexed { slot, entry ->
+                if (entry.first in excluded) return@forEachIndexed
                 val second = document.routes[entry.first]
-                val holder = holder(second, kept)
-                if (holder == null) { kept.add(entry); continue }
-                val first = document.routes[holder.first.first]
+                val found = competitors.holder(slot, work)
+                if (found == null) { competitors.keep(slot); return@forEachIndexed }
+                val holder = entries[found.first]
+                val first = document.routes[holder.first]
                 val at = path(path(second.path, "patterns"), entry.second)
-                val firstPattern = first.patterns[holder.first.second]
+                val firstPattern = first.patterns[holder.second]
                 val secondPattern = second.patterns[entry.second]
                 problems.add(
-                    if (holder.second) ValidationProblem("conflict", at,
+                    if (found.second) ValidationProblem("conflict", at,
                         "Routes \"${first.id}\" ($firstPattern) and \"${second.id}\" ($secondPattern) match exactly the same links.")
                     else ValidationProblem("shadowed", at,
                         "Route \"${second.id}\" ($secondPattern) can never be used: route \"${first.id}\" ($firstPattern), listed earlier, already takes every link it matches.")
                 )
                 excluded.add(entry.first)
             }
+            if (work[0] > workLimit) {
+                val route = document.routes[entries[0].first]
+                problems.add(ValidationProblem("tooComplex", path(path(route.path, "patterns"), entries[0].second),
+                    "The ${entries.size} routes on the pattern shape of ${route.patterns[entries[0].second]} use too many different host and scheme lists to be checked for conflicts."))
+                entries.forEach { excluded.add(it.first) }
+                return
+            }
         }
     }
 
-    /** The kept route that takes every link of [route] (exactly the same first), and whether exactly. */
-    private fun holder(route: RouteSpec, kept: List<Pair<Int, Int>>): Pair<Pair<Int, Int>, Boolean>? {
-        val start = route.window.start ?: Long.MIN_VALUE
-        val end = route.window.end ?: Long.MAX_VALUE
-        for (entry in kept) {
-            val other = document.routes[entry.first]
-            if (other.scope == route.scope && (other.window.start ?: Long.MIN_VALUE) == start && (other.window.end ?: Long.MAX_VALUE) == end) {
-                return Pair(entry, true)
-            }
-        }
-        if (route.scope.hosts?.isEmpty() == true && route.scope.schemes?.isEmpty() == true) return null  // matches no link
-        for (entry in kept) {
-            val other = document.routes[entry.first]
-            if (route.scope.isWithin(other.scope) && (other.window.start ?: Long.MIN_VALUE) <= start && (other.window.end ?: Long.MAX_VALUE) >= end) {
-                return Pair(entry, false)
-            }
-        }
-        return null
+    companion object {
+        /** How many scope comparisons one document's conflict analysis may make (the Swift engine's `defaultWorkLimit`). */
+        const val DEFAULT_WORK_LIMIT = 4_000_000L
     }
 }
