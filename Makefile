@@ -9,7 +9,7 @@ SCHEMAS    := --schema $(EXAMPLE)/schema-ios-5.2.0.json --schema $(EXAMPLE)/sche
 BIN        := .build/debug/waymark
 RELEASE    := .build/release
 
-.PHONY: all build run test check-imports test-client test-unit test-live test-crash test-followers test-rollout test-qr test-landing check-deploy test-api test-dashboard test-console test-links test-android bench-android fuzz-ci check-example bench bench-client bench-http bench-publish bench-telemetry bench-events count-instructions fuzz deps toolchain clean
+.PHONY: all build run test check-imports test-client test-unit test-live test-crash test-followers test-rollout test-qr test-landing check-deploy test-api test-dashboard test-console test-links test-android bench-android fuzz-ci check-example bench bench-client bench-guard bench-http bench-publish bench-telemetry bench-events count-instructions fuzz deps toolchain clean
 
 all: build
 
@@ -206,6 +206,14 @@ bench-http: deps
 # beside the dry run of the same document.
 bench-publish: deps
 	bash Tests/Scripts/bench-publish.sh
+
+# The rollout guard on simulated fleets, through the code the daemon runs: 50 healthy
+# candidates (how many trip: the false-trip rate) and a route broken on one build at 40, 20
+# and 8 % against its 3 % baseline from each step (steps and resolutions to trip).
+GUARD_RUNS ?= 50
+bench-guard: deps
+	$(SWIFT) build -c release --product GuardBench
+	$(RELEASE)/GuardBench $(GUARD_RUNS)
 
 # wrk posting telemetry batches (durable) beside JSONDecoder on the same batches.
 bench-telemetry: deps

@@ -9,6 +9,7 @@ let package = Package(
     products: [
         .library(name: "RouteEngine", targets: ["RouteEngine"]),
         .library(name: "WaymarkClient", targets: ["WaymarkClient"]),
+        .library(name: "WaymarkObservation", targets: ["WaymarkObservation"]),
         .executable(name: "waymark", targets: ["waymark"]),
         .executable(name: "waymark-simulator", targets: ["WaymarkSimulator"]),
     ],
@@ -20,7 +21,10 @@ let package = Package(
         .target(name: "RouteEngine", dependencies: ["CivilDate"]),
         // The app's half: manifest client, dispatcher with its gates, navigation planner,
         // telemetry reporter. Foundation only (FoundationNetworking on Linux), like RouteEngine.
-        .target(name: "WaymarkClient", dependencies: ["RouteEngine"]),
+        // PrivacyInfo.xcprivacy: what the telemetry collects and why, for the App Store.
+        .target(name: "WaymarkClient", dependencies: ["RouteEngine"], resources: [.copy("PrivacyInfo.xcprivacy")]),
+        // The navigation model a SwiftUI app binds to (Observation; iOS 17 and later).
+        .target(name: "WaymarkObservation", dependencies: ["WaymarkClient", "RouteEngine"]),
         // Pure HTTP/1.1: parsing, framing, serializing. No Glibc, no Dispatch.
         .target(name: "HTTPCore", dependencies: ["CivilDate"]),
         // The one syscall wrapper and typed I/O error, files and the durable data directory.
@@ -36,6 +40,7 @@ let package = Package(
         // Staged rollouts: the guard that compares a candidate revision's failures with the
         // stable one's (pure: counts in, a verdict out).
         .target(name: "Rollout"),
+        .executableTarget(name: "GuardBench", dependencies: ["Rollout"]),
         // QR codes for links (ISO/IEC 18004, byte mode): our own encoder, SVG and PNG out.
         .target(name: "QRCode"),
         // Unknown links' shapes (RouteEngine's LinkShape) counted in fixed memory (pure).
@@ -76,9 +81,10 @@ let package = Package(
         .testTarget(name: "QRCodeTests", dependencies: ["QRCode"]),
         .testTarget(name: "LinkShapesTests", dependencies: ["LinkShapes", "RouteEngine", "TestSupport"]),
         .testTarget(name: "LinkLandingTests", dependencies: ["LinkLanding", "RouteEngine", "TestSupport"]),
-        .testTarget(name: "WaymarkClientTests", dependencies: ["WaymarkClient", "RouteEngine", "ManifestStore", "TestSupport"]),
+        .testTarget(name: "WaymarkClientTests", dependencies: ["WaymarkClient", "WaymarkObservation", "RouteEngine", "ManifestStore", "TestSupport"]),
         .testTarget(name: "RouteEngineTests", dependencies: ["RouteEngine", "TestSupport", "CivilDate"]),
-        .testTarget(name: "WaymarkCLITests", dependencies: ["WaymarkCLI", "ManifestStore", "RouteEngine", "TestSupport"]),
+        // WaymarkClient: `generate swift`'s test compiles the generated file against it.
+        .testTarget(name: "WaymarkCLITests", dependencies: ["WaymarkCLI", "ManifestStore", "RouteEngine", "TestSupport", "WaymarkClient"]),
         .testTarget(name: "HTTPCoreTests", dependencies: ["HTTPCore"]),
         .testTarget(name: "TelemetryTests", dependencies: ["Telemetry", "SystemIO", "TestSupport", "CivilDate"]),
         .testTarget(name: "WaymarkAPITests", dependencies: ["WaymarkAPI", "ManifestStore", "Telemetry", "HTTPServer", "HTTPCore", "RouteEngine", "LinkChecks", "Replication", "SystemIO", "TestSupport", "CivilDate"]),

@@ -8,11 +8,14 @@
 ///    taken up to `?` or `#`.
 /// 2. The path is split on `/`; empty segments and `.` are dropped, `..` removes the
 ///    segment before it (RFC 3986 §5.2.4), so `/a/../b` and `/b` are one shape.
-/// 3. Each segment is percent-decoded. It is kept — lowercased — only when it is a word:
-///    1 to 24 ASCII letters, with single `-` or `_` between letters (`spring-sale`).
-///    Anything else becomes `:param`: digits anywhere (ids, prices, dates, phone numbers),
-///    UUIDs, e-mail addresses, tokens, mixed-case or over-long runs of letters, non-ASCII
-///    text, a bad escape or invalid UTF-8 — whatever it is, it is not kept.
+/// 3. A segment is kept — lowercased — only when it is a word: one or two parts of 1 to 11
+///    ASCII letters joined by one `-` or `_` (`sale`, `spring-sale`), each part in lower case
+///    or capitalised; a part of four letters or more has a vowel (`aeiouy`) in one letter of
+///    seven and no run of five consonants. Anything else becomes `:param`: digits anywhere (ids, prices, dates,
+///    phone numbers), UUIDs, e-mail addresses, any percent-escape (a username written
+///    `%6A%61…`), tokens (mixed case, all capitals, runs of 12 letters or more, text with
+///    too few vowels), names of three parts or more (`mary-ann_smith-jones`), non-ASCII text
+///    — whatever it is, it is not kept.
 /// 4. Repeated `:param`s stay (they are structure: `/orders/:param/items/:param`); at most
 ///    `maximumSegments` segments are kept, the rest becomes one `*`.
 /// 5. Query values are dropped always; a query item's name is kept only when it is on the
@@ -25,7 +28,9 @@ public struct LinkShape: Hashable, Sendable, Comparable, CustomStringConvertible
     public let queryNames: [String]
 
     public static let maximumSegments = 8
-    public static let maximumWordLength = 24
+    public static let maximumWordLength = 23
+    /// The longest part of a word, in letters: a longer run reads as a token or a name.
+    public static let maximumPartLength = 11
     public static let defaultAllowedQueryNames: Set<String> = ["utm_source", "utm_medium", "utm_campaign", "utm_content", "utm_term"]
 
     public init(path: String, queryNames: [String] = []) {
@@ -85,28 +90,40 @@ public struct LinkShape: Hashable, Sendable, Comparable, CustomStringConvertible
 
     /// A word (kept, lowercased) or `:param`.
     static func segment(_ raw: Substring) -> String {
-        guard let decoded = percentDecoded(raw), isWord(decoded) else { return ":param" }
+        // Whatever an escape spells, a path written with one is not a plain word.
+        guard !raw.utf8.contains(0x25), let decoded = percentDecoded(raw), isWord(decoded) else { return ":param" }
         return decoded.lowercased()
     }
 
-    /// 1 to 24 ASCII letters, single `-` or `_` between letters, one case (or only the first
-    /// letter capitalised): `sale`, `spring-sale`, `New_Arrivals`, `Sale`. Not `aBcDeF`.
+    /// One or two parts of 1 to 11 ASCII letters joined by one `-` or `_`; each part in
+    /// lower case or capitalised (`sale`, `spring-sale`, `Sale`, `New_Arrivals`), not all
+    /// capitals past one letter (`KXQZ`), not mixed (`aBcDeF`), and a part of five letters
+    /// or more has a vowel in at least one letter of five (`kxqzvt` is not a word).
     static func isWord(_ text: String) -> Bool {
         let bytes = Array(text.utf8)
         guard (1...maximumWordLength).contains(bytes.count) else { return false }
-        func isLetter(_ byte: UInt8) -> Bool { (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte) }
-        func isUpper(_ byte: UInt8) -> Bool { (0x41...0x5A).contains(byte) }
-        guard isLetter(bytes.first!), isLetter(bytes.last!) else { return false }
-        for (index, byte) in bytes.enumerated() {
-            if isLetter(byte) { continue }
-            guard byte == 0x2D || byte == 0x5F, isLetter(bytes[index - 1]), isLetter(bytes[index + 1]) else { return false }
+        let parts = bytes.split(separator: 0x2D, omittingEmptySubsequences: false).flatMap {
+            $0.split(separator: 0x5F, omittingEmptySubsequences: false)
         }
-        // Mixed case past the first letter of each word reads as a token (`aZ3…` without the digit).
-        let letters = bytes.filter(isLetter)
-        let upper = letters.filter(isUpper).count
-        if upper == letters.count { return true }
-        let wordStarts = bytes.indices.filter { $0 == 0 || bytes[$0 - 1] == 0x2D || bytes[$0 - 1] == 0x5F }
-        return bytes.indices.allSatisfy { !isUpper(bytes[$0]) || wordStarts.contains($0) }
+        guard parts.count <= 2 else { return false }
+        return parts.allSatisfy(isPart)
+    }
+
+    static func isPart(_ part: ArraySlice<UInt8>) -> Bool {
+        func isUpper(_ byte: UInt8) -> Bool { (0x41...0x5A).contains(byte) }
+        func isLower(_ byte: UInt8) -> Bool { (0x61...0x7A).contains(byte) }
+        guard (1...maximumPartLength).contains(part.count), part.allSatisfy({ isUpper($0) || isLower($0) }) else { return false }
+        // Lower case, or capitalised: a capital past the first letter reads as a token.
+        guard part.dropFirst().allSatisfy(isLower) else { return false }
+        // Text with too few vowels reads as a token: a part of four letters or more needs a
+        // vowel, one in every seven letters at least, and no run of five consonants.
+        guard part.count >= 4 else { return true }
+        var vowels = 0, run = 0
+        for byte in part {
+            if "aeiouyAEIOUY".utf8.contains(byte) { vowels += 1; run = 0 } else { run += 1 }
+            if run >= 5 { return false }
+        }
+        return vowels > 0 && vowels * 7 >= part.count
     }
 
     /// Percent-decoded as UTF-8; nil for a bad escape or bytes that are not UTF-8.

@@ -62,6 +62,9 @@ public struct Manifest: Sendable {
     /// Routes of the manifest that are not in the table, and why (a route a newer server
     /// sent in a form this engine does not know, or one this build cannot compile).
     public let leftOut: [ValidationProblem]
+    /// Each route's `fallbackURL` by route id, for the routes that have one: where an app
+    /// sends the user when a link of that route cannot be shown (expired, a bad param).
+    public private(set) var fallbacks: [String: String] = [:]
 
     /// Decodes and checks `bytes` for `build`. `now` only affects which warnings the
     /// analysis gives; resolution reads the time from its context.
@@ -127,7 +130,11 @@ public struct Manifest: Sendable {
         // The wrapper is ours and well-formed, so the document exists; its per-route errors name what was left out.
         let resolver = Resolver(schema: schema, analysis: RouteAnalysis(document: document!, now: now))
         let leftOut = problems.filter { $0.severity == .error } + resolver.leftOut
-        return .success(Manifest(build: build, revision: revision, routesSha256: digest, resolver: resolver, leftOut: leftOut))
+        var manifest = Manifest(build: build, revision: revision, routesSha256: digest, resolver: resolver, leftOut: leftOut)
+        for route in document!.routes {
+            if let fallback = route.fallbackURL { manifest.fallbacks[route.id] = fallback }
+        }
+        return .success(manifest)
     }
 
     /// The digest `routesSha256` holds: SHA-256, in lowercase hex, of the routes list in

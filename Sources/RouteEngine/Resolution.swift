@@ -62,6 +62,18 @@ public struct Proceed: Hashable, Sendable {
     public var path: [String]
     public var tab: String?
     public var presentation: Presentation
+
+    /// For an app's own tests (a navigator or handler fed a made-up resolution); the
+    /// resolver makes the real ones.
+    public init(routeID: String?, destination: String, params: [String: ParamValue] = [:], path: [String],
+                tab: String? = nil, presentation: Presentation = .push) {
+        self.routeID = routeID
+        self.destination = destination
+        self.params = params
+        self.path = path
+        self.tab = tab
+        self.presentation = presentation
+    }
 }
 
 /// Resolved, but a precondition must be satisfied first.
@@ -71,6 +83,14 @@ public struct Gate: Hashable, Sendable {
     public var destination: String
     /// The original request, to resolve again afterwards.
     public var resume: ResolutionRequest
+
+    /// For an app's own tests (a gate handler fed a made-up gate); the resolver makes the real ones.
+    public init(precondition: String, routeID: String?, destination: String, resume: ResolutionRequest) {
+        self.precondition = precondition
+        self.routeID = routeID
+        self.destination = destination
+        self.resume = resume
+    }
 }
 
 /// Resolved to nothing, and why.

@@ -72,9 +72,11 @@ public struct ShapeTally: Hashable, Sendable {
     public var entry: UInt8
     public var shape: [UInt8]
     public var count: UInt32
+    /// Who it came from: a hash of the install's source key or of its network (0: not known).
+    public var source: UInt32
 
-    public init(minute: Int32, entry: UInt8, shape: [UInt8], count: UInt32) {
-        (self.minute, self.entry, self.shape, self.count) = (minute, entry, shape, count)
+    public init(minute: Int32, entry: UInt8, shape: [UInt8], count: UInt32, source: UInt32 = 0) {
+        (self.minute, self.entry, self.shape, self.count, self.source) = (minute, entry, shape, count, source)
     }
 }
 
@@ -315,7 +317,8 @@ public struct BatchParser: Sendable {
                     if let shape {
                         // Whatever the client sent, only what the rules keep is kept.
                         let normalised = LinkShape(link: String(decoding: shape, as: UTF8.self)).description
-                        batch.shapes.append(ShapeTally(minute: tally.minute, entry: tally.entry, shape: Array(normalised.utf8), count: tally.count))
+                        // A phone's claim counts once, whatever its count: one source cannot outweigh many.
+                        batch.shapes.append(ShapeTally(minute: tally.minute, entry: tally.entry, shape: Array(normalised.utf8), count: 1))
                     }
                 } else {
                     batch.rejected.append(Rejection(index: index, error: error ?? "The event is not valid."))

@@ -1,3 +1,4 @@
+import LinkShapes
 /// The binary forms on disk: log frames (one accepted batch each) and the snapshot of
 /// the counts. Little-endian, length-prefixed, each checked by CRC-32C.
 struct ByteWriter {
@@ -101,6 +102,8 @@ enum Frame {
     static let shapesMarker: UInt8 = 0xFE
     static let idMarker: UInt8 = 0xFD
     static let acceptedMarker: UInt8 = 0xFC
+    /// In place of `shapesMarker`: each shape is followed by `[u32 source]`.
+    static let sourcedShapesMarker: UInt8 = 0xFB
 
     static func encode(_ forward: Forward, sequence: UInt64, into out: inout [UInt8]) {
         var payload = ByteWriter()
@@ -127,7 +130,7 @@ enum Frame {
 
     static func encode(_ batch: Batch, sequence: UInt64, into out: inout [UInt8]) {
         let names = batch.routes.reduce(0) { $0 + 2 + $1.count } + batch.preconditions.reduce(0) { $0 + 2 + $1.count }
-        let shapes = batch.shapes.isEmpty ? 0 : 1 + 4 + batch.shapes.reduce(0) { $0 + 4 + 1 + 4 + 2 + $1.shape.count }
+        let shapes = batch.shapes.isEmpty ? 0 : 1 + 4 + batch.shapes.reduce(0) { $0 + 4 + 1 + 4 + 2 + $1.shape.count + 4 }
         let id = batch.id != nil ? 1 + 16 + 4 : batch.acceptedMinute != 0 ? 1 + 4 : 0
         let payload = 8 + id + 1 + 4 + 1 + 2 + (batch.appVersion?.count ?? 0) + 2 + 2 + names + 4 + batch.tallies.count * 15 + shapes
         let start = out.count
@@ -144,7 +147,7 @@ enum Frame {
                 cursor.put(acceptedMarker)
                 cursor.put(UInt32(bitPattern: batch.acceptedMinute))
             }
-            if !batch.shapes.isEmpty { cursor.put(shapesMarker) }
+            if !batch.shapes.isEmpty { cursor.put(sourcedShapesMarker) }
             cursor.put(batch.platform.rawValue)
             cursor.put(batch.revision)
             cursor.put(UInt8(batch.appVersion == nil ? 0 : 1))
@@ -170,6 +173,7 @@ enum Frame {
                     cursor.put(shape.entry)
                     cursor.put(shape.count)
                     cursor.put(name: shape.shape)
+                    cursor.put(shape.source)
                 }
             }
             let body = UnsafeRawBufferPointer(start: buffer.baseAddress! + start + headerSize, count: payload)
@@ -216,7 +220,8 @@ enum Frame {
             guard let minute = reader.u32() else { return nil }
             batch.acceptedMinute = Int32(bitPattern: minute)
         }
-        let hasShapes = reader.remaining > 0 && payload[reader.offset] == shapesMarker
+        let sourced = reader.remaining > 0 && payload[reader.offset] == sourcedShapesMarker
+        let hasShapes = sourced || (reader.remaining > 0 && payload[reader.offset] == shapesMarker)
         if hasShapes { reader.offset += 1 }
         guard let platform = reader.u8().flatMap(Platform.init(rawValue:)),
               let revision = reader.u32(), let hasVersion = reader.u8(), let version = reader.name(),
@@ -248,7 +253,9 @@ enum Frame {
             for _ in 0..<shapeCount {
                 guard let minute = reader.u32(), let entry = reader.u8(), let count = reader.u32(), let shape = reader.name(),
                       EntryPoint(rawValue: entry) != nil else { return nil }
-                batch.shapes.append(ShapeTally(minute: Int32(bitPattern: minute), entry: entry, shape: shape, count: count))
+                var source: UInt32 = 0
+                if sourced { guard let value = reader.u32() else { return nil }; source = value }
+                batch.shapes.append(ShapeTally(minute: Int32(bitPattern: minute), entry: entry, shape: shape, count: count, source: source))
             }
             guard reader.remaining == 0 else { return nil }
         }
@@ -343,18 +350,24 @@ enum SnapshotCodec {
                 }
             }
         }
-        // The unknown-link shapes (WMTSNAP3 on): the sketch's total, then each held shape.
+        // The unknown-link shapes (WMTSNAP3 on): the sketch's total, then each held shape;
+        // WMTSNAP4: the window's first minute, then both windows so, each shape with its sources.
         guard withShapes else { return }
-        writer.u64(counts.shapes.total)
-        writer.u32(UInt32(counts.shapes.count))
-        for entry in counts.shapes.entries {
-            writer.name(Array(entry.key.utf8))
-            writer.u64(entry.count)
-            writer.u64(entry.error)
-            writer.u32(UInt32(bitPattern: entry.note.firstMinute))
-            writer.u32(UInt32(bitPattern: entry.note.lastMinute))
-            writer.u8(entry.note.platforms)
-            writer.u8(entry.note.entries)
+        writer.u32(UInt32(bitPattern: counts.shapes.windowStart))
+        for sketch in [counts.shapes.current, counts.shapes.previous] {
+            writer.u64(sketch.total)
+            writer.u32(UInt32(sketch.count))
+            for entry in sketch.entries {
+                writer.name(Array(entry.key.utf8))
+                writer.u64(entry.count)
+                writer.u64(entry.error)
+                writer.u32(UInt32(bitPattern: entry.note.firstMinute))
+                writer.u32(UInt32(bitPattern: entry.note.lastMinute))
+                writer.u8(entry.note.platforms)
+                writer.u8(entry.note.entries)
+                writer.u8(UInt8(entry.note.sources.count))
+                for source in entry.note.sources { writer.u32(source) }
+            }
         }
     }
 
@@ -373,7 +386,7 @@ enum SnapshotCodec {
         guard trailer.u32() == CRC32C.checksum(body) else { return nil }
         var reader = ByteReader(body)
         reader.offset = magic.count
-        guard var counts = decodeBody(&reader, limits: limits, layout1: layout1) else { return nil }
+        guard var counts = decodeBody(&reader, limits: limits, layout1: layout1, windowed: !layout1 && !third) else { return nil }
         var outgoing: Outgoing?
         if !first {
             guard let followers = reader.u32() else { return nil }
@@ -383,7 +396,7 @@ enum SnapshotCodec {
             }
             guard let hasOutgoing = reader.u8(), hasOutgoing <= 1 else { return nil }
             if hasOutgoing == 1 {
-                guard let after = reader.u64(), let pending = decodeBody(&reader, limits: limits, layout1: layout1) else { return nil }
+                guard let after = reader.u64(), let pending = decodeBody(&reader, limits: limits, layout1: layout1, windowed: !layout1 && !third) else { return nil }
                 outgoing = Outgoing(pending: pending, after: after)
             }
         }
@@ -398,7 +411,8 @@ enum SnapshotCodec {
     }
 
     /// `layout1`: the keys are packed as before platform `other` and entry `web` (converted).
-    private static func decodeBody(_ reader: inout ByteReader, limits: TelemetryLimits, layout1: Bool) -> Counts? {
+    /// `windowed`: WMTSNAP4's two windows of shapes with their sources (else WMTSNAP3's one sketch).
+    private static func decodeBody(_ reader: inout ByteReader, limits: TelemetryLimits, layout1: Bool, windowed: Bool) -> Counts? {
         var counts = Counts(limits: limits)
         guard let sequence = reader.u64() else { return nil }
         counts.lastSequence = sequence
@@ -424,15 +438,40 @@ enum SnapshotCodec {
             }
         }
         if !layout1 {
-            guard let total = reader.u64(), let held = reader.u32(), Int(held) <= counts.shapes.capacity else { return nil }
-            for _ in 0..<held {
-                guard let key = reader.name(), let count = reader.u64(), let error = reader.u64(), let first = reader.u32(), let last = reader.u32(),
-                      let platforms = reader.u8(), let entries = reader.u8() else { return nil }
-                counts.shapes.restore(.init(key: String(decoding: key, as: UTF8.self), count: count, error: error,
-                                            note: ShapeNote(firstMinute: Int32(bitPattern: first), lastMinute: Int32(bitPattern: last),
-                                                            platforms: platforms, entries: entries)))
+            var sketches: [HeavyHitters<String, ShapeNote>] = []
+            if windowed {
+                guard let start = reader.u32() else { return nil }
+                counts.shapes.windowStart = Int32(bitPattern: start)
             }
-            counts.shapes.restoreTotal(total)
+            for _ in 0..<(windowed ? 2 : 1) {
+                var sketch = HeavyHitters<String, ShapeNote>(capacity: counts.shapes.capacity)
+                guard let total = reader.u64(), let held = reader.u32(), Int(held) <= sketch.capacity else { return nil }
+                for _ in 0..<held {
+                    guard let key = reader.name(), let count = reader.u64(), let error = reader.u64(), let first = reader.u32(), let last = reader.u32(),
+                          let platforms = reader.u8(), let entries = reader.u8() else { return nil }
+                    var sources: [UInt32] = []
+                    if windowed {
+                        guard let held = reader.u8(), Int(held) <= ShapeSketch.maximumSources else { return nil }
+                        for _ in 0..<held {
+                            guard let source = reader.u32() else { return nil }
+                            sources.append(source)
+                        }
+                    }
+                    sketch.restore(.init(key: String(decoding: key, as: UTF8.self), count: count, error: error,
+                                         note: ShapeNote(firstMinute: Int32(bitPattern: first), lastMinute: Int32(bitPattern: last),
+                                                         platforms: platforms, entries: entries, sources: sources)))
+                }
+                sketch.restoreTotal(total)
+                sketches.append(sketch)
+            }
+            counts.shapes.current = sketches[0]
+            if windowed {
+                counts.shapes.previous = sketches[1]
+            } else {
+                // One sketch of no window (WMTSNAP3): the current window is the day it was last offered in.
+                let last = sketches[0].entries.map(\.note.lastMinute).max() ?? 0
+                counts.shapes.windowStart = last - ((last % ShapeSketch.window) + ShapeSketch.window) % ShapeSketch.window
+            }
         }
         counts.recountCells()
         return counts

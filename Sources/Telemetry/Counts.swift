@@ -39,7 +39,7 @@ public struct Counts: Sendable {
     /// Unknown links by shape, in fixed memory (`limits.maximumShapes` held): the most
     /// followed ones with their counts, when first and last seen, on which platforms and
     /// through which entry points.
-    public internal(set) var shapes: HeavyHitters<String, ShapeNote>
+    public internal(set) var shapes: ShapeSketch
     /// The ids of accepted batches, for `limits.batchWindow` and at most
     /// `limits.maximumBatchIDs` (a repeat is not counted again).
     public internal(set) var batchIDs: BatchIDs
@@ -49,7 +49,7 @@ public struct Counts: Sendable {
         routes = Interner(reserved: ["", "other"], capacity: min(limits.maximumRoutes, TelemetryDimension.route.capacity - 1))
         preconditions = Interner(reserved: ["", "other"], capacity: min(limits.maximumPreconditions, TelemetryDimension.precondition.capacity - 1))
         appVersions = Interner(reserved: ["other"], capacity: min(limits.maximumAppVersions, TelemetryDimension.appVersion.capacity))
-        shapes = HeavyHitters(capacity: max(1, limits.maximumShapes))
+        shapes = ShapeSketch(capacity: max(1, limits.maximumShapes))
         batchIDs = BatchIDs(window: limits.batchWindow, capacity: limits.maximumBatchIDs)
     }
 
@@ -109,15 +109,9 @@ public struct Counts: Sendable {
             start = end
         }
         for shape in batch.shapes {
-            let platform = UInt8(1) << batch.platform.rawValue, entry = UInt8(1) << shape.entry
-            shapes.offer(String(decoding: shape.shape, as: UTF8.self), weight: UInt64(shape.count),
-                         note: { ShapeNote(firstMinute: shape.minute, lastMinute: shape.minute, platforms: platform, entries: entry) },
-                         update: { note in
-                             note.firstMinute = min(note.firstMinute, shape.minute)
-                             note.lastMinute = max(note.lastMinute, shape.minute)
-                             note.platforms |= platform
-                             note.entries |= entry
-                         })
+            shapes.offer(String(decoding: shape.shape, as: UTF8.self), weight: UInt64(shape.count), minute: shape.minute,
+                         platform: batch.platform.rawValue, entry: shape.entry, source: shape.source,
+                         arrival: batch.acceptedMinute != 0 ? batch.acceptedMinute : shape.minute)
         }
         lastSequence = max(lastSequence, sequence)
     }
@@ -260,9 +254,12 @@ public struct ShapeNote: Hashable, Sendable {
     public var lastMinute: Int32
     public var platforms: UInt8
     public var entries: UInt8
+    /// Distinct sources it was seen from (hashes of source keys or networks), up to
+    /// `ShapeSketch.maximumSources`.
+    public var sources: [UInt32]
 
-    public init(firstMinute: Int32, lastMinute: Int32, platforms: UInt8, entries: UInt8) {
-        (self.firstMinute, self.lastMinute, self.platforms, self.entries) = (firstMinute, lastMinute, platforms, entries)
+    public init(firstMinute: Int32, lastMinute: Int32, platforms: UInt8, entries: UInt8, sources: [UInt32] = []) {
+        (self.firstMinute, self.lastMinute, self.platforms, self.entries, self.sources) = (firstMinute, lastMinute, platforms, entries, sources)
     }
 
     public var platformNames: [String] { Platform.allCases.filter { platforms & (1 << $0.rawValue) != 0 }.map(\.name) }

@@ -204,7 +204,7 @@ extension Counts {
     static let talliesPerBatch = 1_000_000
 
     /// Whether nothing is counted.
-    var isEmpty: Bool { hours.isEmpty && minutes.isEmpty && shapes.count == 0 }
+    var isEmpty: Bool { hours.isEmpty && minutes.isEmpty && shapes.total == 0 }
 }
 
 extension Counts {

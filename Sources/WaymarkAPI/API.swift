@@ -40,6 +40,12 @@ public final class API: Sendable {
         /// Behind a reverse proxy on loopback: a request's network for the guard's caps is the
         /// last `X-Forwarded-For` address (`serve --trust-forwarded-for`).
         public var trustForwardedFor = false
+        /// Unknown-link shapes one install (or a visitor's network) and one network may add to
+        /// the list in a minute, and the distinct sources a shape needs before a route is
+        /// suggested for it (`docs/link-shapes.md`).
+        public var shapesPerSource = ShapeAllowance.perSource
+        public var shapesPerNetwork = ShapeAllowance.perNetwork
+        public var sourcesForSuggestion = 3
 
         public init() {}
     }

@@ -29,6 +29,8 @@ final class APIContext: Sendable {
     let vocabulary = VocabularyCache()
     /// Events refused one by one inside accepted batches, since start.
     let telemetryRejected = Atomic<UInt64>(0)
+    /// Unknown-link shapes each install and network may add in a minute.
+    let shapeAllowance: ShapeAllowance
     /// Batches answered as repeats of accepted ones (counted nothing), since start.
     let telemetryDuplicates = Atomic<UInt64>(0)
     /// Revisions published (rollbacks included) since start.
@@ -62,6 +64,7 @@ final class APIContext: Sendable {
         self.telemetry = telemetry
         self.options = options
         work = WorkQueue(capacity: options.maximumQueuedWork)
+        shapeAllowance = ShapeAllowance(perSource: options.shapesPerSource, perNetwork: options.shapesPerNetwork)
         landingCounter = LandingCounter(telemetry: telemetry, now: options.clock.now, currentRevision: { store.snapshot.current?.number })
         rates = RateLimiter(clock: options.monotonicClock)
         linkChecker = options.linkChecks.map(LinkChecker.init)

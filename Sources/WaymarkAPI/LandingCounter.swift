@@ -50,6 +50,8 @@ final class LandingCounter: Sendable {
     struct ShapeKey: Hashable {
         let platform: Platform
         let shape: String
+        /// The visitor's network, hashed (`ShapeAllowance.sourceHash`).
+        var source: UInt32 = 0
     }
     private let flushing = Mutex<Ticker?>(nil)
     /// Flushes run here one at a time, each until its batches are durable: so a flush asked
@@ -91,9 +93,9 @@ final class LandingCounter: Sendable {
     }
 
     /// Counts an unknown link's shape (`LinkShape`: nothing personal in it).
-    func recordShape(_ shape: String, platform: Platform) {
+    func recordShape(_ shape: String, platform: Platform, source: UInt32 = 0) {
         let full = shapes.withLock { shapes in
-            shapes[ShapeKey(platform: platform, shape: shape), default: 0] &+= 1
+            shapes[ShapeKey(platform: platform, shape: shape, source: source), default: 0] &+= 1
             return shapes.count >= Self.maximumPendingShapes
         }
         if full { flush() }
@@ -149,7 +151,7 @@ final class LandingCounter: Sendable {
         var byPlatform: [Platform: Batch] = [:]
         for (key, count) in shapes {
             byPlatform[key.platform, default: { var batch = Batch(); batch.platform = key.platform; return batch }()].shapes
-                .append(ShapeTally(minute: minute, entry: EntryPoint.web.rawValue, shape: Array(key.shape.utf8), count: count))
+                .append(ShapeTally(minute: minute, entry: EntryPoint.web.rawValue, shape: Array(key.shape.utf8), count: count, source: key.source))
         }
         return byPlatform.values.map { ($0, 0) }
     }

@@ -99,7 +99,14 @@ struct LandingEndpoints: EndpointGroup {
         context.landingCounter.record(tally)
         // An unknown link is harvested as its shape: so its answer is never kept, each one is counted.
         let unknown = key.reason == .unknownRoute
-        if unknown { context.landingCounter.recordShape(LinkShape(link: request.head.target).description, platform: key.platform) }
+        if unknown {
+            // A visitor's network may add a few shapes a minute: a scanner cannot push the real ones out.
+            let network = EvidenceNetwork.of(request.head, trustForwardedFor: context.options.trustForwardedFor)
+            if context.shapeAllowance.allow(source: nil, network: network, now: Int(now.timeIntervalSince1970)) {
+                context.landingCounter.recordShape(LinkShape(link: request.head.target).description, platform: key.platform,
+                                                   source: ShapeAllowance.sourceHash(source: nil, network: network))
+            }
+        }
         let seconds = lifetime(table, now)
         let response = respond(decision, lifetime: seconds)
         // Kept while its lifetime is the whole of it: nearer a change, each answer is made anew.

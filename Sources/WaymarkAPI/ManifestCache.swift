@@ -35,24 +35,11 @@ final class BuildView: Sendable {
     init(revision: Revision, stored: StoredSchema, document parsed: RevisionDocuments.Document) {
         self.revision = revision.number
         key = stored.key
-        let resolvable = Set(Self.resolver(revision: revision, stored: stored, document: parsed).routeIDs)
-        let kept = parsed.routes.filter { resolvable.contains($0.id) }.map(\.json)
-        unresolvable = parsed.routes.map(\.id).filter { !resolvable.contains($0) }
-        let schemaJSON = (try? JSONParser().parse(stored.bytes)) ?? .null
-        let body: JSONValue = [
-            "format": "waymark.manifest/1",
-            "app": .string(stored.schema.app),
-            "platform": .string(stored.key.platform),
-            "version": .string(stored.key.version),
-            "revision": .int(revision.number),
-            "revisionSha256": .string(revision.sha256),
-            "routesSha256": .string(Manifest.canonicalRoutesDigest(.array(kept))),
-            "schema": schemaJSON,
-            "routes": .array(kept),
-        ]
-        // Copied to an array of exactly its size: the serializer's buffer grew by doubling,
-        // and a quarter of it would stay allocated in every cached view.
-        manifest = body.serializedBytes().withUnsafeBufferPointer { Array($0) }
+        let served = ServedManifest(resolver: Self.resolver(revision: revision, stored: stored, document: parsed),
+                                    schemaJSON: (try? JSONParser().parse(stored.bytes)) ?? .null,
+                                    revision: revision.number, revisionSha256: revision.sha256, routes: parsed.routes)
+        manifest = served.bytes
+        unresolvable = served.unresolvable
         etag = "\"m\(revision.number)-\(SHA256.hex(manifest).prefix(32))\""
         let (bytes, etag) = (manifest, etag)
         func pair(_ cacheControl: String) -> (ok: HTTPResponse, notModified: HTTPResponse) {

@@ -25,7 +25,7 @@ final class RevisionDocuments: Sendable {
         static func json(_ revision: Revision) -> JSONValue { (try? JSONParser().parse(revision.routes)) ?? .null }
 
         static func routes(_ json: JSONValue) -> [(id: String, json: JSONValue)] {
-            (json["routes"]?.arrayValue ?? []).compactMap { route in route["id"]?.stringValue.map { ($0, route) } }
+            ServedManifest.routes(of: json)
         }
     }
 

@@ -19,6 +19,8 @@ struct RolloutLook: Sendable {
     var candidateCounts: GuardCounts
     var stableCounts: GuardCounts
     var verdict: GuardVerdict
+    /// The guard's own verdict at the last look (before the step's breadth is asked for).
+    var judged: GuardVerdict
     var policy: GuardPolicy
     /// The step's own evidence: capped candidate resolutions and the installs behind them.
     var stepResolutions: Int
@@ -102,30 +104,17 @@ enum RolloutWatch {
         let started = context.store.snapshot.revision(rollout.candidate)?.time ?? rollout.stepStarted
         let policy = context.options.guardPolicy
         let previous = context.rolloutLook.withLock { $0 }.flatMap { $0.candidate == rollout.candidate ? $0 : nil }
-        let (evidence, number) = context.guardEvidence.withLock { held in
+        let (evidence, judged) = context.guardEvidence.withLock { held in
             var evidence = current(held, rollout: rollout, started: started, context: context)
-            let number = evidence.nextLook(policy: policy, stepMinimum: rollout.steps[rollout.step].minimumResolutions)
+            let judged = evidence.look(at: rollout, policy: policy, previous: previous?.judged)
             held = evidence
-            return (evidence, number)
+            return (evidence, judged)
         }
-        let verdict: GuardVerdict
-        if let number {
-            verdict = RolloutGuard.judge(candidate: evidence.candidateCounts, stable: evidence.stableCounts, policy: policy, look: number)
-        } else if let previous, previous.look > 0, evidence.lastLookStep == rollout.step {
-            verdict = previous.verdict
-        } else {
-            verdict = .waiting(evidence.candidateCounts.overall.total < policy.minimumResolutions || evidence.stableCounts.overall.total < policy.minimumResolutions
-                ? "The candidate has \(evidence.candidateCounts.overall.total) resolutions and the stable revision \(evidence.stableCounts.overall.total) counted as evidence; at least \(policy.minimumResolutions) each are needed to judge."
-                : "This step has \(evidence.stepResolutions) of the candidate's resolutions counted as evidence; it is judged at \(rollout.steps[rollout.step].minimumResolutions).")
-        }
-        // A step advances only on evidence from enough installs of its own.
-        var decision = verdict
-        if case .healthy = verdict, evidence.stepInstalls < policy.minimumInstalls {
-            decision = .waiting("This step's evidence comes from \(evidence.stepInstalls) install(s); at least \(policy.minimumInstalls) are needed to advance.")
-        }
+        let decision = judged.decision
+        let number = judged.number
         var look = RolloutLook(time: now, candidate: rollout.candidate, version: rollout.version, from: Date(timeIntervalSince1970: TimeInterval(evidence.startMinute * 60)),
                                look: number ?? evidence.looks, candidateCounts: evidence.candidateCounts, stableCounts: evidence.stableCounts,
-                               verdict: decision, policy: policy, stepResolutions: evidence.stepResolutions, stepInstalls: evidence.stepInstalls,
+                               verdict: decision, judged: judged.verdict, policy: policy, stepResolutions: evidence.stepResolutions, stepInstalls: evidence.stepInstalls,
                                refused: evidence.refused)
         guard rollout.status == .running else {
             context.rolloutLook.withLock { $0 = look }

@@ -37,7 +37,7 @@ struct TelemetryEndpoints: EndpointGroup {
         guard !request.body.isEmpty else { throw Refusal(.badRequest, "missingBody", "The body must be a batch: {\"client\": {…}, \"events\": […]}.") }
         let telemetry = context.telemetry
         let parser = context.vocabulary.parser(for: context.store, documents: context.documents, limits: telemetry.options.limits)
-        let batch: Batch
+        var batch: Batch
         let now = telemetry.options.clock()
         do throws(BatchError) {
             batch = try parser.parse(request.body, now: now)
@@ -58,15 +58,23 @@ struct TelemetryEndpoints: EndpointGroup {
         context.telemetryRejected.add(UInt64(batch.rejected.count), ordering: .relaxed)
         let accepted = Self.acceptedResponse(batch)
         let network = EvidenceNetwork.of(request.head, trustForwardedFor: context.options.trustForwardedFor)
-        let context = context
-        telemetry.submitOnce(batch) { result in
+        if !batch.shapes.isEmpty {
+            // Each shape counts once, from a source with its allowance left this minute.
+            let source = batch.source, allowance = context.shapeAllowance
+            let hash = ShapeAllowance.sourceHash(source: source.map { ($0.high, $0.low) }, network: network)
+            batch.shapes = batch.shapes.filter { _ in
+                allowance.allow(source: source.map { $0.high ^ $0.low }, network: network, now: now)
+            }.map { var shape = $0; shape.source = hash; return shape }
+        }
+        let context = context, submitted = batch
+        telemetry.submitOnce(submitted) { result in
             switch result {
             case .success(.duplicate):
                 context.telemetryDuplicates.add(1, ordering: .relaxed)
                 responder.respond(HTTPResponse(status: .accepted, contentType: "application/json",
                                                body: Array("{\"accepted\":0,\"rejected\":[],\"duplicate\":true}".utf8)))
             case .success(.counted):
-                RolloutWatch.record(batch, network: network, context: context, now: now)
+                RolloutWatch.record(submitted, network: network, context: context, now: now)
                 responder.respond(accepted)
             case .failure(let error):
                 responder.respond(Self.durable(.failure(error), answer: accepted, what: "batch"))

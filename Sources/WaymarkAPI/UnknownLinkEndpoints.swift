@@ -35,9 +35,11 @@ struct UnknownLinkEndpoints: EndpointGroup {
         }
         let unknown = Set(query.pairs.map(\.name)).subtracting(["limit"])
         guard unknown.isEmpty else { throw Refusal(.badRequest, "unknownParameter", "Unknown parameter(s): \(unknown.sorted().joined(separator: ", ")); this takes limit.") }
-        let (held, total, capacity) = context.telemetry.read { counts in (counts.shapes.entries, counts.shapes.total, counts.shapes.capacity) }
-        // Most followed first; equal counts by the smaller error, then by shape, so the list is stable.
-        let top = held.sorted { ($1.count, $0.error, $0.key) < ($0.count, $1.error, $1.key) }.prefix(limit)
+        // Best first by what is certain (count − error), then by how many sources; a flood from
+        // few sources, or yesterday's, cannot choose the list.
+        let (top, total, capacity, windowStart) = context.telemetry.read { counts in
+            (counts.shapes.ranked(limit), counts.shapes.total, counts.shapes.capacity, counts.shapes.windowStart)
+        }
         let snapshot = context.store.snapshot
         let schemas = snapshot.orderedSchemas.map(\.schema)
         let current = snapshot.current.map { context.documents.document($0) }
@@ -45,6 +47,7 @@ struct UnknownLinkEndpoints: EndpointGroup {
         let shapes: [JSONValue] = top.map { entry in
             var item: [String: JSONValue] = [
                 "shape": .string(entry.key), "count": .int(Int(entry.count)), "error": .int(Int(entry.error)),
+                "lowerBound": .int(Int(entry.count - min(entry.error, entry.count))), "sources": .int(entry.note.sources.count),
                 "firstSeen": .string(Timestamp.format(Int(entry.note.firstMinute) * 60)),
                 "lastSeen": .string(Timestamp.format(Int(entry.note.lastMinute) * 60)),
                 "platforms": .array(entry.note.platformNames.map(JSONValue.string)),
@@ -52,7 +55,8 @@ struct UnknownLinkEndpoints: EndpointGroup {
                 "suggestion": .null,
             ]
             let path = String(entry.key.prefix { $0 != "?" })
-            if let current, let document = current.document,
+            // A suggestion only for what several sources follow: one cannot put words in marketing's mouth.
+            if entry.note.sources.count >= context.options.sourcesForSuggestion, let current, let document = current.document,
                let suggestion = RouteSuggestion.suggest(for: path, routes: current.json, document: document, against: schemas, now: now) {
                 item["suggestion"] = ["route": .string(suggestion.route), "destination": .string(suggestion.destination),
                                       "pattern": .string(suggestion.pattern), "from": .string(suggestion.from)]
@@ -60,6 +64,8 @@ struct UnknownLinkEndpoints: EndpointGroup {
             return .object(item)
         }
         return APIResponse.json(["total": .int(Int(total)), "capacity": .int(capacity), "revision": .int(snapshot.current?.number ?? 0),
+                                 "since": .string(Timestamp.format((Int(windowStart) - Int(ShapeSketch.window)) * 60)),
+                                 "refused": .int(Int(context.shapeAllowance.refused.load(ordering: .relaxed))),
                                  "shapes": .array(shapes)], headers: [("Cache-Control", "no-store")])
     }
 }

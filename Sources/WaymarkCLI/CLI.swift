@@ -24,6 +24,8 @@ public enum CLI {
           health     Ask a running daemon whether it is alive or ready (container health checks)
           validate   Check a routes file against one or more app schemas
           resolve    Show how one link resolves for an app build
+          manifest   Write the manifest a server would serve a build, offline (an app's bundled one)
+          generate   Write a schema's destinations as typed Swift (generate swift --schema FILE)
           version    Print the version
 
         Run 'waymark <command> --help' for a command's options.
@@ -49,6 +51,10 @@ public enum CLI {
                 return try ValidateCommand.run(rest, output: &output)
             case "resolve":
                 return try ResolveCommand.run(rest, output: &output)
+            case "manifest":
+                return try ManifestCommand.run(rest, environment: environment, output: &output)
+            case "generate":
+                return try GenerateCommand.run(rest, output: &output)
             case "serve":
                 return try ServeCommand.run(rest, output: &output)
             case "token":

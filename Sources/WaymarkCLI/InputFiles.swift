@@ -4,13 +4,16 @@ import RouteEngine
 
 /// Reading the documents a command is given, with errors that name the file.
 enum InputFiles {
-    static func json(at path: String) throws(CLIError) -> JSONValue {
-        let data: Data
+    static func bytes(at path: String) throws(CLIError) -> [UInt8] {
         do {
-            data = try Data(contentsOf: URL(fileURLWithPath: path))
+            return [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
         } catch {
             throw .unreadableFile(path, reason: (error as NSError).localizedDescription)
         }
+    }
+
+    static func json(at path: String) throws(CLIError) -> JSONValue {
+        let data = try bytes(at: path)
         do {
             return try JSONParser().parse(data)
         } catch {

@@ -10,7 +10,12 @@ public struct Output: Sendable {
     public init(echo: Bool = false) { self.echo = echo }
 
     mutating func print(_ line: String = "") {
-        if echo { FileHandle.standardOutput.write(Data((line + "\n").utf8)) } else { standardOutput += line + "\n" }
+        write(line + "\n")
+    }
+
+    /// Exactly `text`, no newline added (a document whose bytes matter).
+    mutating func write(_ text: String) {
+        if echo { FileHandle.standardOutput.write(Data(text.utf8)) } else { standardOutput += text }
     }
 
     mutating func error(_ line: String) {

@@ -72,6 +72,11 @@ enum ServeCommand {
                                    a day (default 50)
           --trust-forwarded-for    Behind a proxy on loopback: the guard's network is the last
                                    X-Forwarded-For address (nginx's proxy_add_x_forwarded_for)
+          --shapes-per-source N    Unknown-link shapes one install (or a visitor's network) may add
+                                   to the list a minute (default 3)
+          --shapes-per-network N   Unknown-link shapes one network may add a minute (default 30)
+          --suggestion-sources N   Distinct sources a shape needs before a route is suggested for it
+                                   (default 3)
           --telemetry-batch-ids N  Ids of accepted batches remembered, so a retried batch is
                                    counted once (default 250000)
           --telemetry-batch-window H
@@ -98,7 +103,8 @@ enum ServeCommand {
                                              "--follow", "--follow-token", "--follow-token-file", "--follow-interval", "--rollout-look-interval", "--clock-file",
                                              "--telemetry-minutes", "--telemetry-hours", "--telemetry-max-routes", "--telemetry-max-versions",
                                              "--guard-installs", "--guard-networks", "--guard-per-source", "--guard-per-network",
-                                             "--telemetry-batch-ids", "--telemetry-batch-window"])
+                                             "--telemetry-batch-ids", "--telemetry-batch-window",
+                                             "--shapes-per-source", "--shapes-per-network", "--suggestion-sources"])
                                              .union(LinkCheckArguments.options),
                                    booleans: ["--no-seed", "--public-reads", "--pin-threads", "--quiet", "--help", "--check-links", "--init-tokens", "--trust-forwarded-for"])
         if parsed.has("--help") {
@@ -140,6 +146,9 @@ enum ServeCommand {
         options.evidencePolicy.perNetwork = try parsed.number("--guard-per-network", in: 1...1_000_000, expected: "1 to 1000000")
             ?? options.evidencePolicy.perNetwork
         options.trustForwardedFor = parsed.has("--trust-forwarded-for")
+        options.shapesPerSource = try parsed.number("--shapes-per-source", in: 1...1_000_000, expected: "1 to 1000000") ?? options.shapesPerSource
+        options.shapesPerNetwork = try parsed.number("--shapes-per-network", in: 1...1_000_000, expected: "1 to 1000000") ?? options.shapesPerNetwork
+        options.sourcesForSuggestion = try parsed.number("--suggestion-sources", in: 1...8, expected: "1 to 8") ?? options.sourcesForSuggestion
         if let path = parsed.last("--clock-file") {
             guard let clock = WallClock.file(path) else {
                 throw .invalidValue(option: "--clock-file", value: path, expected: "a readable file holding the seconds since 1970")

@@ -32,16 +32,35 @@ public enum Intent: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// The link a push payload carries under the first of `keys` that holds one (a string
-    /// or a URL); nil when it carries none — a push without a link is not an intent.
+    /// or a URL); nil when it carries none — a push without a link is not an intent. A key
+    /// with dots is a path into nested dictionaries (`data.deeplink`); a key that exists
+    /// as written, dots and all, is taken first.
     public static func push(_ payload: [AnyHashable: Any], keys: [String]) -> Intent? {
         for key in keys {
-            switch payload[AnyHashable(key)] {
+            switch payload[AnyHashable(key)] ?? value(at: key.split(separator: ".", omittingEmptySubsequences: false), in: payload) {
             case let text as String: return .link(text, door: .push)
             case let url as URL: return .link(url.absoluteString, door: .push)
             default: continue
             }
         }
         return nil
+    }
+
+    /// The value at a path of keys through nested dictionaries (as a push payload decodes:
+    /// `[AnyHashable: Any]` or `[String: Any]`); at most 8 levels, no empty key (a typo).
+    private static func value(at path: [Substring], in payload: [AnyHashable: Any]) -> Any? {
+        guard path.count > 1, path.count <= 8, !path.contains(where: \.isEmpty) else { return nil }
+        var level: Any = payload
+        for key in path {
+            if let dictionary = level as? [AnyHashable: Any], let next = dictionary[AnyHashable(String(key))] {
+                level = next
+            } else if let dictionary = level as? [String: Any], let next = dictionary[String(key)] {
+                level = next
+            } else {
+                return nil
+            }
+        }
+        return level
     }
 
     /// Never the link itself (it may carry personal data): its door and length.
@@ -68,8 +87,20 @@ public enum DispatchOutcome: Hashable, Sendable {
     case notFound(NotFound)
     /// Pushed out of a full stash or queue by newer intents (`DispatcherConfiguration.maximumWaiting`).
     case dropped
-    /// A newer external link arrived while this one waited (`SupersedePolicy.newestExternalLink`).
+    /// A newer external link arrived while this one waited, in the queue or at a prompt
+    /// (`SupersedePolicy.newestExternalLink`, `supersedesPrompts`).
     case superseded
+    /// The gate handler did not answer within `gateTimeout`; it was told to close.
+    case gateTimedOut(precondition: String)
+    /// The leave handler did not answer (or save) within `leaveTimeout`; nothing was applied.
+    case leaveTimedOut(dirty: [Screen])
+    /// `cancel()`, or the dispatching task was cancelled.
+    case cancelled
+    /// An auth callback, handed to the gate handler running for this precondition.
+    case handedToGate(precondition: String)
+    /// Dispatched from inside a gate or leave handler: queued behind the intent that handler
+    /// serves and not awaited (that would wait for itself); its own end goes to the observer.
+    case queuedFromHandler
 
     /// A short name for logs and the simulator.
     public var name: String {
@@ -81,6 +112,11 @@ public enum DispatchOutcome: Hashable, Sendable {
         case .notFound(let notFound): "notFound(\(notFound.reason.rawValue))"
         case .dropped: "dropped"
         case .superseded: "superseded"
+        case .gateTimedOut: "gateTimedOut"
+        case .leaveTimedOut: "leaveTimedOut"
+        case .cancelled: "cancelled"
+        case .handedToGate: "handedToGate"
+        case .queuedFromHandler: "queuedFromHandler"
         }
     }
 }
@@ -91,9 +127,21 @@ public struct DispatchResult: Sendable {
     public let sequence: Int
     public let intent: Intent
     public let outcome: DispatchOutcome
-    /// The engine's last answer for it; nil when it never reached the engine (dropped, superseded).
+    /// The engine's last answer for it; nil when it never reached the engine (dropped,
+    /// superseded or cancelled while waiting, handed to a gate, queued from a handler).
     public let resolution: Resolution?
     /// The revision of the table it was resolved with (0: the empty table or not resolved).
     public let revision: Int
     public let time: Date
+
+    /// For an app's own tests (an observer or a caller fed a made-up result); the
+    /// dispatcher makes the real ones.
+    public init(sequence: Int, intent: Intent, outcome: DispatchOutcome, resolution: Resolution?, revision: Int, time: Date) {
+        self.sequence = sequence
+        self.intent = intent
+        self.outcome = outcome
+        self.resolution = resolution
+        self.revision = revision
+        self.time = time
+    }
 }

@@ -8,7 +8,8 @@ public struct ManifestClientConfiguration: Sendable {
     public var build: AppBuild
     /// A `manifest:read` token, unless the server's reads are public.
     public var token: String?
-    /// Where the last good manifest is kept (the app's caches or application-support directory).
+    /// Where the last good manifest and the install id are kept: Application Support, never
+    /// Caches (a purged cache would change the install's id, hence its cohort).
     public var cacheDirectory: URL
     /// A manifest the app ships, used when there is no good cached one.
     public var bundledManifest: URL?
@@ -21,6 +22,8 @@ public struct ManifestClientConfiguration: Sendable {
     /// (`Cohort.of(installID:)`, the id kept in the cache directory); `.none` sends none
     /// (the stable revision during a rollout); `.fixed(n)` for tests and previews.
     public var cohort = CohortChoice.install
+    /// Where the client's log messages go (`ClientLogMessage`); nil: nowhere.
+    public var log: ClientLog?
 
     public enum CohortChoice: Hashable, Sendable {
         case install
@@ -123,21 +126,47 @@ public actor ManifestClient: RouteTableSource {
         return .empty
     }
 
-    /// Asks the server once. Never throws: every way it can end is an outcome.
+    /// Calls that joined one in flight (tests watch it to know an overlap happened).
+    private(set) var joins = 0
+    /// The refresh in flight, which a refresh called meanwhile joins.
+    private var inFlight: Task<RefreshOutcome, Never>?
+    var refreshInFlight: Task<RefreshOutcome, Never>? { inFlight }
+    /// Refreshes that have ended in this run, whatever their outcome.
+    private(set) var refreshesEnded = 0
+
+    /// Asks the server once. Never throws: every way it can end is an outcome. A refresh
+    /// called while one is in flight (a foreground and a silent push at once) joins it and
+    /// returns its outcome: one request, one answer, one write of the cache.
     @discardableResult
     public func refresh() async -> RefreshOutcome {
-        let inUse = currentTable()
+        if let inFlight {
+            joins += 1
+            return await inFlight.value
+        }
+        let task = Task { await self.fetch() }
+        inFlight = task
+        let outcome = await task.value
+        inFlight = nil
+        refreshesEnded += 1
+        return outcome
+    }
+
+    /// One request and what its answer does. Everything read before the `await` may be
+    /// stale after it (an actor is not a lock across a suspension): the answer is compared
+    /// with the table in use once it has arrived, never with the one in use when it was asked.
+    func fetch() async -> RefreshOutcome {
+        let asked = currentTable()
         var components = URLComponents(url: configuration.server.appendingPathComponent("v1/manifest"), resolvingAgainstBaseURL: false)!
         components.queryItems = [URLQueryItem(name: "platform", value: configuration.build.platform),
                                  URLQueryItem(name: "version", value: configuration.build.version)]
         if let cohort = cohort() { components.queryItems!.append(URLQueryItem(name: "cohort", value: String(cohort))) }
         var headers = ["Accept": "application/json"]
-        if let etag, inUse.manifest != nil { headers["If-None-Match"] = etag }
+        if let etag, asked.manifest != nil { headers["If-None-Match"] = etag }
         if let token = configuration.token { headers["Authorization"] = "Bearer \(token)" }
         let outcome: RefreshOutcome
         do {
             let response = try await transport.send(TransportRequest(url: components.url!, headers: headers, timeout: configuration.requestTimeout))
-            outcome = accept(response, inUse: inUse)
+            outcome = accept(response, inUse: currentTable())
             lastRetryAfter = response.retryAfter()
         } catch {
             outcome = .unreachable(String(describing: error))
@@ -146,6 +175,7 @@ public actor ManifestClient: RouteTableSource {
         consecutiveFailures = outcome.isFailure ? consecutiveFailures + 1 : 0
         lastOutcome = outcome
         report(outcome)
+        if let log = configuration.log { log(Self.message(for: outcome)) }
         return outcome
     }
 

@@ -38,6 +38,12 @@ public struct NavigationPlan: Hashable, Sendable {
     /// The target the plan reaches.
     public var target: NavigationTarget
 
+    public init(operations: [NavigationOperation], leaving: [Screen] = [], target: NavigationTarget) {
+        self.operations = operations
+        self.leaving = leaving
+        self.target = target
+    }
+
     public var isEmpty: Bool { operations.isEmpty }
 }
 

@@ -1,8 +1,10 @@
 import RouteEngine
 
 /// One screen the app shows: which destination, with which params, and whether it holds
-/// work the user has not saved (the leave gate reads it).
-public struct Screen: Hashable, Sendable, CustomStringConvertible {
+/// work the user has not saved (the leave gate reads it). Its identity (`==`, `hash`) is
+/// the destination and params alone: a screen whose form becomes dirty is the same screen,
+/// so it can be an element of a SwiftUI `NavigationStack` path.
+public struct Screen: Hashable, Sendable, Identifiable, CustomStringConvertible {
     public var destination: String
     public var params: [String: ParamValue]
     /// Set by the app (a form with unsaved input); the library only reads it.
@@ -19,6 +21,16 @@ public struct Screen: Hashable, Sendable, CustomStringConvertible {
         destination == other.destination && params == other.params
     }
 
+    public static func == (lhs: Screen, rhs: Screen) -> Bool { lhs.isSameScreen(as: rhs) }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(destination)
+        hasher.combine(params)
+    }
+
+    /// Its identity: the screen itself, compared without `isDirty`.
+    public var id: Screen { self }
+
     public var description: String {
         let shown = params.keys.sorted().map { "\($0)=\(params[$0]!)" }.joined(separator: ",")
         return (shown.isEmpty ? destination : "\(destination)(\(shown))") + (isDirty ? "*" : "")
@@ -26,7 +38,9 @@ public struct Screen: Hashable, Sendable, CustomStringConvertible {
 }
 
 /// A presented container on top of the tabs: a sheet or full-screen cover with its own stack.
-public struct Modal: Hashable, Sendable, CustomStringConvertible {
+/// `Identifiable` by its style and screens (without their dirtiness), so `.sheet(item:)`
+/// keeps a sheet up while its form changes, and presents again when its screens do.
+public struct Modal: Hashable, Sendable, Identifiable, CustomStringConvertible {
     /// `.sheet` or `.fullScreen`.
     public var style: Presentation
     /// Its screens, the presented one first.
@@ -42,6 +56,8 @@ public struct Modal: Hashable, Sendable, CustomStringConvertible {
         style == other.style && stack.count == other.stack.count
             && zip(stack, other.stack).allSatisfy { $0.isSameScreen(as: $1) }
     }
+
+    public var id: Modal { self }
 
     public var description: String { "\(style.rawValue)[\(stack.map(\.description).joined(separator: " > "))]" }
 }

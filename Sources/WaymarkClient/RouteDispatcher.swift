@@ -1,29 +1,6 @@
 import Foundation
 import RouteEngine
 
-/// What a newer external link does to older ones still waiting.
-public enum SupersedePolicy: String, Hashable, Sendable {
-    /// A newer external link ends every external link still waiting (not the one running)
-    /// as `superseded`: the user's last tap wins, and two links never replay one after the
-    /// other. In-app requests are never superseded. The default.
-    case newestExternalLink
-    /// Every intent is carried out in arrival order.
-    case keepAll
-}
-
-public struct DispatcherConfiguration: Sendable {
-    /// Push payload keys that may carry the link, first match wins.
-    public var pushLinkKeys: [String] = ["deeplink", "url", "link"]
-    /// Intents waiting (stashed before `ready()`, or queued behind the running one) at
-    /// most; one more drops the oldest waiting intent (`dropped`).
-    public var maximumWaiting = 256
-    public var supersede = SupersedePolicy.newestExternalLink
-    /// Gate handler calls one intent may make (chained gates), at most.
-    public var maximumGates = 8
-
-    public init() {}
-}
-
 /// The one funnel every entry point calls: resolves each intent with the table in use,
 /// runs the launch, enter and leave gates as one stash-and-resume loop, plans, and has
 /// the app's navigator apply the plan — one intent at a time, in arrival order.
@@ -35,21 +12,32 @@ public struct DispatcherConfiguration: Sendable {
 ///   once, then ends the intent as `gateLoop`.
 /// - Leave gate: dirty screens the plan would remove go to the `LeaveHandler` first;
 ///   without one, the plan is not applied (`leaveCancelled`) — work is never lost silently.
+/// - Nothing waits for ever: a handler that does not answer in time ends its intent
+///   (`gateTimedOut`, `leaveTimedOut`); `cancel()` and the caller's task being cancelled end
+///   it (`cancelled`); a newer external link ends one waiting at a prompt (`superseded`). A
+///   dispatch from inside a handler is queued, not awaited (`queuedFromHandler`).
 public actor RouteDispatcher {
-    private let tables: any RouteTableSource
-    private let navigator: any Navigator
-    private let contextProvider: any ContextProvider
-    private let gateHandler: (any GateHandler)?
-    private let leaveHandler: (any LeaveHandler)?
-    private let observer: (any DispatchObserver)?
-    public let configuration: DispatcherConfiguration
+    let tables: any RouteTableSource
+    let navigator: any Navigator
+    let contextProvider: any ContextProvider
+    let gateHandler: (any GateHandler)?
+    let leaveHandler: (any LeaveHandler)?
+    /// Told every intent's result, in this order (the telemetry reporter, the app's logging…).
+    let observers: [any DispatchObserver]
+    public nonisolated let configuration: DispatcherConfiguration
 
-    /// An intent waiting or running, and whoever awaits its result.
-    private final class Pending {
+    /// An intent waiting or running, and whoever awaits its result. Touched only on the
+    /// dispatcher's actor (hence unchecked).
+    final class Pending: @unchecked Sendable {
         let sequence: Int
         let intent: Intent
         var result: DispatchResult?
         var continuation: CheckedContinuation<DispatchResult, Never>?
+        /// Set when it is cancelled or superseded while it runs: it stops at its next step.
+        var interruption: DispatchOutcome?
+        /// Run in the task that dispatched it (nothing was ahead): that task's cancellation
+        /// is read at each step, with no handler installed on the fast path.
+        var runsInCallerTask = false
 
         init(sequence: Int, intent: Intent) {
             self.sequence = sequence
@@ -57,59 +45,105 @@ public actor RouteDispatcher {
         }
     }
 
-    private var waiting: [Pending] = []
+    var waiting: [Pending] = []
     private var isReady = false
     private var isDraining = false
+    /// The intent running now, and the handler prompt it waits at, if any.
+    var current: Pending?
+    var prompt: Prompt?
+    /// The intent whose link is in the gate stash now.
+    var stashed: Pending?
     /// Intents dispatched so far (the last one's `sequence`).
     public private(set) var arrivals = 0
 
     public init(tables: any RouteTableSource, navigator: any Navigator, context: any ContextProvider,
                 gates: (any GateHandler)? = nil, leave: (any LeaveHandler)? = nil, observer: (any DispatchObserver)? = nil,
-                configuration: DispatcherConfiguration = DispatcherConfiguration()) {
+                observers: [any DispatchObserver] = [], configuration: DispatcherConfiguration = DispatcherConfiguration()) {
         self.tables = tables
         self.navigator = navigator
         contextProvider = context
         gateHandler = gates
         leaveHandler = leave
-        self.observer = observer
+        self.observers = (observer.map { [$0] } ?? []) + observers
         self.configuration = configuration
     }
 
-    /// The launch gate opens: the app's root exists. Waiting intents run, in order.
+    /// The launch gate opens: the app's root exists. Waiting intents run, in order — after
+    /// a link the last run left waiting at a gate (`gateStash`), if it is recent enough.
     public func ready() {
+        if !isReady, let stash = configuration.gateStash, let intent = stash.take(now: Date()) {
+            arrivals += 1
+            waiting.insert(Pending(sequence: arrivals, intent: intent), at: 0)
+        }
         isReady = true
         startDraining()
     }
 
-    /// Dispatches `intent` and returns how it ended (after it waited its turn).
+    /// The launch gate opens once the first refresh of the manifest has ended, or `bound`
+    /// has passed, whichever is first (like a remote config's fetch-and-activate with a
+    /// timeout): a cold-start link taps into the newest table the launch could get.
+    public func ready(waitingForManifest bound: Duration) async {
+        let (seconds, attoseconds) = bound.components
+        _ = await tables.tableAfterFirstRefresh(within: TimeInterval(seconds) + TimeInterval(attoseconds) / 1e18)
+        ready()
+    }
+
+    /// Dispatches `intent` and returns how it ended (after it waited its turn). Cancelling
+    /// the calling task ends the intent `cancelled`, waiting or running.
     @discardableResult
     public func dispatch(_ intent: Intent) async -> DispatchResult {
         arrivals += 1
         let pending = Pending(sequence: arrivals, intent: intent)
+        if case .link(let link, _) = intent, configuration.isAuthCallback(link), let prompt, let gate = prompt.gate, let gateHandler {
+            // The answer to the running gate: handed to it, never queued behind it.
+            await gateHandler.received(callback: link, for: gate)
+            finish(pending, .handedToGate(precondition: gate.precondition))
+            return pending.result!
+        }
+        // Only while a handler runs can a dispatch come from inside one (a task-local read, skipped otherwise).
+        let fromHandler = prompt != nil && HandlerScope.dispatcher == ObjectIdentifier(self)
         if intent.isExternal && configuration.supersede == .newestExternalLink {
             for older in waiting where older.intent.isExternal { finish(older, .superseded) }
             waiting.removeAll { $0.result != nil }
+            if configuration.supersedesPrompts, !fromHandler, let current, current.intent.isExternal, prompt != nil {
+                interrupt(current, .superseded)
+            }
         }
         if waiting.count >= configuration.maximumWaiting, !waiting.isEmpty {
             finish(waiting.removeFirst(), .dropped)
+        }
+        if fromHandler {
+            // Awaiting it would wait for the handler that is awaiting it: queued, and its own
+            // end goes to the observer.
+            waiting.append(pending)
+            return DispatchResult(sequence: pending.sequence, intent: intent, outcome: .queuedFromHandler, resolution: nil, revision: 0, time: Date())
         }
         if isReady && !isDraining && waiting.isEmpty {
             // Nothing ahead of it: run it in this call (no task to start, no continuation to
             // wait on). Intents arriving meanwhile wait, and are drained after it, in order.
             isDraining = true
+            pending.runsInCallerTask = true
             await run(pending)
             isDraining = false
             startDraining()
             return pending.result!
         }
-        waiting.append(pending)
-        startDraining()
-        return await withCheckedContinuation { continuation in
-            if let result = pending.result {
-                continuation.resume(returning: result)
-            } else {
-                pending.continuation = continuation
+        return await withTaskCancellationHandler {
+            if let interruption = pending.interruption {
+                finish(pending, interruption)  // cancelled before it was queued
+                return pending.result!
             }
+            waiting.append(pending)
+            startDraining()
+            return await withCheckedContinuation { continuation in
+                if let result = pending.result {
+                    continuation.resume(returning: result)
+                } else {
+                    pending.continuation = continuation
+                }
+            }
+        } onCancel: {
+            Task { await self.interrupt(pending, .cancelled) }
         }
     }
 
@@ -137,33 +171,57 @@ public actor RouteDispatcher {
 
     /// Resolves, gates, plans and applies one intent, then tells the observer.
     private func run(_ pending: Pending) async {
-        let (outcome, resolution, revision) = await process(pending.intent)
+        guard pending.result == nil else { return }
+        current = pending
+        let (outcome, resolution, revision) = await process(pending)
+        current = nil
+        if stashed === pending {
+            configuration.gateStash?.clear()
+            stashed = nil
+        }
         finish(pending, outcome, resolution: resolution, revision: revision)
-        if let observer, let result = pending.result { await observer.dispatched(result) }
+        if let result = pending.result {
+            for observer in observers { await observer.dispatched(result) }
+        }
     }
 
-    private func finish(_ pending: Pending, _ outcome: DispatchOutcome, resolution: Resolution? = nil, revision: Int = 0) {
+    func finish(_ pending: Pending, _ outcome: DispatchOutcome, resolution: Resolution? = nil, revision: Int = 0) {
+        guard pending.result == nil else { return }
         let result = DispatchResult(sequence: pending.sequence, intent: pending.intent, outcome: outcome,
                                     resolution: resolution, revision: revision, time: Date())
         pending.result = result
+        if let log = configuration.log, let message = Self.message(for: result) { log(message) }
         pending.continuation?.resume(returning: result)
         pending.continuation = nil
-        if resolution == nil, let observer {  // dropped or superseded: told outside the queue's order
-            Task { await observer.dispatched(result) }
+        if resolution == nil, !observers.isEmpty {  // never resolved (dropped, superseded, cancelled waiting): told outside the queue's order
+            let observers = observers
+            Task { for observer in observers { await observer.dispatched(result) } }
         }
     }
 
     // MARK: One intent
 
-    private func process(_ intent: Intent) async -> (DispatchOutcome, Resolution?, Int) {
+    private func process(_ pending: Pending) async -> (DispatchOutcome, Resolution?, Int) {
+        let intent = pending.intent
         var table = await tables.currentTable()
         var resolution = table.resolve(intent.resolutionRequest, context: await contextProvider.context())
         var passed: Set<String> = []
+        var triedNewer = false
         var retried: Set<String> = []
         var asked = 0
         while true {
+            if let interruption = interruption(of: pending) { return (interruption, resolution, table.revision) }
             switch resolution {
             case .notFound(let notFound):
+                // A link to a route newer than the table: once, the table a refresh in flight brings.
+                if notFound.reason == .unknownRoute, intent.isExternal, !triedNewer, let wait = configuration.unknownRouteWait {
+                    triedNewer = true
+                    if let newer = await tables.newerTable(than: table.revision, within: wait) {
+                        table = newer
+                        resolution = table.resolve(intent.resolutionRequest, context: await contextProvider.context())
+                        continue
+                    }
+                }
                 return (.notFound(notFound), resolution, table.revision)
             case .gated(let gate):
                 if passed.contains(gate.precondition) {
@@ -178,45 +236,28 @@ public actor RouteDispatcher {
                         return (.gateCancelled(precondition: gate.precondition), resolution, table.revision)
                     }
                     asked += 1
-                    guard await gateHandler.satisfy(gate.precondition, for: gate) else {
-                        return (.gateCancelled(precondition: gate.precondition), resolution, table.revision)
+                    if let stash = configuration.gateStash, stashed !== pending, case .link(let link, let door) = intent {
+                        stash.keep(link, door: door, at: Date())
+                        stashed = pending
                     }
-                    passed.insert(gate.precondition)
+                    switch await ask(pending, gate: gate, timeout: configuration.gateTimeout, { .gate(await gateHandler.satisfy(gate.precondition, for: gate)) }) {
+                    case .answered(.gate(true)): passed.insert(gate.precondition)
+                    case .answered: return (.gateCancelled(precondition: gate.precondition), resolution, table.revision)
+                    case .timedOut:
+                        await gateHandler.close(gate, because: .timedOut)
+                        return (.gateTimedOut(precondition: gate.precondition), resolution, table.revision)
+                    case .interrupted(let outcome):
+                        await gateHandler.close(gate, because: outcome == .superseded ? .superseded : .cancelled)
+                        return (outcome, resolution, table.revision)
+                    }
                 }
                 // The original request, against a fresh context and the table in use now.
                 table = await tables.currentTable()
                 resolution = table.resolve(gate.resume, context: await contextProvider.context())
             case .proceed(let proceed):
-                let outcome = await navigate(to: table.target(for: proceed), source: intent.isExternal ? .external : .inApp)
+                let outcome = await navigate(pending, to: table.target(for: proceed), source: intent.isExternal ? .external : .inApp)
                 return (outcome, resolution, table.revision)
             }
         }
     }
-
-    /// The leave gate, then the apply.
-    private func navigate(to target: NavigationTarget, source: NavigationSource) async -> DispatchOutcome {
-        var plan = NavigationPlanner.plan(from: await navigator.state, to: target, source: source)
-        var answered: [Screen] = []
-        for round in 0...Self.leaveRounds {
-            let dirty = plan.leaving.filter { $0.isDirty && !answered.contains($0) }
-            guard !dirty.isEmpty else {
-                if !plan.isEmpty { await navigator.apply(plan) }
-                return .navigated(plan)
-            }
-            guard round < Self.leaveRounds, let leaveHandler else { return .leaveCancelled(dirty: dirty) }
-            switch await leaveHandler.decide(leaving: dirty, for: plan) {
-            case .cancel: return .leaveCancelled(dirty: dirty)
-            case .discard: answered += dirty
-            case .saveThenContinue:
-                guard await leaveHandler.save(dirty) else { return .leaveCancelled(dirty: dirty) }
-                answered += dirty
-            }
-            // The user may have done something while asked: plan again from what is shown now.
-            plan = NavigationPlanner.plan(from: await navigator.state, to: target, source: source)
-        }
-        fatalError("unreachable: the last round returns")
-    }
-
-    /// Times the leave handler is asked for one intent (new dirty screens may appear while it asks).
-    static let leaveRounds = 3
 }

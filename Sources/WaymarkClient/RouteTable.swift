@@ -1,3 +1,4 @@
+import Foundation
 import RouteEngine
 
 /// The route table an app resolves with, and where it came from.
@@ -40,6 +41,16 @@ public struct RouteTable: Sendable {
         return resolver.resolve(request, context: context)
     }
 
+    /// Where to send the user when a link ended `notFound` for a route that has a fallback
+    /// (`expired`, `validationFailed`: the route is known): its `fallbackURL`, an https
+    /// address (checked at publish, and again here). nil for an unknown route — open the link
+    /// itself in the browser, where the server's link landing answers it.
+    public func fallbackURL(for notFound: NotFound) -> URL? {
+        guard let id = notFound.routeID, let text = manifest?.fallbacks[id], let url = URL(string: text),
+              url.scheme?.lowercased() == "https", url.host?.isEmpty == false else { return nil }
+        return url
+    }
+
     /// Where a `proceed` of this table goes, screen by screen.
     public func target(for proceed: Proceed) -> NavigationTarget {
         guard let schema = manifest?.resolver.schema else {
@@ -52,6 +63,17 @@ public struct RouteTable: Sendable {
 /// Whatever holds the table in use (`ManifestClient`, or a fixed table in tests).
 public protocol RouteTableSource: Sendable {
     func currentTable() async -> RouteTable
+    /// The table once the first refresh of this run has ended, waiting at most `seconds`
+    /// (`RouteDispatcher.ready(waitingForManifest:)`). A fixed table: at once.
+    func tableAfterFirstRefresh(within seconds: TimeInterval) async -> RouteTable
+    /// A table newer than `revision`, if one is in use or a refresh in flight brings one
+    /// within `seconds`; nil otherwise. A fixed table: nil.
+    func newerTable(than revision: Int, within seconds: TimeInterval) async -> RouteTable?
+}
+
+extension RouteTableSource {
+    public func tableAfterFirstRefresh(within seconds: TimeInterval) async -> RouteTable { await currentTable() }
+    public func newerTable(than revision: Int, within seconds: TimeInterval) async -> RouteTable? { nil }
 }
 
 /// A table that never changes.

@@ -16,6 +16,28 @@ public protocol Navigator: Sendable {
 /// gate loop). `false` when the user cancelled: the intent is dropped, never resumed.
 public protocol GateHandler: Sendable {
     func satisfy(_ precondition: String, for gate: Gate) async -> Bool
+    /// The intent `satisfy` was asked for ended without its answer (`PromptEnding`): close
+    /// the login screen. `satisfy`'s task is cancelled too; its late answer is ignored.
+    func close(_ gate: Gate, because ending: PromptEnding) async
+    /// A link configured as an auth callback (`DispatcherConfiguration.authCallbackPrefixes`)
+    /// arrived while `satisfy` runs for `gate`: finish the sign-in with it (commit the
+    /// session), then answer `satisfy`.
+    func received(callback link: String, for gate: Gate) async
+}
+
+extension GateHandler {
+    public func close(_ gate: Gate, because ending: PromptEnding) async {}
+    public func received(callback link: String, for gate: Gate) async {}
+}
+
+/// Why the dispatcher stopped waiting for a handler's answer.
+public enum PromptEnding: String, Hashable, Sendable {
+    /// It took longer than the configured timeout.
+    case timedOut
+    /// `cancel()`, or the caller's task was cancelled.
+    case cancelled
+    /// A newer external link arrived (`DispatcherConfiguration.supersedesPrompts`).
+    case superseded
 }
 
 /// The user's state as the engine needs it, read fresh for every resolution.
@@ -38,6 +60,12 @@ public protocol LeaveHandler: Sendable {
     func decide(leaving dirty: [Screen], for plan: NavigationPlan) async -> LeaveDecision
     /// Saves the screens' work; `false` if it could not (the plan is then not applied).
     func save(_ dirty: [Screen]) async -> Bool
+    /// The intent ended while `decide` was asking (`PromptEnding`): close the prompt.
+    func close(because ending: PromptEnding) async
+}
+
+extension LeaveHandler {
+    public func close(because ending: PromptEnding) async {}
 }
 
 /// Receives every intent's one result (the telemetry reporter is one).

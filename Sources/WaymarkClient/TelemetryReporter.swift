@@ -6,7 +6,8 @@ public struct TelemetryConfiguration: Sendable {
     public var build: AppBuild
     /// A `telemetry:write` token.
     public var token: String?
-    /// Where pending events are kept until the server has them.
+    /// Where pending events are kept until the server has them, and the install id the
+    /// envelope's cohort and source key come from: the manifest client's directory.
     public var cacheDirectory: URL
     /// Distinct events per batch (the server takes 1,000 at most).
     public var batchSize = 200
@@ -21,6 +22,8 @@ public struct TelemetryConfiguration: Sendable {
     /// made on the device: nothing personal in it), so ops can see which unknown links
     /// people follow (`GET /v1/telemetry/unknown-links`). Off: no trace of the link leaves.
     public var reportsUnknownLinkShapes = false
+    /// Where the reporter's log messages go (`ClientLogMessage`); nil: nowhere.
+    public var log: ClientLog?
 
     public init(server: URL, build: AppBuild, token: String?, cacheDirectory: URL) {
         self.server = server
@@ -36,6 +39,9 @@ public enum TelemetryPostOutcome: Hashable, Sendable {
     case idle
     /// `202`: the server has them; `rejected` of them it refused one by one (and they are dropped).
     case delivered(events: Int, resolutions: Int, rejected: Int)
+    /// `202` with `"duplicate": true`: the server had counted this batch already (its first
+    /// `202` was lost on the way); delivered, and counted once.
+    case alreadyDelivered(events: Int, resolutions: Int)
     /// `400`: the server refused the batch as invalid; dropped, never retried.
     case refused(events: Int, resolutions: Int, message: String)
     /// Kept, and tried again after the backoff (`401`/`403`, `429`, `5xx`, no network).
@@ -50,10 +56,12 @@ public enum TelemetryPostOutcome: Hashable, Sendable {
 /// Turns every dispatch result into the server's telemetry event, adds equal events up
 /// (same minute, door, outcome, reason, route, destination, precondition, build and
 /// revision) into one with a `count`, keeps them in a journal in the cache directory as
-/// they are recorded, and posts them in batches. `202` is done; `400` drops the batch with a
-/// report; anything else keeps it for the next try. A killed app loses only the events it
-/// had not yet recorded; the server may count a batch twice only if the app dies between
-/// the server's `202` and the journal's rewrite.
+/// they are recorded, and posts them in batches. A batch is formed once, with a random id,
+/// and kept in the journal until it has its answer, so a retry (after a lost `202`, a kill,
+/// a timeout) sends the same id with the same events and the server counts it exactly once
+/// (docs/api.md, "The envelope"). `202` is done; `400` drops the batch with a report;
+/// anything else keeps it for the next try. A killed app loses only the events it had not
+/// yet recorded.
 public actor TelemetryReporter: DispatchObserver {
     public let configuration: TelemetryConfiguration
     private let transport: any Transport
@@ -63,11 +71,14 @@ public actor TelemetryReporter: DispatchObserver {
     /// Pending counts by event, and the order events were first seen in (oldest first).
     private var pending: [TelemetryEvent: Int] = [:]
     private var order: [TelemetryEvent] = []
-    /// Resolutions dropped (storage bound, age) and not yet reported: the next delivered
-    /// batch says how many in `client.dropped`, and they are taken off.
-    public private(set) var dropped = 0
-    /// The most `client.dropped` the server takes in one batch.
-    static let maximumReportedDrops = 1_000_000_000
+    /// Resolutions dropped (storage bound, age) and not yet reported: the next batch formed
+    /// says how many in `client.dropped` (100,000 at most, the rest in the one after), and
+    /// they are taken off once it is delivered.
+    public var dropped: Int { unsentDrops + (outgoing?.drops ?? 0) }
+    /// Drops in no batch yet.
+    private var unsentDrops = 0
+    /// The batch formed and not yet answered `202` or `400`: posted again, the same, until it is.
+    private var outgoing: TelemetryBatch?
     private var journal: FileHandle?
     private var journalLines = 0
     private var loaded = false
@@ -90,7 +101,7 @@ public actor TelemetryReporter: DispatchObserver {
     /// Resolutions recorded and not yet delivered.
     public var pendingResolutions: Int {
         loadIfNeeded()
-        return pending.values.reduce(0, +)
+        return pending.values.reduce(0, +) + (outgoing?.resolutions ?? 0)
     }
 
     // MARK: Recording
@@ -124,34 +135,43 @@ public actor TelemetryReporter: DispatchObserver {
     private func enforceBound() {
         guard order.count > configuration.maximumPending else { return }
         let excess = order.count - configuration.maximumPending * 9 / 10
-        for event in order.prefix(excess) { dropped += pending.removeValue(forKey: event) ?? 0 }
+        for event in order.prefix(excess) { unsentDrops += pending.removeValue(forKey: event) ?? 0 }
         order.removeFirst(excess)
         rewriteJournal()
     }
 
     // MARK: Posting
 
-    /// Posts one batch of the oldest client's events. Never throws.
+    /// Calls that joined one in flight (tests watch it to know an overlap happened).
+    private(set) var joins = 0
+    /// The flush in flight, which a flush called meanwhile joins.
+    private var inFlight: Task<TelemetryPostOutcome, Never>?
+
+    /// Posts one batch: the one formed earlier and not yet delivered, else a new one of the
+    /// oldest client's events. Never throws. A flush called while one is in flight (the app
+    /// entering the background during the scheduled one) joins it: a batch is never posted
+    /// twice at once.
     @discardableResult
     public func flush(now: Date = Date()) async -> TelemetryPostOutcome {
+        if let inFlight {
+            joins += 1
+            return await inFlight.value
+        }
+        let task = Task { await self.post(now: now) }
+        inFlight = task
+        let outcome = await task.value
+        inFlight = nil
+        return outcome
+    }
+
+    private func post(now: Date) async -> TelemetryPostOutcome {
         loadIfNeeded()
         dropTooOld(now: now)
-        guard let first = order.first else { return finish(.idle) }
-        let batch = Array(order.lazy.filter { $0.client == first.client }.prefix(configuration.batchSize))
-        let counts = batch.map { pending[$0]! }
-        var client: JSONValue = ["platform": .string(first.client.platform), "appVersion": .string(first.client.appVersion),
-                                 "revision": .int(first.client.revision)]
-        // Drops ride along with the next batch (the server counts them in /metrics).
-        let reportedDrops = min(dropped, Self.maximumReportedDrops)
-        if reportedDrops > 0, case .object(var object) = client {
-            object["dropped"] = .int(reportedDrops)
-            client = .object(object)
-        }
-        let body: JSONValue = ["client": client, "events": .array(zip(batch, counts).map { $0.json(count: $1) })]
+        guard let batch = outgoing ?? formBatch(now: now) else { return finish(.idle) }
         var headers = ["Content-Type": "application/json"]
         if let token = configuration.token { headers["Authorization"] = "Bearer \(token)" }
         let request = TransportRequest(method: "POST", url: configuration.server.appendingPathComponent("v1/telemetry"), headers: headers,
-                                       body: Data(body.serializedBytes()), timeout: configuration.requestTimeout)
+                                       body: Data(batch.body.serializedBytes()), timeout: configuration.requestTimeout)
         let response: TransportResponse
         do {
             response = try await transport.send(request)
@@ -160,14 +180,18 @@ public actor TelemetryReporter: DispatchObserver {
         }
         switch response.status {
         case 202:
-            let rejected = (try? JSONParser().parse(response.body))?["rejected"]?.arrayValue?.count ?? 0
-            dropped -= reportedDrops
-            remove(batch, counts)
-            return finish(.delivered(events: batch.count, resolutions: counts.reduce(0, +), rejected: rejected))
+            let answer = try? JSONParser().parse(response.body)
+            settle(batch)
+            if answer?["duplicate"] == .bool(true) {
+                // Its first post was counted and the 202 lost on the way: delivered, once.
+                return finish(.alreadyDelivered(events: batch.events, resolutions: batch.resolutions))
+            }
+            let rejected = answer?["rejected"]?.arrayValue?.count ?? 0
+            return finish(.delivered(events: batch.events, resolutions: batch.resolutions, rejected: rejected))
         case 400:
-            remove(batch, counts)
+            settle(batch)
             let message = (try? JSONParser().parse(response.body))?["message"]?.stringValue ?? "400"
-            return finish(.refused(events: batch.count, resolutions: counts.reduce(0, +), message: message))
+            return finish(.refused(events: batch.events, resolutions: batch.resolutions, message: message))
         default:
             return finish(.retryLater(status: response.status, retryAfter: response.retryAfter()))
         }
@@ -176,7 +200,7 @@ public actor TelemetryReporter: DispatchObserver {
     /// Posts batches until nothing is pending or a post fails.
     public func flushAll(now: Date = Date()) async -> TelemetryPostOutcome {
         var outcome = await flush(now: now)
-        while case .delivered = outcome, !order.isEmpty { outcome = await flush(now: now) }
+        while !outcome.isFailure, outcome != .idle, outgoing != nil || !order.isEmpty { outcome = await flush(now: now) }
         return outcome
     }
 
@@ -185,16 +209,31 @@ public actor TelemetryReporter: DispatchObserver {
         if case .retryLater(_, let retryAfter) = outcome { lastRetryAfter = retryAfter } else { lastRetryAfter = nil }
         lastOutcome = outcome
         if outcome != .idle { report(outcome) }
+        if let log = configuration.log, let message = Self.message(for: outcome) { log(message) }
         return outcome
     }
 
-    /// Takes what was sent off the pending counts (more may have been added while it was posted).
-    private func remove(_ batch: [TelemetryEvent], _ counts: [Int]) {
-        for (event, count) in zip(batch, counts) {
+    /// Forms the next batch and moves its events from pending into it, in one atomic rewrite
+    /// of the journal: after a kill, each resolution is either pending or in the batch, never both.
+    private func formBatch(now: Date) -> TelemetryBatch? {
+        let install = Cohort.installID(in: configuration.cacheDirectory).map(TelemetryBatch.Install.init(id:))
+        guard let formed = TelemetryBatch.form(id: TelemetryBatch.makeID(), order: order, pending: pending, dropped: unsentDrops,
+                                               lines: configuration.batchSize, install: install, now: now) else { return nil }
+        for (event, count) in formed.taken {
             let left = (pending[event] ?? 0) - count
             pending[event] = left > 0 ? left : nil
         }
         order.removeAll { pending[$0] == nil }
+        unsentDrops -= formed.reportedDrops
+        outgoing = formed.batch
+        rewriteJournal()
+        return formed.batch
+    }
+
+    /// The batch has its answer (`202` or `400`): it is gone from the journal.
+    private func settle(_ batch: TelemetryBatch) {
+        guard outgoing == batch else { return }
+        outgoing = nil
         rewriteJournal()
     }
 
@@ -202,7 +241,7 @@ public actor TelemetryReporter: DispatchObserver {
         let oldest = Int(now.timeIntervalSince1970 - configuration.maximumAge)
         let old = order.filter { $0.minute < oldest }
         guard !old.isEmpty else { return }
-        for event in old { dropped += pending.removeValue(forKey: event) ?? 0 }
+        for event in old { unsentDrops += pending.removeValue(forKey: event) ?? 0 }
         order.removeAll { pending[$0] == nil }
         rewriteJournal()
     }
@@ -222,7 +261,8 @@ public actor TelemetryReporter: DispatchObserver {
 
     // MARK: The journal
 
-    /// One JSON object per line: `{"dropped": n}` or an event with its client and count.
+    /// One JSON object per line: the batch formed and not yet answered (`{"outgoing": body}`),
+    /// `{"dropped": n}`, or an event with its client and count.
     /// Lines add up; a line that does not parse (the tail of a killed write) is skipped.
     private func loadIfNeeded() {
         guard !loaded else { return }
@@ -230,8 +270,10 @@ public actor TelemetryReporter: DispatchObserver {
         if let data = DurableFile.read(journalFile) {
             for line in data.split(separator: 0x0A) {
                 guard let json = try? JSONParser().parse(line) else { continue }
-                if let count = json["dropped"]?.intValue, count > 0 {
-                    dropped += count
+                if let batch = TelemetryBatch(journal: json) {
+                    outgoing = batch
+                } else if let count = json["dropped"]?.intValue, count > 0 {
+                    unsentDrops += count
                 } else if let (event, count) = TelemetryEvent.fromJournal(json) {
                     add(event, count)
                 }
@@ -267,7 +309,8 @@ public actor TelemetryReporter: DispatchObserver {
     /// The whole pending state as a fresh journal, replacing the old one atomically.
     private func rewriteJournal() {
         var bytes: [UInt8] = []
-        if dropped > 0 { bytes += JSONValue.object(["dropped": .int(dropped)]).serializedBytes() + [0x0A] }
+        if let outgoing { bytes += outgoing.journalJSON.serializedBytes() + [0x0A] }
+        if unsentDrops > 0 { bytes += JSONValue.object(["dropped": .int(unsentDrops)]).serializedBytes() + [0x0A] }
         for event in order { bytes += event.journalJSON(count: pending[event]!).serializedBytes() + [0x0A] }
         try? journal?.close()
         journal = nil

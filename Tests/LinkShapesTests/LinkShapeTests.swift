@@ -16,7 +16,17 @@ struct LinkShapeTests {
         ("https://storefront.example", "/"),
         ("/orders/991/items/3", "/orders/:param/items/:param"),
         ("https://storefront.example/Sale/Spring-Sale", "/sale/spring-sale"),
-        ("https://storefront.example/NEW_ARRIVALS", "/new_arrivals"),
+        ("https://storefront.example/New_Arrivals", "/new_arrivals"),
+        ("https://storefront.example/NEW_ARRIVALS", "/:param"),
+        ("https://storefront.example/reset/KXQZVBNMWPLR", "/reset/:param"),
+        ("https://storefront.example/reset/kxqzvbnmwplrtyhgfdsazx", "/reset/:param"),
+        ("https://storefront.example/t/qwrtzpsdfg", "/t/:param"),
+        ("https://storefront.example/profile/mary-ann_smith-jones", "/profile/:param"),
+        ("https://storefront.example/u/%6A%61%6E%65", "/u/:param"),
+        ("https://storefront.example/wintercollection", "/:param"),
+        ("https://storefront.example/winter-collection", "/winter-collection"),
+        ("https://storefront.example/black-friday-deals", "/:param"),
+        ("https://storefront.example/Sale/spring", "/sale/spring"),
         ("https://storefront.example/c/shoes?utm_source=mail&utm_campaign=w26&color=red", "/c/shoes?utm_campaign&utm_source"),
         ("https://storefront.example/c/shoes?UTM_SOURCE=a&utm_source=b", "/c/shoes?utm_source"),
         ("https://storefront.example/c/shoes#reviews", "/c/shoes"),
@@ -76,8 +86,9 @@ struct LinkShapeTests {
         let long = "https://storefront.example/" + String(repeating: "segment/", count: 10_000) + "?" + String(repeating: "utm_source=1&", count: 10_000)
         let shape = LinkShape(link: long)
         #expect(shape.description == "/segment/segment/segment/segment/segment/segment/segment/segment/*?utm_source")
-        #expect(LinkShape(link: "/" + String(repeating: "a", count: 25)).path == "/:param")
-        #expect(LinkShape(link: "/" + String(repeating: "a", count: 24)).path == "/" + String(repeating: "a", count: 24))
+        #expect(LinkShape(link: "/" + String(repeating: "ab", count: 6)).path == "/:param", "12 letters")
+        #expect(LinkShape(link: "/" + String(repeating: "ab", count: 5) + "a").path == "/" + String(repeating: "ab", count: 5) + "a", "11 letters")
+        #expect(LinkShape(link: "/abababababa-abababababa").path == "/abababababa-abababababa", "two parts of 11")
     }
 }
 

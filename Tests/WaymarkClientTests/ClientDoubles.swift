@@ -130,3 +130,27 @@ func temporaryDirectory() -> URL {
     try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
     return url
 }
+
+/// A transport whose every request waits until the test answers it, in any order: two
+/// overlapping calls, one answered slowly and one fast.
+actor HeldTransport: Transport {
+    private(set) var requests: [TransportRequest] = []
+    private var waiting: [Int: CheckedContinuation<TransportResponse, Never>] = [:]
+
+    func send(_ request: TransportRequest) async throws -> TransportResponse {
+        let index = requests.count
+        requests.append(request)
+        return await withCheckedContinuation { waiting[index] = $0 }
+    }
+
+    /// Requests asked and not yet answered.
+    var held: Int { waiting.count }
+
+    /// Answers request `index` (0 the first asked); false if it is not waiting.
+    @discardableResult
+    func answer(_ index: Int, _ response: TransportResponse) -> Bool {
+        guard let continuation = waiting.removeValue(forKey: index) else { return false }
+        continuation.resume(returning: response)
+        return true
+    }
+}

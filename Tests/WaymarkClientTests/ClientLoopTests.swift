@@ -308,6 +308,41 @@ struct ClientLoopTests {
         #expect(metrics.contains(#"waymark_telemetry_client_dropped_total{platform="ios"} 4"#), "\(metrics)")
     }
 
+    /// The real transport, except that the first answer to a telemetry post is lost on the
+    /// way back (the server has the batch; the app sees a dropped connection).
+    final class LosesFirstAnswer: Transport, @unchecked Sendable {
+        private let lock = NSLock()
+        private var lost = false
+        let inner = URLSessionTransport()
+
+        func send(_ request: TransportRequest) async throws -> TransportResponse {
+            let response = try await inner.send(request)
+            let lose = lock.withLock { () -> Bool in
+                defer { lost = true }
+                return !lost && request.method == "POST"
+            }
+            if lose { throw URLError(.networkConnectionLost) }
+            return response
+        }
+    }
+
+    /// Both halves of exactly once (docs/api.md, "The envelope"): the client posts the same
+    /// batch again, the server remembers its id and answers `duplicate`.
+    @Test("A batch whose 202 was lost is posted again, the same, and the server counts it once")
+    func lostAcknowledgement() async throws {
+        let service = try LiveService()
+        let reporter = TelemetryReporter(configuration: TelemetryConfiguration(server: URL(string: service.url)!, build: Self.build,
+                                                                               token: service.tokens[.telemetryWrite], cacheDirectory: temporaryDirectory()),
+                                         transport: LosesFirstAnswer())
+        let now = Int(Date().timeIntervalSince1970) / 60 * 60
+        await reporter.record(TelemetryEvent.testEvent(route: "product", minute: now - 60), count: 3)
+        #expect(await reporter.flush() == .retryLater(status: nil, retryAfter: nil), "the 202 was lost")
+        #expect(await reporter.flush() == .alreadyDelivered(events: 1, resolutions: 3))
+        #expect(await reporter.pendingResolutions == 0)
+        let counts = service.call("GET", "/v1/telemetry/counts?from=\(Self.hourAgo())", token: service.tokens[.telemetryRead])
+        #expect(counts.json["total"]?.intValue == 3, "\(counts.text)")
+    }
+
     static func hourAgo() -> String {
         let formatter = ISO8601DateFormatter()
         return formatter.string(from: Date().addingTimeInterval(-3600))

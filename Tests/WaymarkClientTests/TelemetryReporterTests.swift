@@ -39,7 +39,10 @@ struct TelemetryReporterTests {
         #expect(request.url.absoluteString == "https://links.example/v1/telemetry")
         #expect(request.headers["Authorization"] == "Bearer wm_w")
         let body = try JSONParser().parse(request.body!)
-        #expect(body["client"] == ["platform": "ios", "appVersion": "5.3.0", "revision": 4])
+        let install = try #require(Cohort.installID(in: await reporter.configuration.cacheDirectory))
+        #expect(body["client"] == ["platform": "ios", "appVersion": "5.3.0", "revision": 4, "cohort": .int(Cohort.of(installID: install)),
+                                   "source": .string(TelemetryBatch.Install(id: install).sourceKey(day: "2026-11-18"))])
+        #expect(body["batch"]?.stringValue?.utf8.count == 32)
         let events = body["events"]!.arrayValue!
         #expect(events.count == 2)
         #expect(events[0] == ["ts": .string(TelemetryEvent.timestamp(Self.minute)), "entry": "universalLink", "outcome": "proceed",

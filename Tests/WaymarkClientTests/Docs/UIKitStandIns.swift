@@ -1,0 +1,129 @@
+import Foundation
+
+// Stand-ins for the few UIKit and UserNotifications types docs/client.md's snippets use, with
+// their names and signatures, so that the snippets compile and run here, headless on Linux.
+// Transitions finish at once (their completions are called), and a presentation is recorded
+// where UIKit would show it. Not a UIKit: only what the snippets touch.
+
+@MainActor class UIResponder {}
+
+@MainActor class UIViewController: UIResponder {
+    var title: String?
+    var modalPresentationStyle = UIModalPresentationStyle.automatic
+    private(set) var presentedViewController: UIViewController?
+    private(set) weak var presentingViewController: UIViewController?
+
+    func present(_ controller: UIViewController, animated: Bool, completion: (@MainActor () -> Void)? = nil) {
+        presentedViewController = controller
+        controller.presentingViewController = self
+        completion?()
+    }
+
+    /// Dismisses what this controller presented (and everything above it).
+    func dismiss(animated: Bool, completion: (@MainActor () -> Void)? = nil) {
+        if let presented = presentedViewController {
+            presented.presentingViewController = nil
+            presentedViewController = nil
+        } else if let presenting = presentingViewController {
+            presenting.presentedViewController = nil
+            presentingViewController = nil
+        }
+        completion?()
+    }
+}
+
+enum UIModalPresentationStyle { case automatic, pageSheet, fullScreen }
+
+@MainActor final class UINavigationController: UIViewController {
+    private(set) var viewControllers: [UIViewController] = []
+
+    init(rootViewController: UIViewController) {
+        viewControllers = [rootViewController]
+    }
+
+    func setViewControllers(_ controllers: [UIViewController], animated: Bool) {
+        viewControllers = controllers
+    }
+
+    @discardableResult
+    func popToViewController(_ controller: UIViewController, animated: Bool) -> [UIViewController]? {
+        guard let index = viewControllers.firstIndex(where: { $0 === controller }) else { return nil }
+        let popped = Array(viewControllers[(index + 1)...])
+        viewControllers.removeSubrange((index + 1)...)
+        return popped
+    }
+}
+
+@MainActor final class UITabBarController: UIViewController {
+    var viewControllers: [UIViewController]?
+    var selectedViewController: UIViewController?
+}
+
+/// Core Animation's transaction: its completion block runs once the transitions committed in it have ended.
+@MainActor enum CATransaction {
+    private static var completion: (@MainActor () -> Void)?
+    static func begin() { completion = nil }
+    static func setCompletionBlock(_ block: (@MainActor () -> Void)?) { completion = block }
+    static func commit() {
+        let block = completion
+        completion = nil
+        block?()
+    }
+}
+
+@MainActor class UIScene: UIResponder {
+    final class ConnectionOptions {
+        let userActivities: Set<NSUserActivity>
+        let urlContexts: Set<UIOpenURLContext>
+        init(userActivities: Set<NSUserActivity> = [], urlContexts: Set<UIOpenURLContext> = []) {
+            self.userActivities = userActivities
+            self.urlContexts = urlContexts
+        }
+    }
+}
+
+@MainActor final class UIWindowScene: UIScene {}
+@MainActor final class UISceneSession {}
+@MainActor protocol UIWindowSceneDelegate: AnyObject {}
+
+final class UIOpenURLContext: Hashable, Sendable {
+    let url: URL
+    init(url: URL) { self.url = url }
+    static func == (lhs: UIOpenURLContext, rhs: UIOpenURLContext) -> Bool { lhs === rhs }
+    func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
+}
+
+let NSUserActivityTypeBrowsingWeb = "NSUserActivityTypeBrowsingWeb"
+
+final class NSUserActivity: Hashable, @unchecked Sendable {
+    let activityType: String
+    var webpageURL: URL?
+    init(activityType: String) { self.activityType = activityType }
+    static func == (lhs: NSUserActivity, rhs: NSUserActivity) -> Bool { lhs === rhs }
+    func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
+}
+
+/// The app object: where `open(_:)` hands a URL to the system (the browser, here recorded).
+@MainActor final class UIApplication {
+    static let shared = UIApplication()
+    private(set) var opened: [URL] = []
+    func open(_ url: URL) { opened.append(url) }
+}
+
+final class UNNotificationContent: Sendable {
+    nonisolated(unsafe) let userInfo: [AnyHashable: Any]
+    init(userInfo: [AnyHashable: Any]) { self.userInfo = userInfo }
+}
+final class UNNotificationRequest: Sendable {
+    let content: UNNotificationContent
+    init(content: UNNotificationContent) { self.content = content }
+}
+final class UNNotification: Sendable {
+    let request: UNNotificationRequest
+    init(request: UNNotificationRequest) { self.request = request }
+}
+final class UNNotificationResponse: Sendable {
+    let notification: UNNotification
+    init(userInfo: [AnyHashable: Any]) { notification = UNNotification(request: UNNotificationRequest(content: UNNotificationContent(userInfo: userInfo))) }
+}
+final class UNUserNotificationCenter: Sendable {}
