@@ -9,7 +9,7 @@ SCHEMAS    := --schema $(EXAMPLE)/schema-ios-5.2.0.json --schema $(EXAMPLE)/sche
 BIN        := .build/debug/waymark
 RELEASE    := .build/release
 
-.PHONY: all build run test check-imports test-client test-unit test-live test-crash test-followers test-rollout test-guard test-guard test-qr test-landing check-deploy test-api test-dashboard test-console test-links fuzz-ci check-example bench bench-client bench-guard bench-http bench-publish bench-telemetry bench-events count-instructions fuzz deps toolchain clean
+.PHONY: all build run test check-imports test-client test-unit test-live test-crash test-followers test-rollout test-guard test-qr test-landing check-deploy test-api test-dashboard test-console test-links test-android bench-android fuzz-ci check-example bench bench-client bench-guard bench-http bench-publish bench-telemetry bench-events count-instructions fuzz deps toolchain clean
 
 all: build
 
@@ -31,7 +31,7 @@ run: build
 	$(BIN) serve --data-dir data $(SERVE_ARGS)
 
 # Unit tests run last, so their summary closes the output.
-test: check-imports check-example test-links test-live test-client test-crash test-disk-full test-hostile test-memory test-followers test-rollout test-qr test-landing check-deploy test-api test-dashboard test-console fuzz-ci test-unit
+test: check-imports check-example test-links test-live test-client test-crash test-disk-full test-hostile test-memory test-followers test-rollout test-qr test-landing check-deploy test-api test-dashboard test-console test-android fuzz-ci test-unit
 
 # The libraries an app embeds (RouteEngine, WaymarkClient, and the targets they are built
 # from) import Foundation at most: no Glibc, Dispatch, Synchronization or UIKit.
@@ -172,6 +172,29 @@ check-example: build
 test-links: build
 	bash Tests/Scripts/install-packages.sh python3=python3 openssl=openssl
 	bash Tests/Scripts/link-checks.sh $(BIN)
+
+# The Android library (waymark-android/, Kotlin 1.3 on JDK 17, JUnit 5, all from Debian):
+# every row of every conformance/ file, read from conformance/ itself; then the
+# differential test: 20,000 generated links (hostile mutations included) resolved by the
+# Swift CLI and by the JVM library, every result identical; then the library's whole loop
+# against a live daemon (manifest 200 then 304, the login gate, a telemetry batch whose
+# 202 is lost sent again and counted once).
+ANDROID_PACKAGES = kotlinc=kotlin java=openjdk-17-jdk-headless /usr/share/java/junit-platform-console-standalone.jar=junit5
+ANDROID_CLASSPATH = waymark-android/build/waymark-android-tests.jar:waymark-android/build/waymark-android.jar:/usr/share/java/kotlin-stdlib.jar
+test-android: build
+	bash Tests/Scripts/install-packages.sh python3=python3 $(ANDROID_PACKAGES)
+	bash waymark-android/build.sh test
+	python3 Tests/Scripts/android-differential.py $(BIN) $(ANDROID_CLASSPATH)
+	python3 Tests/Scripts/android-live.py $(BIN) $(ANDROID_CLASSPATH)
+
+# The Android library on the 10,000-route manifest of bench-client: decode time (target
+# < 200 ms) and resolutions per second beside the Swift engine's (make bench's figure, run
+# here first; target: within 3×).
+bench-android: deps
+	bash Tests/Scripts/install-packages.sh $(ANDROID_PACKAGES)
+	$(SWIFT) build -c release --product RouteEngineBench
+	rate=$$($(RELEASE)/RouteEngineBench | tee /dev/stderr | sed -n 's/.*compiled trie: *\([0-9,]*\) resolutions.*/\1/p'); \
+	  bash waymark-android/build.sh bench "$$rate"
 
 # Resolutions per second on one core for 10,000 generated routes, against a linear scan.
 bench: deps

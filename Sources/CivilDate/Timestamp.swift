@@ -29,20 +29,23 @@ public enum Timestamp {
     /// The same, reusing `cache` across the timestamps of one batch.
     @inlinable
     public static func parse(_ bytes: UnsafeBufferPointer<UInt8>, cache: inout DayCache) -> Int? {
-        var fraction = 0.0
-        return parse(bytes, cache: &cache, fraction: &fraction, readFraction: false)
+        var microseconds = 0
+        return parse(bytes, cache: &cache, microseconds: &microseconds, readFraction: false)
     }
 
-    /// Seconds since 1970 and the fraction of a second (0 ≤ fraction < 1).
-    public static func parseWithFraction(_ bytes: UnsafeBufferPointer<UInt8>) -> (seconds: Int, fraction: Double)? {
+    /// Microseconds since 1970: the instant an RFC 3339 time names at the precision every
+    /// reader can hold exactly (an integer, not a binary fraction). Digits of the fraction
+    /// past the sixth are dropped, not rounded: `…59.9999999Z` is `…59.999999Z`, never the
+    /// next second. Instants (windows, a resolution's `now`) compare as these integers.
+    public static func parseMicroseconds(_ bytes: UnsafeBufferPointer<UInt8>) -> Int? {
         var cache = DayCache()
-        var fraction = 0.0
-        guard let seconds = parse(bytes, cache: &cache, fraction: &fraction, readFraction: true) else { return nil }
-        return (seconds, fraction)
+        var microseconds = 0
+        guard let seconds = parse(bytes, cache: &cache, microseconds: &microseconds, readFraction: true) else { return nil }
+        return seconds * 1_000_000 + microseconds
     }
 
     @inlinable @inline(__always)
-    static func parse(_ bytes: UnsafeBufferPointer<UInt8>, cache: inout DayCache, fraction: inout Double, readFraction: Bool) -> Int? {
+    static func parse(_ bytes: UnsafeBufferPointer<UInt8>, cache: inout DayCache, microseconds: inout Int, readFraction: Bool) -> Int? {
         guard bytes.count >= 20, let base = bytes.baseAddress else { return nil }
         let prefix = (UnsafeRawPointer(base).loadUnaligned(as: UInt64.self), UnsafeRawPointer(base + 8).loadUnaligned(as: UInt16.self))
         func digits(_ start: Int, _ count: Int) -> Int? {
@@ -70,10 +73,11 @@ public enum Timestamp {
         if bytes[index] == 0x2E {
             index += 1
             let start = index
-            var scale = 0.1
+            var scale = 100_000
             while index < bytes.count, (0x30...0x39).contains(bytes[index]) {
-                if readFraction {
-                    fraction += Double(bytes[index] - 0x30) * scale
+                // Whole microseconds: the digits past the sixth are read (they must be digits) and dropped.
+                if readFraction, scale > 0 {
+                    microseconds += Int(bytes[index] - 0x30) * scale
                     scale /= 10
                 }
                 index += 1

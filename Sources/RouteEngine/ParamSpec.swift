@@ -65,7 +65,17 @@ public struct ParamSpec: Hashable, Sendable {
         return .success(.int(integer))
     }
 
+    /// The longest text any param takes, in Unicode scalars: a link's values cannot be
+    /// longer (a link is at most 2,048 bytes), and a typed in-app request or a constant is
+    /// held to the same bound, so a pattern's match budget (`docs/patterns.md`) covers every
+    /// value it is ever given.
+    public static let longestText = 2048
+
     private func check(_ text: String) -> Result<ParamValue, ParamFailure> {
+        // A scalar is at least one byte: only a value over the bound in bytes needs counting.
+        if text.utf8.count > Self.longestText, text.unicodeScalars.count > Self.longestText {
+            return .failure(.tooLong(min(maximumLength ?? Self.longestText, Self.longestText)))
+        }
         switch type {
         case .int: return .failure(.notAnInteger)
         case .uuid:

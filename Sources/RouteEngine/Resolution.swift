@@ -1,3 +1,4 @@
+import CivilDate
 import Foundation
 
 /// Why a link resolved to nothing. A value, never a crash.
@@ -13,13 +14,24 @@ public enum NotFoundReason: String, Hashable, Sendable, CaseIterable {
 }
 
 /// What the resolver needs to know about the user and the moment: injected, never read from the device.
+/// The instant is kept as whole microseconds since 1970, the precision windows compare at.
 public struct ResolutionContext: Hashable, Sendable {
     public var satisfied: Set<String>
-    public var now: Date
+    /// Microseconds since 1970: what windows are compared with, as integers.
+    public var nowMicroseconds: Int
+
+    public var now: Date {
+        get { Timestamp.date(microseconds: nowMicroseconds) }
+        set { nowMicroseconds = Timestamp.microseconds(of: newValue) }
+    }
 
     public init(satisfied: Set<String> = [], now: Date = Date()) {
+        self.init(satisfied: satisfied, nowMicroseconds: Timestamp.microseconds(of: now))
+    }
+
+    public init(satisfied: Set<String> = [], nowMicroseconds: Int) {
         self.satisfied = satisfied
-        self.now = now
+        self.nowMicroseconds = nowMicroseconds
     }
 }
 

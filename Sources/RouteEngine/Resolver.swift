@@ -134,13 +134,13 @@ public struct Resolver: Sendable {
                 // matching goes on to more general shapes (`/launch` from next month does not
                 // hide `/:page` today). The first such shape, in precedence order, explains a
                 // link nothing else answers.
-                var filter = LiveRouteFilter(tables: tables, origin: parsed.origin, now: context.now)
+                var filter = LiveRouteFilter(tables: tables, origin: parsed.origin, now: context.nowMicroseconds)
                 _ = trie.match(segments: segments, bytes: decoded, origin: parsed.origin, filter: &filter)
-                let (chosen, notLive, now) = (filter.chosen, filter.notLive, context.now)
+                let (chosen, notLive, now) = (filter.chosen, filter.notLive, context.nowMicroseconds)
                 guard let chosen else {
                     guard let first = notLive?.route else { return .notFound(NotFound(.unknownRoute)) }
-                    if let end = first.window.end, end <= now {
-                        return .notFound(NotFound(.expired, routeID: first.id, detail: "Ended \(Timestamp.format(end))."))
+                    if let end = first.window.endMicroseconds, end <= now {
+                        return .notFound(NotFound(.expired, routeID: first.id, detail: "Ended \(Timestamp.formatMicroseconds(end))."))
                     }
                     return .notFound(NotFound(.unknownRoute, routeID: first.id, detail: "Not live yet."))
                 }
@@ -193,11 +193,12 @@ public struct Resolver: Sendable {
         /// `resolve(link:)` call, which holds the tables for its whole length.
         unowned(unsafe) let tables: Tables
         let origin: Int
-        let now: Date
+        /// Microseconds since 1970.
+        let now: Int
         var chosen: CompiledPattern?
         var notLive: CompiledPattern?
 
-        init(tables: Tables, origin: Int, now: Date) {
+        init(tables: Tables, origin: Int, now: Int) {
             self.tables = tables
             self.origin = origin
             self.now = now
@@ -208,7 +209,7 @@ public struct Resolver: Sendable {
             for candidate in tables.trie.terminals[terminal] {
                 let pattern = tables.patterns[candidate]
                 guard pattern.route.admittedOrigins[origin] else { continue }
-                if pattern.route.window.contains(now) {
+                if pattern.route.window.contains(microseconds: now) {
                     chosen = pattern
                     return true
                 }

@@ -63,15 +63,15 @@ extension RoutesDocument {
         }
         let hosts = reader.strings(object, "hosts", at: path)
         let schemes = reader.strings(object, "schemes", at: path)
-        func date(_ key: String) -> Date? {
+        func instant(_ key: String) -> Int? {
             guard let text = reader.string(object, key, at: path) else { return nil }
-            guard let date = Timestamp.parse(text) else {
+            guard let microseconds = Timestamp.microseconds(text) else {
                 reader.report(.invalidFormat, at: path + key, "\(key) \"\(text)\" is not a date and time like 2026-03-01T00:00:00Z.")
                 return nil
             }
-            return date
+            return microseconds
         }
-        let window = ValidityWindow(start: date("validFrom"), end: date("validUntil"))
+        let window = ValidityWindow(startMicroseconds: instant("validFrom"), endMicroseconds: instant("validUntil"))
         let fallbackURL = reader.string(object, "fallbackURL", at: path)
         let owner = reader.string(object, "owner", at: path)
         let notes = reader.string(object, "notes", at: path)

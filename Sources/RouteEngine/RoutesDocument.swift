@@ -1,3 +1,4 @@
+import CivilDate
 import Foundation
 
 /// Where a destination param takes its value from.
@@ -11,12 +12,32 @@ public enum ParamSource: Hashable, Sendable {
 }
 
 /// A time window in which a route is live: `validFrom` inclusive, `validUntil` exclusive.
+/// Its bounds are whole microseconds since 1970 and compare as integers, so every port
+/// (Java's nanosecond `Instant`, JavaScript's millisecond `Date`, Swift's binary `Date`)
+/// reads the same instants and draws the same line (`docs/formats.md`, "Timestamps").
 public struct ValidityWindow: Hashable, Sendable {
-    public var start: Date?
-    public var end: Date?
+    public var startMicroseconds: Int?
+    public var endMicroseconds: Int?
+
+    public init(startMicroseconds: Int? = nil, endMicroseconds: Int? = nil) {
+        self.startMicroseconds = startMicroseconds
+        self.endMicroseconds = endMicroseconds
+    }
+
+    public init(start: Date?, end: Date?) {
+        self.init(startMicroseconds: start.map(Timestamp.microseconds(of:)), endMicroseconds: end.map(Timestamp.microseconds(of:)))
+    }
+
+    public var start: Date? { startMicroseconds.map(Timestamp.date(microseconds:)) }
+    public var end: Date? { endMicroseconds.map(Timestamp.date(microseconds:)) }
+
+    /// Whether the instant `now` (microseconds since 1970) is inside.
+    public func contains(microseconds now: Int) -> Bool {
+        (startMicroseconds.map { now >= $0 } ?? true) && (endMicroseconds.map { now < $0 } ?? true)
+    }
 
     public func contains(_ date: Date) -> Bool {
-        (start.map { date >= $0 } ?? true) && (end.map { date < $0 } ?? true)
+        contains(microseconds: Timestamp.microseconds(of: date))
     }
 
     public func overlaps(_ other: ValidityWindow) -> Bool {

@@ -149,8 +149,9 @@ extension Schema {
             }
         }
         if let pattern = spec.pattern {
-            // The longest value the pattern can be asked to match: its maxLength, else a whole link.
-            let longest = min(spec.maximumLength ?? LinkParser.maximumLength, LinkParser.maximumLength)
+            // The longest value the pattern can be asked to match: its maxLength, and never more
+            // than the longest text any param takes (a whole link, and in-app requests alike).
+            let longest = min(spec.maximumLength ?? ParamSpec.longestText, ParamSpec.longestText)
             let steps = pattern.worstCaseSteps(length: longest)
             if steps > SafeRegex.matchBudget {
                 let fits = SafeRegex.matchBudget / pattern.stepsPerScalar

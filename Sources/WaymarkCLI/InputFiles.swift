@@ -29,6 +29,25 @@ enum InputFiles {
         }
     }
 
+    /// A file of links, one JSON string per line (so a link may hold any character,
+    /// controls and line breaks included, exactly as delivered). Empty lines are skipped.
+    static func links(at path: String) throws(CLIError) -> [String] {
+        let data: Data
+        do {
+            data = try Data(contentsOf: URL(fileURLWithPath: path))
+        } catch {
+            throw .unreadableFile(path, reason: (error as NSError).localizedDescription)
+        }
+        var links: [String] = []
+        for (number, line) in data.split(separator: UInt8(ascii: "\n")).enumerated() where !line.isEmpty {
+            guard let value = try? JSONParser().parse(Data(line)), let link = value.stringValue else {
+                throw .invalidJSON(path, reason: "line \(number + 1) is not a JSON string")
+            }
+            links.append(link)
+        }
+        return links
+    }
+
     static func timestamp(_ text: String?, option: String) throws(CLIError) -> Date {
         guard let text else { return Date() }
         guard let date = Timestamp.parse(text) else {

@@ -1,68 +1,84 @@
+import CivilDate
 import RouteEngine
 
 /// `waymark resolve URL --schema FILE --routes FILE [--satisfied auth,...] [--now T] [--json]`
 enum ResolveCommand {
     static let help = """
         Usage: waymark resolve URL --schema FILE --routes FILE [--satisfied NAME,...] [--now TIME] [--json]
+               waymark resolve --links FILE --schema FILE --routes FILE [--satisfied NAME,...] [--now TIME]
 
         Shows how one link resolves in one app build: proceed (with destination, params,
         navigation path, tab and presentation), gated by a precondition, or notFound with
-        a reason. It resolves as that build's manifest would: routes the build cannot
-        resolve (a destination or param its schema lacks) are left out, each named on
-        standard error. A document with errors that block publishing (see 'waymark
-        validate') is refused.
+        a reason. It resolves as that build's manifest would (docs/resolution.md, "Which
+        routes a build resolves"): a route with a problem of its own (an invalid pattern,
+        a duplicate id, a window that ends before it starts, a conflict or a shadowed route,
+        a field that cannot be read) or one the build cannot resolve (a destination or param
+        its schema lacks) is left out, each named on standard error, and the other routes
+        answer. Only a routes file that cannot be used at all (not a waymark.routes/1
+        document, or another app's) is refused. 'waymark validate' says which problems block
+        publishing.
 
         Options:
           --schema FILE        The app build's waymark.schema/1 file
           --routes FILE        The waymark.routes/1 file
           --satisfied LIST     Preconditions the user satisfies, comma-separated (e.g. auth)
-          --now TIME           Resolve as of this time (default: now), e.g. 2026-03-15T00:00:00Z
+          --now TIME           Resolve as of this time (default: now), e.g. 2026-03-15T00:00:00Z;
+                               a fraction is kept to the whole microsecond
           --json               Print {"outcome", "route", "destination", "params", ...}
+          --links FILE         Resolve many links: FILE holds one JSON string (a link) per
+                               line; prints one line of compact JSON per link, in order
           --help               Show this help
 
-        Exit status: 0 when the link was resolved (whatever the outcome), 1 when the routes
-        are invalid, 2 for bad usage or unreadable input.
+        Exit status: 0 when the links were resolved (whatever the outcome), 1 when the routes
+        file cannot be used, 2 for bad usage or unreadable input.
         """
 
     static func run(_ arguments: [String], output: inout Output) throws(CLIError) -> ExitCode {
-        let parsed = try Arguments(arguments, command: "resolve", options: ["--schema", "--routes", "--satisfied", "--now"],
+        let parsed = try Arguments(arguments, command: "resolve", options: ["--schema", "--routes", "--satisfied", "--now", "--links"],
                                    booleans: ["--json", "--help"])
         if parsed.has("--help") {
             output.print(help)
             return .success
         }
-        guard let url = parsed.positionals.first else { throw .missingArgument("the URL to resolve") }
-        guard parsed.positionals.count == 1 else { throw .unexpectedArgument(parsed.positionals[1]) }
+        let batch = parsed.last("--links")
+        let url = parsed.positionals.first
+        if batch == nil, url == nil { throw .missingArgument("the URL to resolve") }
+        if let extra = batch == nil ? parsed.positionals.dropFirst().first : parsed.positionals.first { throw .unexpectedArgument(extra) }
         guard let schemaPath = parsed.last("--schema") else { throw .missingArgument("--schema FILE") }
         guard let routesPath = parsed.last("--routes") else { throw .missingArgument("--routes FILE") }
         let now = try InputFiles.timestamp(parsed.last("--now"), option: "--now")
         let satisfied = Set(parsed.all("--satisfied").flatMap { $0.split(separator: ",").map(String.init) })
         let schema = try InputFiles.schema(at: schemaPath).schema
+        let links = try batch.map { path throws(CLIError) in try InputFiles.links(at: path) }
         let json = try InputFiles.json(at: routesPath)
         let (document, decodeProblems) = RoutesDocument.decode(json)
-        var report = ValidationReport(decodeProblems)
-        var analysis: RouteAnalysis?
-        if let document {
-            // The document's own errors block it as they block a publish; what depends on
-            // the build does not: the build's manifest simply leaves those routes out.
-            let analysed = RouteAnalysis(document: document, now: now)
-            report.append(contentsOf: analysed.problems)
-            if document.app != schema.app {
-                report.append(ValidationProblem(.invalidFormat, at: JSONPath.root + "app",
-                    "These routes are for the app \"\(document.app)\", but the schema \(schema.buildName) is for \"\(schema.app)\"."))
+        guard let document, document.app == schema.app else {
+            output.error("waymark: \(routesPath) cannot be used:")
+            for problem in decodeProblems where problem.severity == .error {
+                output.error("  \(problem.code.rawValue) at \(problem.path): \(problem.message)")
             }
-            analysis = analysed
-        }
-        guard report.isValid, let analysis else {
-            output.error("waymark: \(routesPath) has errors; fix them first (waymark validate):")
-            for problem in report.errors { output.error("  \(problem.code.rawValue) at \(problem.path): \(problem.message)") }
+            if let document {
+                output.error("  invalidFormat at app: These routes are for the app \"\(document.app)\", but the schema \(schema.buildName) is for \"\(schema.app)\".")
+            }
             return .invalid
         }
-        let resolver = Resolver(schema: schema, analysis: analysis)
-        for problem in resolver.leftOut {
-            output.error("waymark: left out of \(schema.buildName)'s table, as its manifest leaves it out: \(problem.path): \(problem.message)")
+        // As the build's manifest: a route with an error of its own is left out, as is one
+        // the build cannot compile; the others answer (docs/resolution.md).
+        let resolver = Resolver(schema: schema, analysis: RouteAnalysis(document: document, now: now))
+        for problem in decodeProblems where problem.severity == .error {
+            output.error("waymark: left out of \(schema.buildName)'s table, as its manifest leaves it out: \(problem.code.rawValue) at \(problem.path): \(problem.message)")
         }
-        let resolution = resolver.resolve(url: url, context: ResolutionContext(satisfied: satisfied, now: now))
+        for problem in resolver.leftOut {
+            output.error("waymark: left out of \(schema.buildName)'s table, as its manifest leaves it out: \(problem.code.rawValue) at \(problem.path): \(problem.message)")
+        }
+        // The instant straight from the text (whole microseconds), not through a Date.
+        let context = ResolutionContext(satisfied: satisfied,
+                                        nowMicroseconds: parsed.last("--now").flatMap { Timestamp.microseconds($0) } ?? Timestamp.microseconds(of: now))
+        if let links {
+            for link in links { output.print(resolver.resolve(url: link, context: context).json.serialized()) }
+            return .success
+        }
+        let resolution = resolver.resolve(url: url!, context: context)
         if parsed.has("--json") {
             output.print(resolution.json.serialized(pretty: true))
         } else {

@@ -1,3 +1,4 @@
+import CivilDate
 import Foundation
 import RouteEngine
 import TestSupport
@@ -33,8 +34,12 @@ struct ConformanceTests {
     static let files: [(name: String, json: JSONValue)] = {
         let directory = Fixtures.path("conformance")
         let names = (try? FileManager.default.contentsOfDirectory(atPath: directory))?.filter { $0.hasSuffix(".json") }.sorted() ?? []
-        return names.map { ($0, Fixtures.json(file: "conformance/" + $0)) }
+        // The planner's file (`waymark.planner/1`) is run by the WaymarkClient suites.
+        return names.map { ($0, Fixtures.json(file: "conformance/" + $0)) }.filter { $0.1["format"] == "waymark.conformance/1" }
     }()
+
+    /// Every file's format: each is run by this suite or the planner's, none by neither.
+    static let knownFormats: Set<String> = ["waymark.conformance/1", "waymark.planner/1"]
 
     static func request(_ row: JSONValue) -> ResolutionRequest {
         if let link = row["link"]?.stringValue { return .url(link) }
@@ -51,7 +56,7 @@ struct ConformanceTests {
             let context = row["context"]!
             return Row(file: file.name, label: row["label"]!.stringValue!, build: row["build"]!.stringValue!, request: request(row),
                        context: ResolutionContext(satisfied: Set((context["satisfied"]?.arrayValue ?? []).compactMap(\.stringValue)),
-                                                  now: Fixtures.date(context["now"]!.stringValue!)),
+                                                  nowMicroseconds: Timestamp.microseconds(context["now"]!.stringValue!)!),
                        expect: row["expect"]!)
         }
     }
@@ -78,18 +83,40 @@ struct ConformanceTests {
         let value: String?
         let matches: Bool?
         let refused: Bool
+        /// A budget row's param (`{"maxLength"?}`): the pattern is checked as a schema declares it.
+        let budget: JSONValue?
         var testDescription: String { "\(file): \(label)" }
     }
 
     static let patternRows: [PatternRow] = files.flatMap { file in
         (file.json["patterns"]?.arrayValue ?? []).map { row in
             PatternRow(file: file.name, label: row["label"]!.stringValue!, pattern: row["pattern"]!.stringValue!,
-                       value: row["value"]?.stringValue, matches: row["matches"]?.boolValue, refused: row["refused"]?.boolValue ?? false)
+                       value: row["value"]?.stringValue, matches: row["matches"]?.boolValue, refused: row["refused"]?.boolValue ?? false,
+                       budget: row["budget"])
         }
+    }
+
+    /// A schema whose one destination takes the budget row's pattern as a `string` param.
+    static func budgetSchema(_ row: PatternRow) -> JSONValue {
+        var param: [String: JSONValue] = ["type": "string", "pattern": .string(row.pattern)]
+        if let maximum = row.budget?["maxLength"] { param["maxLength"] = maximum }
+        return [
+            "format": "waymark.schema/1", "app": "budget", "platform": "ios", "version": "1.0.0", "schemes": ["budget"],
+            "destinations": ["d": ["params": ["p": .object(param)]]],
+        ]
     }
 
     @Test(arguments: patternRows)
     func pattern(_ row: PatternRow) throws {
+        if row.budget != nil {
+            switch Schema.decode(Self.budgetSchema(row)) {
+            case .success: #expect(!row.refused, "accepted")
+            case .failure(let error):
+                #expect(row.refused, "refused: \(error.problems.map(\.message))")
+                #expect(error.problems.allSatisfy { $0.code == .invalidPattern }, "\(error.problems.map(\.message))")
+            }
+            return
+        }
         let compiled: SafeRegex
         do {
             compiled = try SafeRegex(row.pattern)
@@ -99,6 +126,28 @@ struct ConformanceTests {
         }
         #expect(!row.refused, "accepted")
         if let value = row.value, let matches = row.matches { #expect(compiled.matches(value) == matches) }
+    }
+
+    /// Every file of `conformance/` is read and every row of it runs: the rows counted
+    /// straight from each file's text must be the rows the tests above were given.
+    @Test("Every file is read and no row is skipped")
+    func everyRowRuns() throws {
+        let directory = Fixtures.path("conformance")
+        let onDisk = try FileManager.default.contentsOfDirectory(atPath: directory).filter { $0.hasSuffix(".json") }.sorted()
+        let resolverFiles = try onDisk.filter { name in
+            let format = Fixtures.json(file: "conformance/" + name)["format"]?.stringValue ?? ""
+            #expect(Self.knownFormats.contains(format), "\(name) has the format \(format), which no runner reads")
+            return format == "waymark.conformance/1"
+        }
+        #expect(Self.files.map(\.name) == resolverFiles)
+        for name in resolverFiles {
+            let text = try String(contentsOfFile: directory + "/" + name, encoding: .utf8)
+            // Each row of either table carries exactly one "label" key; nothing else in a file does.
+            let labels = text.components(separatedBy: "\"label\":").count - 1
+            let ran = Self.rows.filter { $0.file == name }.count + Self.patternRows.filter { $0.file == name }.count
+            #expect(ran == labels, "\(name): \(labels) rows in the file, \(ran) run")
+            #expect(ran > 0, "\(name) has no rows")
+        }
     }
 
     @Test("The vectors are many, and a third of them hostile")

@@ -82,6 +82,35 @@ struct TimestampTests {
     func roundTrips(_ text: String) {
         #expect(Timestamp.format(Timestamp.parse(text)!) == text)
     }
+
+    /// Instants in whole microseconds (docs/formats.md): digits past the sixth dropped, never rounded.
+    static let instants: [(String, Int?)] = [
+        ("2026-03-31T23:59:59.9999999Z", 1_775_001_599_999_999),
+        ("2026-03-31T23:59:59.999999Z", 1_775_001_599_999_999),
+        ("2026-03-31T23:59:59.999999999999Z", 1_775_001_599_999_999),
+        ("2026-04-01T00:00:00Z", 1_775_001_600_000_000),
+        ("2026-04-01T00:00:00.0000009Z", 1_775_001_600_000_000),
+        ("2026-04-01T00:00:00.000001Z", 1_775_001_600_000_001),
+        ("2026-04-01T00:00:00.5Z", 1_775_001_600_500_000),
+        ("2026-04-01T02:00:00.0000019+02:00", 1_775_001_600_000_001),
+        ("1969-12-31T23:59:59.9999999Z", -1),
+        ("2026-03-31T23:59:60.9999999Z", 1_775_001_599_999_999),
+        ("2026-04-01T00:00:00.1234567xZ", nil),
+        ("2026-04-01T00:00:00.Z", nil),
+    ]
+
+    @Test(arguments: instants)
+    func microseconds(_ text: String, _ expected: Int?) {
+        #expect(Timestamp.microseconds(text) == expected)
+    }
+
+    /// A Date made from microseconds reads back as exactly those microseconds (nearest, not
+    /// truncated), from 1716 to 2286: where a double still holds every microsecond.
+    @Test(arguments: [0, 1, -1, 999_999, 1_775_001_599_999_999, 1_775_001_600_000_001, 9_000_000_000_000_001, -7_000_000_000_000_001])
+    func datesKeepTheirMicroseconds(_ microseconds: Int) {
+        #expect(Timestamp.microseconds(of: Timestamp.date(microseconds: microseconds)) == microseconds)
+        #expect(ResolutionContext(now: Timestamp.date(microseconds: microseconds)).nowMicroseconds == microseconds)
+    }
 }
 
 @Suite("Param types")

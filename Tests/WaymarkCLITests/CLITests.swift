@@ -126,10 +126,45 @@ struct CLITests {
         #expect(try JSONParser().parse(product.out)["outcome"] == "proceed")
     }
 
-    @Test func resolveRefusesInvalidRoutes() {
-        let bad = temporaryFile(#"{"format": "waymark.routes/1", "app": "storefront", "routes": [{"id": "a", "patterns": ["/a"], "destination": "home"}, {"id": "b", "patterns": ["/a"], "destination": "home"}]}"#)
-        let result = waymark("resolve", "storefront://a", "--schema", schema53, "--routes", bad)
+    @Test("resolve leaves a route with an error of its own out, as a manifest would, and names it")
+    func resolveLeavesOutInvalidRoutes() throws {
+        let bad = temporaryFile(#"{"format": "waymark.routes/1", "app": "storefront", "routes": [{"id": "a", "patterns": ["/a"], "destination": "home"}, {"id": "b", "patterns": ["/a"], "destination": "home"}, {"id": "c", "patterns": ["/c/:"], "destination": "home"}]}"#)
+        let first = waymark("resolve", "storefront://a", "--schema", schema53, "--routes", bad, "--json")
+        #expect(first.code == .success)
+        #expect(try JSONParser().parse(first.out)["route"] == "a")
+        #expect(first.err.contains("conflict at routes[1].patterns[0]"))
+        #expect(first.err.contains("invalidPattern at routes[2].patterns[0]"))
+        let broken = waymark("resolve", "storefront://c/x", "--schema", schema53, "--routes", bad, "--json")
+        #expect(try JSONParser().parse(broken.out)["reason"] == "unknownRoute")
+    }
+
+    static let unusableRoutes: [(String, String)] = [
+        (#"{"format": "waymark.routes/2", "app": "storefront", "routes": []}"#, "format"),
+        (#"{"format": "waymark.routes/1", "routes": []}"#, "app"),
+        (#"{"format": "waymark.routes/1", "app": "storefront", "routes": {}}"#, "routes"),
+        (#"{"format": "waymark.routes/1", "app": "other", "routes": []}"#, "for the app \"other\""),
+        (#"[]"#, "object"),
+    ]
+
+    @Test("resolve refuses only a routes file that cannot be used at all", arguments: unusableRoutes)
+    func resolveRefusesUnusableRoutes(text: String, says: String) {
+        let result = waymark("resolve", "storefront://a", "--schema", schema53, "--routes", temporaryFile(text))
         #expect(result.code == .invalid)
-        #expect(result.err.contains("conflict"))
+        #expect(result.out.isEmpty)
+        #expect(result.err.contains("cannot be used") && result.err.contains(says), "\(result.err)")
+    }
+
+    @Test("resolve --links answers one line per link, in order, links with controls included")
+    func resolveManyLinks() throws {
+        let links = temporaryFile(#""https://storefront.example/p/p1""# + "\n" + #""storefront://p/p\u0000""# + "\n\n" + #""nope""# + "\n")
+        let result = waymark("resolve", "--links", links, "--schema", schema53, "--routes", routes, "--now", "2026-03-15T00:00:00Z")
+        #expect(result.code == .success)
+        let lines = result.out.split(separator: "\n").map(String.init)
+        #expect(lines.count == 3)
+        #expect(try JSONParser().parse(lines[0])["outcome"] == "proceed")
+        #expect(try JSONParser().parse(lines[1])["reason"] == "malformed")
+        #expect(try JSONParser().parse(lines[2])["reason"] == "malformed")
+        let notJSON = waymark("resolve", "--links", temporaryFile("https://x\n"), "--schema", schema53, "--routes", routes)
+        #expect(notJSON.code != .success && notJSON.err.contains("line 1"))
     }
 }

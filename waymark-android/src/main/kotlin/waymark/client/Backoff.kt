@@ -1,0 +1,20 @@
+package waymark.client
+
+/**
+ * When to try again (the Swift `Backoff`): the interval after a success, exponential backoff
+ * with equal jitter after failures, never sooner than the server's `Retry-After`. Pure; the
+ * random number is given. Seconds throughout.
+ */
+data class Backoff(val interval: Double, val minimum: Double, val maximum: Double) {
+    /**
+     * The wait after [failures] consecutive failures (0: after a success); [random] in 0..<1
+     * picks from the upper half of the step, so a fleet that failed together does not come
+     * back together; [retryAfter] is a floor.
+     */
+    fun delay(failures: Int, retryAfter: Double? = null, random: Double): Double {
+        if (failures <= 0) return maxOf(interval, retryAfter ?: 0.0)
+        val step = minOf(maximum, minimum * Math.pow(2.0, minOf(failures - 1, 30).toDouble()))
+        val jittered = step / 2 + step / 2 * random.coerceIn(0.0, 1.0)
+        return maxOf(jittered, retryAfter ?: 0.0)
+    }
+}
