@@ -31,7 +31,7 @@ run: build
 	$(BIN) serve --data-dir data $(SERVE_ARGS)
 
 # Unit tests run last, so their summary closes the output.
-test: check-imports check-example test-links test-live test-client test-crash test-disk-full test-hostile test-memory test-followers test-rollout test-qr test-landing check-deploy test-api test-dashboard test-console test-android fuzz-ci test-unit
+test: check-imports check-example test-links test-live test-client test-crash test-disk-full test-hostile test-memory test-followers test-rollout test-guard test-qr test-landing check-deploy test-api test-dashboard test-console test-android fuzz-ci test-unit
 
 # The libraries an app embeds (RouteEngine, WaymarkClient, and the targets they are built
 # from) import Foundation at most: no Glibc, Dispatch, Synchronization or UIKit.
