@@ -31,6 +31,8 @@ final class APIContext: Sendable {
     let telemetryRejected = Atomic<UInt64>(0)
     /// Unknown-link shapes each install and network may add in a minute.
     let shapeAllowance: ShapeAllowance
+    /// Batches refused whole, by code, since start.
+    let telemetryRefusals = TelemetryRefusals()
     /// Batches answered as repeats of accepted ones (counted nothing), since start.
     let telemetryDuplicates = Atomic<UInt64>(0)
     /// Revisions published (rollbacks included) since start.

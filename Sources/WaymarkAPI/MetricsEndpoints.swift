@@ -31,6 +31,16 @@ struct MetricsEndpoints: EndpointGroup {
         family("waymark_resolutions_total", "counter", "Resolutions reported by clients since start, by platform, outcome, reason and route (bounded: unknown routes are \"other\").")
         for (labels, count) in resolutions.sorted(by: { $0.0 < $1.0 }) { out += "waymark_resolutions_total{\(labels)} \(count)\n" }
         let dropped = context.telemetry.read { $0.droppedByClientsSinceStart }
+        family("waymark_telemetry_batches_refused_total", "counter",
+               "Telemetry batches refused whole since start, by the code answered (415 unsupportedMediaType, 400 countTooLarge, …): nothing of them was counted.")
+        for (code, count) in context.telemetryRefusals.byCode { out += "waymark_telemetry_batches_refused_total{code=\"\(code)\"} \(count)\n" }
+        family("waymark_rollout_evidence_refused_total", "counter",
+               "The active rollout's resolution claims not counted as the guard's evidence, by reason (perSource, perNetwork, cohort, late, full).")
+        let evidenceRefused = context.guardEvidence.withLock { $0?.refused } ?? [:]
+        for reason in EvidenceRefusal.allCases { out += "waymark_rollout_evidence_refused_total{reason=\"\(reason.rawValue)\"} \(evidenceRefused[reason] ?? 0)\n" }
+        family("waymark_unknown_link_shapes_refused_total", "counter",
+               "Unknown-link shapes not counted since start: over an install's or a network's allowance a minute.")
+        out += "waymark_unknown_link_shapes_refused_total \(context.shapeAllowance.refused.load(ordering: .relaxed))\n"
         family("waymark_telemetry_client_dropped_total", "counter",
                "Resolutions clients reported dropping before they could send them (client.dropped: their storage bound), in batches accepted since start, by platform.")
         for platform in [Platform.ios, .android] { out += "waymark_telemetry_client_dropped_total{platform=\"\(platform.name)\"} \(dropped[Int(platform.rawValue)])\n" }

@@ -32,9 +32,13 @@ struct TelemetryEndpoints: EndpointGroup {
             return type.count == 16 && zip(type, "application/json".utf8).allSatisfy { $0 | 0x20 == $1 }
         } ?? false
         guard isJSON else {
+            context.telemetryRefusals.refuse("unsupportedMediaType")
             throw Refusal(.unsupportedMediaType, "unsupportedMediaType", "A batch is sent as Content-Type: application/json. Nothing was counted.")
         }
-        guard !request.body.isEmpty else { throw Refusal(.badRequest, "missingBody", "The body must be a batch: {\"client\": {…}, \"events\": […]}.") }
+        guard !request.body.isEmpty else {
+            context.telemetryRefusals.refuse("missingBody")
+            throw Refusal(.badRequest, "missingBody", "The body must be a batch: {\"client\": {…}, \"events\": […]}.")
+        }
         let telemetry = context.telemetry
         let parser = context.vocabulary.parser(for: context.store, documents: context.documents, limits: telemetry.options.limits)
         var batch: Batch
@@ -42,6 +46,7 @@ struct TelemetryEndpoints: EndpointGroup {
         do throws(BatchError) {
             batch = try parser.parse(request.body, now: now)
         } catch {
+            context.telemetryRefusals.refuse(Self.code(error))
             switch error {
             case .malformed(let message): throw Refusal(.badRequest, "invalidBatch", message + " Nothing was counted.")
             case .invalidClient(let message): throw Refusal(.badRequest, "invalidClient", message + " Nothing was counted.")
@@ -82,6 +87,30 @@ struct TelemetryEndpoints: EndpointGroup {
         }
     }
 
+    static func code(_ error: BatchError) -> String {
+        switch error {
+        case .malformed: "invalidBatch"
+        case .invalidClient: "invalidClient"
+        case .tooManyEvents: "tooManyEvents"
+        case .countTooLarge: "countTooLarge"
+        case .batchTooLarge: "batchTooLarge"
+        case .droppedTooLarge: "droppedTooLarge"
+        }
+    }
+
+    /// What was refused or capped, per reason, since start: whole batches by code, shapes
+    /// over an allowance, events too late for the minutes, and the active rollout's claims
+    /// not counted as evidence.
+    static func refusedJSON(_ context: APIContext) -> JSONValue {
+        let late = context.telemetry.read { $0.lateEvents }
+        let evidence = context.guardEvidence.withLock { $0?.refused } ?? [:]
+        return ["batches": .object(Dictionary(uniqueKeysWithValues: context.telemetryRefusals.byCode.map { ($0.code, JSONValue.int(Int($0.count))) })),
+                "duplicateBatches": .int(Int(context.telemetryDuplicates.load(ordering: .relaxed))),
+                "shapes": .int(Int(context.shapeAllowance.refused.load(ordering: .relaxed))),
+                "lateEvents": .int(Int(late)),
+                "evidence": .object(Dictionary(uniqueKeysWithValues: EvidenceRefusal.allCases.map { ($0.rawValue, JSONValue.int(evidence[$0] ?? 0)) }))]
+    }
+
     /// `answer` once the committer made it durable, else `503` with `Retry-After`.
     static func durable(_ result: Result<Void, TelemetryError>, answer: HTTPResponse, what: String) -> HTTPResponse {
         guard case .failure(let error) = result else { return answer }
@@ -119,7 +148,7 @@ struct TelemetryEndpoints: EndpointGroup {
                                  "filters": TelemetryQuery.filtersJSON(countQuery),
                                  "buckets": .array(result.bucketStarts.map { .string(Timestamp.format($0)) }),
                                  "total": .int(Int(result.total)), "failures": .int(Int(result.failures)), "failureRate": .double(result.failureRate),
-                                 "groups": .array(groups), "omittedGroups": .int(result.omittedGroups)],
+                                 "groups": .array(groups), "omittedGroups": .int(result.omittedGroups), "refused": Self.refusedJSON(context)],
                                 headers: [("Cache-Control", "no-store")])
     }
 

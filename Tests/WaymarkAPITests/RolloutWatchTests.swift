@@ -84,3 +84,24 @@ struct RolloutWatchTests {
         #expect((service.store.snapshot.rollout?.status == .tripped) == trips)
     }
 }
+
+/// What telemetry refused shows as numbers, per reason: in `/v1/telemetry/counts`' `refused`
+/// and in `/metrics`.
+@Suite("Telemetry refusals, counted")
+struct TelemetryRefusalTests {
+    @Test func refusalsAreCountedPerReason() throws {
+        let service = try LiveService(transport: .inProcess)
+        let token = service.tokens[.telemetryWrite]!
+        let batch = #"{"client": {"platform": "ios", "appVersion": "5.3.0"}, "events": [{"ts": "\#(Timestamp.format(Date()))", "entry": "push", "outcome": "proceed", "count": 5000}]}"#
+        #expect(service.call("POST", "/v1/telemetry", token: token, headers: [("Content-Type", "text/plain")], body: batch).status == 415)
+        #expect(service.call("POST", "/v1/telemetry", token: token, body: batch).status == 400)
+        #expect(service.call("POST", "/v1/telemetry", token: token, body: batch).status == 400)
+        let counts = service.call("GET", "/v1/telemetry/counts", token: service.tokens[.telemetryRead]!)
+        #expect(counts.json["refused"]?["batches"]?["unsupportedMediaType"]?.intValue == 1)
+        #expect(counts.json["refused"]?["batches"]?["countTooLarge"]?.intValue == 2)
+        #expect(counts.json["refused"]?["batches"]?["invalidBatch"]?.intValue == 0)
+        let metrics = service.call("GET", "/metrics", token: service.tokens[.telemetryRead]!).text
+        #expect(metrics.contains(#"waymark_telemetry_batches_refused_total{code="countTooLarge"} 2"#))
+        #expect(metrics.contains(#"waymark_rollout_evidence_refused_total{reason="perSource"} 0"#))
+    }
+}
