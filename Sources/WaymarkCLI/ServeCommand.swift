@@ -77,6 +77,8 @@ enum ServeCommand {
           --shapes-per-network N   Unknown-link shapes one network may add a minute (default 30)
           --suggestion-sources N   Distinct sources a shape needs before a route is suggested for it
                                    (default 3)
+          --telemetry-lateness M   Minutes an event may be older than its batch's arrival and still
+                                   count in the per-minute cells (default 10; older: its hour only)
           --telemetry-batch-ids N  Ids of accepted batches remembered, so a retried batch is
                                    counted once (default 250000)
           --telemetry-batch-window H
@@ -103,7 +105,7 @@ enum ServeCommand {
                                              "--follow", "--follow-token", "--follow-token-file", "--follow-interval", "--rollout-look-interval", "--clock-file",
                                              "--telemetry-minutes", "--telemetry-hours", "--telemetry-max-routes", "--telemetry-max-versions",
                                              "--guard-installs", "--guard-networks", "--guard-per-source", "--guard-per-network",
-                                             "--telemetry-batch-ids", "--telemetry-batch-window",
+                                             "--telemetry-batch-ids", "--telemetry-batch-window", "--telemetry-lateness",
                                              "--shapes-per-source", "--shapes-per-network", "--suggestion-sources"])
                                              .union(LinkCheckArguments.options),
                                    booleans: ["--no-seed", "--public-reads", "--pin-threads", "--quiet", "--help", "--check-links", "--init-tokens", "--trust-forwarded-for"])
@@ -175,6 +177,8 @@ enum ServeCommand {
             ?? telemetryOptions.limits.maximumAppVersions
         telemetryOptions.limits.maximumCells = try parsed.number("--telemetry-max-cells", in: 1_000...100_000_000, expected: "1000 to 100000000")
             ?? telemetryOptions.limits.maximumCells
+        telemetryOptions.limits.lateness = try parsed.number("--telemetry-lateness", in: 1...120, expected: "1 to 120 minutes").map { $0 * 60 }
+            ?? telemetryOptions.limits.lateness
         telemetryOptions.limits.maximumBatchIDs = try parsed.number("--telemetry-batch-ids", in: 1...10_000_000, expected: "1 to 10000000")
             ?? telemetryOptions.limits.maximumBatchIDs
         telemetryOptions.limits.batchWindow = try parsed.number("--telemetry-batch-window", in: 1...24 * 90, expected: "1 to 2160 hours").map { $0 * 3_600 }

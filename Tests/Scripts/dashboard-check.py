@@ -49,7 +49,10 @@ class Daemon:
             # One batch per side from one client stands for a fleet here: the guard's caps and
             # breadth are opened up (make test-guard holds them).
             "--guard-per-source", "1000", "--guard-per-network", "1000000", "--guard-installs", "1", "--guard-networks", "1",
-            "--shapes-per-source", "1000", "--shapes-per-network", "1000", "--suggestion-sources", "1")
+            "--shapes-per-source", "1000", "--shapes-per-network", "1000", "--suggestion-sources", "1",
+            # Fifty minutes of history posted at once, as a client back online would: counted
+            # in the per-minute cells the page draws only within the lateness window.
+            "--telemetry-lateness", "60")
         if self.port is None or self.token is None:
             self.process.kill()
             fail("the daemon did not start:\n" + self.process.stderr.read())
