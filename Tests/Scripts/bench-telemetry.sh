@@ -59,9 +59,11 @@ request = function()
 end
 LUA
 
-# Events counted so far (the generated events carry no count, so resolutions = events).
+# Events counted so far (the generated events carry no count, so resolutions = events), by
+# hour: events that reach the daemon more than the lateness window after their time count
+# in their hour only.
 counted() {
-  curl -fs -H "Authorization: Bearer $read" "$url/v1/telemetry/counts?from=$(date -u -d '-2 hours' +%Y-%m-%dT%H:%M:%SZ)&to=$(date -u -d '+10 minutes' +%Y-%m-%dT%H:%M:%SZ)" \
+  curl -fs -H "Authorization: Bearer $read" "$url/v1/telemetry/counts?step=1h&from=$(date -u -d '-2 hours' +%Y-%m-%dT%H:%M:%SZ)&to=$(date -u -d '+10 minutes' +%Y-%m-%dT%H:%M:%SZ)" \
     | python3 -c 'import json,sys; print(json.load(sys.stdin)["total"])'
 }
 
