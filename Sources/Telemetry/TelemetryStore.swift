@@ -219,7 +219,7 @@ public final class TelemetryStore: Sendable {
         guard let id = batch.id else { return submit(batch) { completion($0.map { .counted }) } }
         var batch = batch
         batch.acceptedMinute = Int32(clamping: options.clock() / 60)
-        enum Decision { case refused(TelemetryError), waiting, known, queued }
+        enum Decision { case refused(TelemetryError), waiting, known, empty, queued }
         let decision: Decision = queue.withLock { queue in
             if let broken = queue.broken { return .refused(broken) }
             if queue.closing { return .refused(.closing) }
@@ -228,14 +228,15 @@ public final class TelemetryStore: Sendable {
                 return .waiting
             }
             if counts.withLock({ $0.batchIDs.contains(id) }) { return .known }
-            guard !batch.tallies.isEmpty || !batch.shapes.isEmpty else { return .known }
+            guard !batch.tallies.isEmpty || !batch.shapes.isEmpty else { return .empty }
             queue.inFlight[id] = []
             return .queued
         }
         switch decision {
         case .refused(let error): return completion(.failure(error))
         case .waiting: return
-        case .known: return completion(.success(batch.tallies.isEmpty && batch.shapes.isEmpty && !isKnown(id) ? .counted : .duplicate))
+        case .known: return completion(.success(.duplicate))
+        case .empty: return completion(.success(.counted))  // nothing to count, nothing to remember
         case .queued: break
         }
         submit(.batch(batch)) { [self] result in
@@ -244,8 +245,6 @@ public final class TelemetryStore: Sendable {
             for waiting in repeats { waiting(result.map { .duplicate }) }
         }
     }
-
-    private func isKnown(_ id: HexID) -> Bool { counts.withLock { $0.batchIDs.contains(id) } }
 
     /// Queues a follower's forward, the same way: once durable it is counted, unless this
     /// store counted the same `(node, through)` before (a retry), when it only completes.
