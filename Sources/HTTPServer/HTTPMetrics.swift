@@ -130,8 +130,10 @@ public final class HTTPMetrics: Sendable {
         if let budget = bodyBudget.withLock({ $0 }) {
             out += "# HELP waymark_http_body_bytes_reserved Request body bytes reserved across connections (limit: --max-buffered-body-bytes).\n"
             out += "# TYPE waymark_http_body_bytes_reserved gauge\nwaymark_http_body_bytes_reserved \(budget.reserved)\n"
-            out += "# HELP waymark_http_body_budget_refused_total Requests answered 503 at the end of their head because their body did not fit the body budget.\n"
+            out += "# HELP waymark_http_body_budget_refused_total Requests answered 503 because their body did not fit the body budget (at the end of their head, or a chunked body as it came).\n"
             out += "# TYPE waymark_http_body_budget_refused_total counter\nwaymark_http_body_budget_refused_total \(budget.refused.load(ordering: .relaxed))\n"
+            out += "# HELP waymark_http_body_budget_over_peer_share_total Of those, the ones whose peer (an IPv4 address, an IPv6 /64) held its share of the budget.\n"
+            out += "# TYPE waymark_http_body_budget_over_peer_share_total counter\nwaymark_http_body_budget_over_peer_share_total \(budget.refusedOverShare.load(ordering: .relaxed))\n"
         }
         return out
     }

@@ -33,7 +33,7 @@ public final class HTTPServer: @unchecked Sendable {
         self.metrics = metrics
         balancer = LoopBalancer(loops: max(1, configuration.threads))
         peerTable = PeerTable(limit: configuration.maximumConnectionsPerPeer)
-        bodyBudget = BodyBudget(limit: configuration.maximumBufferedBodyBytes)
+        bodyBudget = BodyBudget(limit: configuration.maximumBufferedBodyBytes, perPeer: configuration.maximumBufferedBodyBytesPerPeer)
     }
 
     /// Connections each event loop is serving now.

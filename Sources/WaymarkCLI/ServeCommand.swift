@@ -36,6 +36,10 @@ enum ServeCommand {
                                    Request body bytes all connections may hold at once, reserved
                                    before a body is read; a head that does not fit gets 503
                                    (default 268435456)
+          --max-buffered-body-bytes-per-peer N
+                                   The share of those one IPv4 address or IPv6 /64 may hold; more
+                                   get 503 (default: a quarter of the total, and at least
+                                   --max-document-bytes; 0: no share — behind a proxy use 0)
           --max-queued-work N      Requests whose validation, build view, revision read or preview
                                    may wait or run off the event loops at once; more get 503
                                    (default 64)
@@ -80,7 +84,7 @@ enum ServeCommand {
 
     static func run(_ arguments: [String], output: inout Output) throws(CLIError) -> ExitCode {
         let parsed = try Arguments(arguments, command: "serve",
-                                   options: Set(["--host", "--port", "--data-dir", "--seed", "--threads", "--max-connections", "--max-connections-per-peer", "--max-buffered-body-bytes", "--max-document-bytes", "--max-queued-work", "--telemetry-max-cells",
+                                   options: Set(["--host", "--port", "--data-dir", "--seed", "--threads", "--max-connections", "--max-connections-per-peer", "--max-buffered-body-bytes", "--max-buffered-body-bytes-per-peer", "--max-document-bytes", "--max-queued-work", "--telemetry-max-cells",
                                              "--follow", "--follow-token", "--follow-token-file", "--follow-interval", "--rollout-look-interval", "--clock-file",
                                              "--telemetry-minutes", "--telemetry-hours", "--telemetry-max-routes", "--telemetry-max-versions"])
                                              .union(LinkCheckArguments.options),
@@ -109,6 +113,15 @@ enum ServeCommand {
         if options.maximumDocumentBytes > configuration.maximumBufferedBodyBytes {
             throw .invalidValue(option: "--max-buffered-body-bytes", value: String(configuration.maximumBufferedBodyBytes),
                                 expected: "at least --max-document-bytes (\(options.maximumDocumentBytes)), or no document could ever be read")
+        }
+        // By default a peer may hold a quarter of the total, and always one whole document.
+        configuration.maximumBufferedBodyBytesPerPeer = try parsed.number("--max-buffered-body-bytes-per-peer", in: 0...1 << 40,
+                                                                          expected: "0 to 1 TiB in bytes")
+            ?? min(configuration.maximumBufferedBodyBytes,
+                   max(configuration.maximumBufferedBodyBytes / 4, options.maximumDocumentBytes))
+        if configuration.maximumBufferedBodyBytesPerPeer != 0, options.maximumDocumentBytes > configuration.maximumBufferedBodyBytesPerPeer {
+            throw .invalidValue(option: "--max-buffered-body-bytes-per-peer", value: String(configuration.maximumBufferedBodyBytesPerPeer),
+                                expected: "0 or at least --max-document-bytes (\(options.maximumDocumentBytes)), or no document could ever be read")
         }
         options.maximumQueuedWork = try parsed.number("--max-queued-work", in: 1...100_000, expected: "1 to 100000")
             ?? options.maximumQueuedWork
