@@ -26,6 +26,8 @@
      bodies, the phone's heads past their peer's share 503 and the rest 408 when their
      body does not start in 5 s; then 300 whole 1 MiB bodies on an unknown path leave RSS
      flat.
+  8. A token at --rate 10 on 8 keep-alive connections over two event loops for 6 s gets
+     at most 1.1 x its allowance through (the clock is read under the bucket's lock).
 
 Prints each figure; exits 1 on the first failure.
 Usage: hostile.py WAYMARK_RELEASE_BINARY
@@ -526,6 +528,48 @@ def heads_without_bodies(daemon, binary, data):
              "%.0f" % reserved_after if reserved_after is not None else "?", time.monotonic() - bodies_started, before, after))
 
 
+# 8 ------------------------------------------------------------------------------------------
+
+def two_loop_rate(daemon, binary, data):
+    """A token at --rate 10 on 8 keep-alive connections spread over both event loops for
+    6 s: what goes through is at most 1.1 x its allowance (the burst of 50 plus 10 a second)."""
+    import http.client
+    limited = token(binary, data, "rate-two-loops", "manifest:read", rate=10)
+    stop = threading.Event()
+    through, refused = [0], [0]
+    lock = threading.Lock()
+
+    def hammer():
+        connection = http.client.HTTPConnection("127.0.0.1", daemon.port, timeout=10)
+        while not stop.is_set():
+            connection.request("GET", "/v1/revisions", headers={"Authorization": "Bearer " + limited})
+            response = connection.getresponse()
+            response.read()
+            with lock:
+                if response.status == 429:
+                    refused[0] += 1
+                else:
+                    through[0] += 1
+        connection.close()
+
+    threads = [threading.Thread(target=hammer) for _ in range(8)]
+    started = time.monotonic()
+    for thread in threads:
+        thread.start()
+    time.sleep(6)
+    stop.set()
+    for thread in threads:
+        thread.join()
+    elapsed = time.monotonic() - started
+    allowance = 50 + 10 * elapsed
+    if through[0] > 1.1 * allowance:
+        fail("a token at --rate 10 got %d requests through in %.1f s over two loops (allowance %.0f)" % (through[0], elapsed, allowance))
+    if refused[0] == 0:
+        fail("a token at --rate 10 was never refused")
+    print("hostile: a token at --rate 10 on 8 connections over two event loops for %.1f s: %d through (allowance %.0f: "
+          "a burst of 50 and 10 a second), %d answered 429" % (elapsed, through[0], allowance, refused[0]))
+
+
 def main():
     if len(sys.argv) < 2:
         fail("usage: hostile.py WAYMARK_RELEASE_BINARY")
@@ -541,6 +585,7 @@ def main():
             flood = flood_and_publish(daemon, binary, data)
             dot_versions(daemon)
             heads_without_bodies(daemon, binary, data)
+            two_loop_rate(daemon, binary, data)
             if not daemon.alive():
                 fail("the daemon died")
             rss = rss_mb(daemon.process.pid)
