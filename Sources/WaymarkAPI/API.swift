@@ -22,8 +22,10 @@ public final class API: Sendable {
         public var linkChecks: LinkCheckOptions?
         /// Set on a follower (`serve --follow`): it mirrors this primary and refuses writes.
         public var follower: Follower?
-        /// How many requests' worth of off-loop work (validation, build views, revision
-        /// reads) may wait or run at once; beyond it such requests get `503`.
+        /// How many requests' worth of changes (publish, validation, schedules, rollout
+        /// controls, schemas) and, apart, of costly reads (QR, previews, revisions, diffs; a
+        /// quarter per token or peer) may wait or run off the loops at once; beyond it such
+        /// requests get `503`. Builds (manifest views, landing tables) are never refused.
         public var maximumQueuedWork = 64
         /// Monotonic nanoseconds, for per-token rate limits; tests move it.
         public var monotonicClock: @Sendable () -> UInt64 = { DispatchTime.now().uptimeNanoseconds }

@@ -16,7 +16,8 @@ struct PublishingEndpoints: EndpointGroup {
         try registry.addDeferred("POST", "/v1/revisions", .scope(.routesPublish, action: "publish"), maximumBody: documentLimit) {
             request, call, responder throws(Refusal) in try publish(request, call, responder)
         }
-        try registry.addOffLoop("POST", "/v1/revisions/:number/rollback", .scope(.routesPublish, action: "rollback"), maximumBody: 64 << 10) {
+        try registry.addOffLoop("POST", "/v1/revisions/:number/rollback", .scope(.routesPublish, action: "rollback"), maximumBody: 64 << 10,
+                                lane: .changes) {
             request, call throws(Refusal) in try rollback(request, call)
         }
         try registry.addDeferred("POST", "/v1/validate", .scope(.routesPublish, action: "validate"), maximumBody: documentLimit) {
@@ -30,7 +31,7 @@ struct PublishingEndpoints: EndpointGroup {
         try context.requirePrimary()
         let base = try base(request)
         let (context, store, author) = (context, context.store, call.actor)
-        context.work.run(responder) { () throws(Refusal) in
+        context.work.run(responder, in: .changes) { () throws(Refusal) in
             let body = try Self.envelope(request, requireRoutes: true, also: ["rollout", "supersede"])
             let routes = body.routes?.serializedBytes(pretty: true) ?? []
             // `"supersede": true`: publish over an active rollout, ending it.
@@ -62,7 +63,7 @@ struct PublishingEndpoints: EndpointGroup {
 
     private func validate(_ request: HTTPRequest, _ call: RouteCall, _ responder: Responder) throws(Refusal) {
         guard !request.body.isEmpty else { throw Refusal(.badRequest, "missingBody", "Send the routes document to validate as the body.") }
-        context.work.run(responder) { [context] in
+        context.work.run(responder, in: .changes) { [context] in
             Self.validate(request, context: context, responder)
         }
     }

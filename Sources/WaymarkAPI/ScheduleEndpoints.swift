@@ -13,12 +13,12 @@ struct ScheduleEndpoints: EndpointGroup {
 
     func register(on registry: inout EndpointRegistry) throws(RouterError) {
         try registry.addOffLoop("POST", "/v1/schedules", .scope(.routesPublish, action: "schedule"),
-                                maximumBody: context.options.maximumDocumentBytes) { request, call throws(Refusal) in try schedule(request, call) }
+                                maximumBody: context.options.maximumDocumentBytes, lane: .changes) { request, call throws(Refusal) in try schedule(request, call) }
         try registry.add("GET", "/v1/schedules", .scope(.manifestRead, action: "readSchedules")) { _, _ in list() }
         try registry.add("GET", "/v1/schedules/:id", .scope(.manifestRead, action: "readSchedule")) { _, call throws(Refusal) in
             try one(call)
         }
-        try registry.addOffLoop("DELETE", "/v1/schedules/:id", .scope(.routesPublish, action: "cancelSchedule"), maximumBody: 0) {
+        try registry.addOffLoop("DELETE", "/v1/schedules/:id", .scope(.routesPublish, action: "cancelSchedule"), maximumBody: 0, lane: .changes) {
             _, call throws(Refusal) in try cancel(call)
         }
     }

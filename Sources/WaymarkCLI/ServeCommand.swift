@@ -40,9 +40,10 @@ enum ServeCommand {
                                    The share of those one IPv4 address or IPv6 /64 may hold; more
                                    get 503 (default: a quarter of the total, and at least
                                    --max-document-bytes; 0: no share — behind a proxy use 0)
-          --max-queued-work N      Requests whose validation, build view, revision read or preview
-                                   may wait or run off the event loops at once; more get 503
-                                   (default 64)
+          --max-queued-work N      Changes (publish, validation, schedules, rollout controls) and,
+                                   apart, costly reads (QR, previews, revisions, diffs; a quarter
+                                   per token or peer) that may wait or run off the event loops at
+                                   once; more get 503. Builds are never refused (default 64)
           --pin-threads            Pin event loop i to the i-th allowed CPU
           --telemetry-minutes H    Keep per-minute telemetry counts for H hours (default 48)
           --telemetry-hours D      Keep per-hour telemetry counts for D days (default 90)
