@@ -24,6 +24,9 @@ final class APIContext: Sendable {
     let landingCounter: LandingCounter
     /// Revision and diff answers, which never change.
     let revisionAnswers = ResponseCache()
+    /// QR codes by their parameters (link, level, format, scale): a code asked again is a
+    /// lookup on the loop, not a symbol encoded again off it.
+    let qrAnswers = ResponseCache(capacity: 64, maximumBytes: 16 << 20)
     /// What telemetry may name, rebuilt when the store changes.
     let vocabulary = VocabularyCache()
     /// Events refused one by one inside accepted batches, since start.

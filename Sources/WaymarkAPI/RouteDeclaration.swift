@@ -140,22 +140,24 @@ struct EndpointRegistry {
                                              largerBody: largerBody))
     }
 
-    /// A route answered on the loop when its handler finds what it needs cached, else built
-    /// in the work queue's builds lane (never refused).
+    /// A route answered on the loop when its handler finds what it needs cached, else from
+    /// the work queue's `lane`: by default the builds lane (never refused).
     mutating func addCachedOrOffLoop(_ method: String, _ path: String, _ access: RouteDeclaration.Access, maximumBody: Int? = nil,
-                                     _ handler: @escaping AnsweringHandler) throws(RouterError) {
+                                     lane: WorkLane = .builds, _ handler: @escaping AnsweringHandler) throws(RouterError) {
         let context = context
         try router.addAnswering(method, path, maximumBody: maximumBody, admission: context.admission(access)) { request, parameters in
-            let job: Job
+            let job: Job, caller: WorkCaller
             do throws(Refusal) {
-                switch try handler(request, RouteCall(parameters: parameters, actor: try context.actor(of: request, parameters, access))) {
+                let actor = try context.actor(of: request, parameters, access)
+                switch try handler(request, RouteCall(parameters: parameters, actor: actor)) {
                 case .now(let response): return .now(response)
                 case .work(let work): job = work
                 }
+                caller = WorkCaller(request, actor: actor)
             } catch {
                 return .now(error.response)
             }
-            return .later { responder in context.work.answer(responder, in: .builds, job) }
+            return .later { responder in context.work.answer(responder, in: lane, for: caller, job) }
         }
         declarations.append(RouteDeclaration(method: method, path: path, access: access, maximumBody: maximumBody, mode: .cachedOrOffLoop))
     }
