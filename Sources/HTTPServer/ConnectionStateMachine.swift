@@ -154,6 +154,9 @@ public struct ConnectionStateMachine: Sendable {
         guard case .idle(let since) = phase, input.isEmpty, !awaitingResponse, outputPending == 0 else { return nil }
         return since
     }
+    /// Since when output has been waiting to be written (nil: none waits): the slowest
+    /// reader is the one waiting longest.
+    public var outputPendingSince: Int64? { outputPending > 0 ? writeStartedAt : nil }
     /// Whether the shell should be reading from the socket.
     public var wantsRead: Bool { !isPaused && !awaitingResponse && phase != .closing && phase != .closed }
 

@@ -55,6 +55,7 @@ final class EventLoop: @unchecked Sendable {
     private let balancer: LoopBalancer
     private let peerTable: PeerTable
     private let bodyBudget: BodyBudget?
+    private let outputBudget: OutputBudget?
     private let serverMetrics: HTTPMetrics?
     /// This loop's request counters, when the server keeps metrics.
     private let metrics: HTTPMetrics.Slot?
@@ -69,10 +70,11 @@ final class EventLoop: @unchecked Sendable {
 
     init(index: Int, router: Router, configuration: ServerConfiguration, listeners: [Int32], requestIDPrefix: String,
          balancer: LoopBalancer, metrics: HTTPMetrics.Slot? = nil, peerTable: PeerTable = PeerTable(limit: 0),
-         serverMetrics: HTTPMetrics? = nil, bodyBudget: BodyBudget? = nil) throws(IOError) {
+         serverMetrics: HTTPMetrics? = nil, bodyBudget: BodyBudget? = nil, outputBudget: OutputBudget? = nil) throws(IOError) {
         self.index = index
         self.peerTable = peerTable
         self.bodyBudget = bodyBudget
+        self.outputBudget = outputBudget
         self.serverMetrics = serverMetrics
         self.metrics = metrics
         self.balancer = balancer
@@ -266,7 +268,7 @@ final class EventLoop: @unchecked Sendable {
             now: clock.now(), limits: configuration.limits, timeouts: configuration.timeouts,
             highWater: configuration.outputHighWater, bodyBudget: bodyBudget, peer: peer, loop: index,
             decide: { router.decide($0) })
-        let connection = Connection(fd: fd, machine: machine, peer: peer)
+        let connection = Connection(fd: fd, machine: machine, peer: peer, outputBudget: outputBudget)
         connections[fd] = connection
         openCount.add(1, ordering: .relaxed)
         do {
@@ -412,6 +414,12 @@ final class EventLoop: @unchecked Sendable {
         if HTTPResponseSerializer.sendsContent(response, isHead: isHead) {
             connection.enqueue(response.body)
             bytes += response.body.count
+            if response.body.count >= Connection.shareThreshold, let outputBudget {
+                connection.countQueued(response.body.count)
+                // Past the budget: the slowest readers make room (never this connection,
+                // whose answer is being queued; the sweep sees to it if it stays slow).
+                if outputBudget.isOver || outputBudget.isOver(connection.peer) { shedSlowReaders(sparing: connection) }
+            }
         }
         if configuration.accessLog { logAccess(request, response, id: requestID(), bytes: bytes, started: started) }
         let queued = clock.now()
@@ -494,6 +502,7 @@ final class EventLoop: @unchecked Sendable {
     private func close(_ connection: Connection, abort: Bool = false) {
         guard connections.removeValue(forKey: connection.fd) != nil else { return }
         connection.machine.releaseBody()
+        connection.releaseOutput()
         balancer.remove(from: index)
         if let peer = connection.peer { peerTable.release(peer) }
         openCount.subtract(1, ordering: .relaxed)
@@ -507,7 +516,28 @@ final class EventLoop: @unchecked Sendable {
             let actions = connection.machine.tick(now: now)
             if !actions.isEmpty { perform(actions, on: connection) }
         }
+        if let outputBudget, outputBudget.queued > 0, outputBudget.isAnyOver { shedSlowReaders(sparing: nil) }
         resumeListeners()
+    }
+
+    /// While the output budget is past its limit, or a peer past its share, resets this
+    /// loop's connections whose output has waited longest (of that peer, for a share), so
+    /// slow readers cannot hold the server's memory: the other loops do the same with
+    /// theirs. `sparing` is the connection whose answer is being queued now.
+    /// - Complexity: O(connections with a large body queued × log) when past, else O(1).
+    private func shedSlowReaders(sparing: Connection?) {
+        guard let outputBudget else { return }
+        var waiting: [(connection: Connection, since: Int64)] = []
+        for connection in connections.values where connection !== sparing && connection.budgeted > 0 {
+            if let since = connection.machine.outputPendingSince { waiting.append((connection, since)) }
+        }
+        guard !waiting.isEmpty else { return }
+        waiting.sort { $0.since < $1.since }
+        for (connection, _) in waiting {
+            guard outputBudget.isOver || outputBudget.isOver(connection.peer) else { continue }
+            outputBudget.shed.add(1, ordering: .relaxed)
+            close(connection, abort: true)
+        }
     }
 
     private func beginShutdown(now: Int64) {

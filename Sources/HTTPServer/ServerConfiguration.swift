@@ -33,6 +33,13 @@ public struct ServerConfiguration: Sendable {
     public var maximumBufferedBodyBytesPerPeer = 64 << 20
     /// Queued response bytes beyond which a connection stops reading (slow readers). Default 1 MiB.
     public var outputHighWater = 1 << 20
+    /// Bytes of large response bodies (8 KiB or more) queued and not yet written, across
+    /// every connection; past it each loop resets the connections whose output has waited
+    /// longest (the slowest readers) until it holds. Default 128 MiB.
+    public var maximumQueuedOutputBytes = 128 << 20
+    /// Of those, what one peer (an IPv4 address, an IPv6 /64) may have queued; past it its
+    /// slowest connections are reset. 0: no share. Default 32 MiB. Behind a proxy: 0.
+    public var maximumQueuedOutputBytesPerPeer = 32 << 20
     /// On SIGTERM/SIGINT, how long requests in flight may take before connections are cut. Default 10 s.
     public var drainTimeout: Int64 = 10_000_000_000
     /// One JSON line per request on standard error.

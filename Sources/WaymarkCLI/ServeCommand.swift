@@ -40,6 +40,13 @@ enum ServeCommand {
                                    The share of those one IPv4 address or IPv6 /64 may hold; more
                                    get 503 (default: a quarter of the total, and at least
                                    --max-document-bytes; 0: no share — behind a proxy use 0)
+          --max-queued-output-bytes N
+                                   Bytes of large answers (8 KiB or more) queued for readers and
+                                   not yet written; past it the slowest readers are reset
+                                   (default 134217728)
+          --max-queued-output-bytes-per-peer N
+                                   The share of those one IPv4 address or IPv6 /64 may have
+                                   (default 33554432; 0: no share — behind a proxy use 0)
           --max-queued-work N      Changes (publish, validation, schedules, rollout controls) and,
                                    apart, costly reads (QR, previews, revisions, diffs; a quarter
                                    per token or peer) that may wait or run off the event loops at
@@ -85,7 +92,7 @@ enum ServeCommand {
 
     static func run(_ arguments: [String], output: inout Output) throws(CLIError) -> ExitCode {
         let parsed = try Arguments(arguments, command: "serve",
-                                   options: Set(["--host", "--port", "--data-dir", "--seed", "--threads", "--max-connections", "--max-connections-per-peer", "--max-buffered-body-bytes", "--max-buffered-body-bytes-per-peer", "--max-document-bytes", "--max-queued-work", "--telemetry-max-cells",
+                                   options: Set(["--host", "--port", "--data-dir", "--seed", "--threads", "--max-connections", "--max-connections-per-peer", "--max-buffered-body-bytes", "--max-buffered-body-bytes-per-peer", "--max-queued-output-bytes", "--max-queued-output-bytes-per-peer", "--max-document-bytes", "--max-queued-work", "--telemetry-max-cells",
                                              "--follow", "--follow-token", "--follow-token-file", "--follow-interval", "--rollout-look-interval", "--clock-file",
                                              "--telemetry-minutes", "--telemetry-hours", "--telemetry-max-routes", "--telemetry-max-versions"])
                                              .union(LinkCheckArguments.options),
@@ -105,6 +112,12 @@ enum ServeCommand {
             ?? configuration.maximumConnectionsPerPeer
         configuration.maximumBufferedBodyBytes = try parsed.number("--max-buffered-body-bytes", in: 1 << 20...1 << 40, expected: "1 MiB to 1 TiB in bytes")
             ?? configuration.maximumBufferedBodyBytes
+        configuration.maximumQueuedOutputBytes = try parsed.number("--max-queued-output-bytes", in: 1 << 20...1 << 40,
+                                                                   expected: "1 MiB to 1 TiB in bytes")
+            ?? configuration.maximumQueuedOutputBytes
+        configuration.maximumQueuedOutputBytesPerPeer = try parsed.number("--max-queued-output-bytes-per-peer", in: 0...1 << 40,
+                                                                          expected: "0 to 1 TiB in bytes")
+            ?? min(configuration.maximumQueuedOutputBytesPerPeer, configuration.maximumQueuedOutputBytes)
         configuration.pinThreads = parsed.has("--pin-threads")
         configuration.accessLog = !parsed.has("--quiet")
         var options = API.Options()
