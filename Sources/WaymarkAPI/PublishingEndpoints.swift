@@ -33,7 +33,7 @@ struct PublishingEndpoints: EndpointGroup {
         let (context, store, author) = (context, context.store, call.actor)
         context.work.run(responder, in: .changes) { () throws(Refusal) in
             let body = try Self.envelope(request, requireRoutes: true, also: ["rollout", "supersede"])
-            let routes = body.routes?.serializedBytes(pretty: true) ?? []
+            let routes = try Self.stored(body.routes, context: context)
             // `"supersede": true`: publish over an active rollout, ending it.
             let supersede = try Self.supersede(body.object)
             // `"rollout": {}` (the default steps) or `{"steps": [...]}`: a candidate, not a new current revision.
@@ -101,6 +101,19 @@ struct PublishingEndpoints: EndpointGroup {
             throw Refusal(.badRequest, "missingRoutes", "The body needs the routes document under \"routes\".")
         }
         return (message, object["routes"], object)
+    }
+
+    /// The routes document as it is stored (pretty-printed), held to `--max-document-bytes`
+    /// as stored and not only as sent: a compact document near the limit grows when
+    /// indented, and every revision and schedule keeps it so.
+    static func stored(_ routes: JSONValue?, context: APIContext) throws(Refusal) -> [UInt8] {
+        let bytes = routes?.serializedBytes(pretty: true) ?? []
+        let limit = context.options.maximumDocumentBytes
+        guard bytes.count <= limit else {
+            throw Refusal(.contentTooLarge, "documentTooLarge",
+                          "The routes document is \(bytes.count) bytes as stored (indented); at most \(limit) are kept. Nothing was changed.")
+        }
+        return bytes
     }
 
     static func supersede(_ object: [String: JSONValue]) throws(Refusal) -> Bool {

@@ -35,6 +35,9 @@
  10. Slow QR readers: 200 connections from one address each get a new version-40 QR PNG
      and read nothing more: what waits for them stays within the peer's share of the
      output budget (the slowest reset past it) and RSS grows by less than the share + 32 MB.
+ 11. Big documents as marketing: a 10,000,000-byte note is refused naming the route and the
+     field; ~14 MB documents scheduled back to back stop at 64 MiB pending; RSS, and a
+     restart's time and RSS, stay under their bounds.
 
 Prints each figure; exits 1 on the first failure.
 Usage: hostile.py WAYMARK_RELEASE_BINARY
@@ -761,6 +764,58 @@ def slow_qr_readers(daemon, binary, data):
           % (elapsed, drawn[0], shed, queued / 1048576, before, peak, probe * 1000))
 
 
+# 11 -----------------------------------------------------------------------------------------
+
+def big_documents(binary, scratch):
+    """Marketing's token against the store's memory: a route with a 10,000,000-byte note is
+    refused naming the route and the field; ~14 MB documents (notes at their 4,096-byte
+    limit) scheduled back to back for up to 30 s stop at the pending schedules' 64 MiB; RSS
+    and a restart's time and RSS stay under their bounds."""
+    data = os.path.join(scratch, "documents")
+    daemon = Daemon(binary, data)
+    marketing = token(binary, data, "marketing", "routes:publish", rate="unlimited")
+    routes = json.load(open(os.path.join(EXAMPLE, "routes.json")))
+    noted = json.loads(json.dumps(routes))
+    noted["routes"].append({"id": "big-note", "patterns": ["/sale/big-note"], "destination": "home", "notes": "x" * 10_000_000})
+    status, body, _ = call(daemon.port, marketing, "POST", "/v1/revisions", {"message": "a long note", "routes": noted},
+                           {"If-Match": '"rev-1"', "Content-Type": "application/json"}, timeout=60)
+    if status != 422 or b'Route \\"big-note\\": notes is 10000000 bytes' not in body:
+        fail("a 10,000,000-byte note answered %d %s" % (status, body[:300]))
+    big = json.loads(json.dumps(routes))
+    for index in range(3_300):
+        big["routes"].append({"id": "c%d" % index, "patterns": ["/campaign/c%d" % index], "destination": "home", "notes": "n" * 4_000})
+    sent = json.dumps({"at": iso(time.time() + 3_600), "message": "big", "routes": big}).encode()
+    scheduled = refused = 0
+    started = time.monotonic()
+    while time.monotonic() - started < 30:
+        status, answer, _ = call(daemon.port, marketing, "POST", "/v1/schedules", sent,
+                                 {"If-Match": '"rev-1"', "Content-Type": "application/json"}, timeout=60)
+        if status == 201:
+            scheduled += 1
+        elif status == 409 and json_of(answer)["error"]["code"] == "tooManySchedules":
+            refused += 1
+            if refused >= 3:
+                break
+        else:
+            fail("scheduling a %d-byte document answered %d %s" % (len(sent), status, answer[:300]))
+    rss = rss_mb(daemon.process.pid)
+    size = sum(os.path.getsize(os.path.join(root, name)) for root, _, names in os.walk(data) for name in names) / 1048576
+    daemon.stop()
+    restarted = time.monotonic()
+    daemon = Daemon(binary, data)
+    restart = time.monotonic() - restarted
+    restart_rss = rss_mb(daemon.process.pid)
+    daemon.stop()
+    if scheduled * len(sent) > (64 << 20) + len(sent) or refused == 0:
+        fail("%d schedules of %d bytes were taken, %d refused" % (scheduled, len(sent), refused))
+    if rss > 400 or restart_rss > 200 or restart > 5:
+        fail("under big schedules RSS %.1f MB, data %.1f MiB; restarted in %.1f s at %.1f MB" % (rss, size, restart, restart_rss))
+    print("hostile: as marketing, a 10,000,000-byte note refused naming the route and the field; %.1f MB documents scheduled "
+          "back to back: %d taken, then 409 tooManySchedules (64 MiB pending at most); RSS %.1f MB (bound 400), data directory "
+          "%.1f MiB; restarted in %.2f s at %.1f MB RSS (bounds 5 s, 200 MB)"
+          % (len(sent) / 1e6, scheduled, rss, size, restart, restart_rss))
+
+
 def main():
     if len(sys.argv) < 2:
         fail("usage: hostile.py WAYMARK_RELEASE_BINARY")
@@ -786,6 +841,7 @@ def main():
             audit_after_stop(data, flood)
             cell_cap(binary, scratch)
             silent_connections(binary, scratch)
+            big_documents(binary, scratch)
         finally:
             if daemon.alive():
                 daemon.process.kill()
