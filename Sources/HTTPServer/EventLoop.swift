@@ -35,12 +35,12 @@ final class EventLoop: @unchecked Sendable {
     private let clock = MonotonicClock()
     @exclusivity(unchecked) private var readBuffer = [UInt8](repeating: 0, count: 64 * 1024)
     @exclusivity(unchecked) private var logBuffer: [UInt8] = []
-    @exclusivity(unchecked) private var requestCounter: UInt64 = 0
-    /// `<server prefix>-<loop index>-`, to which each request's number is appended in hex.
+    /// Each response's request id, unique and telling nothing of the count (`RequestIDSequence`).
+    @exclusivity(unchecked) private var requestIDs: RequestIDSequence
     @exclusivity(unchecked) private var cachedDate = ""
     @exclusivity(unchecked) private var cachedDateLine: [UInt8] = []
-    /// The request-id field's line: its name, `<prefix>-<loop>-`, then the current request's
-    /// counter and CRLF (`nextRequestID`); the first `requestIDLineFixed` bytes never change.
+    /// The request-id field's line: its name, `<prefix>-`, then the current request's id in
+    /// 16 hex digits and CRLF (`nextRequestID`); the first `requestIDLineFixed` bytes never change.
     @exclusivity(unchecked) private var requestIDLine: [UInt8]
     private let requestIDLineFixed: Int
     /// Where the id (the field's value) starts in `requestIDLine`.
@@ -69,7 +69,7 @@ final class EventLoop: @unchecked Sendable {
     var peers: [EventLoop] = []
 
     init(index: Int, router: Router, configuration: ServerConfiguration, listeners: [Int32], requestIDPrefix: String,
-         balancer: LoopBalancer, metrics: HTTPMetrics.Slot? = nil, peerTable: PeerTable = PeerTable(limit: 0),
+         requestIDKey: UInt64 = 0, balancer: LoopBalancer, metrics: HTTPMetrics.Slot? = nil, peerTable: PeerTable = PeerTable(limit: 0),
          serverMetrics: HTTPMetrics? = nil, bodyBudget: BodyBudget? = nil, outputBudget: OutputBudget? = nil) throws(IOError) {
         self.index = index
         self.peerTable = peerTable
@@ -82,7 +82,8 @@ final class EventLoop: @unchecked Sendable {
         self.configuration = configuration
         self.listeners = listeners
         // Through the serializer's own field writer: a CR or LF in the configured prefix becomes a space.
-        requestIDLine = HTTPResponseSerializer.fieldLine(configuration.requestIDHeader, "\(requestIDPrefix)-\(index)-")
+        requestIDs = RequestIDSequence(key: requestIDKey, loop: index)
+        requestIDLine = HTTPResponseSerializer.fieldLine(configuration.requestIDHeader, "\(requestIDPrefix)-")
         requestIDLine.removeLast(2)
         requestIDLineFixed = requestIDLine.count
         requestIDStart = configuration.requestIDHeader.utf8.count + 2  // after "Name: "
@@ -403,7 +404,6 @@ final class EventLoop: @unchecked Sendable {
     private func queue(_ response: HTTPResponse, to request: HTTPRequest, on connection: Connection, started: Int64,
                        route: Int) -> [ConnectionStateMachine.Action] {
         let keepAlive = connection.machine.mayKeepAlive(request)
-        requestCounter &+= 1
         nextRequestID()
         let isHead = request.head.method == "HEAD"
         let dateLine = dateLine()
@@ -427,11 +427,11 @@ final class EventLoop: @unchecked Sendable {
         return connection.machine.responseQueued(bytes: bytes, keepAlive: keepAlive, now: queued)
     }
 
-    /// `<prefix>-<loop>-<counter in hex>`: written into `requestIDLine` after its fixed part.
+    /// `<prefix>-<id in 16 hex digits>`: written into `requestIDLine` after its fixed part.
     private func nextRequestID() {
-        let digits = max(1, (UInt64.bitWidth - requestCounter.leadingZeroBitCount + 3) / 4)
+        let digits = 16
         requestIDLine.removeSubrange(requestIDLineFixed...)
-        var value = requestCounter
+        var value = requestIDs.next()
         var hex: (UInt64, UInt64) = (0, 0)
         withUnsafeMutableBytes(of: &hex) { buffer in
             for position in stride(from: digits - 1, through: 0, by: -1) {

@@ -48,6 +48,7 @@ public final class HTTPServer: @unchecked Sendable {
         signal(SIGPIPE, SIG_IGN)
         var port = configuration.port
         let prefix = String(UInt32.random(in: 0...UInt32.max), radix: 36)
+        let requestIDKey = UInt64.random(in: 0...UInt64.max)
         let slots = metrics?.configure(routes: router.routeLabels, loops: max(1, configuration.threads))
         metrics?.attach(bodyBudget)
         metrics?.attach(outputBudget)
@@ -62,7 +63,7 @@ public final class HTTPServer: @unchecked Sendable {
                 port = bound  // port 0: every later listener joins the port the first one got
             }
             loops.append(try EventLoop(index: index, router: router, configuration: configuration, listeners: listeners,
-                                       requestIDPrefix: prefix, balancer: balancer, metrics: slots?[index],
+                                       requestIDPrefix: prefix, requestIDKey: requestIDKey, balancer: balancer, metrics: slots?[index],
                                        peerTable: peerTable, serverMetrics: metrics, bodyBudget: bodyBudget,
                                        outputBudget: outputBudget))
         }
