@@ -38,6 +38,8 @@
  11. Big documents as marketing: a 10,000,000-byte note is refused naming the route and the
      field; ~14 MB documents scheduled back to back stop at 64 MiB pending; RSS, and a
      restart's time and RSS, stay under their bounds.
+ 12. Request ids say nothing of the traffic: 100 requests between two ids do not show.
+ 13. A Host whose port is not digits (`storefront.example:evil`) is refused, not landed.
 
 Prints each figure; exits 1 on the first failure.
 Usage: hostile.py WAYMARK_RELEASE_BINARY
@@ -816,6 +818,44 @@ def big_documents(binary, scratch):
           % (len(sent) / 1e6, scheduled, rss, size, restart, restart_rss))
 
 
+# 12 -----------------------------------------------------------------------------------------
+
+def request_ids(daemon):
+    """Counting traffic from X-Request-Id: two ids on one keep-alive connection with 100
+    requests between them must not differ by 101, nor share a prefix beyond the process's."""
+    import http.client
+    connection = http.client.HTTPConnection("127.0.0.1", daemon.port, timeout=10)
+    ids = []
+    for _ in range(102):
+        connection.request("GET", "/healthz")
+        response = connection.getresponse()
+        response.read()
+        ids.append(response.getheader("X-Request-Id"))
+    connection.close()
+    prefix = os.path.commonprefix(ids)
+    values = [int(value[len(prefix.rsplit("-", 1)[0]) + 1:], 16) for value in ids]
+    steps = {b - a for a, b in zip(values, values[1:])}
+    if len(set(ids)) != len(ids) or len(steps) < 90 or values[-1] - values[0] == 101:
+        fail("request ids count requests: %s ... %s" % (ids[:3], ids[-2:]))
+    print("hostile: 102 request ids on one connection: all distinct, %d different steps between neighbours, "
+          "nothing shared but the process's prefix (%s, %s, ...)" % (len(steps), ids[0], ids[1]))
+
+
+# 13 -----------------------------------------------------------------------------------------
+
+def host_ports(daemon):
+    """A link opened with a Host whose port is not digits is refused, not landed."""
+    answers = {}
+    for host in ("storefront.example:evil", "storefront.example:80:80", "[::1]x", "storefront.example:443"):
+        connection = socket.create_connection(("127.0.0.1", daemon.port), timeout=5)
+        connection.sendall(("GET /product/p1 HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n" % host).encode())
+        answers[host] = first_line(connection, 5)[9:12]
+        connection.close()
+    if answers != {"storefront.example:evil": "400", "storefront.example:80:80": "400", "[::1]x": "400", "storefront.example:443": "302"}:
+        fail("hosts with bad ports answered %s" % answers)
+    print("hostile: Host ports: %s" % ", ".join("%s %s" % item for item in answers.items()))
+
+
 def main():
     if len(sys.argv) < 2:
         fail("usage: hostile.py WAYMARK_RELEASE_BINARY")
@@ -834,6 +874,8 @@ def main():
             two_loop_rate(daemon, binary, data)
             qr_flood(daemon, binary, data)
             slow_qr_readers(daemon, binary, data)
+            request_ids(daemon)
+            host_ports(daemon)
             if not daemon.alive():
                 fail("the daemon died")
             rss = rss_mb(daemon.process.pid)
