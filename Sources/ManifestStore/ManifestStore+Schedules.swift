@@ -113,7 +113,7 @@ extension ManifestStore {
                         case .invalid(let again): status = .skipped(reason: "The routes no longer validate (\(again.errors.count) error(s)).")
                         case .staleBase(let number): status = .skipped(reason: "Revision \(number ?? 0) was published since.")
                         case .unknownRevision: status = .skipped(reason: "Nothing to publish.")
-                        case .rolloutInProgress(let candidate):
+                        case .rolloutInProgress(let candidate), .stableOverRollout(let candidate):
                             status = .skipped(reason: "The rollout of revision \(candidate) was in progress; a scheduled publish does not interrupt one.")
                         }
                     }

@@ -136,6 +136,10 @@ public enum PublishOutcome: Sendable {
     /// A rollout of this candidate is running or paused: it ends (completes, trips or is
     /// aborted) before anything else is published.
     case rolloutInProgress(candidate: Int)
+    /// Asked to supersede the rollout of `candidate` with the stable revision's own routes:
+    /// nothing would be published and the rollout would go on, so nothing is done — aborting
+    /// it is what serves the stable routes to everyone.
+    case stableOverRollout(candidate: Int)
 }
 
 public enum SchemaOutcome: Sendable {
@@ -575,6 +579,10 @@ public final class ManifestStore: Sendable {
         // no phone downloads its manifest again. Checked against what was current when the
         // comparison was made outside the lock, which `base` has just shown is still current.
         if let revision = current.current, checked.sameAs == revision.number {
+            if let superseded {
+                tallyRefusal(action: action.stringValue!, actor: author, reason: "stableOverRollout", now: now)
+                return .stableOverRollout(candidate: superseded)
+            }
             return .unchanged(revision)
         }
         let report = checked.report(for: routes, against: current, now: now)
@@ -814,7 +822,7 @@ public final class ManifestStore: Sendable {
         case .unchanged: return false
         case .invalid(let report):
             throw StoreError.badSeed("The seed routes \(seedDirectory)/routes.json are invalid: \(report.errors.map(\.message).joined(separator: "; "))")
-        case .staleBase, .unknownRevision, .rolloutInProgress: return false  // published concurrently: nothing to seed
+        case .staleBase, .unknownRevision, .rolloutInProgress, .stableOverRollout: return false  // published concurrently: nothing to seed
         }
     }
 

@@ -168,6 +168,10 @@ struct PublishingEndpoints: EndpointGroup {
             return APIResponse.error(.conflict, "rolloutInProgress",
                                      "Revision \(candidate) is being rolled out; promote or abort its rollout before publishing again, or publish with \"supersede\": true to end it.",
                                      details: ["candidate": .int(candidate)])
+        case .success(.stableOverRollout(let candidate)):
+            return APIResponse.error(.conflict, "useAbort",
+                                     "These are the stable revision's routes: superseding the rollout of revision \(candidate) with them would publish nothing and leave the rollout running. To serve the stable routes to everyone, abort the rollout (POST /v1/rollout/abort).",
+                                     details: ["candidate": .int(candidate)])
         case .success(.unknownRevision(let number)):
             return APIResponse.error(.notFound, "unknownRevision", "There is no revision \(number).")
         }
