@@ -32,6 +32,9 @@ public final class API: Sendable {
         /// The wall clock changes are stamped and decided by: revision and audit times,
         /// rollout steps, scheduled publishes (`serve --clock-file` moves it in tests).
         public var clock = WallClock.system
+        /// Fallback URLs at loopback, private or other non-public addresses validate
+        /// (`serve --allow-private-fallbacks`): for tests against servers on loopback only.
+        public var allowPrivateFallbacks = false
         /// How often the primary looks at a running rollout's telemetry, in seconds.
         public var rolloutLookInterval: Double = 5
 

@@ -82,11 +82,14 @@ final class APIContext: Sendable {
     func withLinkFindings(_ routes: @autoclosure () -> JSONValue?, against snapshot: StoreSnapshot,
                           _ body: @escaping @Sendable ([ValidationProblem]) -> Void) {
         let schemas = snapshot.orderedSchemas.map(\.schema)
-        guard let linkChecker, !schemas.isEmpty, let routes = routes() else { return body([]) }
+        let routes = routes()
+        // Fallbacks at non-public addresses, whether or not link checks run (`FallbackAddresses`).
+        let addresses = options.allowPrivateFallbacks ? [] : routes.map(FallbackAddresses.problems) ?? []
+        guard let linkChecker, !schemas.isEmpty, let routes else { return body(addresses) }
         linkCheckQueue.async { [self] in
             let findings = linkChecker.check(routes, against: schemas)
             linkFindings.add(UInt64(findings.count), ordering: .relaxed)
-            body(findings)
+            body(addresses + findings)
         }
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPCore
 import HTTPServer
+import LinkChecks
 import ManifestStore
 import RouteEngine
 
@@ -106,7 +107,18 @@ struct PublishingEndpoints: EndpointGroup {
     /// The routes document as it is stored (pretty-printed), held to `--max-document-bytes`
     /// as stored and not only as sent: a compact document near the limit grows when
     /// indented, and every revision and schedule keeps it so.
+    /// A fallback at a loopback, private or otherwise non-public address is refused here
+    /// too (`FallbackAddresses`), for every route that stores a document: publish, rollout,
+    /// schedule.
     static func stored(_ routes: JSONValue?, context: APIContext) throws(Refusal) -> [UInt8] {
+        if let routes, !context.options.allowPrivateFallbacks {
+            let problems = FallbackAddresses.problems(in: routes)
+            if !problems.isEmpty {
+                throw Refusal(.unprocessableContent, "invalidRoutes",
+                              "The routes fail validation (\(problems.count) error(s)): a fallback at an address no visitor can reach; nothing was changed.",
+                              details: ValidationReport(problems).json)
+            }
+        }
         let bytes = routes?.serializedBytes(pretty: true) ?? []
         let limit = context.options.maximumDocumentBytes
         guard bytes.count <= limit else {

@@ -24,6 +24,9 @@ enum ServeCommand {
                                    (default manifests/storefront, skipped when missing)
           --no-seed                Start an empty store empty
           --public-reads           Serve manifests, revisions and schemas without a token
+          --allow-private-fallbacks
+                                   Let fallback URLs name loopback or private addresses (tests
+                                   against servers on loopback only; refused by default)
           --threads N              Event loops, one thread each (default: one per core)
           --max-connections N      Open connections; at the limit the longest idle one is closed
                                    for a new one, and with none idle new ones wait (default 10000)
@@ -96,7 +99,7 @@ enum ServeCommand {
                                              "--follow", "--follow-token", "--follow-token-file", "--follow-interval", "--rollout-look-interval", "--clock-file",
                                              "--telemetry-minutes", "--telemetry-hours", "--telemetry-max-routes", "--telemetry-max-versions"])
                                              .union(LinkCheckArguments.options),
-                                   booleans: ["--no-seed", "--public-reads", "--pin-threads", "--quiet", "--help", "--check-links", "--init-tokens"])
+                                   booleans: ["--no-seed", "--public-reads", "--allow-private-fallbacks", "--pin-threads", "--quiet", "--help", "--check-links", "--init-tokens"])
         if parsed.has("--help") {
             output.print(help)
             return .success
@@ -122,6 +125,7 @@ enum ServeCommand {
         configuration.accessLog = !parsed.has("--quiet")
         var options = API.Options()
         options.publicManifestReads = parsed.has("--public-reads")
+        options.allowPrivateFallbacks = parsed.has("--allow-private-fallbacks")
         options.maximumDocumentBytes = try parsed.number("--max-document-bytes", in: 1024...(1 << 30), expected: "1024 to 1073741824 bytes")
             ?? options.maximumDocumentBytes
         if options.maximumDocumentBytes > configuration.maximumBufferedBodyBytes {

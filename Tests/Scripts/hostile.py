@@ -43,6 +43,8 @@
  14. Landings stay cacheable after a route window's edge passes (the clock moved with
      --clock-file): s-maxage counts down to the edge, then is 30 again.
  15. Refusals from 200 addresses of one /24 are one or two audit lines, under the network.
+ 16. Fallbacks at loopback, private or link-local addresses (any spelling) or localhost
+     are refused.
 
 Prints each figure; exits 1 on the first failure.
 Usage: hostile.py WAYMARK_RELEASE_BINARY
@@ -928,6 +930,26 @@ def refusals_from_many_addresses(binary, scratch):
           % (len(counted), ", ".join(sorted({line.get("peer", "?") for line in counted}))))
 
 
+# 16 -----------------------------------------------------------------------------------------
+
+def private_fallbacks(daemon):
+    """Fallbacks that would send a visitor's browser into their own machine or network
+    (loopback, private, link-local, localhost; any spelling of an address) are refused."""
+    routes = json.load(open(os.path.join(EXAMPLE, "routes.json")))
+    answers = {}
+    for fallback in ("https://127.0.0.1/x", "https://[::1]/x", "https://0x7f000001/x", "https://2130706433/x",
+                     "https://localhost/x", "https://10.0.0.1/x", "https://169.254.169.254/latest/meta-data/"):
+        document = json.loads(json.dumps(routes))
+        document["routes"].append({"id": "inside", "patterns": ["/sale/inside"], "destination": "home", "fallbackURL": fallback})
+        _, listing, _ = call(daemon.port, daemon.admin, "GET", "/v1/revisions")
+        status, body, _ = call(daemon.port, daemon.admin, "POST", "/v1/revisions", {"message": "inside", "routes": document},
+                               {"If-Match": '"rev-%d"' % json_of(listing)["current"], "Content-Type": "application/json"})
+        answers[fallback] = status
+    if any(status != 422 for status in answers.values()):
+        fail("private fallbacks answered %s" % answers)
+    print("hostile: fallbacks at loopback, private and link-local addresses and localhost refused (422): %s" % ", ".join(answers))
+
+
 def main():
     if len(sys.argv) < 2:
         fail("usage: hostile.py WAYMARK_RELEASE_BINARY")
@@ -948,6 +970,7 @@ def main():
             slow_qr_readers(daemon, binary, data)
             request_ids(daemon)
             host_ports(daemon)
+            private_fallbacks(daemon)
             if not daemon.alive():
                 fail("the daemon died")
             rss = rss_mb(daemon.process.pid)
