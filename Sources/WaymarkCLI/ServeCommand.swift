@@ -50,6 +50,9 @@ enum ServeCommand {
           --max-queued-output-bytes-per-peer N
                                    The share of those one IPv4 address or IPv6 /64 may have
                                    (default 33554432; 0: no share — behind a proxy use 0)
+          --memory-limit N         The memory it is given, in bytes (default: its cgroup's limit,
+                                   if any); it refuses to start when its budgets (bodies, queued
+                                   answers, schedules, caches, itself) do not fit
           --max-queued-work N      Changes (publish, validation, schedules, rollout controls) and,
                                    apart, costly reads (QR, previews, revisions, diffs; a quarter
                                    per token or peer) that may wait or run off the event loops at
@@ -95,7 +98,7 @@ enum ServeCommand {
 
     static func run(_ arguments: [String], output: inout Output) throws(CLIError) -> ExitCode {
         let parsed = try Arguments(arguments, command: "serve",
-                                   options: Set(["--host", "--port", "--data-dir", "--seed", "--threads", "--max-connections", "--max-connections-per-peer", "--max-buffered-body-bytes", "--max-buffered-body-bytes-per-peer", "--max-queued-output-bytes", "--max-queued-output-bytes-per-peer", "--max-document-bytes", "--max-queued-work", "--telemetry-max-cells",
+                                   options: Set(["--host", "--port", "--data-dir", "--seed", "--threads", "--max-connections", "--max-connections-per-peer", "--max-buffered-body-bytes", "--max-buffered-body-bytes-per-peer", "--max-queued-output-bytes", "--max-queued-output-bytes-per-peer", "--memory-limit", "--max-document-bytes", "--max-queued-work", "--telemetry-max-cells",
                                              "--follow", "--follow-token", "--follow-token-file", "--follow-interval", "--rollout-look-interval", "--clock-file",
                                              "--telemetry-minutes", "--telemetry-hours", "--telemetry-max-routes", "--telemetry-max-versions"])
                                              .union(LinkCheckArguments.options),
@@ -121,6 +124,15 @@ enum ServeCommand {
         configuration.maximumQueuedOutputBytesPerPeer = try parsed.number("--max-queued-output-bytes-per-peer", in: 0...1 << 40,
                                                                           expected: "0 to 1 TiB in bytes")
             ?? min(configuration.maximumQueuedOutputBytesPerPeer, configuration.maximumQueuedOutputBytes)
+        // The budgets must fit the memory the daemon is given, or it refuses to start.
+        let budget = MemoryBudget(configuration: configuration)
+        if let limit = try parsed.number("--memory-limit", in: 16 << 20...1 << 50, expected: "16 MiB to 1 PiB in bytes") {
+            if let refusal = budget.refusal(limit: limit, source: "--memory-limit") {
+                throw .invalidValue(option: "--memory-limit", value: String(limit), expected: refusal)
+            }
+        } else if let limit = MemoryBudget.cgroupLimit(), let refusal = budget.refusal(limit: limit, source: "its cgroup (memory.max)") {
+            throw .invalidValue(option: "--memory-limit", value: String(limit), expected: refusal)
+        }
         configuration.pinThreads = parsed.has("--pin-threads")
         configuration.accessLog = !parsed.has("--quiet")
         var options = API.Options()
