@@ -74,10 +74,13 @@ test-disk-full: build
 	bash Tests/Scripts/install-packages.sh python3=python3
 	python3 Tests/Scripts/disk-full.py $(BIN)
 
-# Each attack of the "Hostile load" issue against a release daemon on loopback: anonymous
+# Each attack of the "Hostile load" issues against a release daemon on loopback: anonymous
 # 16 MiB bodies, a refusal flood during a 5,000-route publish (manifest p50/p99 printed),
 # the audit log's growth, a phone's token against the cell cap and a rate, silent
-# connections against the per-peer cap and the connection limit, dot-only versions.
+# connections against the per-peer cap and the connection limit, dot-only versions; heads
+# without bodies, a two-loop rate limit, a QR flood across rollouts and a scheduled publish,
+# slow QR readers, big notes and schedules, request ids, Host ports, landings past a window
+# edge, refusals from many addresses (issue 33). About a minute and a quarter.
 test-hostile: deps
 	bash Tests/Scripts/install-packages.sh python3=python3 ss=iproute2
 	$(SWIFT) build -c release --product waymark

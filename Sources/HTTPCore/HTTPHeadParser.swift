@@ -213,7 +213,7 @@ public struct HTTPHeadParser: Sendable {
         var count = 0, valid = true
         head.headers.forEachValue(named: "Host") { value in
             count += 1
-            valid = valid && value.allSatisfy(isHostByte)
+            valid = valid && value.allSatisfy(isHostByte) && hasHostShape(value)
             return count < 2
         }
         guard count <= 1 else { throw .multipleHost }
@@ -247,6 +247,26 @@ public struct HTTPHeadParser: Sendable {
 /// IP-literal brackets, and the colon.
 @inline(__always) func isHostByte(_ byte: UInt8) -> Bool {
     inByteClass(byte, low: 0x2FFF_7FF2_0000_0000, high: 0x47FF_FFFE_AFFF_FFFE)
+}
+
+/// RFC 9110 §7.2 / RFC 3986 §3.2.2–3.2.3: `uri-host [ ":" port ]` with `port = *DIGIT`. An
+/// IP literal is bracketed, and only a port may follow its `]`; any other host has no
+/// brackets and at most one colon, after which only digits come (`storefront.example:evil`
+/// is not a host a link was opened on). The bytes are already in `isHostByte`'s class.
+func hasHostShape(_ value: UnsafeRawBufferPointer) -> Bool {
+    var port = value[...]
+    if value.first == UInt8(ascii: "[") {
+        guard let close = value.firstIndex(of: UInt8(ascii: "]")) else { return false }
+        guard !value[1..<close].contains(UInt8(ascii: "[")) else { return false }
+        port = value[(close + 1)...]
+        guard port.isEmpty || port.first == UInt8(ascii: ":") else { return false }
+        port = port.dropFirst()
+    } else {
+        guard !value.contains(UInt8(ascii: "[")), !value.contains(UInt8(ascii: "]")) else { return false }
+        guard let colon = value.firstIndex(of: UInt8(ascii: ":")) else { return true }
+        port = value[(colon + 1)...]
+    }
+    return port.allSatisfy(isDecimalDigit)
 }
 
 @inline(__always) func isDecimalDigit(_ byte: UInt8) -> Bool { byte >= 0x30 && byte <= 0x39 }

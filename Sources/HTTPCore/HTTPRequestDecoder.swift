@@ -24,6 +24,9 @@ public struct HTTPRequestDecoder: Sendable {
     private var state = State.head
     /// The body limit for the current request; reset to `limits.maximumBody` for each head.
     public var maximumBody: Int
+    /// Body bytes of the current request decoded so far (a chunked body's data, not its
+    /// framing): what a connection reserves memory for as a chunked body arrives.
+    public private(set) var bodyBytes = 0
 
     public init(limits: HTTPLimits = HTTPLimits()) {
         self.limits = limits
@@ -41,6 +44,7 @@ public struct HTTPRequestDecoder: Sendable {
                 return (.needMoreData, 0)
             case .complete(let head, let consumed):
                 maximumBody = limits.maximumBody
+                bodyBytes = 0
                 let framing = try HTTPBodyFraming.of(head)
                 if framing == .none { return (.request(HTTPRequest(head: head)), consumed) }
                 state = .awaitingBody(head, framing)
@@ -60,6 +64,7 @@ public struct HTTPRequestDecoder: Sendable {
             let take = min(remaining, bytes.count)
             if body.isEmpty { body.reserveCapacity(remaining) }
             body.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[0..<take]))
+            bodyBytes = body.count
             if take == remaining {
                 state = .head
                 return (.request(HTTPRequest(head: head, body: body)), take)
@@ -69,6 +74,7 @@ public struct HTTPRequestDecoder: Sendable {
         case .chunked(let head, var decoder, var body):
             state = .head  // move the body out of `state`, so appending does not copy it
             let consumed = try decoder.decode(bytes, into: &body)
+            bodyBytes = body.count
             if decoder.isComplete { return (.request(HTTPRequest(head: head, body: body)), consumed) }
             state = .chunked(head, decoder, body: body)
             return (.needMoreData, consumed)

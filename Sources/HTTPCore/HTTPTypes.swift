@@ -310,6 +310,21 @@ public struct PeerAddress: Hashable, Sendable, CustomStringConvertible {
         }
         return "unknown"
     }
+
+    /// The network it is in, for counting refusals: an IPv4 address's /24
+    /// (`203.0.113.0/24`), an IPv6 /64's /48 (`2001:db8:1::/48`), or `unknown`. A client
+    /// spread over many addresses of one network is one line of the audit log, not one
+    /// per address.
+    public var network: String {
+        if high == 0xFFFF, low <= 0xFFFF_FFFF {
+            return "\(low >> 24 & 255).\(low >> 16 & 255).\(low >> 8 & 255).0/24"
+        }
+        if low == 1 {
+            let groups = (0..<3).map { String(high >> (48 - 16 * UInt64($0)) & 0xFFFF, radix: 16) }
+            return groups.joined(separator: ":") + "::/48"
+        }
+        return "unknown"
+    }
 }
 
 public struct HTTPRequestHead: Hashable, Sendable {

@@ -1,29 +1,61 @@
 import Synchronization
 
+import HTTPCore
+
 /// The request body bytes every connection of a server may hold together
-/// (`ServerConfiguration.maximumBufferedBodyBytes`): reserved at the end of a head, before
-/// its body is read, and released once the request is answered or its connection closes.
-/// Without it, each authorized client could make the server buffer a maximum-size body at
-/// once; with it, the total is bounded whatever the number of connections.
+/// (`ServerConfiguration.maximumBufferedBodyBytes`), and the share of them one peer (an
+/// IPv4 address, an IPv6 /64) may hold (`maximumBufferedBodyBytesPerPeer`). A body's
+/// declared length is reserved at the end of its head, before any of it is read; a
+/// chunked body's bytes as they arrive; all of it is released once the request is
+/// answered or its connection closes. Without the total, each authorized client could make
+/// the server buffer a maximum-size body at once; without the share, one address could
+/// hold the whole total and every other client's body would be refused.
 public final class BodyBudget: Sendable {
     public let limit: Int
+    /// The most one peer may hold; 0: no share (only the total applies).
+    public let perPeer: Int
     private let used = Atomic<Int>(0)
-    /// Heads answered 503 because their body did not fit, since start.
+    /// Bytes held per peer, only while a peer holds some (so the table never outgrows the
+    /// connections with a body in progress).
+    private let byPeer = Mutex<[PeerAddress: Int]>([:])
+    /// Reservations refused (heads answered 503, or chunked bodies cut), since start.
     public let refused = Atomic<UInt64>(0)
+    /// Of those, the ones refused because their peer held its share.
+    public let refusedOverShare = Atomic<UInt64>(0)
 
-    public init(limit: Int) {
+    public init(limit: Int, perPeer: Int = 0) {
         self.limit = limit
+        self.perPeer = perPeer
     }
 
     /// Bytes reserved now.
     public var reserved: Int { used.load(ordering: .relaxed) }
 
-    /// Reserves `bytes`; false (nothing reserved) when they do not fit.
-    func reserve(_ bytes: Int) -> Bool {
+    /// Bytes `peer` holds now.
+    public func reserved(by peer: PeerAddress) -> Int { byPeer.withLock { $0[peer, default: 0] } }
+
+    /// Reserves `bytes` for `peer` (nil: unknown, only the total applies); false, with
+    /// nothing reserved, when they do not fit the peer's share or the total.
+    func reserve(_ bytes: Int, for peer: PeerAddress?) -> Bool {
+        let sharing = perPeer > 0 && peer != nil
+        if sharing {
+            let fits = byPeer.withLock { table -> Bool in
+                let held = table[peer!, default: 0]
+                guard held + bytes <= perPeer else { return false }
+                table[peer!] = held + bytes
+                return true
+            }
+            guard fits else {
+                refused.add(1, ordering: .relaxed)
+                refusedOverShare.add(1, ordering: .relaxed)
+                return false
+            }
+        }
         var current = used.load(ordering: .relaxed)
         while true {
             guard current + bytes <= limit else {
                 refused.add(1, ordering: .relaxed)
+                if sharing { giveBack(bytes, from: peer!) }
                 return false
             }
             let (exchanged, original) = used.compareExchange(expected: current, desired: current + bytes, ordering: .acquiringAndReleasing)
@@ -32,7 +64,17 @@ public final class BodyBudget: Sendable {
         }
     }
 
-    func release(_ bytes: Int) {
+    /// Gives back `bytes` that `reserve(_:for:)` reserved for `peer`.
+    func release(_ bytes: Int, for peer: PeerAddress?) {
+        guard bytes > 0 else { return }
         used.subtract(bytes, ordering: .acquiringAndReleasing)
+        if perPeer > 0, let peer { giveBack(bytes, from: peer) }
+    }
+
+    private func giveBack(_ bytes: Int, from peer: PeerAddress) {
+        byPeer.withLock { table in
+            let held = table[peer, default: 0] - bytes
+            if held <= 0 { table[peer] = nil } else { table[peer] = held }
+        }
     }
 }

@@ -23,14 +23,25 @@ final class Connection {
 
     /// Who it comes from, when the per-peer cap counted it (released on close).
     let peer: PeerAddress?
+    /// Where its large bodies' queued output is counted (nil: nowhere), and how much of it
+    /// is not written yet (written bytes are taken from it first, whatever they were).
+    private let outputBudget: OutputBudget?
+    @exclusivity(unchecked) private(set) var budgeted = 0
 
-    init(fd: Int32, machine: ConnectionStateMachine, peer: PeerAddress? = nil) {
+    init(fd: Int32, machine: ConnectionStateMachine, peer: PeerAddress? = nil, outputBudget: OutputBudget? = nil) {
         self.fd = fd
         self.machine = machine
         self.peer = peer
+        self.outputBudget = outputBudget
     }
 
     var hasPendingOutput: Bool { !segments.isEmpty }
+
+    /// Gives back what its unwritten output counts in the budget (the connection closes).
+    func releaseOutput() {
+        outputBudget?.remove(budgeted, for: peer)
+        budgeted = 0
+    }
 
     /// Queues bytes to write, copying small ones into the last buffer.
     func enqueue(_ bytes: [UInt8]) {
@@ -62,6 +73,16 @@ final class Connection {
         return added
     }
 
+    /// Counts `bytes` of a large body just queued in the output budget. Only bodies of
+    /// `shareThreshold` or more are counted: what is smaller is bounded per connection by
+    /// `outputHighWater` (reading pauses past it), and a response of a few hundred bytes —
+    /// most of them — then costs the budget nothing, not even a lock.
+    func countQueued(_ bytes: Int) {
+        guard let outputBudget else { return }
+        budgeted += bytes
+        outputBudget.add(bytes, for: peer)
+    }
+
     /// Writes as much queued output as the socket takes, two segments per call (a
     /// response's head and its body); returns the bytes written.
     func flush() throws(IOError) -> Int {
@@ -82,6 +103,11 @@ final class Connection {
             }
             guard case .processed(var count) = try attempt.get() else { return written }
             written += count
+            if let outputBudget, budgeted > 0 {
+                let counted = min(count, budgeted)
+                budgeted -= counted
+                outputBudget.remove(counted, for: peer)
+            }
             // Drop what was fully written; keep the offset into the first remaining segment.
             while count > 0, !segments.isEmpty {
                 let remaining = segments[0].count - firstOffset

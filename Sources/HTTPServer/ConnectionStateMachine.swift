@@ -6,6 +6,10 @@ public struct ConnectionTimeouts: Hashable, Sendable {
     public var head: Int64 = 10_000_000_000
     /// From the end of the head to the end of the body. Default 30 s (slow body).
     public var body: Int64 = 30_000_000_000
+    /// From the end of a head that declares a body to the body's first byte. Default 5 s:
+    /// a client sends its body with its head, or at once after `100 Continue`; a head
+    /// left waiting would otherwise hold its reservation and its slot for `body`.
+    public var bodyStart: Int64 = 5_000_000_000
     /// An open connection with no request in progress, once it has sent one. Default 60 s.
     /// A connection that has sent nothing yet gets `head` instead: a silent connection
     /// holds a slot no longer than a slow head would.
@@ -114,6 +118,13 @@ public struct ConnectionStateMachine: Sendable {
     /// many it holds now.
     private let bodyBudget: BodyBudget?
     private var reservedBody = 0
+    /// Whether the body of the request being read is chunked (reserved as it arrives).
+    private var reservingAsItArrives = false
+    /// Whether a byte of the current request's body has arrived (the `bodyStart` deadline).
+    private var bodyStarted = false
+    /// A chunked body is reserved this many bytes ahead of what has arrived, so a body
+    /// takes the budget's lock once per step rather than once per read.
+    public static let reservationStep = 64 * 1024
     /// The connection's peer, given to every head it decodes (`HTTPRequestHead.peer`).
     private let peer: PeerAddress?
     /// The event loop serving it, given to every head it decodes (`HTTPRequestHead.loop`).
@@ -143,6 +154,9 @@ public struct ConnectionStateMachine: Sendable {
         guard case .idle(let since) = phase, input.isEmpty, !awaitingResponse, outputPending == 0 else { return nil }
         return since
     }
+    /// Since when output has been waiting to be written (nil: none waits): the slowest
+    /// reader is the one waiting longest.
+    public var outputPendingSince: Int64? { outputPending > 0 ? writeStartedAt : nil }
     /// Whether the shell should be reading from the socket.
     public var wantsRead: Bool { !isPaused && !awaitingResponse && phase != .closing && phase != .closed }
 
@@ -225,6 +239,8 @@ public struct ConnectionStateMachine: Sendable {
             return closeNow()
         case .head(let since) where now - since > timeouts.head:
             return fail(.requestTimeout, "The request head took too long.")
+        case .body(let since) where !bodyStarted && now - since > timeouts.bodyStart:
+            return fail(.requestTimeout, "The request body did not start in time.")
         case .body(let since) where now - since > timeouts.body:
             return fail(.requestTimeout, "The request body took too long.")
         case .lingering(let since, _) where now - since > timeouts.linger:
@@ -273,6 +289,12 @@ public struct ConnectionStateMachine: Sendable {
                 actions.append(.sendContinue)
             }
             input.removeFirst(step.consumed)
+            if case .body = phase, step.consumed > 0 { bodyStarted = true }
+            // A chunked body's bytes are promised as they arrive, not the route's maximum
+            // at its head: a head alone holds nothing.
+            if reservingAsItArrives, decoder.bodyBytes > reservedBody, !reserveArrived() {
+                return actions + refuse(Self.overBudget)
+            }
             switch step.event {
             case .needMoreData:
                 if case .idle = phase { phase = .head(since: now) }
@@ -288,20 +310,23 @@ public struct ConnectionStateMachine: Sendable {
                     if let limit { decoder.maximumBody = limit }
                     admittedAs = admitted
                 }
-                // Memory for the body is promised before any of it is read: its declared
-                // length (no more than the route takes), or the route's limit when chunked.
+                // Memory for a body of declared length is promised before any of it is
+                // read (no more than the route takes); a chunked body's as it arrives.
                 if let budget = bodyBudget {
-                    let need: Int
                     switch try? HTTPBodyFraming.of(head) {
-                    case .contentLength(let length)?: need = min(length, decoder.maximumBody)
-                    case .chunked?: need = decoder.maximumBody
-                    default: need = 0
-                    }
-                    if need > 0 {
-                        guard budget.reserve(need) else { return actions + refuse(Self.overBudget) }
-                        reservedBody = need
+                    case .contentLength(let length)?:
+                        let need = min(length, decoder.maximumBody)
+                        if need > 0 {
+                            guard budget.reserve(need, for: peer) else { return actions + refuse(Self.overBudget) }
+                            reservedBody = need
+                        }
+                    case .chunked?:
+                        reservingAsItArrives = true
+                    default:
+                        break
                     }
                 }
+                bodyStarted = false
                 phase = .body(since: now)
                 stepAfterHead = true
                 // 100 Continue only once the next step has checked the declared length.
@@ -349,15 +374,26 @@ public struct ConnectionStateMachine: Sendable {
     /// Gives this connection's reserved body bytes back (the request is answered, or the
     /// connection is closing); the shell calls it when it closes a connection itself.
     public mutating func releaseBody() {
+        reservingAsItArrives = false
         guard reservedBody > 0 else { return }
-        bodyBudget?.release(reservedBody)
+        bodyBudget?.release(reservedBody, for: peer)
         reservedBody = 0
+    }
+
+    /// Reserves what a chunked body has brought past its reservation, a step ahead (never
+    /// past the route's limit, which the decoder enforces); false when it does not fit.
+    private mutating func reserveArrived() -> Bool {
+        guard let budget = bodyBudget else { return true }
+        let target = min(max(decoder.bodyBytes, reservedBody + Self.reservationStep), max(decoder.maximumBody, decoder.bodyBytes))
+        guard budget.reserve(target - reservedBody, for: peer) else { return false }
+        reservedBody = target
+        return true
     }
 
     /// The answer to a head whose body does not fit the server's body budget.
     static let overBudget: HTTPResponse = {
         var response = HTTPResponse.error(.serviceUnavailable, code: "busy",
-                                          message: "The server is reading as many request bodies as it holds at once; retry in a moment.")
+                                          message: "The server is reading as many request bodies as it holds at once, for this address or in all; retry in a moment.")
         response.headers.add("Retry-After", "1")
         return response
     }()

@@ -35,12 +35,12 @@ final class EventLoop: @unchecked Sendable {
     private let clock = MonotonicClock()
     @exclusivity(unchecked) private var readBuffer = [UInt8](repeating: 0, count: 64 * 1024)
     @exclusivity(unchecked) private var logBuffer: [UInt8] = []
-    @exclusivity(unchecked) private var requestCounter: UInt64 = 0
-    /// `<server prefix>-<loop index>-`, to which each request's number is appended in hex.
+    /// Each response's request id, unique and telling nothing of the count (`RequestIDSequence`).
+    @exclusivity(unchecked) private var requestIDs: RequestIDSequence
     @exclusivity(unchecked) private var cachedDate = ""
     @exclusivity(unchecked) private var cachedDateLine: [UInt8] = []
-    /// The request-id field's line: its name, `<prefix>-<loop>-`, then the current request's
-    /// counter and CRLF (`nextRequestID`); the first `requestIDLineFixed` bytes never change.
+    /// The request-id field's line: its name, `<prefix>-`, then the current request's id in
+    /// 16 hex digits and CRLF (`nextRequestID`); the first `requestIDLineFixed` bytes never change.
     @exclusivity(unchecked) private var requestIDLine: [UInt8]
     private let requestIDLineFixed: Int
     /// Where the id (the field's value) starts in `requestIDLine`.
@@ -55,6 +55,7 @@ final class EventLoop: @unchecked Sendable {
     private let balancer: LoopBalancer
     private let peerTable: PeerTable
     private let bodyBudget: BodyBudget?
+    private let outputBudget: OutputBudget?
     private let serverMetrics: HTTPMetrics?
     /// This loop's request counters, when the server keeps metrics.
     private let metrics: HTTPMetrics.Slot?
@@ -68,11 +69,12 @@ final class EventLoop: @unchecked Sendable {
     var peers: [EventLoop] = []
 
     init(index: Int, router: Router, configuration: ServerConfiguration, listeners: [Int32], requestIDPrefix: String,
-         balancer: LoopBalancer, metrics: HTTPMetrics.Slot? = nil, peerTable: PeerTable = PeerTable(limit: 0),
-         serverMetrics: HTTPMetrics? = nil, bodyBudget: BodyBudget? = nil) throws(IOError) {
+         requestIDKey: UInt64 = 0, balancer: LoopBalancer, metrics: HTTPMetrics.Slot? = nil, peerTable: PeerTable = PeerTable(limit: 0),
+         serverMetrics: HTTPMetrics? = nil, bodyBudget: BodyBudget? = nil, outputBudget: OutputBudget? = nil) throws(IOError) {
         self.index = index
         self.peerTable = peerTable
         self.bodyBudget = bodyBudget
+        self.outputBudget = outputBudget
         self.serverMetrics = serverMetrics
         self.metrics = metrics
         self.balancer = balancer
@@ -80,7 +82,8 @@ final class EventLoop: @unchecked Sendable {
         self.configuration = configuration
         self.listeners = listeners
         // Through the serializer's own field writer: a CR or LF in the configured prefix becomes a space.
-        requestIDLine = HTTPResponseSerializer.fieldLine(configuration.requestIDHeader, "\(requestIDPrefix)-\(index)-")
+        requestIDs = RequestIDSequence(key: requestIDKey, loop: index)
+        requestIDLine = HTTPResponseSerializer.fieldLine(configuration.requestIDHeader, "\(requestIDPrefix)-")
         requestIDLine.removeLast(2)
         requestIDLineFixed = requestIDLine.count
         requestIDStart = configuration.requestIDHeader.utf8.count + 2  // after "Name: "
@@ -266,7 +269,7 @@ final class EventLoop: @unchecked Sendable {
             now: clock.now(), limits: configuration.limits, timeouts: configuration.timeouts,
             highWater: configuration.outputHighWater, bodyBudget: bodyBudget, peer: peer, loop: index,
             decide: { router.decide($0) })
-        let connection = Connection(fd: fd, machine: machine, peer: peer)
+        let connection = Connection(fd: fd, machine: machine, peer: peer, outputBudget: outputBudget)
         connections[fd] = connection
         openCount.add(1, ordering: .relaxed)
         do {
@@ -401,7 +404,6 @@ final class EventLoop: @unchecked Sendable {
     private func queue(_ response: HTTPResponse, to request: HTTPRequest, on connection: Connection, started: Int64,
                        route: Int) -> [ConnectionStateMachine.Action] {
         let keepAlive = connection.machine.mayKeepAlive(request)
-        requestCounter &+= 1
         nextRequestID()
         let isHead = request.head.method == "HEAD"
         let dateLine = dateLine()
@@ -412,6 +414,12 @@ final class EventLoop: @unchecked Sendable {
         if HTTPResponseSerializer.sendsContent(response, isHead: isHead) {
             connection.enqueue(response.body)
             bytes += response.body.count
+            if response.body.count >= Connection.shareThreshold, let outputBudget {
+                connection.countQueued(response.body.count)
+                // Past the budget: the slowest readers make room (never this connection,
+                // whose answer is being queued; the sweep sees to it if it stays slow).
+                if outputBudget.isOver || outputBudget.isOver(connection.peer) { shedSlowReaders(sparing: connection) }
+            }
         }
         if configuration.accessLog { logAccess(request, response, id: requestID(), bytes: bytes, started: started) }
         let queued = clock.now()
@@ -419,11 +427,11 @@ final class EventLoop: @unchecked Sendable {
         return connection.machine.responseQueued(bytes: bytes, keepAlive: keepAlive, now: queued)
     }
 
-    /// `<prefix>-<loop>-<counter in hex>`: written into `requestIDLine` after its fixed part.
+    /// `<prefix>-<id in 16 hex digits>`: written into `requestIDLine` after its fixed part.
     private func nextRequestID() {
-        let digits = max(1, (UInt64.bitWidth - requestCounter.leadingZeroBitCount + 3) / 4)
+        let digits = 16
         requestIDLine.removeSubrange(requestIDLineFixed...)
-        var value = requestCounter
+        var value = requestIDs.next()
         var hex: (UInt64, UInt64) = (0, 0)
         withUnsafeMutableBytes(of: &hex) { buffer in
             for position in stride(from: digits - 1, through: 0, by: -1) {
@@ -494,6 +502,7 @@ final class EventLoop: @unchecked Sendable {
     private func close(_ connection: Connection, abort: Bool = false) {
         guard connections.removeValue(forKey: connection.fd) != nil else { return }
         connection.machine.releaseBody()
+        connection.releaseOutput()
         balancer.remove(from: index)
         if let peer = connection.peer { peerTable.release(peer) }
         openCount.subtract(1, ordering: .relaxed)
@@ -507,7 +516,28 @@ final class EventLoop: @unchecked Sendable {
             let actions = connection.machine.tick(now: now)
             if !actions.isEmpty { perform(actions, on: connection) }
         }
+        if let outputBudget, outputBudget.queued > 0, outputBudget.isAnyOver { shedSlowReaders(sparing: nil) }
         resumeListeners()
+    }
+
+    /// While the output budget is past its limit, or a peer past its share, resets this
+    /// loop's connections whose output has waited longest (of that peer, for a share), so
+    /// slow readers cannot hold the server's memory: the other loops do the same with
+    /// theirs. `sparing` is the connection whose answer is being queued now.
+    /// - Complexity: O(connections with a large body queued × log) when past, else O(1).
+    private func shedSlowReaders(sparing: Connection?) {
+        guard let outputBudget else { return }
+        var waiting: [(connection: Connection, since: Int64)] = []
+        for connection in connections.values where connection !== sparing && connection.budgeted > 0 {
+            if let since = connection.machine.outputPendingSince { waiting.append((connection, since)) }
+        }
+        guard !waiting.isEmpty else { return }
+        waiting.sort { $0.since < $1.since }
+        for (connection, _) in waiting {
+            guard outputBudget.isOver || outputBudget.isOver(connection.peer) else { continue }
+            outputBudget.shed.add(1, ordering: .relaxed)
+            close(connection, abort: true)
+        }
     }
 
     private func beginShutdown(now: Int64) {

@@ -70,6 +70,8 @@ public final class HTTPMetrics: Sendable {
     private let bodyBudget = Mutex<BodyBudget?>(nil)
 
     func attach(_ budget: BodyBudget) { bodyBudget.withLock { $0 = budget } }
+    private let outputBudget = Mutex<OutputBudget?>(nil)
+    func attach(_ budget: OutputBudget) { outputBudget.withLock { $0 = budget } }
 
     private let labels = Mutex<[(method: String, path: String)]>([])
     private let slots = Mutex<[Slot]>([])
@@ -130,8 +132,16 @@ public final class HTTPMetrics: Sendable {
         if let budget = bodyBudget.withLock({ $0 }) {
             out += "# HELP waymark_http_body_bytes_reserved Request body bytes reserved across connections (limit: --max-buffered-body-bytes).\n"
             out += "# TYPE waymark_http_body_bytes_reserved gauge\nwaymark_http_body_bytes_reserved \(budget.reserved)\n"
-            out += "# HELP waymark_http_body_budget_refused_total Requests answered 503 at the end of their head because their body did not fit the body budget.\n"
+            out += "# HELP waymark_http_body_budget_refused_total Requests answered 503 because their body did not fit the body budget (at the end of their head, or a chunked body as it came).\n"
             out += "# TYPE waymark_http_body_budget_refused_total counter\nwaymark_http_body_budget_refused_total \(budget.refused.load(ordering: .relaxed))\n"
+            out += "# HELP waymark_http_body_budget_over_peer_share_total Of those, the ones whose peer (an IPv4 address, an IPv6 /64) held its share of the budget.\n"
+            out += "# TYPE waymark_http_body_budget_over_peer_share_total counter\nwaymark_http_body_budget_over_peer_share_total \(budget.refusedOverShare.load(ordering: .relaxed))\n"
+        }
+        if let budget = outputBudget.withLock({ $0 }) {
+            out += "# HELP waymark_http_output_bytes_queued Bytes of large response bodies queued for readers and not yet written (limit: --max-queued-output-bytes).\n"
+            out += "# TYPE waymark_http_output_bytes_queued gauge\nwaymark_http_output_bytes_queued \(budget.queued)\n"
+            out += "# HELP waymark_http_slow_readers_shed_total Connections reset because queued output passed the output budget or their peer's share of it (the slowest first).\n"
+            out += "# TYPE waymark_http_slow_readers_shed_total counter\nwaymark_http_slow_readers_shed_total \(budget.shed.load(ordering: .relaxed))\n"
         }
         return out
     }

@@ -23,6 +23,8 @@ public final class HTTPServer: @unchecked Sendable {
     private let peerTable: PeerTable
     /// Request body bytes held across every connection (`maximumBufferedBodyBytes`).
     public let bodyBudget: BodyBudget
+    /// Large response bytes queued across every connection (`maximumQueuedOutputBytes`).
+    public let outputBudget: OutputBudget
     private var signalSources: [DispatchSourceSignal] = []
     /// The port actually bound (useful when configured as 0).
     public private(set) var port: UInt16 = 0
@@ -33,7 +35,8 @@ public final class HTTPServer: @unchecked Sendable {
         self.metrics = metrics
         balancer = LoopBalancer(loops: max(1, configuration.threads))
         peerTable = PeerTable(limit: configuration.maximumConnectionsPerPeer)
-        bodyBudget = BodyBudget(limit: configuration.maximumBufferedBodyBytes)
+        bodyBudget = BodyBudget(limit: configuration.maximumBufferedBodyBytes, perPeer: configuration.maximumBufferedBodyBytesPerPeer)
+        outputBudget = OutputBudget(limit: configuration.maximumQueuedOutputBytes, perPeer: configuration.maximumQueuedOutputBytesPerPeer)
     }
 
     /// Connections each event loop is serving now.
@@ -45,8 +48,10 @@ public final class HTTPServer: @unchecked Sendable {
         signal(SIGPIPE, SIG_IGN)
         var port = configuration.port
         let prefix = String(UInt32.random(in: 0...UInt32.max), radix: 36)
+        let requestIDKey = UInt64.random(in: 0...UInt64.max)
         let slots = metrics?.configure(routes: router.routeLabels, loops: max(1, configuration.threads))
         metrics?.attach(bodyBudget)
+        metrics?.attach(outputBudget)
         if port != 0 {
             for host in configuration.hosts { try Socket.ensureFree(host: host, port: port) }
         }
@@ -58,8 +63,9 @@ public final class HTTPServer: @unchecked Sendable {
                 port = bound  // port 0: every later listener joins the port the first one got
             }
             loops.append(try EventLoop(index: index, router: router, configuration: configuration, listeners: listeners,
-                                       requestIDPrefix: prefix, balancer: balancer, metrics: slots?[index],
-                                       peerTable: peerTable, serverMetrics: metrics, bodyBudget: bodyBudget))
+                                       requestIDPrefix: prefix, requestIDKey: requestIDKey, balancer: balancer, metrics: slots?[index],
+                                       peerTable: peerTable, serverMetrics: metrics, bodyBudget: bodyBudget,
+                                       outputBudget: outputBudget))
         }
         for loop in loops { loop.peers = loops }  // each loop clears its list when it stops
         self.port = port

@@ -216,15 +216,43 @@ public struct Router: Sendable {
     }
 
     /// What the server does with the head of a request that has a body, before reading it:
-    /// the route's admission check, and its body limit. A head no route of its method takes
-    /// is read (the router answers 404 or 405 once it is whole, as for any request).
+    /// the route's admission check, and its body limit. A head no route takes is answered
+    /// now, its body unread and nothing reserved for it (`refusal(of:)`).
     public func decide(_ head: HTTPRequestHead) -> HeadDecision {
-        guard let index = entry(reachedBy: head) else { return .read(maximumBody: nil, admittedAs: nil) }
+        guard let index = entry(reachedBy: head) else { return refusal(of: head) }
         guard let admission = entries[index].admission else { return .read(maximumBody: entries[index].maximumBody, admittedAs: nil) }
         switch admission(head) {
         case .admit(let name): return .read(maximumBody: entries[index].maximumBody, admittedAs: name)
         case .admitWithBody(let name, let maximumBody): return .read(maximumBody: maximumBody, admittedAs: name)
         case .refuse(let response): return .refuse(response)
+        }
+    }
+
+    /// The answer to a head with a body that no route of its method takes, before the body:
+    /// 404, 405 with `Allow` or 501, as `route` would answer once the body was read — so an
+    /// anonymous client cannot make the server read (and hold) a body only to say 404. A
+    /// path outside the server's own is the fallback's: a link is opened without a body, so
+    /// there a `GET` or `HEAD` may declare none (any length is 413 before a byte is read)
+    /// and another method gets the fallback's answer to its bodiless head.
+    private func refusal(of head: HTTPRequestHead) -> HeadDecision {
+        let request = HTTPRequest(head: head)
+        switch match(method: head.method, path: head.path) {
+        case .found:
+            // HEAD served by a GET route: that route's limit, as for GET.
+            var get = head
+            get.method = "GET"
+            return .read(maximumBody: entry(reachedBy: get).flatMap { entries[$0].maximumBody }, admittedAs: nil)
+        case .outside where head.method == "GET" || head.method == "HEAD":
+            return .read(maximumBody: 0, admittedAs: nil)
+        case .outside:
+            if let fallback, case .now(let response)? = fallback(request) { return .refuse(response) }
+            return .refuse(.error(.notFound, message: "There is nothing at \(head.path)."))
+        case .methodNotAllowed(let allow):
+            return .refuse(Self.methodNotAllowed(request, allow: allow))
+        case .notFound:
+            return .refuse(.error(.notFound, message: "There is nothing at \(head.path)."))
+        case .notImplemented:
+            return .refuse(.error(.notImplemented, message: "The method \(head.method) is not implemented."))
         }
     }
 

@@ -21,13 +21,25 @@ public struct ServerConfiguration: Sendable {
     public var backlog: Int32 = 1024
     public var limits = HTTPLimits()
     public var timeouts = ConnectionTimeouts()
-    /// Request body bytes all connections together may hold: a body's declared length (a
-    /// chunked body: its route's limit) is reserved at the end of its head, before any of
-    /// it is read, and given back once its request is answered. A head that does not fit
+    /// Request body bytes all connections together may hold: a body's declared length is
+    /// reserved at the end of its head, before any of it is read (a chunked body's bytes as
+    /// they arrive), and given back once its request is answered. A head that does not fit
     /// is answered `503` with `Retry-After: 1`, its body unread. Default 256 MiB.
     public var maximumBufferedBodyBytes = 256 << 20
+    /// The share of `maximumBufferedBodyBytes` one peer (an IPv4 address, an IPv6 /64) may
+    /// hold: one address cannot take the whole budget from everyone else. 0: no share.
+    /// Default 64 MiB (a quarter; `serve` keeps it at least one whole document). Behind a proxy every body is
+    /// the proxy's: set 0, as for `maximumConnectionsPerPeer`.
+    public var maximumBufferedBodyBytesPerPeer = 64 << 20
     /// Queued response bytes beyond which a connection stops reading (slow readers). Default 1 MiB.
     public var outputHighWater = 1 << 20
+    /// Bytes of large response bodies (8 KiB or more) queued and not yet written, across
+    /// every connection; past it each loop resets the connections whose output has waited
+    /// longest (the slowest readers) until it holds. Default 128 MiB.
+    public var maximumQueuedOutputBytes = 128 << 20
+    /// Of those, what one peer (an IPv4 address, an IPv6 /64) may have queued; past it its
+    /// slowest connections are reset. 0: no share. Default 32 MiB. Behind a proxy: 0.
+    public var maximumQueuedOutputBytesPerPeer = 32 << 20
     /// On SIGTERM/SIGINT, how long requests in flight may take before connections are cut. Default 10 s.
     public var drainTimeout: Int64 = 10_000_000_000
     /// One JSON line per request on standard error.

@@ -66,18 +66,20 @@ extension DataDirectory {
 
 /// Refused attempts, counted per minute instead of written one by one: a client that is
 /// refused a thousand times a second costs the log one line per minute per (action, actor,
-/// reason), not a thousand fsynced lines. At most `maximumKeys` different keys a minute;
-/// past them, refusals count under the actor `"(others)"`.
+/// reason, network), not a thousand fsynced lines. At most `maximumKeys` different keys a
+/// minute; past them, refusals count under the actor `"(others)"`: however many addresses
+/// a flood comes from, the log grows by at most `maximumKeys` lines a minute (about 30 MB
+/// a day at worst).
 final class RefusalTally: Sendable {
     struct Key: Hashable {
         let action: String
         let actor: String
         let reason: String
-        /// The client's address (an IPv4 address or an IPv6 /64), when known.
+        /// The client's network (an IPv4 /24 or an IPv6 /48), when known.
         var peer: String? = nil
     }
 
-    static let maximumKeys = 1_000
+    static let maximumKeys = 100
 
     private struct Bucket {
         var minute: Int

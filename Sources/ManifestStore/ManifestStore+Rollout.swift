@@ -115,6 +115,8 @@ extension ManifestStore {
             case .invalid(let report): return .invalid(report)
             case .staleBase(let current): return .staleBase(current: current)
             case .rolloutInProgress(let candidate): return .rolloutInProgress(candidate: candidate)
+            case .stableOverRollout(let candidate):
+                return .refused("These are the stable revision's routes: superseding the rollout of revision \(candidate) with them would roll out nothing. Abort that rollout instead (POST /v1/rollout/abort).")
             case .unknownRevision: return .refused("Nothing to roll out.")
             }
         }

@@ -9,6 +9,11 @@ import SystemIO
 extension ManifestStore {
     /// How far ahead a publish may be scheduled.
     public static let maximumScheduleAhead: TimeInterval = 366 * 86_400
+    /// Pending scheduled publishes at once: a calendar, not a queue anyone can fill.
+    public static let maximumPendingSchedules = 100
+    /// Bytes of routes all pending schedules may hold together (each is kept until it
+    /// fires or is cancelled): four of the largest documents.
+    public static let maximumPendingScheduleBytes = 64 << 20
 
     /// Schedules `routes` to be published at `at` on top of `base` (the current revision's
     /// number, nil before the first): refused now if they do not validate, if `base` is
@@ -31,6 +36,14 @@ extension ManifestStore {
             guard base == current.current?.number else {
                 tallyRefusal(action: "schedule", actor: author, reason: "staleBase", now: now)
                 return .staleBase(current: current.current?.number)
+            }
+            let pending = current.schedules.filter { $0.status == .pending }
+            let pendingBytes = pending.reduce(0) { $0 + $1.routes.count }
+            guard pending.count < Self.maximumPendingSchedules, pendingBytes + routes.count <= Self.maximumPendingScheduleBytes else {
+                tallyRefusal(action: "schedule", actor: author, reason: "tooManySchedules", now: now)
+                return .full("\(pending.count) publishes are scheduled, holding \(pendingBytes) bytes of routes; at most "
+                    + "\(Self.maximumPendingSchedules) may wait, holding \(Self.maximumPendingScheduleBytes) bytes together. "
+                    + "Cancel one, or let one fire, before scheduling this one (\(routes.count) bytes).")
             }
             let report = (checked ?? Checked(routes: routes, against: current, findings: [], now: now)).report(for: routes, against: current, now: now)
             guard report.isValid else {
@@ -100,7 +113,7 @@ extension ManifestStore {
                         case .invalid(let again): status = .skipped(reason: "The routes no longer validate (\(again.errors.count) error(s)).")
                         case .staleBase(let number): status = .skipped(reason: "Revision \(number ?? 0) was published since.")
                         case .unknownRevision: status = .skipped(reason: "Nothing to publish.")
-                        case .rolloutInProgress(let candidate):
+                        case .rolloutInProgress(let candidate), .stableOverRollout(let candidate):
                             status = .skipped(reason: "The rollout of revision \(candidate) was in progress; a scheduled publish does not interrupt one.")
                         }
                     }

@@ -122,6 +122,8 @@ public enum ScheduleOutcome: Sendable {
     case badTime(String)
     /// The rollout's steps do not make one, or there is no revision to roll out over.
     case badRollout(String)
+    /// As many publishes are pending as may be, or their routes would hold too many bytes.
+    case full(String)
 }
 
 /// What cancelling one did.

@@ -25,22 +25,30 @@ extension QRCode {
 
     public func png(quietZone: Int = 4, moduleSize: Int = 8) -> [UInt8] {
         let side = (size + 2 * quietZone) * moduleSize
-        // Each row: filter byte 0, then one grey byte per pixel.
+        // Each row: filter byte 0, then one bit per pixel, the leftmost in the high bit, 1
+        // white (a two-tone image needs no more: an eighth of a grey byte per pixel, so a
+        // 2,048-pixel side is 514 KiB rather than 4 MiB).
+        let rowBytes = (side + 7) / 8
         var raw: [UInt8] = []
-        raw.reserveCapacity((side + 1) * side)
+        raw.reserveCapacity((rowBytes + 1) * side)
         for row in 0..<side {
             raw.append(0)
             let y = row / moduleSize - quietZone
+            var byte: UInt8 = 0
             for column in 0..<side {
                 let x = column / moduleSize - quietZone
                 let isDark = (0..<size).contains(x) && (0..<size).contains(y) && self.isDark(x: x, y: y)
-                raw.append(isDark ? 0 : 255)
+                if !isDark { byte |= 0x80 >> UInt8(column % 8) }
+                if column % 8 == 7 || column == side - 1 {
+                    raw.append(byte)
+                    byte = 0
+                }
             }
         }
         var png: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
         var header: [UInt8] = []
         header += PNG.bigEndian(UInt32(side)) + PNG.bigEndian(UInt32(side))
-        header += [8, 0, 0, 0, 0]  // 8-bit, greyscale, deflate, filter 0, no interlace
+        header += [1, 0, 0, 0, 0]  // 1-bit, greyscale, deflate, filter 0, no interlace
         png += PNG.chunk("IHDR", header)
         png += PNG.chunk("IDAT", PNG.zlibStored(raw))
         png += PNG.chunk("IEND", [])

@@ -75,6 +75,13 @@ extension RoutesDocument {
         let fallbackURL = reader.string(object, "fallbackURL", at: path)
         let owner = reader.string(object, "owner", at: path)
         let notes = reader.string(object, "notes", at: path)
+        for (field, text, limit) in [("owner", owner, RouteSpec.maximumOwnerBytes), ("notes", notes, RouteSpec.maximumNotesBytes)] {
+            guard let text, text.utf8.count > limit else { continue }
+            // Named by its id when the id is short and plain (it may itself be the problem).
+            let named = id.flatMap { $0.utf8.count <= 40 && RouteSpec.isValidID($0) ? "Route \"\($0)\"" : nil } ?? "This route"
+            reader.report(.invalidFormat, at: path + field,
+                          "\(named): \(field) is \(text.utf8.count) bytes; it holds at most \(limit) (a few lines: link to a longer brief).")
+        }
         let hasErrors = reader.problems[before...].contains { $0.severity == .error }
         guard !hasErrors, let id, let destination, let patterns else { return nil }
         return RouteSpec(index: index, id: id, patterns: patterns, destination: destination, params: params, hosts: hosts,

@@ -98,6 +98,12 @@ public struct RouteSpec: Hashable, Sendable {
     /// A route id: 1 to 128 ASCII letters, digits and `- _ .`, starting with a letter or
     /// digit. Ids name routes in telemetry, metrics labels, audit lines and reports, so no
     /// control, bidi override or unbounded string gets there through one.
+    /// The most bytes (UTF-8) a route's `owner` may hold: a team or a person, not a file.
+    public static let maximumOwnerBytes = 256
+    /// The most bytes (UTF-8) a route's `notes` may hold: a campaign's few lines. Every
+    /// revision keeps its routes, so a note is paid for in every revision it stays in.
+    public static let maximumNotesBytes = 4_096
+
     public static func isValidID(_ id: String) -> Bool {
         let bytes = id.utf8
         guard (1...128).contains(bytes.count), let first = bytes.first, isASCIIAlphanumeric(first) else { return false }

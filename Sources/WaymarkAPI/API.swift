@@ -23,14 +23,19 @@ public final class API: Sendable {
         public var linkChecks: LinkCheckOptions?
         /// Set on a follower (`serve --follow`): it mirrors this primary and refuses writes.
         public var follower: Follower?
-        /// How many requests' worth of off-loop work (validation, build views, revision
-        /// reads) may wait or run at once; beyond it such requests get `503`.
+        /// How many requests' worth of changes (publish, validation, schedules, rollout
+        /// controls, schemas) and, apart, of costly reads (QR, previews, revisions, diffs; a
+        /// quarter per token or peer) may wait or run off the loops at once; beyond it such
+        /// requests get `503`. Builds (manifest views, landing tables) are never refused.
         public var maximumQueuedWork = 64
         /// Monotonic nanoseconds, for per-token rate limits; tests move it.
         public var monotonicClock: @Sendable () -> UInt64 = { DispatchTime.now().uptimeNanoseconds }
         /// The wall clock changes are stamped and decided by: revision and audit times,
         /// rollout steps, scheduled publishes (`serve --clock-file` moves it in tests).
         public var clock = WallClock.system
+        /// Fallback URLs at loopback, private or other non-public addresses validate
+        /// (`serve --allow-private-fallbacks`): for tests against servers on loopback only.
+        public var allowPrivateFallbacks = false
         /// How often the primary looks at a running rollout's telemetry, in seconds.
         public var rolloutLookInterval: Double = 5
         /// What the rollout guard calls a regression, and the breadth it needs (`docs/rollouts.md`).

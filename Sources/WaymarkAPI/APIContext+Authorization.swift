@@ -92,8 +92,9 @@ extension APIContext {
 
     private func audit(_ action: String, actor: String, reason: String, scope: Scope, _ head: HTTPRequestHead) {
         // Reads are not audited (every phone polls); refused changes are, counted per
-        // minute by action, actor, reason and the client's address.
+        // minute by action, actor, reason and the client's network (an IPv4 /24, an IPv6
+        // /48): refusals from many addresses of one network are one line, not one each.
         guard scope != .manifestRead else { return }
-        store.recordRefusal(action: action, actor: actor, reason: reason, peer: head.peer?.description)
+        store.recordRefusal(action: action, actor: actor, reason: reason, peer: head.peer?.network)
     }
 }

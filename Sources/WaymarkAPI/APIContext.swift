@@ -25,6 +25,9 @@ final class APIContext: Sendable {
     let landingCounter: LandingCounter
     /// Revision and diff answers, which never change.
     let revisionAnswers = ResponseCache()
+    /// QR codes by their parameters (link, level, format, scale): a code asked again is a
+    /// lookup on the loop, not a symbol encoded again off it.
+    let qrAnswers = ResponseCache(capacity: 64, maximumBytes: 16 << 20)
     /// What telemetry may name, rebuilt when the store changes.
     let vocabulary = VocabularyCache()
     /// Events refused one by one inside accepted batches, since start.
@@ -89,11 +92,14 @@ final class APIContext: Sendable {
     func withLinkFindings(_ routes: @autoclosure () -> JSONValue?, against snapshot: StoreSnapshot,
                           _ body: @escaping @Sendable ([ValidationProblem]) -> Void) {
         let schemas = snapshot.orderedSchemas.map(\.schema)
-        guard let linkChecker, !schemas.isEmpty, let routes = routes() else { return body([]) }
+        let routes = routes()
+        // Fallbacks at non-public addresses, whether or not link checks run (`FallbackAddresses`).
+        let addresses = options.allowPrivateFallbacks ? [] : routes.map(FallbackAddresses.problems) ?? []
+        guard let linkChecker, !schemas.isEmpty, let routes else { return body(addresses) }
         linkCheckQueue.async { [self] in
             let findings = linkChecker.check(routes, against: schemas)
             linkFindings.add(UInt64(findings.count), ordering: .relaxed)
-            body(findings)
+            body(addresses + findings)
         }
     }
 }

@@ -111,7 +111,7 @@ struct LandingEndpoints: EndpointGroup {
         let response = respond(decision, lifetime: seconds)
         // Kept while its lifetime is the whole of it: nearer a change, each answer is made anew.
         if seconds == sharedCacheSeconds, !unknown {
-            let validUntil = table.nextChange.map { $0.addingTimeInterval(-Double(sharedCacheSeconds)) } ?? .distantFuture
+            let validUntil = table.nextChange(after: now).map { $0.addingTimeInterval(-Double(sharedCacheSeconds)) } ?? .distantFuture
             context.landings.remember(LandingCache.Answer(response: response.prepared(), tally: tally, validUntil: validUntil), for: answerKey,
                                       generation: table.generation, loop: request.head.loop)
         }
@@ -120,7 +120,7 @@ struct LandingEndpoints: EndpointGroup {
 
     /// Seconds a shared cache may keep an answer made at `now`.
     static func lifetime(_ table: LandingTable, _ now: Date) -> Int {
-        min(sharedCacheSeconds, table.nextChange.map { max(0, Int($0.timeIntervalSince(now).rounded(.down))) } ?? sharedCacheSeconds)
+        min(sharedCacheSeconds, table.nextChange(after: now).map { max(0, Int($0.timeIntervalSince(now).rounded(.down))) } ?? sharedCacheSeconds)
     }
 
     static func respond(_ decision: LandingDecision.Answer, lifetime seconds: Int) -> HTTPResponse {

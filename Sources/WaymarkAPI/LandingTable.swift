@@ -26,9 +26,11 @@ final class LandingTable: Sendable {
     let revision: Int
     let sides: [Visitor: Side]
     let routes: [String: RouteSpec]
-    /// The next route window edge or scheduled publish after the table was made: a cached
-    /// landing must not outlive it.
-    let nextChange: Date?
+    /// Every route window edge and scheduled publish after the table was made, in order: a
+    /// cached landing must not outlive the next one. All of them, not only the first, so
+    /// that once an edge passes the one after it is known (`nextChange(after:)`) and
+    /// landings are kept again rather than answered `no-cache` until the store next changes.
+    let edges: [Date]
 
     /// The hosts links land on in `snapshot`, without building anything.
     static func hosts(of snapshot: StoreSnapshot) -> Set<String> {
@@ -61,7 +63,21 @@ final class LandingTable: Sendable {
         }
         self.sides = sides
         self.routes = routes
-        nextChange = edges.filter { $0 > now }.min()
+        self.edges = Array(Set(edges.filter { $0 > now })).sorted()
+    }
+
+    /// The first edge after `now`, if one is left.
+    /// - Complexity: O(log edges).
+    func nextChange(after now: Date) -> Date? { Self.nextEdge(in: edges, after: now) }
+
+    /// The first of the ascending `edges` after `now` (binary search).
+    static func nextEdge(in edges: [Date], after now: Date) -> Date? {
+        var low = 0, high = edges.count
+        while low < high {
+            let middle = (low + high) / 2
+            if edges[middle] > now { high = middle } else { low = middle + 1 }
+        }
+        return low < edges.count ? edges[low] : nil
     }
 }
 

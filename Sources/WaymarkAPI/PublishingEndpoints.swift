@@ -1,6 +1,7 @@
 import Foundation
 import HTTPCore
 import HTTPServer
+import LinkChecks
 import ManifestStore
 import RouteEngine
 
@@ -16,7 +17,8 @@ struct PublishingEndpoints: EndpointGroup {
         try registry.addDeferred("POST", "/v1/revisions", .scope(.routesPublish, action: "publish"), maximumBody: documentLimit) {
             request, call, responder throws(Refusal) in try publish(request, call, responder)
         }
-        try registry.addOffLoop("POST", "/v1/revisions/:number/rollback", .scope(.routesPublish, action: "rollback"), maximumBody: 64 << 10) {
+        try registry.addOffLoop("POST", "/v1/revisions/:number/rollback", .scope(.routesPublish, action: "rollback"), maximumBody: 64 << 10,
+                                lane: .changes) {
             request, call throws(Refusal) in try rollback(request, call)
         }
         try registry.addDeferred("POST", "/v1/validate", .scope(.routesPublish, action: "validate"), maximumBody: documentLimit) {
@@ -30,9 +32,9 @@ struct PublishingEndpoints: EndpointGroup {
         try context.requirePrimary()
         let base = try base(request)
         let (context, store, author) = (context, context.store, call.actor)
-        context.work.run(responder) { () throws(Refusal) in
+        context.work.run(responder, in: .changes) { () throws(Refusal) in
             let body = try Self.envelope(request, requireRoutes: true, also: ["rollout", "supersede"])
-            let routes = body.routes?.serializedBytes(pretty: true) ?? []
+            let routes = try Self.stored(body.routes, context: context)
             // `"supersede": true`: publish over an active rollout, ending it.
             let supersede = try Self.supersede(body.object)
             // `"rollout": {}` (the default steps) or `{"steps": [...]}`: a candidate, not a new current revision.
@@ -62,7 +64,7 @@ struct PublishingEndpoints: EndpointGroup {
 
     private func validate(_ request: HTTPRequest, _ call: RouteCall, _ responder: Responder) throws(Refusal) {
         guard !request.body.isEmpty else { throw Refusal(.badRequest, "missingBody", "Send the routes document to validate as the body.") }
-        context.work.run(responder) { [context] in
+        context.work.run(responder, in: .changes) { [context] in
             Self.validate(request, context: context, responder)
         }
     }
@@ -100,6 +102,30 @@ struct PublishingEndpoints: EndpointGroup {
             throw Refusal(.badRequest, "missingRoutes", "The body needs the routes document under \"routes\".")
         }
         return (message, object["routes"], object)
+    }
+
+    /// The routes document as it is stored (pretty-printed), held to `--max-document-bytes`
+    /// as stored and not only as sent: a compact document near the limit grows when
+    /// indented, and every revision and schedule keeps it so.
+    /// A fallback at a loopback, private or otherwise non-public address is refused here
+    /// too (`FallbackAddresses`), for every route that stores a document: publish, rollout,
+    /// schedule.
+    static func stored(_ routes: JSONValue?, context: APIContext) throws(Refusal) -> [UInt8] {
+        if let routes, !context.options.allowPrivateFallbacks {
+            let problems = FallbackAddresses.problems(in: routes)
+            if !problems.isEmpty {
+                throw Refusal(.unprocessableContent, "invalidRoutes",
+                              "The routes fail validation (\(problems.count) error(s)): a fallback at an address no visitor can reach; nothing was changed.",
+                              details: ValidationReport(problems).json)
+            }
+        }
+        let bytes = routes?.serializedBytes(pretty: true) ?? []
+        let limit = context.options.maximumDocumentBytes
+        guard bytes.count <= limit else {
+            throw Refusal(.contentTooLarge, "documentTooLarge",
+                          "The routes document is \(bytes.count) bytes as stored (indented); at most \(limit) are kept. Nothing was changed.")
+        }
+        return bytes
     }
 
     static func supersede(_ object: [String: JSONValue]) throws(Refusal) -> Bool {
@@ -153,6 +179,10 @@ struct PublishingEndpoints: EndpointGroup {
         case .success(.rolloutInProgress(let candidate)):
             return APIResponse.error(.conflict, "rolloutInProgress",
                                      "Revision \(candidate) is being rolled out; promote or abort its rollout before publishing again, or publish with \"supersede\": true to end it.",
+                                     details: ["candidate": .int(candidate)])
+        case .success(.stableOverRollout(let candidate)):
+            return APIResponse.error(.conflict, "useAbort",
+                                     "These are the stable revision's routes: superseding the rollout of revision \(candidate) with them would publish nothing and leave the rollout running. To serve the stable routes to everyone, abort the rollout (POST /v1/rollout/abort).",
                                      details: ["candidate": .int(candidate)])
         case .success(.unknownRevision(let number)):
             return APIResponse.error(.notFound, "unknownRevision", "There is no revision \(number).")

@@ -5,22 +5,27 @@ import QRCode
 
 /// `GET /v1/qr?url=…&ecc=L|M|Q|H&format=svg|png&scale=N` (scope `manifest:read`): a QR code
 /// for a link on one of the app's universal-link hosts, drawn by our own encoder
-/// (`QRCode`), with a four-module quiet zone. Off the loop: a version-40 symbol tries eight
-/// masks over 31,000 modules.
+/// (`QRCode`), with a four-module quiet zone. Checked on the loop; a code asked before
+/// (the same link, level, format and scale) is answered there from `APIContext.qrAnswers`;
+/// a new one is encoded in the work queue's reads lane (a version-40 symbol tries eight
+/// masks over 31,000 modules), one caller's share at a time.
 struct QREndpoints: EndpointGroup {
     let context: APIContext
     /// The longest link taken: more than version 40 holds at level L (2,953 bytes).
     static let maximumURLBytes = 4_096
-    /// PNG sides are capped so one request cannot ask for a huge image.
+    /// PNG sides are capped so one request cannot ask for a huge image: at one bit a pixel
+    /// a PNG is then at most `maximumPNGBytes`.
     static let maximumPNGPixels = 2_048
+    /// The largest PNG answered: a 2,048-pixel side, one bit a pixel, stored deflate.
+    static let maximumPNGBytes = 526_444
 
     func register(on registry: inout EndpointRegistry) throws(RouterError) {
-        try registry.addOffLoop("GET", "/v1/qr", .scope(.manifestRead, action: "readQR"), maximumBody: 0) { request, _ throws(Refusal) in
-            try qr(request)
+        try registry.addCachedOrOffLoop("GET", "/v1/qr", .scope(.manifestRead, action: "readQR"), maximumBody: 0, lane: .reads) {
+            request, _ throws(Refusal) in try qr(request)
         }
     }
 
-    private func qr(_ request: HTTPRequest) throws(Refusal) -> HTTPResponse {
+    private func qr(_ request: HTTPRequest) throws(Refusal) -> EndpointRegistry.Answer {
         let query = try APIResponse.query(request)
         guard let link = query["url"], !link.isEmpty else { throw Refusal(.badRequest, "missingURL", "Give the link as url=https://…") }
         guard link.utf8.count <= Self.maximumURLBytes else {
@@ -45,6 +50,18 @@ struct QREndpoints: EndpointGroup {
         } else {
             scale = 8
         }
+        let key = "\(format) \(level.rawValue) \(scale) \(link)"
+        if let kept = context.qrAnswers.cached(key) { return .now(kept) }
+        let answers = context.qrAnswers
+        return .work { () throws(Refusal) in
+            let response = try Self.draw(link, level: level, format: format, scale: scale)
+            answers.keep(response, as: key)
+            return response
+        }
+    }
+
+    /// The code for `link`, drawn: the work a cached answer saves.
+    static func draw(_ link: String, level: QRCode.ErrorCorrection, format: String, scale: Int) throws(Refusal) -> HTTPResponse {
         let code: QRCode
         do throws(QRCode.EncodingError) {
             code = try QRCode.encode(Array(link.utf8), level: level)
@@ -57,8 +74,8 @@ struct QREndpoints: EndpointGroup {
                                            ("X-QR-Error-Correction", level.rawValue),
                                            ("X-QR-Capacity", String(QRCode.byteCapacity(version: code.version, level: level)))]
         if format == "png" {
-            guard side <= Self.maximumPNGPixels else {
-                throw Refusal(.badRequest, "badScale", "A \(code.size)-module code at scale \(scale) would be \(side) pixels wide; PNGs are at most \(Self.maximumPNGPixels).")
+            guard side <= maximumPNGPixels else {
+                throw Refusal(.badRequest, "badScale", "A \(code.size)-module code at scale \(scale) would be \(side) pixels wide; PNGs are at most \(maximumPNGPixels).")
             }
             return HTTPResponse(status: .ok, headers: HTTPHeaders([("Content-Type", "image/png")] + headers), body: code.png(moduleSize: scale))
         }

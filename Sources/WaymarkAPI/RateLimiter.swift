@@ -34,13 +34,18 @@ final class RateLimiter: Sendable {
     /// the whole seconds until one more would be allowed (for `Retry-After`, at least 1).
     func take(_ record: TokenRecord, scope: Scope) -> Int? {
         guard case .perSecond(let rate) = record.rate(for: scope) else { return nil }
-        let burst = Double(record.rate(for: scope).burst), now = clock()
+        let burst = Double(record.rate(for: scope).burst)
         return buckets.withLock { buckets in
+            // The clock is read under the lock: read before it, a loop that waited for the
+            // lock would bring an older time than the bucket's, and the refill must never
+            // see time run backwards (it wrapped to a full bucket: a token at 10/s got 406
+            // requests through in 6 s across two loops). Negative elapsed time counts as none.
+            let now = clock()
             let key = Key(token: record.id, scope: scope)
             var bucket = buckets[key] ?? Bucket(available: burst, updated: now, name: record.name)
-            let elapsed = Double(now &- bucket.updated) / 1e9
+            let elapsed = now > bucket.updated ? Double(now - bucket.updated) / 1e9 : 0
             bucket.available = min(burst, bucket.available + elapsed * Double(rate))
-            bucket.updated = now
+            bucket.updated = max(bucket.updated, now)
             defer { buckets[key] = bucket }
             if bucket.available >= 1 {
                 bucket.available -= 1

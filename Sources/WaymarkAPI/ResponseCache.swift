@@ -19,15 +19,26 @@ final class ResponseCache: Sendable {
     /// The answer for `key`, made by `make` the first time (outside the lock: two readers
     /// racing make it twice, harmlessly).
     func response<E: Error>(_ key: String, make: () throws(E) -> HTTPResponse) throws(E) -> HTTPResponse {
-        let found = kept.withLock { kept -> HTTPResponse? in
+        if let found = cached(key) { return found }
+        let response = try make()
+        keep(response, as: key)
+        return response
+    }
+
+    /// The answer kept for `key`, if there is one (it becomes the most recently used).
+    func cached(_ key: String) -> HTTPResponse? {
+        kept.withLock { kept -> HTTPResponse? in
             guard let index = kept.entries.firstIndex(where: { $0.key == key }) else { return nil }
             let entry = kept.entries.remove(at: index)
             kept.entries.append(entry)
             return entry.response
         }
-        if let found { return found }
-        let response = try make()
-        guard response.status == .ok, response.body.count <= maximumBytes / 4 else { return response }
+    }
+
+    /// Keeps `response` for `key` when it is a `200` small enough, letting the least
+    /// recently used go past the count or the bytes.
+    func keep(_ response: HTTPResponse, as key: String) {
+        guard response.status == .ok, response.body.count <= maximumBytes / 4 else { return }
         kept.withLock { kept in
             guard !kept.entries.contains(where: { $0.key == key }) else { return }
             kept.entries.append((key, response))
@@ -36,7 +47,6 @@ final class ResponseCache: Sendable {
                 kept.bytes -= kept.entries.removeFirst().response.body.count
             }
         }
-        return response
     }
 
     /// Answers kept now (tests).

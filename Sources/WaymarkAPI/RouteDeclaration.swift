@@ -111,13 +111,15 @@ struct EndpointRegistry {
         try addDeferred(method, path, access, maximumBody: maximumBody, mode: .deferred, handler)
     }
 
-    /// A route answered from the work queue: its access is checked on the loop, then the
-    /// handler runs off it.
+    /// A route answered from the work queue, in `lane`: its access is checked on the loop,
+    /// then the handler runs off it. By default a costly read (shared, a caller's share at
+    /// a time); changes name their lane.
     mutating func addOffLoop(_ method: String, _ path: String, _ access: RouteDeclaration.Access, maximumBody: Int? = nil,
-                             largerBody: RouteDeclaration.LargerBody? = nil, _ handler: @escaping Handler) throws(RouterError) {
+                             largerBody: RouteDeclaration.LargerBody? = nil, lane: WorkLane = .reads,
+                             _ handler: @escaping Handler) throws(RouterError) {
         let work = context.work
         try addDeferred(method, path, access, maximumBody: maximumBody, largerBody: largerBody, mode: .offLoop) { request, call, responder in
-            work.answer(responder) { () throws(Refusal) in try handler(request, call) }
+            work.answer(responder, in: lane, for: WorkCaller(request, actor: call.actor)) { () throws(Refusal) in try handler(request, call) }
         }
     }
 
@@ -139,21 +141,23 @@ struct EndpointRegistry {
     }
 
     /// A route answered on the loop when its handler finds what it needs cached, else from
-    /// the work queue.
+    /// the work queue's `lane`: by default the builds lane (never refused).
     mutating func addCachedOrOffLoop(_ method: String, _ path: String, _ access: RouteDeclaration.Access, maximumBody: Int? = nil,
-                                     _ handler: @escaping AnsweringHandler) throws(RouterError) {
+                                     lane: WorkLane = .builds, _ handler: @escaping AnsweringHandler) throws(RouterError) {
         let context = context
         try router.addAnswering(method, path, maximumBody: maximumBody, admission: context.admission(access)) { request, parameters in
-            let job: Job
+            let job: Job, caller: WorkCaller
             do throws(Refusal) {
-                switch try handler(request, RouteCall(parameters: parameters, actor: try context.actor(of: request, parameters, access))) {
+                let actor = try context.actor(of: request, parameters, access)
+                switch try handler(request, RouteCall(parameters: parameters, actor: actor)) {
                 case .now(let response): return .now(response)
                 case .work(let work): job = work
                 }
+                caller = WorkCaller(request, actor: actor)
             } catch {
                 return .now(error.response)
             }
-            return .later { responder in context.work.answer(responder, job) }
+            return .later { responder in context.work.answer(responder, in: lane, for: caller, job) }
         }
         declarations.append(RouteDeclaration(method: method, path: path, access: access, maximumBody: maximumBody, mode: .cachedOrOffLoop))
     }
@@ -162,7 +166,8 @@ struct EndpointRegistry {
 extension EndpointRegistry {
     /// What no route takes goes to `handler` (link landing) when its path is not one of the
     /// API's own; nil from it is the ordinary 404. Open (a link needs no token); an answer of
-    /// `.work` runs on the work queue, as a `cachedOrOffLoop` route's does.
+    /// `.work` (building the landing table) runs in the builds lane, as a `cachedOrOffLoop`
+    /// route's does.
     mutating func setFallback(label: (method: String, path: String),
                               _ handler: @escaping @Sendable (HTTPRequest) -> Answer?) {
         let work = context.work
@@ -170,7 +175,7 @@ extension EndpointRegistry {
             switch handler(request) {
             case nil: nil
             case .now(let response): .now(response)
-            case .work(let job): .later { responder in work.answer(responder, job) }
+            case .work(let job): .later { responder in work.answer(responder, in: .builds, job) }
             }
         }
     }

@@ -13,12 +13,12 @@ struct ScheduleEndpoints: EndpointGroup {
 
     func register(on registry: inout EndpointRegistry) throws(RouterError) {
         try registry.addOffLoop("POST", "/v1/schedules", .scope(.routesPublish, action: "schedule"),
-                                maximumBody: context.options.maximumDocumentBytes) { request, call throws(Refusal) in try schedule(request, call) }
+                                maximumBody: context.options.maximumDocumentBytes, lane: .changes) { request, call throws(Refusal) in try schedule(request, call) }
         try registry.add("GET", "/v1/schedules", .scope(.manifestRead, action: "readSchedules")) { _, _ in list() }
         try registry.add("GET", "/v1/schedules/:id", .scope(.manifestRead, action: "readSchedule")) { _, call throws(Refusal) in
             try one(call)
         }
-        try registry.addOffLoop("DELETE", "/v1/schedules/:id", .scope(.routesPublish, action: "cancelSchedule"), maximumBody: 0) {
+        try registry.addOffLoop("DELETE", "/v1/schedules/:id", .scope(.routesPublish, action: "cancelSchedule"), maximumBody: 0, lane: .changes) {
             _, call throws(Refusal) in try cancel(call)
         }
     }
@@ -34,10 +34,10 @@ struct ScheduleEndpoints: EndpointGroup {
         guard let atText = body.object["at"]?.stringValue, let at = Timestamp.parse(atText) else {
             throw Refusal(.badRequest, "badTime", "at must be an RFC 3339 time such as 2026-12-01T09:00:00Z.")
         }
-        let (message, routes) = (body.message, body.routes!)
+        let (message, routes) = (body.message, try PublishingEndpoints.stored(body.routes, context: context))
         let outcome: ScheduleOutcome
         do throws(StoreError) {
-            outcome = try context.store.schedule(routes: routes.serializedBytes(pretty: true), at: at, base: base, author: call.actor, message: message,
+            outcome = try context.store.schedule(routes: routes, at: at, base: base, author: call.actor, message: message,
                                                   rollout: rollout, now: context.now())
         } catch {
             throw Refusal.storeFailed(error, "The schedule could not be stored", "Nothing was scheduled.")
@@ -56,6 +56,8 @@ struct ScheduleEndpoints: EndpointGroup {
             throw Refusal(.badRequest, "badTime", message)
         case .badRollout(let message):
             throw Refusal(.badRequest, "badRollout", message)
+        case .full(let message):
+            throw Refusal(.conflict, "tooManySchedules", message)
         }
     }
 

@@ -11,7 +11,9 @@ struct SchemaEndpoints: EndpointGroup {
 
     func register(on registry: inout EndpointRegistry) throws(RouterError) {
         try registry.addOffLoop("PUT", "/v1/schemas/:platform/:version", .scope(.schemasWrite, action: "registerSchema"),
-                               maximumBody: context.options.maximumDocumentBytes) { request, call throws(Refusal) in try registerSchema(request, call) }
+                               maximumBody: context.options.maximumDocumentBytes, lane: .changes) {
+            request, call throws(Refusal) in try registerSchema(request, call)
+        }
         try registry.add("GET", "/v1/schemas", .scope(.manifestRead, action: "readSchemas")) { _, _ in schemas() }
         try registry.add("GET", "/v1/schemas/:platform/:version", .scope(.manifestRead, action: "readSchema")) { request, call throws(Refusal) in
             try schema(request, call)

@@ -8,53 +8,142 @@ import SystemIO
 /// view, reading a revision, a diff, a preview — so that no event loop spends more than a
 /// lookup on any request and a slow document never delays the next connection.
 ///
-/// A concurrent dispatch queue below the loops' priority: libdispatch runs its jobs on as
-/// many threads as there are cores, and the kernel gives the loops' threads the CPU first.
-/// At most `capacity` jobs wait or run at once; one more is refused with `503` and
-/// `Retry-After` rather than queued without bound (`waymark_work_refused_total`).
+/// Three lanes (`WorkLane`), below the loops' priority, so that one kind of caller cannot
+/// starve another: reads never fill the lane changes run in, and building what a new
+/// generation serves is never refused. Changes and builds run on concurrent queues; reads
+/// on one serial queue per core but one (at least one), so that however many reads are
+/// queued, a thread is left for a change or a build. Changes and costly reads
+/// each hold at most `capacity` jobs waiting or running; in the reads lane one caller (a
+/// token) and one peer (an IPv4 address, an IPv6 /64) hold at most `share` of them. One
+/// more is refused with `503` and `Retry-After` rather than queued without bound
+/// (`waymark_work_refused_total{lane}`).
 final class WorkQueue: Sendable {
+    /// Jobs each bounded lane may hold waiting or running.
     let capacity: Int
-    private let queue = DispatchQueue(label: "waymark.work", qos: .utility, attributes: .concurrent)
-    private let pending = Atomic<Int>(0)
-    /// Jobs refused because `capacity` were pending, since start.
-    let refused = Atomic<UInt64>(0)
+    /// Of the reads lane's `capacity`, what one token or one peer may hold.
+    let share: Int
+    private let lanes: [Lane]
+    /// Reads held per token and per peer, only while they hold some.
+    private let held = Mutex<Shares>(Shares())
+    /// What is pending across the lanes, for releasing memory when all fall quiet.
+    private let pendingAll = Atomic<Int>(0)
 
-    init(capacity: Int) {
-        self.capacity = capacity
+    private struct Shares {
+        var tokens: [String: Int] = [:]
+        var peers: [PeerAddress: Int] = [:]
     }
 
-    /// Jobs waiting or running now.
-    var queued: Int { pending.load(ordering: .relaxed) }
+    private final class Lane: Sendable {
+        let queues: [DispatchQueue]
+        let pending = Atomic<Int>(0)
+        let refused = Atomic<UInt64>(0)
+        private let next = Atomic<Int>(0)
 
-    /// Runs `job` off the loop; false (and nothing run) when `capacity` jobs are pending.
-    func submit(_ job: @escaping @Sendable () -> Void) -> Bool {
-        guard pending.add(1, ordering: .acquiringAndReleasing).newValue <= capacity else {
-            pending.subtract(1, ordering: .relaxed)
-            refused.add(1, ordering: .relaxed)
-            return false
+        /// One concurrent queue, or `serial` serial ones taken in turn.
+        init(_ name: String, qos: DispatchQoS, serial: Int? = nil) {
+            if let serial {
+                queues = (0..<serial).map { DispatchQueue(label: "waymark.work.\(name).\($0)", qos: qos) }
+            } else {
+                queues = [DispatchQueue(label: "waymark.work.\(name)", qos: qos, attributes: .concurrent)]
+            }
         }
+
+        var queue: DispatchQueue {
+            queues.count == 1 ? queues[0] : queues[next.add(1, ordering: .relaxed).oldValue % queues.count]
+        }
+    }
+
+    /// `readers`: how many reads may run at once (default: one per core but one, at least one).
+    init(capacity: Int, readers: Int = max(1, System.coreCount - 1)) {
+        self.capacity = capacity
+        share = max(1, capacity / 4)
+        // Changes and builds are few and someone waits on each (an operator, every phone
+        // after a publish): above the reads, which anyone with a read token can multiply.
+        lanes = [Lane("changes", qos: .userInitiated), Lane("builds", qos: .userInitiated),
+                 Lane("reads", qos: .utility, serial: max(1, readers))]
+    }
+
+    /// Jobs waiting or running now, in all lanes.
+    var queued: Int { pendingAll.load(ordering: .relaxed) }
+    /// Jobs waiting or running now in `lane`.
+    func queued(_ lane: WorkLane) -> Int { lanes[lane.rawValue].pending.load(ordering: .relaxed) }
+    /// Jobs refused in `lane` since start (a full lane, or a caller past its share).
+    func refused(_ lane: WorkLane) -> UInt64 { lanes[lane.rawValue].refused.load(ordering: .relaxed) }
+    /// Jobs refused in all lanes since start.
+    var refused: UInt64 { lanes.reduce(0) { $0 + $1.refused.load(ordering: .relaxed) } }
+    /// Reads `token` holds now (tests).
+    func reads(heldBy token: String) -> Int { held.withLock { $0.tokens[token, default: 0] } }
+
+    /// Runs `job` off the loop in `lane`; the reason it was not run (nothing run) when the
+    /// lane is full or, in the reads lane, `caller` holds its share.
+    func submit(_ lane: WorkLane, for caller: WorkCaller = WorkCaller(), _ job: @escaping @Sendable () -> Void) -> WorkRefusal? {
+        let slot = lanes[lane.rawValue]
+        if lane != .builds {
+            guard slot.pending.add(1, ordering: .acquiringAndReleasing).newValue <= capacity else {
+                slot.pending.subtract(1, ordering: .relaxed)
+                slot.refused.add(1, ordering: .relaxed)
+                return .full
+            }
+        } else {
+            // Never refused: at most one per connection waits (its request is in flight),
+            // and a job queued behind the one that builds finds what it built.
+            slot.pending.add(1, ordering: .relaxed)
+        }
+        if lane == .reads, !takeShare(caller) {
+            slot.pending.subtract(1, ordering: .relaxed)
+            slot.refused.add(1, ordering: .relaxed)
+            return .overShare
+        }
+        pendingAll.add(1, ordering: .relaxed)
+        let queue = slot.queue
         queue.async { [self] in
             job()
-            let left = pending.subtract(1, ordering: .relaxed).newValue
-            if left == 0 { releaseMemory() }
+            if lane == .reads { giveShare(caller) }
+            slot.pending.subtract(1, ordering: .relaxed)
+            if pendingAll.subtract(1, ordering: .relaxed).newValue == 0 { releaseMemory(on: lanes[WorkLane.builds.rawValue].queue) }
         }
-        return true
+        return nil
+    }
+
+    /// Takes one of the reads lane's places for `caller`'s token and peer; false (nothing
+    /// taken) when either holds its share. Anonymous and public callers are one peer each.
+    private func takeShare(_ caller: WorkCaller) -> Bool {
+        held.withLock { held in
+            if let token = caller.token, held.tokens[token, default: 0] >= share { return false }
+            if let peer = caller.peer, held.peers[peer, default: 0] >= share { return false }
+            if let token = caller.token { held.tokens[token, default: 0] += 1 }
+            if let peer = caller.peer { held.peers[peer, default: 0] += 1 }
+            return true
+        }
+    }
+
+    private func giveShare(_ caller: WorkCaller) {
+        held.withLock { held in
+            if let token = caller.token {
+                let left = held.tokens[token, default: 1] - 1
+                held.tokens[token] = left > 0 ? left : nil
+            }
+            if let peer = caller.peer {
+                let left = held.peers[peer, default: 1] - 1
+                held.peers[peer] = left > 0 ? left : nil
+            }
+        }
     }
 
     /// Monotonic nanoseconds of the last `Memory.releaseFree`, and whether one is due.
     private let lastRelease = Atomic<UInt64>(0)
     private let releaseScheduled = Atomic<Bool>(false)
 
-    /// When the queue falls quiet, at most once a second: what its jobs freed (a document's
+    /// When the lanes fall quiet, at most once a second: what their jobs freed (a document's
     /// parse, a resolver) goes back to the system instead of staying in malloc's arenas.
     /// A moment later, not at once: the job's request and answer are freed only after it
     /// returns, on the loop that writes the answer.
-    private func releaseMemory() {
+    private func releaseMemory(on queue: DispatchQueue) {
         guard releaseScheduled.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged else { return }
         let now = DispatchTime.now().uptimeNanoseconds
         let due = max(now + 200_000_000, lastRelease.load(ordering: .relaxed) + 1_000_000_000)
         queue.asyncAfter(deadline: DispatchTime(uptimeNanoseconds: due)) { [self] in
-            if pending.load(ordering: .relaxed) == 0 {
+            if pendingAll.load(ordering: .relaxed) == 0 {
                 Memory.releaseFree()
                 lastRelease.store(DispatchTime.now().uptimeNanoseconds, ordering: .relaxed)
             }
@@ -63,25 +152,74 @@ final class WorkQueue: Sendable {
     }
 
     /// Answers through `responder` with what `job` returns (or the refusal it throws), run
-    /// off the loop; `503` with `Retry-After: 1` when the queue is full.
-    func answer(_ responder: Responder, _ job: @escaping @Sendable () throws(Refusal) -> HTTPResponse) {
-        run(responder) { () throws(Refusal) in responder.respond(try job()) }
+    /// off the loop in `lane`; `503` with `Retry-After: 1` when it is refused.
+    func answer(_ responder: Responder, in lane: WorkLane, for caller: WorkCaller = WorkCaller(),
+                _ job: @escaping @Sendable () throws(Refusal) -> HTTPResponse) {
+        run(responder, in: lane, for: caller) { () throws(Refusal) in responder.respond(try job()) }
     }
 
     /// Runs `job`, which answers through `responder` itself (perhaps later, from elsewhere),
-    /// off the loop; a refusal it throws is the answer, and so is `503` when the queue is full.
-    func run(_ responder: Responder, _ job: @escaping @Sendable () throws(Refusal) -> Void) {
-        let accepted = submit {
+    /// off the loop in `lane`; a refusal it throws is the answer, and so is `503` when the
+    /// lane is full or the caller holds its share.
+    func run(_ responder: Responder, in lane: WorkLane, for caller: WorkCaller = WorkCaller(),
+             _ job: @escaping @Sendable () throws(Refusal) -> Void) {
+        let refusal = submit(lane, for: caller) {
             do throws(Refusal) {
                 try job()
             } catch {
                 responder.respond(error.response)
             }
         }
-        if !accepted {
+        switch refusal {
+        case nil:
+            break
+        case .full:
             responder.respond(Refusal(.serviceUnavailable, "busy",
-                "The server has \(capacity) requests' worth of validation and other work under way; retry in a moment.",
+                "The server has \(capacity) requests' worth of \(lane.work) under way; retry in a moment.",
+                headers: [("Retry-After", "1")]).response)
+        case .overShare:
+            responder.respond(Refusal(.serviceUnavailable, "busy",
+                "You have \(share) requests' worth of \(lane.work) under way, as many as one caller may; retry in a moment.",
                 headers: [("Retry-After", "1")]).response)
         }
     }
+}
+
+/// The lane a job runs in (`WorkQueue`).
+enum WorkLane: Int, Sendable, CaseIterable {
+    /// Changes and rollout controls: publish, rollback, validation, schedules, rollout
+    /// controls, schema registration. No read is ever queued here.
+    case changes
+    /// What a new generation serves: a build's manifest view, the landing table, the
+    /// associated-domain files. Never refused; until built, nothing else waits for it.
+    case builds
+    /// Costly reads: QR codes, previews, revision documents, diffs, unknown links; shared,
+    /// one token's and one peer's share at a time.
+    case reads
+
+    var name: String { ["changes", "builds", "reads"][rawValue] }
+    var work: String { ["changes", "building", "costly reads"][rawValue] }
+}
+
+/// Who a job is for, for the reads lane's shares: the token's name (nil for a public or
+/// anonymous caller, who is known by its peer alone) and the connection's peer.
+struct WorkCaller: Sendable {
+    var token: String?
+    var peer: PeerAddress?
+
+    init(token: String? = nil, peer: PeerAddress? = nil) {
+        self.token = token
+        self.peer = peer
+    }
+
+    init(_ request: HTTPRequest, actor: String) {
+        token = actor == "public" || actor == "anonymous" ? nil : actor
+        peer = request.head.peer
+    }
+}
+
+/// Why `WorkQueue.submit` did not run a job.
+enum WorkRefusal: Sendable, Equatable {
+    case full
+    case overShare
 }

@@ -25,6 +25,9 @@ enum ServeCommand {
                                    (default manifests/storefront, skipped when missing)
           --no-seed                Start an empty store empty
           --public-reads           Serve manifests, revisions and schemas without a token
+          --allow-private-fallbacks
+                                   Let fallback URLs name loopback or private addresses (tests
+                                   against servers on loopback only; refused by default)
           --threads N              Event loops, one thread each (default: one per core)
           --max-connections N      Open connections; at the limit the longest idle one is closed
                                    for a new one, and with none idle new ones wait (default 10000)
@@ -37,9 +40,24 @@ enum ServeCommand {
                                    Request body bytes all connections may hold at once, reserved
                                    before a body is read; a head that does not fit gets 503
                                    (default 268435456)
-          --max-queued-work N      Requests whose validation, build view, revision read or preview
-                                   may wait or run off the event loops at once; more get 503
-                                   (default 64)
+          --max-buffered-body-bytes-per-peer N
+                                   The share of those one IPv4 address or IPv6 /64 may hold; more
+                                   get 503 (default: a quarter of the total, and at least
+                                   --max-document-bytes; 0: no share — behind a proxy use 0)
+          --max-queued-output-bytes N
+                                   Bytes of large answers (8 KiB or more) queued for readers and
+                                   not yet written; past it the slowest readers are reset
+                                   (default 134217728)
+          --max-queued-output-bytes-per-peer N
+                                   The share of those one IPv4 address or IPv6 /64 may have
+                                   (default 33554432; 0: no share — behind a proxy use 0)
+          --memory-limit N         The memory it is given, in bytes (default: its cgroup's limit,
+                                   if any); it refuses to start when its budgets (bodies, queued
+                                   answers, schedules, caches, itself) do not fit
+          --max-queued-work N      Changes (publish, validation, schedules, rollout controls) and,
+                                   apart, costly reads (QR, previews, revisions, diffs; a quarter
+                                   per token or peer) that may wait or run off the event loops at
+                                   once; more get 503. Builds are never refused (default 64)
           --pin-threads            Pin event loop i to the i-th allowed CPU
           --telemetry-minutes H    Keep per-minute telemetry counts for H hours (default 48)
           --telemetry-hours D      Keep per-hour telemetry counts for D days (default 90)
@@ -101,14 +119,14 @@ enum ServeCommand {
 
     static func run(_ arguments: [String], output: inout Output) throws(CLIError) -> ExitCode {
         let parsed = try Arguments(arguments, command: "serve",
-                                   options: Set(["--host", "--port", "--data-dir", "--seed", "--threads", "--max-connections", "--max-connections-per-peer", "--max-buffered-body-bytes", "--max-document-bytes", "--max-queued-work", "--telemetry-max-cells",
+                                   options: Set(["--host", "--port", "--data-dir", "--seed", "--threads", "--max-connections", "--max-connections-per-peer", "--max-buffered-body-bytes", "--max-buffered-body-bytes-per-peer", "--max-queued-output-bytes", "--max-queued-output-bytes-per-peer", "--memory-limit", "--max-document-bytes", "--max-queued-work", "--telemetry-max-cells",
                                              "--follow", "--follow-token", "--follow-token-file", "--follow-interval", "--rollout-look-interval", "--clock-file",
                                              "--telemetry-minutes", "--telemetry-hours", "--telemetry-max-routes", "--telemetry-max-versions",
                                              "--guard-installs", "--guard-networks", "--guard-per-source", "--guard-per-network",
                                              "--telemetry-batch-ids", "--telemetry-batch-window", "--telemetry-lateness",
                                              "--shapes-per-source", "--shapes-per-network", "--suggestion-sources"])
                                              .union(LinkCheckArguments.options),
-                                   booleans: ["--no-seed", "--public-reads", "--pin-threads", "--quiet", "--help", "--check-links", "--init-tokens", "--trust-forwarded-for"])
+                                   booleans: ["--no-seed", "--public-reads", "--allow-private-fallbacks", "--pin-threads", "--quiet", "--help", "--check-links", "--init-tokens", "--trust-forwarded-for"])
         if parsed.has("--help") {
             output.print(help)
             return .success
@@ -124,15 +142,40 @@ enum ServeCommand {
             ?? configuration.maximumConnectionsPerPeer
         configuration.maximumBufferedBodyBytes = try parsed.number("--max-buffered-body-bytes", in: 1 << 20...1 << 40, expected: "1 MiB to 1 TiB in bytes")
             ?? configuration.maximumBufferedBodyBytes
+        configuration.maximumQueuedOutputBytes = try parsed.number("--max-queued-output-bytes", in: 1 << 20...1 << 40,
+                                                                   expected: "1 MiB to 1 TiB in bytes")
+            ?? configuration.maximumQueuedOutputBytes
+        configuration.maximumQueuedOutputBytesPerPeer = try parsed.number("--max-queued-output-bytes-per-peer", in: 0...1 << 40,
+                                                                          expected: "0 to 1 TiB in bytes")
+            ?? min(configuration.maximumQueuedOutputBytesPerPeer, configuration.maximumQueuedOutputBytes)
+        // The budgets must fit the memory the daemon is given, or it refuses to start.
+        let budget = MemoryBudget(configuration: configuration)
+        if let limit = try parsed.number("--memory-limit", in: 16 << 20...1 << 50, expected: "16 MiB to 1 PiB in bytes") {
+            if let refusal = budget.refusal(limit: limit, source: "--memory-limit") {
+                throw .invalidValue(option: "--memory-limit", value: String(limit), expected: refusal)
+            }
+        } else if let limit = MemoryBudget.cgroupLimit(), let refusal = budget.refusal(limit: limit, source: "its cgroup (memory.max)") {
+            throw .invalidValue(option: "--memory-limit", value: String(limit), expected: refusal)
+        }
         configuration.pinThreads = parsed.has("--pin-threads")
         configuration.accessLog = !parsed.has("--quiet")
         var options = API.Options()
         options.publicManifestReads = parsed.has("--public-reads")
+        options.allowPrivateFallbacks = parsed.has("--allow-private-fallbacks")
         options.maximumDocumentBytes = try parsed.number("--max-document-bytes", in: 1024...(1 << 30), expected: "1024 to 1073741824 bytes")
             ?? options.maximumDocumentBytes
         if options.maximumDocumentBytes > configuration.maximumBufferedBodyBytes {
             throw .invalidValue(option: "--max-buffered-body-bytes", value: String(configuration.maximumBufferedBodyBytes),
                                 expected: "at least --max-document-bytes (\(options.maximumDocumentBytes)), or no document could ever be read")
+        }
+        // By default a peer may hold a quarter of the total, and always one whole document.
+        configuration.maximumBufferedBodyBytesPerPeer = try parsed.number("--max-buffered-body-bytes-per-peer", in: 0...1 << 40,
+                                                                          expected: "0 to 1 TiB in bytes")
+            ?? min(configuration.maximumBufferedBodyBytes,
+                   max(configuration.maximumBufferedBodyBytes / 4, options.maximumDocumentBytes))
+        if configuration.maximumBufferedBodyBytesPerPeer != 0, options.maximumDocumentBytes > configuration.maximumBufferedBodyBytesPerPeer {
+            throw .invalidValue(option: "--max-buffered-body-bytes-per-peer", value: String(configuration.maximumBufferedBodyBytesPerPeer),
+                                expected: "0 or at least --max-document-bytes (\(options.maximumDocumentBytes)), or no document could ever be read")
         }
         options.maximumQueuedWork = try parsed.number("--max-queued-work", in: 1...100_000, expected: "1 to 100000")
             ?? options.maximumQueuedWork

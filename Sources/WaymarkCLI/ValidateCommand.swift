@@ -34,6 +34,8 @@ enum ValidateCommand {
         let linkChecks = try LinkCheckArguments.parse(parsed, cache: false)
         let routes = try InputFiles.json(at: routesPath)
         var report = Validator.validate(routes, against: schemas, now: now)
+        // As the server refuses them (`serve --allow-private-fallbacks` aside).
+        report.append(contentsOf: FallbackAddresses.problems(in: routes))
         if let linkChecks { report.append(contentsOf: LinkChecker(options: linkChecks).check(routes, against: schemas)) }
         if parsed.has("--json") {
             output.print(report.json.serialized(pretty: true))

@@ -16,3 +16,26 @@ struct PeerAddressTests {
         #expect(peer.description == text)
     }
 }
+
+/// The network a refusal is counted under: an IPv4 address's /24, an IPv6 /64's /48.
+@Suite("Peer networks")
+struct PeerNetworkTests {
+    @Test(arguments: [
+        (PeerAddress(high: 0xFFFF, low: 0x7F00_0001), "127.0.0.0/24"),
+        (PeerAddress(high: 0xFFFF, low: 0xCB00_71FE), "203.0.113.0/24"),
+        (PeerAddress(high: 0xFFFF, low: 0xCB00_7107), "203.0.113.0/24"),
+        (PeerAddress(high: 0x2001_0DB8_0001_0002, low: 1), "2001:db8:1::/48"),
+        (PeerAddress(high: 0x2001_0DB8_0001_FFFF, low: 1), "2001:db8:1::/48"),
+        (PeerAddress(high: 0, low: 0), "unknown"),
+        (PeerAddress(high: 7, low: 7), "unknown"),
+    ])
+    func network(_ peer: PeerAddress, _ text: String) {
+        #expect(peer.network == text)
+    }
+
+    @Test func addressesOfOneNetworkAreOneAndOfTwoAreTwo() {
+        let one = (0..<256).map { PeerAddress(high: 0xFFFF, low: 0xC633_6400 | UInt64($0)).network }
+        #expect(Set(one).count == 1)
+        #expect(PeerAddress(high: 0xFFFF, low: 0xC633_6401).network != PeerAddress(high: 0xFFFF, low: 0xC633_6501).network)
+    }
+}

@@ -165,6 +165,31 @@ struct RolloutStoreTests {
         #expect(reopened.snapshot.current?.number == 3 && reopened.snapshot.rollout?.status == .superseded)
     }
 
+    @Test("Superseding with the stable revision's own routes is refused, pointing to abort: the rollout goes on, nothing stored")
+    func supersedeWithTheStableRoutes() throws {
+        let scratch = ScratchDirectory()
+        let store = try Self.started(scratch)
+        let stable = Fixtures.storefrontRoutesJSON.serializedBytes(pretty: true)
+        guard case .stableOverRollout(candidate: 2) = try store.publish(routes: stable, base: 1, author: "m", message: "Back to stable",
+                                                                        supersede: true, now: Self.minutes(1)) else {
+            Issue.record("the stable routes superseded the rollout, or were published")
+            return
+        }
+        #expect(store.snapshot.revisions.count == 2 && store.snapshot.activeRollout?.candidate == 2, "nothing changed")
+        // Without supersede, the same routes are the usual refusal while a rollout runs.
+        guard case .rolloutInProgress(candidate: 2) = try store.publish(routes: stable, base: 1, author: "m", message: "", now: Self.minutes(1)) else {
+            Issue.record("published over a running rollout")
+            return
+        }
+        // Routes that differ from the stable revision's still supersede.
+        guard case .published = try store.publish(routes: routesWithCampaign("hotfix"), base: 1, author: "m", message: "", supersede: true,
+                                                  now: Self.minutes(1)) else {
+            Issue.record("a real supersede was refused")
+            return
+        }
+        #expect(store.snapshot.rollout?.status == .superseded)
+    }
+
     @Test("A scheduled rollout starts one over its base when it fires; refused without a base or with bad steps")
     func scheduledRollout() throws {
         let scratch = ScratchDirectory()

@@ -57,6 +57,58 @@ struct ScheduleTests {
         #expect(store.snapshot.schedules.isEmpty && scratch.names("schedules").isEmpty)
     }
 
+    @Test("Pending schedules are bounded: a count, and the bytes of routes they hold together")
+    func pendingSchedulesAreBounded() throws {
+        let scratch = ScratchDirectory()
+        let store = try seeded(scratch)
+        let routes = routesWithCampaign()
+        for index in 0..<ManifestStore.maximumPendingSchedules {
+            guard case .scheduled = try store.schedule(routes: routes, at: Self.minutes(Double(10 + index)), base: 1, author: "m", message: "", now: now) else {
+                Issue.record("schedule \(index) was refused")
+                return
+            }
+        }
+        guard case .full(let message) = try store.schedule(routes: routes, at: Self.minutes(500), base: 1, author: "m", message: "", now: now) else {
+            Issue.record("one past the count was scheduled")
+            return
+        }
+        #expect(message.contains("at most \(ManifestStore.maximumPendingSchedules)"))
+        #expect(store.snapshot.schedules.count == ManifestStore.maximumPendingSchedules)
+        // One cancelled makes room again.
+        _ = try store.cancelSchedule(1, actor: "m", now: now)
+        guard case .scheduled = try store.schedule(routes: routes, at: Self.minutes(501), base: 1, author: "m", message: "", now: now) else {
+            Issue.record("a cancelled schedule did not make room")
+            return
+        }
+    }
+
+    @Test("Pending schedules' routes together hold at most maximumPendingScheduleBytes")
+    func pendingScheduleBytesAreBounded() throws {
+        let scratch = ScratchDirectory()
+        let store = try seeded(scratch)
+        // One route with a note near its limit, many times: a document of about 6 MiB.
+        guard case .object(var document) = Fixtures.storefrontRoutesJSON, case .array(var routes)? = document["routes"] else { return }
+        for index in 0..<1_500 {
+            routes.append(["id": .string("c\(index)"), "patterns": [.string("/campaign/c\(index)")], "destination": "home",
+                           "notes": .string(String(repeating: "n", count: 4_000))])
+        }
+        document["routes"] = .array(routes)
+        let big = JSONValue.object(document).serializedBytes(pretty: true)
+        let fits = ManifestStore.maximumPendingScheduleBytes / big.count
+        #expect(fits >= 2 && fits < ManifestStore.maximumPendingSchedules)
+        for index in 0..<fits {
+            guard case .scheduled = try store.schedule(routes: big, at: Self.minutes(Double(10 + index)), base: 1, author: "m", message: "", now: now) else {
+                Issue.record("schedule \(index) of \(fits) was refused")
+                return
+            }
+        }
+        guard case .full = try store.schedule(routes: big, at: Self.minutes(500), base: 1, author: "m", message: "", now: now) else {
+            Issue.record("routes past the bytes were scheduled")
+            return
+        }
+        #expect(store.snapshot.schedules.count == fits)
+    }
+
     @Test("Skipped, with the reason, when the base moved or the routes no longer validate")
     func skipped() throws {
         let scratch = ScratchDirectory()

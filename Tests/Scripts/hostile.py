@@ -19,6 +19,32 @@
      1,000 connections and 500 per peer: the per-peer cap resets the surplus, the limit
      sheds the idlest, and a new client is answered at once, not after a timeout.
   6. Versions `.`, `..` and their encodings are refused as schema versions.
+  7. Heads without bodies: 260 at a time on a path no route takes (anonymous) and 260 on
+     the phone's route with its token, half chunked, half declaring ~1 MiB, opened again as
+     they are answered: legitimate telemetry posts and publishes from another address
+     still succeed (at least 95 %); the unknown paths are answered 404 before their
+     bodies, the phone's heads past their peer's share 503 and the rest 408 when their
+     body does not start in 5 s; then 300 whole 1 MiB bodies on an unknown path leave RSS
+     flat.
+  8. A token at --rate 10 on 8 keep-alive connections over two event loops for 6 s gets
+     at most 1.1 x its allowance through (the clock is read under the bucket's lock).
+  9. A QR flood: 96 keep-alive connections from one address asking version-40 codes with a
+     phone's read token, a new link each, while rollouts are started and aborted, routes
+     published and validated and a scheduled publish fires: every change is answered, and
+     so are the landing, the manifests and apple-app-site-association right after it.
+ 10. Slow QR readers: 200 connections from one address each get a new version-40 QR PNG
+     and read nothing more: what waits for them stays within the peer's share of the
+     output budget (the slowest reset past it) and RSS grows by less than the share + 32 MB.
+ 11. Big documents as marketing: a 10,000,000-byte note is refused naming the route and the
+     field; ~14 MB documents scheduled back to back stop at 64 MiB pending; RSS, and a
+     restart's time and RSS, stay under their bounds.
+ 12. Request ids say nothing of the traffic: 100 requests between two ids do not show.
+ 13. A Host whose port is not digits (`storefront.example:evil`) is refused, not landed.
+ 14. Landings stay cacheable after a route window's edge passes (the clock moved with
+     --clock-file): s-maxage counts down to the edge, then is 30 again.
+ 15. Refusals from 200 addresses of one /24 are one or two audit lines, under the network.
+ 16. Fallbacks at loopback, private or link-local addresses (any spelling) or localhost
+     are refused.
 
 Prints each figure; exits 1 on the first failure.
 Usage: hostile.py WAYMARK_RELEASE_BINARY
@@ -418,6 +444,567 @@ def batch_ids(binary, scratch):
         daemon.stop()
 
 
+# 7 ------------------------------------------------------------------------------------------
+
+def open_head(port, address, text):
+    """A connection from `address` (any 127/8 address is loopback) that sent `text`."""
+    connection = socket.socket()
+    connection.bind((address, 0))
+    connection.settimeout(5)
+    connection.connect(("127.0.0.1", port))
+    connection.sendall(text.encode())
+    return connection
+
+
+def first_line(connection, wait):
+    """The status line the daemon answered on `connection` within `wait` seconds, or ""."""
+    connection.settimeout(wait)
+    received = b""
+    try:
+        while b"\r\n" not in received:
+            chunk = connection.recv(256)
+            if not chunk:
+                break
+            received += chunk
+    except OSError:
+        pass
+    return received.split(b"\r\n", 1)[0].decode(errors="replace")
+
+
+def heads_without_bodies(daemon, binary, data):
+    """Heads that never send their bodies: bodiless chunked and 1 MiB-declared `POST`s on a
+    path no route takes (anonymous, from 127.0.0.5) and on the phone's route with its token
+    (from 127.0.0.6), opened again as fast as they are answered, while 127.0.0.1 posts
+    telemetry and publishes. Then 300 whole 1 MiB bodies on unknown paths, RSS measured."""
+    phone = token(binary, data, "heads-phone", "telemetry:write", rate="unlimited")
+    stop = threading.Event()
+    tallies = {}
+    lock = threading.Lock()
+
+    def tally(kind, line):
+        with lock:
+            key = (kind, line[9:12] or "none")
+            tallies[key] = tallies.get(key, 0) + 1
+
+    def unknown_heads():
+        while not stop.is_set():
+            batch = []
+            for index in range(260):
+                framing = "Transfer-Encoding: chunked" if index % 2 else "Content-Length: 1048576"
+                try:
+                    batch.append(open_head(daemon.port, "127.0.0.5", "POST /no/such/path HTTP/1.1\r\nHost: w\r\n%s\r\n\r\n" % framing))
+                except OSError:
+                    tally("unknown", "refused at connect")
+            for connection in batch:
+                tally("unknown", first_line(connection, 5))
+                connection.close()
+
+    def phone_heads():
+        held = []
+        while not stop.is_set():
+            while len(held) < 260 and not stop.is_set():
+                framing = "Transfer-Encoding: chunked" if len(held) % 2 else "Content-Length: 1000000"
+                try:
+                    held.append((time.monotonic(), open_head(daemon.port, "127.0.0.6", (
+                        "POST /v1/telemetry HTTP/1.1\r\nHost: w\r\nAuthorization: Bearer %s\r\n"
+                        "Content-Type: application/json\r\n%s\r\n\r\n") % (phone, framing))))
+                except OSError:
+                    tally("phone", "refused at connect")
+            time.sleep(0.2)
+            # An answered head (503 over its share, 408 when its body did not start) is
+            # replaced by a new one: the attacker keeps 260 open.
+            kept = []
+            for opened, connection in held:
+                line = first_line(connection, 0.001)
+                if line or time.monotonic() - opened > 30:
+                    tally("phone", line)
+                    connection.close()
+                else:
+                    kept.append((opened, connection))
+            held = kept
+        for _, connection in held:
+            connection.close()
+
+    attackers = [threading.Thread(target=unknown_heads), threading.Thread(target=phone_heads)]
+    for thread in attackers:
+        thread.start()
+    time.sleep(2)
+    posts = publishes = 0
+    statuses = {}
+    started = time.monotonic()
+    batch = {"client": {"platform": "ios", "appVersion": "5.3.0", "revision": 1},
+             "events": [{"ts": iso(time.time() - 30), "entry": "push", "outcome": "proceed", "route": "home"}]}
+    for index in range(200):
+        status, _, _ = call(daemon.port, phone, "POST", "/v1/telemetry", batch, {"Content-Type": "application/json"}, timeout=10)
+        statuses["post %d" % status] = statuses.get("post %d" % status, 0) + 1
+        posts += status == 202
+    routes = json.load(open(os.path.join(EXAMPLE, "routes.json")))
+    for index in range(40):
+        _, listing, _ = call(daemon.port, daemon.admin, "GET", "/v1/revisions")
+        routes["routes"][0]["notes"] = "heads attack %d" % index
+        status, _, _ = call(daemon.port, daemon.admin, "POST", "/v1/revisions", {"message": "during heads %d" % index, "routes": routes},
+                            {"If-Match": '"rev-%d"' % json_of(listing)["current"], "Content-Type": "application/json"}, timeout=30)
+        statuses["publish %d" % status] = statuses.get("publish %d" % status, 0) + 1
+        publishes += status == 201
+    legitimate_in = time.monotonic() - started
+    # Held past the body's start deadline, so the figures show the phone's heads closed by it.
+    time.sleep(max(0, 6.5 - legitimate_in))
+    stop.set()
+    for thread in attackers:
+        thread.join()
+    reserved_after = daemon.metric("waymark_http_body_bytes_reserved")
+    unknown_404 = tallies.get(("unknown", "404"), 0)
+    unknown_all = sum(count for (kind, _), count in tallies.items() if kind == "unknown")
+    phone_answers = {line: count for (kind, line), count in tallies.items() if kind == "phone"}
+    if posts < 190 or publishes < 38:
+        fail("under heads without bodies %d of 200 telemetry posts and %d of 40 publishes succeeded: %s" % (posts, publishes, statuses))
+    if unknown_404 < unknown_all * 0.99:
+        fail("heads on an unknown path were answered %s" % {line: count for (kind, line), count in tallies.items() if kind == "unknown"})
+    if phone_answers.get("408", 0) == 0:
+        fail("no phone head was closed for a body that did not start: %s" % phone_answers)
+
+    before = rss_mb(daemon.process.pid)
+    bodies_started = time.monotonic()
+    body = b"x" * (1 << 20)
+    answered = 0
+
+    def whole_bodies(count):
+        nonlocal answered
+        for _ in range(count):
+            try:
+                connection = open_head(daemon.port, "127.0.0.5", "POST /no/such/path HTTP/1.1\r\nHost: w\r\nContent-Length: %d\r\n\r\n" % len(body))
+                try:
+                    connection.sendall(body)
+                except OSError:
+                    pass  # answered and shut: the rest is not wanted
+                if first_line(connection, 5).startswith("HTTP/1.1 404"):
+                    with lock:
+                        answered += 1
+                connection.close()
+            except OSError:
+                pass
+
+    senders = [threading.Thread(target=whole_bodies, args=(30,)) for _ in range(10)]
+    for thread in senders:
+        thread.start()
+    for thread in senders:
+        thread.join()
+    after = rss_mb(daemon.process.pid)
+    if answered < 300 or after - before > 16:
+        fail("300 whole 1 MiB bodies on an unknown path: %d answered 404, RSS %.1f -> %.1f MB" % (answered, before, after))
+    print("hostile: heads without bodies (260 at a time on an unknown path, anonymous; 260 on the phone's route with its token, "
+          "each half chunked, half declaring ~1 MiB): %d of 200 telemetry posts and %d of 40 publishes succeeded in %.1f s; "
+          "%d unknown-path heads all answered 404 at once; the phone's heads answered %s; %s body bytes reserved after; "
+          "300 whole 1 MiB bodies on an unknown path answered 404 in %.1f s, RSS %.1f -> %.1f MB"
+          % (posts, publishes, legitimate_in, unknown_all, ", ".join("%s x%d" % item for item in sorted(phone_answers.items())),
+             "%.0f" % reserved_after if reserved_after is not None else "?", time.monotonic() - bodies_started, before, after))
+
+
+# 8 ------------------------------------------------------------------------------------------
+
+def two_loop_rate(daemon, binary, data):
+    """A token at --rate 10 on 8 keep-alive connections spread over both event loops for
+    6 s: what goes through is at most 1.1 x its allowance (the burst of 50 plus 10 a second)."""
+    import http.client
+    limited = token(binary, data, "rate-two-loops", "manifest:read", rate=10)
+    stop = threading.Event()
+    through, refused = [0], [0]
+    lock = threading.Lock()
+
+    def hammer():
+        connection = http.client.HTTPConnection("127.0.0.1", daemon.port, timeout=10)
+        while not stop.is_set():
+            connection.request("GET", "/v1/revisions", headers={"Authorization": "Bearer " + limited})
+            response = connection.getresponse()
+            response.read()
+            with lock:
+                if response.status == 429:
+                    refused[0] += 1
+                else:
+                    through[0] += 1
+        connection.close()
+
+    threads = [threading.Thread(target=hammer) for _ in range(8)]
+    started = time.monotonic()
+    for thread in threads:
+        thread.start()
+    time.sleep(6)
+    stop.set()
+    for thread in threads:
+        thread.join()
+    elapsed = time.monotonic() - started
+    allowance = 50 + 10 * elapsed
+    if through[0] > 1.1 * allowance:
+        fail("a token at --rate 10 got %d requests through in %.1f s over two loops (allowance %.0f)" % (through[0], elapsed, allowance))
+    if refused[0] == 0:
+        fail("a token at --rate 10 was never refused")
+    print("hostile: a token at --rate 10 on 8 connections over two event loops for %.1f s: %d through (allowance %.0f: "
+          "a burst of 50 and 10 a second), %d answered 429" % (elapsed, through[0], allowance, refused[0]))
+
+
+# 9 ------------------------------------------------------------------------------------------
+
+def qr_flood(daemon, binary, data):
+    """96 keep-alive connections from one address asking version-40 QR codes with a phone's
+    read token, each a new link (no cache helps), while the operator starts and aborts
+    rollouts, publishes, and a scheduled publish fires: every change is answered, and right
+    after the schedule fires the landing, the manifests and the associated-domain files are."""
+    import http.client
+    reader = token(binary, data, "qr-flood-reader", "manifest:read", rate="unlimited")
+    stop = threading.Event()
+    counts = {"qr 200": 0, "qr 503": 0, "qr other": 0}
+    lock = threading.Lock()
+    long_path = "q" * 2_800
+
+    def flood(index):
+        connection = None
+        serial = 0
+        while not stop.is_set():
+            try:
+                if connection is None:
+                    connection = http.client.HTTPConnection("127.0.0.1", daemon.port, timeout=30, source_address=("127.0.0.7", 0))
+                serial += 1
+                link = "https://storefront.example/%s/%d/%d" % (long_path, index, serial)
+                connection.request("GET", "/v1/qr?ecc=L&url=" + urllib.parse.quote(link, safe=""),
+                                   headers={"Authorization": "Bearer " + reader})
+                response = connection.getresponse()
+                response.read()
+                key = "qr %d" % response.status if response.status in (200, 503) else "qr other"
+                with lock:
+                    counts[key] += 1
+            except (OSError, http.client.HTTPException):
+                connection = None
+
+    flooders = [threading.Thread(target=flood, args=(index,)) for index in range(96)]
+    for thread in flooders:
+        thread.start()
+    time.sleep(2)
+    answers = {}
+
+    def note(what, status):
+        answers.setdefault(what, []).append(status)
+
+    routes = json.load(open(os.path.join(EXAMPLE, "routes.json")))
+    started = time.monotonic()
+    for index in range(10):
+        _, listing, _ = call(daemon.port, daemon.admin, "GET", "/v1/revisions")
+        routes["routes"][0]["notes"] = "qr flood rollout %d" % index
+        status, _, _ = call(daemon.port, daemon.admin, "POST", "/v1/revisions",
+                            {"message": "candidate %d" % index, "routes": routes, "rollout": {}},
+                            {"If-Match": '"rev-%d"' % json_of(listing)["current"], "Content-Type": "application/json"}, timeout=30)
+        note("rollout start", status)
+        _, _, headers = call(daemon.port, daemon.admin, "GET", "/v1/rollout")
+        status, _, _ = call(daemon.port, daemon.admin, "POST", "/v1/rollout/abort", None, {"If-Match": headers.get("ETag", "")}, timeout=30)
+        note("abort", status)
+        _, listing, _ = call(daemon.port, daemon.admin, "GET", "/v1/revisions")
+        routes["routes"][0]["notes"] = "qr flood publish %d" % index
+        status, _, _ = call(daemon.port, daemon.admin, "POST", "/v1/revisions", {"message": "publish %d" % index, "routes": routes},
+                            {"If-Match": '"rev-%d"' % json_of(listing)["current"], "Content-Type": "application/json"}, timeout=30)
+        note("publish", status)
+        status, _, _ = call(daemon.port, daemon.admin, "POST", "/v1/validate", routes, {"Content-Type": "application/json"}, timeout=30)
+        note("validate", status)
+    changes_in = time.monotonic() - started
+    # A scheduled publish fires during the flood; then what every phone and browser asks.
+    _, listing, _ = call(daemon.port, daemon.admin, "GET", "/v1/revisions")
+    base = json_of(listing)["current"]
+    routes["routes"][0]["notes"] = "qr flood schedule"
+    status, _, _ = call(daemon.port, daemon.admin, "POST", "/v1/schedules",
+                        {"at": iso(time.time() + 2), "message": "scheduled under the flood", "routes": routes},
+                        {"If-Match": '"rev-%d"' % base, "Content-Type": "application/json"}, timeout=30)
+    note("schedule", status)
+    deadline = time.time() + 20
+    while time.time() < deadline:
+        _, listing, _ = call(daemon.port, daemon.admin, "GET", "/v1/revisions")
+        if json_of(listing)["current"] > base:
+            break
+        time.sleep(0.2)
+    else:
+        fail("the scheduled publish did not fire within 20 s of its time under the QR flood")
+    fired_at = time.monotonic()
+    browser = {"Host": "storefront.example", "User-Agent": "Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X)"}
+    for _ in range(5):
+        for what, path, credential, headers in (
+                ("landing", "/product/p1", None, browser),
+                ("manifest ios 5.3.0", "/v1/manifest?platform=ios&version=5.3.0", reader, {}),
+                ("manifest ios 5.2.0", "/v1/manifest?platform=ios&version=5.2.0", reader, {}),
+                ("apple-app-site-association", "/.well-known/apple-app-site-association", None, {"Host": "storefront.example"})):
+            status, _, _ = call(daemon.port, credential, "GET", path, None, headers, timeout=30)
+            note(what, status)
+    after_fire = time.monotonic() - fired_at
+    stop.set()
+    for thread in flooders:
+        thread.join()
+    expected = {"rollout start": 201, "abort": 200, "publish": 201, "validate": 200, "schedule": 201,
+                "landing": 302, "manifest ios 5.3.0": 200, "manifest ios 5.2.0": 200, "apple-app-site-association": 200}
+    wrong = {what: statuses for what, statuses in answers.items() if any(status != expected[what] for status in statuses)}
+    if wrong:
+        fail("under a QR flood: %s (QR %s)" % (wrong, counts))
+    if counts["qr 503"] == 0:
+        fail("the QR flood was never held to its share: %s" % counts)
+    print("hostile: 96 keep-alive connections asking version-40 QR codes (a new link each): %d drawn, %d refused 503 past their share; "
+          "meanwhile 10 rollouts started and aborted, 10 publishes, 10 validations in %.1f s, a scheduled publish fired, and 5 rounds of "
+          "landing, two builds' manifests and apple-app-site-association right after it in %.2f s: all answered (%s)"
+          % (counts["qr 200"], counts["qr 503"], changes_in, after_fire,
+             ", ".join("%s %s" % (what, "/".join(sorted({str(status) for status in statuses}))) for what, statuses in sorted(answers.items()))))
+
+
+# 10 -----------------------------------------------------------------------------------------
+
+def slow_qr_readers(daemon, binary, data):
+    """200 connections from one address each get a new version-40 QR code as a ~520 KB PNG
+    (retrying while the reads lane refuses them their share) and then read nothing more:
+    what waits for them is held to the peer's share of the output budget (32 MiB), the
+    slowest reset past it, and RSS grows by less than the share and 32 MB."""
+    reader = token(binary, data, "slow-qr-reader", "manifest:read", rate="unlimited")
+    before = rss_mb(daemon.process.pid)
+    long_path = "s" * 2_800
+    held, drawn, lock = [], [0], threading.Lock()
+
+    def slow(index):
+        try:
+            connection = socket.socket()
+            connection.bind(("127.0.0.9", 0))
+            connection.settimeout(30)
+            connection.connect(("127.0.0.1", daemon.port))
+            connection.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        except OSError:
+            return
+        with lock:
+            held.append(connection)
+        for attempt in range(400):
+            link = "https://storefront.example/%s/%d/%d" % (long_path, index, attempt)
+            try:
+                connection.sendall(("GET /v1/qr?ecc=L&format=png&scale=11&url=%s HTTP/1.1\r\nHost: w\r\n"
+                                    "Authorization: Bearer %s\r\n\r\n" % (urllib.parse.quote(link, safe=""), reader)).encode())
+                head = b""
+                while b"\r\n\r\n" not in head:
+                    chunk = connection.recv(1)
+                    if not chunk:
+                        return
+                    head += chunk
+            except OSError:
+                return
+            if head.startswith(b"HTTP/1.1 200"):
+                with lock:
+                    drawn[0] += 1
+                return  # and never reads the PNG
+            length = int(re.search(rb"Content-Length: (\d+)", head).group(1))
+            try:
+                while length > 0:
+                    length -= len(connection.recv(length))
+            except OSError:
+                return
+            time.sleep(0.05)
+
+    threads = [threading.Thread(target=slow, args=(index,)) for index in range(200)]
+    started = time.monotonic()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    elapsed = time.monotonic() - started
+    time.sleep(0.5)
+    peak = rss_mb(daemon.process.pid)
+    queued = daemon.metric("waymark_http_output_bytes_queued") or 0
+    shed = daemon.metric("waymark_http_slow_readers_shed_total") or 0
+    probe_started = time.monotonic()
+    status, _, _ = call(daemon.port, reader, "GET", "/v1/manifest?platform=ios&version=5.3.0", timeout=10)
+    probe = time.monotonic() - probe_started
+    for connection in held:
+        connection.close()
+    if drawn[0] < 100:
+        fail("only %d of 200 slow readers got their QR code drawn in %.0f s" % (drawn[0], elapsed))
+    if queued > (32 << 20) + (1 << 20):
+        fail("%.1f MiB queued for slow readers from one address (share 32 MiB)" % (queued / 1048576))
+    if peak - before > 32 + 32:
+        fail("RSS grew from %.1f to %.1f MB under 200 slow QR readers" % (before, peak))
+    if status != 200:
+        fail("a manifest fetch beside the slow readers answered %d" % status)
+    print("hostile: 200 slow readers from one address, each given a new version-40 QR PNG (~520 KB) in %.1f s and reading nothing: "
+          "%d drawn, %d reset as the slowest past the peer's 32 MiB share, %.1f MiB left queued; RSS %.1f -> %.1f MB "
+          "(bound: + the share + 32 MB); a manifest fetch beside them in %.0f ms"
+          % (elapsed, drawn[0], shed, queued / 1048576, before, peak, probe * 1000))
+
+
+# 11 -----------------------------------------------------------------------------------------
+
+def big_documents(binary, scratch):
+    """Marketing's token against the store's memory: a route with a 10,000,000-byte note is
+    refused naming the route and the field; ~14 MB documents (notes at their 4,096-byte
+    limit) scheduled back to back for up to 30 s stop at the pending schedules' 64 MiB; RSS
+    and a restart's time and RSS stay under their bounds."""
+    data = os.path.join(scratch, "documents")
+    daemon = Daemon(binary, data)
+    marketing = token(binary, data, "marketing", "routes:publish", rate="unlimited")
+    routes = json.load(open(os.path.join(EXAMPLE, "routes.json")))
+    noted = json.loads(json.dumps(routes))
+    noted["routes"].append({"id": "big-note", "patterns": ["/sale/big-note"], "destination": "home", "notes": "x" * 10_000_000})
+    status, body, _ = call(daemon.port, marketing, "POST", "/v1/revisions", {"message": "a long note", "routes": noted},
+                           {"If-Match": '"rev-1"', "Content-Type": "application/json"}, timeout=60)
+    if status != 422 or b'Route \\"big-note\\": notes is 10000000 bytes' not in body:
+        fail("a 10,000,000-byte note answered %d %s" % (status, body[:300]))
+    big = json.loads(json.dumps(routes))
+    for index in range(3_300):
+        big["routes"].append({"id": "c%d" % index, "patterns": ["/campaign/c%d" % index], "destination": "home", "notes": "n" * 4_000})
+    sent = json.dumps({"at": iso(time.time() + 3_600), "message": "big", "routes": big}).encode()
+    scheduled = refused = 0
+    started = time.monotonic()
+    while time.monotonic() - started < 30:
+        status, answer, _ = call(daemon.port, marketing, "POST", "/v1/schedules", sent,
+                                 {"If-Match": '"rev-1"', "Content-Type": "application/json"}, timeout=60)
+        if status == 201:
+            scheduled += 1
+        elif status == 409 and json_of(answer)["error"]["code"] == "tooManySchedules":
+            refused += 1
+            if refused >= 3:
+                break
+        else:
+            fail("scheduling a %d-byte document answered %d %s" % (len(sent), status, answer[:300]))
+    rss = rss_mb(daemon.process.pid)
+    size = sum(os.path.getsize(os.path.join(root, name)) for root, _, names in os.walk(data) for name in names) / 1048576
+    daemon.stop()
+    restarted = time.monotonic()
+    daemon = Daemon(binary, data)
+    restart = time.monotonic() - restarted
+    restart_rss = rss_mb(daemon.process.pid)
+    daemon.stop()
+    if scheduled * len(sent) > (64 << 20) + len(sent) or refused == 0:
+        fail("%d schedules of %d bytes were taken, %d refused" % (scheduled, len(sent), refused))
+    if rss > 400 or restart_rss > 200 or restart > 5:
+        fail("under big schedules RSS %.1f MB, data %.1f MiB; restarted in %.1f s at %.1f MB" % (rss, size, restart, restart_rss))
+    print("hostile: as marketing, a 10,000,000-byte note refused naming the route and the field; %.1f MB documents scheduled "
+          "back to back: %d taken, then 409 tooManySchedules (64 MiB pending at most); RSS %.1f MB (bound 400), data directory "
+          "%.1f MiB; restarted in %.2f s at %.1f MB RSS (bounds 5 s, 200 MB)"
+          % (len(sent) / 1e6, scheduled, rss, size, restart, restart_rss))
+
+
+# 12 -----------------------------------------------------------------------------------------
+
+def request_ids(daemon):
+    """Counting traffic from X-Request-Id: two ids on one keep-alive connection with 100
+    requests between them must not differ by 101, nor share a prefix beyond the process's."""
+    import http.client
+    connection = http.client.HTTPConnection("127.0.0.1", daemon.port, timeout=10)
+    ids = []
+    for _ in range(102):
+        connection.request("GET", "/healthz")
+        response = connection.getresponse()
+        response.read()
+        ids.append(response.getheader("X-Request-Id"))
+    connection.close()
+    prefix = os.path.commonprefix(ids)
+    values = [int(value[len(prefix.rsplit("-", 1)[0]) + 1:], 16) for value in ids]
+    steps = {b - a for a, b in zip(values, values[1:])}
+    if len(set(ids)) != len(ids) or len(steps) < 90 or values[-1] - values[0] == 101:
+        fail("request ids count requests: %s ... %s" % (ids[:3], ids[-2:]))
+    print("hostile: 102 request ids on one connection: all distinct, %d different steps between neighbours, "
+          "nothing shared but the process's prefix (%s, %s, ...)" % (len(steps), ids[0], ids[1]))
+
+
+# 13 -----------------------------------------------------------------------------------------
+
+def host_ports(daemon):
+    """A link opened with a Host whose port is not digits is refused, not landed."""
+    answers = {}
+    for host in ("storefront.example:evil", "storefront.example:80:80", "[::1]x", "storefront.example:443"):
+        connection = socket.create_connection(("127.0.0.1", daemon.port), timeout=5)
+        connection.sendall(("GET /product/p1 HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n" % host).encode())
+        answers[host] = first_line(connection, 5)[9:12]
+        connection.close()
+    if answers != {"storefront.example:evil": "400", "storefront.example:80:80": "400", "[::1]x": "400", "storefront.example:443": "302"}:
+        fail("hosts with bad ports answered %s" % answers)
+    print("hostile: Host ports: %s" % ", ".join("%s %s" % item for item in answers.items()))
+
+
+# 14 -----------------------------------------------------------------------------------------
+
+def landing_past_an_edge(binary, scratch):
+    """Landings stay cacheable after a route window's edge passes (the daemon's clock moved
+    with --clock-file): s-maxage 30 well before it, the seconds left just before it, and 30
+    again once it has passed (the next edge, 1,000 s on, is far), not no-cache until the
+    store next changes."""
+    data = os.path.join(scratch, "edges")
+    clock = os.path.join(scratch, "edges-clock")
+    start = int(time.time())
+
+    def set_clock(seconds):
+        with open(clock + ".tmp", "w") as out:
+            out.write("%d\n" % seconds)
+        os.replace(clock + ".tmp", clock)
+
+    set_clock(start)
+    daemon = Daemon(binary, data, "--clock-file", clock)
+    routes = json.load(open(os.path.join(EXAMPLE, "routes.json")))
+    routes["routes"].append({"id": "flash", "patterns": ["/flash/sale"], "destination": "home", "validUntil": iso(start + 120)})
+    routes["routes"].append({"id": "later", "patterns": ["/later/sale"], "destination": "home", "validFrom": iso(start + 1_120)})
+    status, body, _ = call(daemon.port, daemon.admin, "POST", "/v1/revisions", {"message": "edges", "routes": routes},
+                           {"If-Match": '"rev-1"', "Content-Type": "application/json"})
+    if status != 201:
+        daemon.stop()
+        fail("publishing routes with windows answered %d %s" % (status, body[:300]))
+    browser = {"Host": "storefront.example", "User-Agent": "Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X)"}
+    seen = []
+    for offset, expected in ((0, "s-maxage=30"), (100, "s-maxage=20"), (200, "s-maxage=30"), (201, "s-maxage=30"), (1_110, "s-maxage=10")):
+        set_clock(start + offset)
+        _, _, headers = call(daemon.port, None, "GET", "/product/p1", None, browser)
+        control = headers.get("Cache-Control", "")
+        seen.append("%+d s: %s" % (offset - 120, control))
+        if expected not in control:
+            daemon.stop()
+            fail("a landing %d s from the window's end answered Cache-Control %r, not %s" % (offset - 120, control, expected))
+    daemon.stop()
+    print("hostile: landing cacheability around a window edge: %s" % "; ".join(seen))
+
+
+# 15 -----------------------------------------------------------------------------------------
+
+def refusals_from_many_addresses(binary, scratch):
+    """Refused publishes from 200 addresses of one /24 (127.0.0.10-209): the audit log
+    counts them under their network, a line or two, not a line per address."""
+    data = os.path.join(scratch, "many-addresses")
+    daemon = Daemon(binary, data)
+    audit = os.path.join(data, "audit.log")
+    before = sum(1 for _ in open(audit))
+    body = b'{"routes": {}}'
+    refused = 0
+    for index in range(200):
+        connection = socket.socket()
+        connection.bind(("127.0.0.%d" % (10 + index), 0))
+        connection.settimeout(5)
+        connection.connect(("127.0.0.1", daemon.port))
+        connection.sendall(("POST /v1/revisions HTTP/1.1\r\nHost: w\r\nContent-Type: application/json\r\n"
+                            "Content-Length: %d\r\nConnection: close\r\n\r\n" % len(body)).encode() + body)
+        refused += first_line(connection, 5).startswith("HTTP/1.1 401")
+        connection.close()
+    daemon.stop()
+    lines = [json.loads(line) for line in list(open(audit))[before:]]
+    counted = [line for line in lines if line.get("outcome") == "refused"]
+    if refused != 200 or sum(line.get("count", 1) for line in counted) != 200 or len(counted) > 2:
+        fail("200 refusals from 200 addresses of one /24: %d answered 401, audit lines %s" % (refused, counted[:5]))
+    print("hostile: 200 refused publishes from 200 addresses of one /24: %d audit line(s), peer %s, counting all 200"
+          % (len(counted), ", ".join(sorted({line.get("peer", "?") for line in counted}))))
+
+
+# 16 -----------------------------------------------------------------------------------------
+
+def private_fallbacks(daemon):
+    """Fallbacks that would send a visitor's browser into their own machine or network
+    (loopback, private, link-local, localhost; any spelling of an address) are refused."""
+    routes = json.load(open(os.path.join(EXAMPLE, "routes.json")))
+    answers = {}
+    for fallback in ("https://127.0.0.1/x", "https://[::1]/x", "https://0x7f000001/x", "https://2130706433/x",
+                     "https://localhost/x", "https://10.0.0.1/x", "https://169.254.169.254/latest/meta-data/"):
+        document = json.loads(json.dumps(routes))
+        document["routes"].append({"id": "inside", "patterns": ["/sale/inside"], "destination": "home", "fallbackURL": fallback})
+        _, listing, _ = call(daemon.port, daemon.admin, "GET", "/v1/revisions")
+        status, body, _ = call(daemon.port, daemon.admin, "POST", "/v1/revisions", {"message": "inside", "routes": document},
+                               {"If-Match": '"rev-%d"' % json_of(listing)["current"], "Content-Type": "application/json"})
+        answers[fallback] = status
+    if any(status != 422 for status in answers.values()):
+        fail("private fallbacks answered %s" % answers)
+    print("hostile: fallbacks at loopback, private and link-local addresses and localhost refused (422): %s" % ", ".join(answers))
+
+
 def main():
     if len(sys.argv) < 2:
         fail("usage: hostile.py WAYMARK_RELEASE_BINARY")
@@ -432,6 +1019,13 @@ def main():
             anonymous_bodies(daemon)
             flood = flood_and_publish(daemon, binary, data)
             dot_versions(daemon)
+            heads_without_bodies(daemon, binary, data)
+            two_loop_rate(daemon, binary, data)
+            qr_flood(daemon, binary, data)
+            slow_qr_readers(daemon, binary, data)
+            request_ids(daemon)
+            host_ports(daemon)
+            private_fallbacks(daemon)
             if not daemon.alive():
                 fail("the daemon died")
             rss = rss_mb(daemon.process.pid)
@@ -440,6 +1034,9 @@ def main():
             cell_cap(binary, scratch)
             silent_connections(binary, scratch)
             batch_ids(binary, scratch)
+            big_documents(binary, scratch)
+            landing_past_an_edge(binary, scratch)
+            refusals_from_many_addresses(binary, scratch)
         finally:
             if daemon.alive():
                 daemon.process.kill()

@@ -49,7 +49,8 @@ def link_of(length, seed):
 
 
 def read_png(data):
-    """Our PNGs: 8-bit greyscale, filter 0 on every row. Returns (width, height, rows)."""
+    """Our PNGs: 1-bit greyscale (1 white), filter 0 on every row. Returns (width, height,
+    rows), each row a pixel a byte (0 or 255), as write_png takes them."""
     assert data[:8] == b"\x89PNG\r\n\x1a\n"
     offset, idat, width, height = 8, b"", 0, 0
     while offset < len(data):
@@ -57,13 +58,14 @@ def read_png(data):
         chunk = data[offset + 8:offset + 8 + length]
         if kind == b"IHDR":
             width, height, depth, colour = struct.unpack(">IIBB", chunk[:10])
-            assert depth == 8 and colour == 0, "not 8-bit greyscale"
+            assert depth == 1 and colour == 0, "not 1-bit greyscale"
         elif kind == b"IDAT":
             idat += chunk
         offset += 12 + length
     raw = zlib.decompress(idat)
-    rows = [bytearray(raw[y * (width + 1) + 1:(y + 1) * (width + 1)]) for y in range(height)]
-    assert all(raw[y * (width + 1)] == 0 for y in range(height))
+    stride = (width + 7) // 8 + 1
+    assert len(raw) == stride * height and all(raw[y * stride] == 0 for y in range(height))
+    rows = [bytearray(255 if raw[y * stride + 1 + x // 8] & (0x80 >> (x % 8)) else 0 for x in range(width)) for y in range(height)]
     return width, height, rows
 
 

@@ -7,7 +7,11 @@
 #     them: once the deadlines have had time to fire (8 s in: 3 s to open them all, 3 s
 #     deadline, sweep), it holds under a tenth — or slowhttptest stops early because the
 #     server closed every one. (ss, not slowhttptest's counters: in slow-read mode
-#     slowhttptest does not notice a connection reset by the server.)
+#     slowhttptest does not notice a connection reset by the server.) Slow readers all
+#     come from one address here, and past that address's share of the output budget
+#     (32 MiB of large answers queued) the server resets the slowest at once rather than
+#     at the write deadline: so for slow-read, holding a share's worth at the peak (at
+#     least 16) shows the attack reached it.
 # It also prints the kernel's TCP memory at its peak: slow readers with tiny windows once
 # pushed it past tcp_mem's pressure mark (autotuned send buffers, ~2.7 MB each), which
 # slowed every other connection by up to 1.8 s; the server now bounds the unsent bytes
@@ -65,7 +69,7 @@ attack() { # attack NAME SLOWHTTPTEST-OPTIONS...
   echo "  $name: $probes probes, $slow failed or slower than 1 s; slowhttptest found the service unavailable $available times;" \
        "server held $peak of $CONNECTIONS slow connections at the peak; dropped: $dropped;" \
        "kernel TCP memory peaked at $((tcp * 4 / 1024)) MiB (pressure at $(($(cut -f2 /proc/sys/net/ipv4/tcp_mem) * 4 / 1024)) MiB)"
-  if [ "$slow" -ne 0 ] || [ "$available" -ne 0 ] || [ "$peak" -lt $((CONNECTIONS / 2)) ] || [ "$dropped" = no ]; then
+  if [ "$slow" -ne 0 ] || [ "$available" -ne 0 ] || [ "$peak" -lt "${MIN_PEAK:-$((CONNECTIONS / 2))}" ] || [ "$dropped" = no ]; then
     failures=$((failures + 1))
   fi
 }
@@ -73,7 +77,7 @@ attack() { # attack NAME SLOWHTTPTEST-OPTIONS...
 echo "slow clients: $CONNECTIONS connections per attack for ${LENGTH}s, server deadlines 3 s"
 attack slowloris -H -i 1 -x 10 -u "$url/manifest.json"
 attack slow-body -B -i 1 -s 60000 -x 10 -u "$url/echo"
-attack slow-read -X -k 10 -n 1 -w 1 -y 16 -z 8 -u "$url/manifest.json"
+MIN_PEAK=16 attack slow-read -X -k 10 -n 1 -w 1 -y 16 -z 8 -u "$url/manifest.json"
 kill -0 "$server_pid" || { echo "the server died"; exit 1; }
 echo "slow-clients: $((3 - failures)) passed, $failures failed"
 [ "$failures" = 0 ]

@@ -1,40 +1,43 @@
 import Dispatch
 import Foundation
+import HTTPCore
 import Synchronization
 import Testing
 import TestSupport
 @testable import WaymarkAPI
 
-/// Work that grows with a document runs on the work queue, never on a loop: while the
-/// queue is full, what is cached is still answered at once, and what needs work is refused
-/// with `503 busy` and `Retry-After` rather than queued without bound or run on the loop.
+/// Work that grows with a document runs on the work queue, never on a loop, in lanes: reads
+/// never fill the lane changes run in, building what a new generation serves is never
+/// refused, and in the reads lane one token or one peer holds at most its share. While a
+/// lane is full, what is cached is still answered at once, what needs that lane is refused
+/// with `503 busy` and `Retry-After` rather than queued without bound, and the other lanes
+/// go on.
 @Suite("Off-loop work", .serialized)
 struct OffLoopWorkTests {
-    /// Holds `count` jobs of `queue` until `release` is called.
+    /// Holds `jobs` of `queue`'s `lane` (one for each of `callers`) until `release` is called:
+    /// each counts from when it is taken, whether it has started yet (a reads lane runs a
+    /// few at a time) or not.
     final class Hold: Sendable {
         private let gate = DispatchSemaphore(value: 0)
-        private let started = DispatchSemaphore(value: 0)
         let count: Int
 
-        init(_ queue: WorkQueue, jobs count: Int) {
-            self.count = count
-            let (gate, started) = (gate, started)
-            var held = 0
+        init(_ queue: WorkQueue, _ lane: WorkLane = .changes, callers: [WorkCaller]) {
+            count = callers.count
+            let gate = gate
             // A job that just answered its request leaves the count only as it returns, a
             // moment after its client has the answer: retry briefly rather than race it.
-            for _ in 0..<count {
+            for caller in callers {
                 var accepted = false
                 for _ in 0..<1_000 where !accepted {
-                    accepted = queue.submit {
-                        started.signal()
-                        gate.wait()
-                    }
+                    accepted = queue.submit(lane, for: caller) { gate.wait() } == nil
                     if !accepted { usleep(1_000) }
                 }
-                #expect(accepted, "the queue had room for the held jobs")
-                if accepted { held += 1 }
+                #expect(accepted, "the lane had room for the held jobs")
             }
-            for _ in 0..<held { started.wait() }
+        }
+
+        convenience init(_ queue: WorkQueue, _ lane: WorkLane = .changes, jobs: Int) {
+            self.init(queue, lane, callers: (0..<jobs).map { WorkCaller(token: "holder-\($0)") })
         }
 
         func release() {
@@ -42,21 +45,63 @@ struct OffLoopWorkTests {
         }
     }
 
-    @Test func aFullQueueRefusesMoreAndTakesWorkAgainOnceFree() {
+    @Test func aFullLaneRefusesMoreAndTakesWorkAgainOnceFree() {
         let queue = WorkQueue(capacity: 2)
         let hold = Hold(queue, jobs: 2)
-        #expect(queue.queued == 2)
-        #expect(!queue.submit {}, "a third job is refused")
-        #expect(queue.refused.load(ordering: .relaxed) == 1)
+        #expect(queue.queued == 2 && queue.queued(.changes) == 2)
+        #expect(queue.submit(.changes) {} == .full, "a third job is refused")
+        #expect(queue.refused == 1 && queue.refused(.changes) == 1)
         hold.release()
         let done = DispatchSemaphore(value: 0)
         var accepted = false
         for _ in 0..<1_000 where !accepted {  // the held jobs leave the count as they return
-            accepted = queue.submit { done.signal() }
+            accepted = queue.submit(.changes) { done.signal() } == nil
             if !accepted { usleep(1_000) }
         }
         #expect(accepted)
         done.wait()
+    }
+
+    static let alice = PeerAddress(high: 0xFFFF, low: 0x0A00_0001)
+    static let bob = PeerAddress(high: 0xFFFF, low: 0x0A00_0002)
+
+    /// Each row: jobs held in a queue of capacity 8 (a share of 2), then one more submitted:
+    /// taken (nil) or refused, and why.
+    static let lanes: [(String, [(WorkLane, WorkCaller)], (WorkLane, WorkCaller), WorkRefusal?)] = [
+        ("reads fill their lane: a change still runs",
+         (0..<8).map { (.reads, WorkCaller(token: "r\($0)")) }, (.changes, WorkCaller(token: "ops")), nil),
+        ("reads fill their lane: a build still runs",
+         (0..<8).map { (.reads, WorkCaller(token: "r\($0)")) }, (.builds, WorkCaller()), nil),
+        ("changes fill their lane: a read still runs",
+         (0..<8).map { (.changes, WorkCaller(token: "c\($0)")) }, (.reads, WorkCaller(token: "reader")), nil),
+        ("builds are never refused",
+         (0..<12).map { _ in (.builds, WorkCaller()) }, (.builds, WorkCaller()), nil),
+        ("another token gets its share beside one that holds its own",
+         [(.reads, WorkCaller(token: "qr", peer: alice)), (.reads, WorkCaller(token: "qr", peer: bob))], (.reads, WorkCaller(token: "ops", peer: bob)), nil),
+        ("an anonymous caller from another peer gets its share",
+         [(.reads, WorkCaller(peer: alice)), (.reads, WorkCaller(peer: alice))], (.reads, WorkCaller(peer: bob)), nil),
+        ("a full reads lane refuses a read",
+         (0..<8).map { (.reads, WorkCaller(token: "r\($0)")) }, (.reads, WorkCaller(token: "late")), .full),
+        ("a full changes lane refuses a change",
+         (0..<8).map { (.changes, WorkCaller(token: "c\($0)")) }, (.changes, WorkCaller(token: "late")), .full),
+        ("a token past its share, whatever its peer",
+         [(.reads, WorkCaller(token: "qr", peer: alice)), (.reads, WorkCaller(token: "qr", peer: bob))], (.reads, WorkCaller(token: "qr")), .overShare),
+        ("a peer past its share, whatever its token",
+         [(.reads, WorkCaller(token: "a", peer: alice)), (.reads, WorkCaller(token: "b", peer: alice))], (.reads, WorkCaller(token: "c", peer: alice)), .overShare),
+        ("anonymous callers are known by their peer",
+         [(.reads, WorkCaller(peer: alice)), (.reads, WorkCaller(peer: alice))], (.reads, WorkCaller(peer: alice)), .overShare),
+    ]
+
+    @Test(arguments: lanes)
+    func lanesAndShares(_ label: String, _ held: [(WorkLane, WorkCaller)], _ next: (WorkLane, WorkCaller), _ expected: WorkRefusal?) {
+        let queue = WorkQueue(capacity: 8)
+        #expect(queue.share == 2)
+        let holds = WorkLane.allCases.map { lane in Hold(queue, lane, callers: held.filter { $0.0 == lane }.map(\.1)) }
+        let ran = DispatchSemaphore(value: 0)
+        let outcome = queue.submit(next.0, for: next.1) { ran.signal() }
+        #expect(outcome == expected, "\(label)")
+        for hold in holds { hold.release() }
+        if outcome == nil { ran.wait() }
     }
 
     @Test func revisionAndDiffAnswersAreMadeOncePerRevision() throws {
@@ -74,7 +119,23 @@ struct OffLoopWorkTests {
         #expect(notModified.status == 304)
     }
 
-    @Test func whileTheQueueIsFullCachedManifestsAreServedAndWorkIs503() throws {
+    @Test func whileTheReadsLaneIsFullChangesAndBuildsAreAnswered() throws {
+        let service = try LiveService(maximumQueuedWork: 4)
+        let read = service.tokens[.manifestRead]
+        let hold = Hold(service.api.context.work, .reads, jobs: 4)
+        defer { hold.release() }
+        let refusedBefore = service.api.context.work.refused
+        #expect(service.call("GET", "/v1/revisions/1", token: read).status == 503, "a costly read waits for its lane")
+        #expect(service.call("GET", "/v1/manifest?platform=ios&version=5.2.0", token: read).status == 200, "a build is never refused")
+        #expect(service.call("POST", "/v1/validate", token: service.tokens[.routesPublish], body: storefrontRoutesText).status == 200)
+        let publish = service.call("POST", "/v1/revisions", token: service.tokens[.routesPublish], headers: rev1,
+                                   body: publishBody(extraRoute: "lanes"))
+        #expect(publish.status == 201, "\(publish.text.prefix(200))")
+        let metrics = service.call("GET", "/metrics", token: service.tokens[.telemetryRead]).text
+        #expect(metrics.contains("waymark_work_refused_total \(refusedBefore + 1)"))
+    }
+
+    @Test func whileTheChangesLaneIsFullCachedManifestsAreServedAndChangesAre503() throws {
         let service = try LiveService(maximumQueuedWork: 1)
         let read = service.tokens[.manifestRead]
         let cached = "/v1/manifest?platform=ios&version=5.3.0"
@@ -82,28 +143,28 @@ struct OffLoopWorkTests {
         let hold = Hold(service.api.context.work, jobs: 1)
         defer { hold.release() }
         // Hold's own retries may have been refused while the build's job was returning.
-        let refusedBefore = service.api.context.work.refused.load(ordering: .relaxed)
+        let refusedBefore = service.api.context.work.refused
 
         let fetch = service.call("GET", cached, token: read)
         #expect(fetch.status == 200, "a cached view is answered on the loop: \(fetch.text.prefix(200))")
         let unbuilt = service.call("GET", "/v1/manifest?platform=ios&version=5.2.0", token: read)
-        #expect(unbuilt.status == 503 && unbuilt.errorCode == "busy" && unbuilt["Retry-After"] == "1", "\(unbuilt.text)")
+        #expect(unbuilt.status == 200, "a build has its own lane: \(unbuilt.text.prefix(200))")
         let validate = service.call("POST", "/v1/validate", token: service.tokens[.routesPublish], body: storefrontRoutesText)
-        #expect(validate.status == 503 && validate.errorCode == "busy")
+        #expect(validate.status == 503 && validate.errorCode == "busy" && validate["Retry-After"] == "1", "\(validate.text)")
         let publish = service.call("POST", "/v1/revisions", token: service.tokens[.routesPublish], headers: rev1,
                                    body: "{\"routes\": \(storefrontRoutesText)}")
         #expect(publish.status == 503 && publish.errorCode == "busy")
         #expect(service.store.snapshot.revisions.count == 1, "a refused publish changes nothing")
         #expect(service.call("GET", "/healthz").status == 200)
         let metrics = service.call("GET", "/metrics", token: service.tokens[.telemetryRead]).text
-        #expect(metrics.contains("waymark_work_refused_total \(refusedBefore + 3)"), "\(metrics.split(separator: "\n").filter { $0.contains("work") })")
+        #expect(metrics.contains("waymark_work_refused_total \(refusedBefore + 2)"), "\(metrics.split(separator: "\n").filter { $0.contains("work") })")
 
         hold.release()
-        var reply = unbuilt
+        var reply = validate
         for _ in 0..<1_000 where reply.status == 503 {
             usleep(1_000)
-            reply = service.call("GET", "/v1/manifest?platform=ios&version=5.2.0", token: read)
+            reply = service.call("POST", "/v1/validate", token: service.tokens[.routesPublish], body: storefrontRoutesText)
         }
-        #expect(reply.status == 200, "answered once the queue is free")
+        #expect(reply.status == 200, "answered once the lane is free")
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import ManifestStore
+@testable import WaymarkAPI
 import Synchronization
 import Testing
 import TestSupport
@@ -51,6 +52,30 @@ struct RateLimitTests {
         #expect(statuses.filter { $0 == 429 }.count == 1 && statuses.last == 429, "\(statuses)")
         #expect(service.call("GET", "/v1/revisions", token: ci).status == 200, "its reads (manifest:read) are unlimited")
         #expect((0..<200).allSatisfy { _ in service.call("POST", "/v1/validate", token: admin, body: document).status == 200 })
+    }
+
+    /// Each row: the clock's readings, one per request, in the order the requests take the
+    /// bucket (a reading older than the last is another loop's), at 2/s with a burst of 10;
+    /// how many go through. A reading that runs backwards refills nothing.
+    static let clockRows: [(String, [Double], Int)] = [
+        ("a burst at one instant", Array(repeating: 1, count: 12), 10),
+        ("a burst, then a second later", Array(repeating: 1, count: 10) + [2, 2, 2], 12),
+        ("readings in order across two loops", Array(repeating: 1, count: 10) + [1.5, 1.5, 1.6], 11),
+        ("a stale reading after the burst", Array(repeating: 5, count: 10) + [4.9], 10),
+        ("stale readings far behind", Array(repeating: 100, count: 10) + [1, 2, 3, 50], 10),
+        ("a stale reading between fresh ones", Array(repeating: 5, count: 10) + [4, 5.5], 11),
+        ("time back then forward only counts past the newest", Array(repeating: 5, count: 10) + [3, 4, 5.4], 10),
+        ("a stale first reading of a new bucket", [0] + Array(repeating: 0, count: 10), 10),
+    ]
+
+    @Test(arguments: clockRows)
+    func theClockIsReadUnderTheLock(_ label: String, _ readings: [Double], _ allowed: Int) throws {
+        let service = try LiveService(transport: .inProcess)
+        let record = try service.store.tokens.create(name: "phone", scopes: [.telemetryWrite], rate: .perSecond(2), actor: "test").record
+        let next = Mutex<[Double]>(readings)
+        let limiter = RateLimiter(clock: { UInt64(next.withLock { $0.removeFirst() } * 1e9) })
+        let through = readings.indices.filter { _ in limiter.take(record, scope: .telemetryWrite) == nil }.count
+        #expect(through == allowed, "\(label)")
     }
 
     @Test func ratesAreStoredAndNamesHaveAGrammar() throws {

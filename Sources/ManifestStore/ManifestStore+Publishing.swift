@@ -1,0 +1,199 @@
+import CivilDate
+import Foundation
+import Rollout
+import RouteEngine
+import Synchronization
+import SystemIO
+
+/// Changes to the routes and the schemas: publish, rollback, validation, schema
+/// registration — validated before the writer lock, stored durably and audited under it.
+extension ManifestStore {
+    /// Validates `routes` against every registered schema and, if valid and `base` is the
+    /// current revision (nil: there is none yet), stores it as the next revision.
+    /// `findings`: problems found outside the store (the link checks), counted with the
+    /// validator's. Refusals are audited and change nothing else.
+    ///
+    /// The document is validated before the writer lock is taken, against the schemas of
+    /// that moment, so a large document never holds up other changes; under the lock the
+    /// base is checked, and the document is validated again only if a schema changed
+    /// meanwhile.
+    /// `supersede`: publish even while a rollout is active, ending it (status `superseded`).
+    public func publish(routes: [UInt8], base: Int?, author: String, message: String, findings: [ValidationProblem] = [],
+                        supersede: Bool = false, now: Date = Date()) throws(StoreError) -> PublishOutcome {
+        let seen = snapshot
+        // Revisions only grow: a base that is stale now stays stale, so it is not validated.
+        let checked = base == seen.current?.number ? Checked(routes: routes, against: seen, findings: findings, now: now) : nil
+        return try writer.withLock { _ throws(StoreError) in
+            try publishLocked(routes: routes, base: base, author: author, message: message, restores: nil, checked: checked, now: now,
+                              supersede: supersede)
+        }
+    }
+
+    /// Publishes revision `number`'s routes again as a new revision (validated against the
+    /// schemas registered now, outside the lock as a publish is).
+    public func rollback(to number: Int, base: Int?, author: String, message: String, now: Date = Date()) throws(StoreError) -> PublishOutcome {
+        let seen = snapshot
+        let checked = seen.revision(number).map { Checked(routes: $0.routes, against: seen, findings: [], now: now) }
+        return try writer.withLock { _ throws(StoreError) in
+            guard let old = snapshot.revision(number), let checked else {
+                tallyRefusal(action: "rollback", actor: author, reason: "unknownRevision", now: now)
+                return .unknownRevision(number)
+            }
+            return try publishLocked(routes: old.routes, base: base, author: author, message: message, restores: number, checked: checked, now: now)
+        }
+    }
+
+    /// Whether two routes documents are the same content: equal bytes, or equal once both
+    /// are parsed and written in canonical JSON (sorted keys, no whitespace) — key order,
+    /// spacing and escapes do not make a new revision.
+    static func canonicallyEqual(_ first: [UInt8], _ second: [UInt8]) -> Bool {
+        if first == second { return true }
+        guard let a = try? JSONParser().parse(first), let b = try? JSONParser().parse(second) else { return false }
+        return a.serializedBytes() == b.serializedBytes()
+    }
+
+    /// A validation report and the schemas it was made against.
+    struct Checked {
+        let report: ValidationReport
+        let schemas: [SchemaKey: String]
+        let findings: [ValidationProblem]
+        /// The number of the snapshot's current revision when `routes` equal its routes canonically.
+        let sameAs: Int?
+
+        init(routes: [UInt8], against snapshot: StoreSnapshot, findings: [ValidationProblem], now: Date) {
+            var report = ManifestStore.validate(routes, against: snapshot, now: now)
+            report.append(contentsOf: findings)
+            self.report = report
+            schemas = snapshot.schemas.mapValues(\.sha256)
+            self.findings = findings
+            sameAs = snapshot.current.flatMap { ManifestStore.canonicallyEqual(routes, $0.routes) ? $0.number : nil }
+        }
+
+        /// The report, made again if the schemas are no longer those it was made against.
+        func report(for routes: [UInt8], against snapshot: StoreSnapshot, now: Date) -> ValidationReport {
+            guard snapshot.schemas.mapValues(\.sha256) != schemas else { return report }
+            return Checked(routes: routes, against: snapshot, findings: findings, now: now).report
+        }
+    }
+
+    func publishLocked(routes: [UInt8], base: Int?, author: String, message: String, restores: Int?,
+                       checked: Checked?, now: Date, rollout: RolloutStart? = nil, supersede: Bool = false) throws(StoreError) -> PublishOutcome {
+        let action: JSONValue = restores == nil ? "publish" : "rollback"
+        let current = snapshot
+        // A publish that asks to supersede the active rollout ends it in the same durable
+        // write as the new revision (whose record names it): never one without the other.
+        let superseded = supersede ? current.activeRollout?.candidate : nil
+        if let active = current.activeRollout, superseded == nil {
+            tallyRefusal(action: action.stringValue!, actor: author, reason: "rolloutInProgress", now: now)
+            return .rolloutInProgress(candidate: active.candidate)
+        }
+        guard base == current.current?.number else {
+            tallyRefusal(action: action.stringValue!, actor: author, reason: "staleBase", now: now)
+            return .staleBase(current: current.current?.number)
+        }
+        let checked = checked ?? Checked(routes: routes, against: current, findings: [], now: now)
+        // The same routes again (a pipeline publishing on every merge): nothing to store, and
+        // no phone downloads its manifest again. Checked against what was current when the
+        // comparison was made outside the lock, which `base` has just shown is still current.
+        if let revision = current.current, checked.sameAs == revision.number {
+            if let superseded {
+                tallyRefusal(action: action.stringValue!, actor: author, reason: "stableOverRollout", now: now)
+                return .stableOverRollout(candidate: superseded)
+            }
+            return .unchanged(revision)
+        }
+        let report = checked.report(for: routes, against: current, now: now)
+        guard report.isValid else {
+            tallyRefusal(action: action.stringValue!, actor: author, reason: "invalid", now: now)
+            return .invalid(report)
+        }
+        // Numbered after every stored revision (a tripped candidate keeps its number), parented on the one before.
+        let number = current.revisions.count + 1
+        var metadata: [String: JSONValue] = ["kind": "revision", "number": .int(number), "author": .string(author),
+                                             "time": .string(Timestamp.format(now)), "message": .string(message)]
+        if number > 1 { metadata["parent"] = .int(number - 1) }
+        if let restores { metadata["restores"] = .int(restores) }
+        if let rollout { metadata["rollout"] = rollout.json }
+        if let superseded { metadata["supersedes"] = .int(superseded) }
+        let record = Record(metadata: metadata, body: routes)
+        var revision = Revision(number: number, parent: number > 1 ? number - 1 : nil, author: author,
+                                time: Timestamp.parse(Timestamp.format(now)) ?? now, message: message,
+                                sha256: record.sha256, routes: routes, restores: restores)
+        revision.rollout = rollout
+        revision.supersedes = superseded
+        var entry: [String: JSONValue] = ["action": action, "actor": .string(author), "outcome": "ok",
+                                          "revision": .int(number), "sha256": .string(record.sha256)]
+        if let restores { entry["restores"] = .int(restores) }
+        if let rollout { entry["rollout"] = ["stable": .int(rollout.stable), "steps": .array(rollout.steps.map { .int($0.percent) })] }
+        if let superseded { entry["supersedes"] = .int(superseded) }
+        try writeAudited(record.encoded, "revisions", Self.revisionFileName(number), replacing: false, entry, time: now)
+        state.withLock { snapshot in
+            snapshot.revisions.append(revision)
+            if superseded != nil { snapshot.rollout?.supersede() }
+            if let rollout { snapshot.rollout = RolloutState(candidate: number, stable: rollout.stable, steps: rollout.steps, now: revision.time) }
+        }
+        changes.add(1, ordering: .releasing)
+        return .published(revision)
+    }
+
+    /// The validator's report for `routes` against every schema registered in `snapshot`.
+    public static func validate(_ routes: [UInt8], against snapshot: StoreSnapshot, now: Date = Date()) -> ValidationReport {
+        let json: JSONValue
+        do {
+            json = try JSONParser().parse(routes)
+        } catch {
+            return ValidationReport([ValidationProblem(.invalidFormat, at: .root, "The routes document is not valid JSON: \(error.message)")])
+        }
+        let schemas = snapshot.orderedSchemas.map(\.schema)
+        guard !schemas.isEmpty else {
+            return ValidationReport([ValidationProblem(.invalidFormat, at: .root,
+                "No app-build schema is registered yet; register one (PUT /v1/schemas/PLATFORM/VERSION) before publishing routes.")])
+        }
+        return Validator.validate(json, against: schemas, now: now)
+    }
+
+    /// Registers (or replaces) the schema for one app build. `expected`: the platform and
+    /// version the caller addressed, which the body must agree with.
+    public func registerSchema(_ bytes: [UInt8], expected: SchemaKey?, author: String, now: Date = Date()) throws(StoreError) -> SchemaOutcome {
+        // Parsed and decoded before the writer lock is taken.
+        let decoding: Result<(schema: Schema, warnings: [ValidationProblem]), SchemaError>
+        switch Result(catching: { () throws(JSONParseError) in try JSONParser().parse(bytes) }) {
+        case .success(let json): decoding = Schema.decode(json)
+        case .failure(let error):
+            decoding = .failure(SchemaError(problems: [ValidationProblem(.invalidFormat, at: .root, "The schema is not valid JSON: \(error.message)")]))
+        }
+        return try writer.withLock { _ throws(StoreError) in
+            func refuse(_ reason: String) {
+                tallyRefusal(action: "registerSchema", actor: author, reason: reason, now: now)
+            }
+            let decoded: (schema: Schema, warnings: [ValidationProblem])
+            switch decoding {
+            case .success(let value): decoded = value
+            case .failure(let error):
+                refuse("invalid")
+                return .invalid(error.problems)
+            }
+            let key = SchemaKey(platform: decoded.schema.platform, version: decoded.schema.version)
+            if let expected, expected != key {
+                refuse("keyMismatch")
+                return .keyMismatch(key)
+            }
+            let current = snapshot
+            if let app = current.app, app != decoded.schema.app {
+                refuse("wrongApp")
+                return .wrongApp(expected: app)
+            }
+            let record = Record(metadata: ["kind": "schema", "author": .string(author), "time": .string(Timestamp.format(now)),
+                                           "platform": .string(key.platform), "version": .string(key.version)], body: bytes)
+            let stored = StoredSchema(schema: decoded.schema, bytes: bytes, sha256: record.sha256, author: author,
+                                      time: Timestamp.parse(Timestamp.format(now)) ?? now)
+            let replaced = current.schemas[key] != nil
+            try writeAudited(record.encoded, "schemas", Self.schemaFileName(key), replacing: true,
+                             ["action": "registerSchema", "actor": .string(author), "outcome": "ok", "platform": .string(key.platform),
+                              "version": .string(key.version), "sha256": .string(record.sha256), "replaced": .bool(replaced)], time: now)
+            state.withLock { $0.schemas[key] = stored }
+            changes.add(1, ordering: .releasing)
+            return .registered(stored, replaced: replaced)
+        }
+    }
+}

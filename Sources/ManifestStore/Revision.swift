@@ -1,0 +1,54 @@
+import CivilDate
+import Foundation
+import Rollout
+import RouteEngine
+import Synchronization
+import SystemIO
+
+/// One published routes document: immutable, numbered, content-hashed.
+public struct Revision: Hashable, Sendable {
+    public let number: Int
+    public let parent: Int?
+    public let author: String
+    public let time: Date
+    public let message: String
+    /// SHA-256 of `routes`, hex.
+    public let sha256: String
+    /// The routes document exactly as published.
+    public let routes: [UInt8]
+    /// For a rollback: the revision whose routes this republishes.
+    public let restores: Int?
+    /// Set when it was published as a rollout's candidate: the stable revision and the steps.
+    public var rollout: RolloutStart? = nil
+    /// Set when it was published over an active rollout, asked to supersede it: that candidate.
+    public var supersedes: Int? = nil
+}
+
+/// How a candidate revision's rollout began: kept in the revision's own record, so that
+/// storing the candidate and starting its rollout are one durable write.
+public struct RolloutStart: Hashable, Sendable {
+    public let stable: Int
+    public let steps: [RolloutStep]
+
+    public init(stable: Int, steps: [RolloutStep]) {
+        self.stable = stable
+        self.steps = steps
+    }
+
+    var json: JSONValue {
+        ["stable": .int(stable), "steps": .array(steps.map { step in
+            ["percent": .int(step.percent), "minimumDuration": .int(Int(step.minimumDuration)), "minimumResolutions": .int(step.minimumResolutions)]
+        })]
+    }
+
+    static func from(_ json: JSONValue?) -> RolloutStart? {
+        guard let json, let stable = json["stable"]?.intValue, let steps = json["steps"]?.arrayValue else { return nil }
+        let parsed = steps.compactMap { step -> RolloutStep? in
+            guard let percent = step["percent"]?.intValue, let duration = step["minimumDuration"]?.intValue,
+                  let resolutions = step["minimumResolutions"]?.intValue else { return nil }
+            return RolloutStep(percent: percent, minimumDuration: TimeInterval(duration), minimumResolutions: resolutions)
+        }
+        guard parsed.count == steps.count, RolloutState.validate(parsed) == nil else { return nil }
+        return RolloutStart(stable: stable, steps: parsed)
+    }
+}

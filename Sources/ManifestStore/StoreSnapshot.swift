@@ -1,0 +1,48 @@
+import CivilDate
+import Foundation
+import Rollout
+import RouteEngine
+import Synchronization
+import SystemIO
+
+/// Everything the store holds at one moment; readers take one and never see a half-applied change.
+public struct StoreSnapshot: Sendable {
+    /// Ascending by number.
+    public internal(set) var revisions: [Revision] = []
+    public internal(set) var schemas: [SchemaKey: StoredSchema] = [:]
+    /// Scheduled publishes, ascending by id, whatever their status.
+    public internal(set) var schedules: [ScheduledPublish] = []
+
+    /// The revision every build is served (and publishes are based on): the newest,
+    /// unless the newest is a rollout's candidate that has not completed — then the
+    /// rollout's stable revision (`docs/rollouts.md`).
+    public var current: Revision? {
+        guard let newest = revisions.last else { return nil }
+        if let rollout, rollout.candidate == newest.number, rollout.status != .completed { return revision(rollout.stable) }
+        return newest
+    }
+    /// The newest rollout: its candidate's state (running, paused, tripped, aborted,
+    /// completed), or nil when no revision was ever a candidate.
+    public internal(set) var rollout: RolloutState?
+
+    /// The revisions builds are served now: the current one, and a rollout's candidate.
+    public var servedRevisions: Set<Int> {
+        Set([current?.number, activeRollout?.candidate].compactMap { $0 })
+    }
+
+    /// The rollout still splitting cohorts (running or paused), if any.
+    public var activeRollout: RolloutState? {
+        guard let rollout, rollout.status.isActive, rollout.candidate == revisions.last?.number else { return nil }
+        return rollout
+    }
+    /// The app this data directory serves: fixed by its first schema.
+    public var app: String? { schemas.values.first?.schema.app }
+
+    public func revision(_ number: Int) -> Revision? {
+        guard number >= 1, number <= revisions.count else { return nil }
+        return revisions[number - 1]
+    }
+
+    /// Schemas of `app`, in key order.
+    public var orderedSchemas: [StoredSchema] { schemas.keys.sorted().map { schemas[$0]! } }
+}

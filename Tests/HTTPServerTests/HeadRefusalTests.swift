@@ -1,0 +1,194 @@
+import Foundation
+import HTTPCore
+@testable import HTTPServer
+import Testing
+import TestSupport
+
+/// A head with a body is decided before a byte of it is read: a route that takes it reads
+/// it under its limit; a head no route takes gets its 404 / 405 / 501 at once; on a path
+/// outside the server's own (the fallback's, link landing) a `GET` or `HEAD` may declare no
+/// body and another method gets the fallback's answer.
+@Suite("Refusal at the head")
+struct HeadRefusalTests {
+    static let router: Router = {
+        var router = Router()
+        let empty: Router.Handler = { _, _ in HTTPResponse(status: .ok) }
+        try! router.add("GET", "/v1/manifest", empty)
+        try! router.add("POST", "/v1/telemetry", maximumBody: 1_000, empty)
+        try! router.add("PUT", "/v1/schemas/:platform/:version", maximumBody: 50, empty)
+        router.setFallback(label: ("GET", "/{link}")) { request in
+            // Like link landing: links on the host `links`, opened with GET.
+            guard request.head.headers["Host"] == "links" else { return nil }
+            guard request.head.method == "GET" || request.head.method == "HEAD" else { return .now(HTTPResponse(status: .methodNotAllowed)) }
+            return .now(HTTPResponse(status: .found))
+        }
+        return router
+    }()
+
+    enum Expected: Equatable, Sendable {
+        case read(Int?)
+        case refused(Int)
+    }
+
+    static let rows: [(String, String, String, Expected)] = [
+        ("a route's own limit", "POST", "/v1/telemetry", .read(1_000)),
+        ("a route with parameters", "PUT", "/v1/schemas/ios/5.3.0", .read(50)),
+        ("HEAD served by GET: the server's limit", "HEAD", "/v1/manifest", .read(nil)),
+        ("GET with a body on a route", "GET", "/v1/manifest", .read(nil)),
+        ("a link opened with a body: none may come", "GET", "/campaign/spring", .read(0)),
+        ("HEAD on a link", "HEAD", "/campaign/spring", .read(0)),
+        ("unknown path under the API's own", "POST", "/v1/no/such/path", .refused(404)),
+        ("unknown method on a path that exists", "BREW", "/v1/telemetry", .refused(405)),
+        ("a method the path does not take", "PUT", "/v1/telemetry", .refused(405)),
+        ("a path short of its parameters", "PUT", "/v1/schemas/ios", .refused(404)),
+        ("unknown method on an unknown path", "BREW", "/v1/nowhere", .refused(501)),
+        ("POST on a link host: the fallback's answer", "POST", "/campaign/spring", .refused(405)),
+        ("POST outside, on another host", "POST", "/no/such/path", .refused(404)),
+    ]
+
+    @Test(arguments: rows)
+    func headDecision(_ label: String, _ method: String, _ path: String, _ expected: Expected) {
+        var headers = HTTPHeaders()
+        headers.add("Host", path.hasPrefix("/campaign") ? "links" : "elsewhere")
+        headers.add("Content-Length", "100000")
+        let got: Expected
+        switch Self.router.decide(HTTPRequestHead(method: method, target: path, headers: headers)) {
+        case .read(let limit, _): got = .read(limit)
+        case .refuse(let response): got = .refused(response.status.code)
+        }
+        #expect(got == expected, "\(label)")
+    }
+
+    /// On a live server: a bodiless chunked head on an unknown path is answered 404 at once,
+    /// holds nothing of the budget, and the connection closes (its body is never read).
+    @Test func anUnknownPathIsAnsweredBeforeItsBodyOnLoopback() throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        var clients: [LoopbackClient] = []
+        for index in 0..<20 {
+            let client = try LoopbackClient(port: server.port)
+            let framing = index % 2 == 0 ? "Transfer-Encoding: chunked" : "Content-Length: 1048576"
+            client.send("POST /no/such/path HTTP/1.1\r\nHost: a\r\n\(framing)\r\n\r\n")
+            clients.append(client)
+        }
+        for client in clients {
+            let text = client.readAll()
+            #expect(text.hasPrefix("HTTP/1.1 404 "), "\(text.prefix(40))")
+            #expect(text.contains("Connection: close"))
+        }
+        #expect(server.server.bodyBudget.reserved == 0)
+    }
+}
+
+/// The body budget per peer, a chunked body reserved as it arrives, and the deadline for a
+/// body to start.
+@Suite("Body budget shares")
+struct BodyBudgetShareTests {
+    static let alice = PeerAddress(high: 0xFFFF, low: 0x7F00_0002)
+    static let bob = PeerAddress(high: 0xFFFF, low: 0x7F00_0003)
+
+    static func machine(_ budget: BodyBudget, peer: PeerAddress?, limit: Int? = nil,
+                        timeouts: ConnectionTimeouts = ConnectionTimeouts()) -> ConnectionStateMachine {
+        ConnectionStateMachine(now: 0, timeouts: timeouts, bodyBudget: budget, peer: peer,
+                               decide: { _ in .read(maximumBody: limit, admittedAs: nil) })
+    }
+
+    static func feed(_ machine: inout ConnectionStateMachine, _ text: String, now: Int64 = 0) -> [ConnectionStateMachine.Action] {
+        Array(text.utf8).withUnsafeBytes { machine.received($0, now: now) }
+    }
+
+    static func post(_ length: Int) -> String { "POST /p HTTP/1.1\r\nHost: x\r\nContent-Length: \(length)\r\n\r\n" }
+    static let chunkedHead = "POST /p HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+
+    static func isOverBudget(_ actions: [ConnectionStateMachine.Action]) -> Bool {
+        actions.contains { if case .refuse(let answer) = $0 { answer.response.status == .serviceUnavailable } else { false } }
+    }
+
+    /// Each row: reservations in order as (peer, bytes), and whether each is taken; a
+    /// budget of 1,000 in all and 600 a peer.
+    static let rows: [(String, [(PeerAddress?, Int)], [Bool])] = [
+        ("one peer within its share", [(alice, 600)], [true]),
+        ("two peers, each within its share", [(alice, 500), (bob, 500)], [true, true]),
+        ("an unknown peer: only the total", [(nil, 1_000)], [true]),
+        ("one peer past its share", [(alice, 400), (alice, 201)], [true, false]),
+        ("one peer at its share, another still served", [(alice, 600), (alice, 1), (bob, 400)], [true, false, true]),
+        ("the total past, whoever asks", [(alice, 600), (bob, 400), (nil, 1)], [true, true, false]),
+        ("a peer refused by the total holds nothing more", [(alice, 500), (bob, 500), (bob, 1), (bob, 0)], [true, true, false, true]),
+        ("a single body over the share", [(bob, 601)], [false]),
+    ]
+
+    @Test(arguments: rows)
+    func shares(_ label: String, _ asks: [(PeerAddress?, Int)], _ expected: [Bool]) {
+        let budget = BodyBudget(limit: 1_000, perPeer: 600)
+        let taken = asks.map { budget.reserve($0.1, for: $0.0) }
+        #expect(taken == expected, "\(label)")
+        let held = zip(asks, taken).filter(\.1).map(\.0)
+        #expect(budget.reserved == held.reduce(0) { $0 + $1.1 }, "\(label): the total counts what was taken")
+        for peer in [Self.alice, Self.bob] {
+            #expect(budget.reserved(by: peer) == held.filter { $0.0 == peer }.reduce(0) { $0 + $1.1 }, "\(label)")
+        }
+        for (ask, took) in zip(asks, taken) where took { budget.release(ask.1, for: ask.0) }
+        #expect(budget.reserved == 0 && budget.reserved(by: Self.alice) == 0 && budget.reserved(by: Self.bob) == 0)
+    }
+
+    @Test func aPeerAtItsShareIsRefusedAtTheHeadWhileAnotherIsRead() {
+        let budget = BodyBudget(limit: 10_000, perPeer: 1_000)
+        var first = Self.machine(budget, peer: Self.alice), second = Self.machine(budget, peer: Self.alice)
+        var other = Self.machine(budget, peer: Self.bob)
+        #expect(Self.feed(&first, Self.post(800)).isEmpty)
+        #expect(Self.isOverBudget(Self.feed(&second, Self.post(300))), "alice holds 800 of her 1,000")
+        #expect(Self.feed(&other, Self.post(900)).isEmpty, "bob has his own share")
+        #expect(budget.reserved == 1_700 && budget.reserved(by: Self.alice) == 800)
+        #expect(budget.refusedOverShare.load(ordering: .relaxed) == 1)
+    }
+
+    @Test func aChunkedHeadHoldsNothingUntilItsBytesArrive() {
+        let budget = BodyBudget(limit: 1 << 20)
+        var machine = Self.machine(budget, peer: Self.alice, limit: 1 << 20)
+        #expect(Self.feed(&machine, Self.chunkedHead).isEmpty)
+        #expect(budget.reserved == 0, "a head alone reserves nothing")
+        #expect(Self.feed(&machine, "a\r\n0123456789\r\n").isEmpty)
+        #expect(budget.reserved == ConnectionStateMachine.reservationStep, "a step ahead of the 10 bytes that came")
+        let chunk = String(repeating: "x", count: 100_000)
+        #expect(Self.feed(&machine, String(100_000, radix: 16) + "\r\n" + chunk + "\r\n").isEmpty)
+        #expect(budget.reserved >= 100_010 && budget.reserved <= 100_010 + ConnectionStateMachine.reservationStep)
+        let done = Self.feed(&machine, "0\r\n\r\n")
+        #expect(done.count == 1 && !Self.isOverBudget(done), "handed to its handler, not refused")
+        #expect(budget.reserved >= 100_010, "held while it is handled")
+        _ = machine.responseQueued(bytes: 10, keepAlive: true, now: 0)
+        #expect(budget.reserved == 0, "answered: all given back")
+    }
+
+    @Test func aChunkedBodyPastTheBudgetIsCutWith503() {
+        let budget = BodyBudget(limit: 100_000)
+        var machine = Self.machine(budget, peer: Self.alice, limit: 1 << 20)
+        _ = Self.feed(&machine, Self.chunkedHead)
+        let chunk = String(repeating: "x", count: 150_000)
+        let actions = Self.feed(&machine, String(150_000, radix: 16) + "\r\n" + chunk + "\r\n")
+        #expect(Self.isOverBudget(actions))
+        _ = machine.responseQueued(bytes: 10, keepAlive: false, now: 0)
+        #expect(budget.reserved == 0)
+    }
+
+    /// A head whose body does not start in time is answered 408; one whose body started is
+    /// held to the body deadline only.
+    static let deadlines: [(String, String, Double, Bool)] = [
+        ("a declared length, nothing sent, past the start deadline", post(100), 5.1, true),
+        ("chunked, nothing sent, past the start deadline", chunkedHead, 5.1, true),
+        ("a declared length, nothing sent, before it", post(100), 4.9, false),
+        ("a body started, past the start deadline", post(100) + "abc", 5.1, false),
+        ("a chunk line started, past the start deadline", chunkedHead + "6", 5.1, false),
+        ("a body started, past the body deadline", post(100) + "abc", 30.1, true),
+    ]
+
+    @Test(arguments: deadlines)
+    func bodyStartDeadline(_ label: String, _ text: String, _ seconds: Double, _ timesOut: Bool) {
+        let budget = BodyBudget(limit: 1_000)
+        var machine = Self.machine(budget, peer: Self.alice)
+        #expect(Self.feed(&machine, text).isEmpty, "\(label)")
+        let actions = machine.tick(now: Int64(seconds * 1e9))
+        let timedOut = actions.contains { if case .sendError(.requestTimeout, _) = $0 { true } else { false } }
+        #expect(timedOut == timesOut, "\(label): \(actions.count) actions")
+        if timesOut { #expect(budget.reserved == 0, "\(label): a head timed out holds nothing") }
+    }
+}
