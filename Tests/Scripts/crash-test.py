@@ -278,13 +278,13 @@ def writer_schemas(port, token, acked, stop, schema_text, counter):
 ROUTES = ["home", "product", "category", "search", "cart", "orders", "order-detail", "settings", "new-arrivals", "spring-sale"]
 ENTRIES = ["universalLink", "scheme", "push", "inApp"]
 EVENTS_PER_BATCH = 5
-MINUTES = 2800  # cells stay inside the 48 h of per-minute counts
+HOURS = 2000  # cells stay inside the 90 days of per-hour counts (events this old count in their hour only)
 
 
 def cell(index, origin):
-    """Cell `index` as (ts, entry, route): one of MINUTES x 4 x 10 distinct count keys."""
-    minute, rest = divmod(index, len(ENTRIES) * len(ROUTES))
-    return origin - minute * 60, ENTRIES[rest // len(ROUTES)], ROUTES[rest % len(ROUTES)]
+    """Cell `index` as (ts, entry, route): one of HOURS x 4 x 10 distinct count keys."""
+    hour, rest = divmod(index, len(ENTRIES) * len(ROUTES))
+    return origin - hour * 3_600, ENTRIES[rest // len(ROUTES)], ROUTES[rest % len(ROUTES)]
 
 
 def iso(seconds):
@@ -293,7 +293,7 @@ def iso(seconds):
 
 def writer_telemetry(port, token, telemetry, stop, origin):
     """Posts batches of EVENTS_PER_BATCH events, each in cells of its own."""
-    capacity = MINUTES * len(ENTRIES) * len(ROUTES) // EVENTS_PER_BATCH
+    capacity = HOURS * len(ENTRIES) * len(ROUTES) // EVENTS_PER_BATCH
     while not stop.is_set():
         with telemetry["lock"]:
             batch = telemetry["next"]
@@ -318,7 +318,7 @@ def writer_telemetry(port, token, telemetry, stop, origin):
 
 def verify_telemetry(daemon, telemetry, origin):
     # ios 5.3.0 only: the rollout writer's telemetry is 5.2.0's.
-    query = "/v1/telemetry/counts?step=1m&groupBy=entry,route&limit=1000&appVersion=5.3.0&from=%s&to=%s" % (iso(origin - MINUTES * 60), iso(origin + 60))
+    query = "/v1/telemetry/counts?step=1h&groupBy=entry,route&limit=1000&appVersion=5.3.0&from=%s&to=%s" % (iso(origin - HOURS * 3_600 - 3_600), iso(origin + 3_600))
     status, answer = call(daemon.port, daemon.token, "GET", query)
     if status != 200:
         fail("telemetry counts answered %d: %s" % (status, answer))
@@ -328,7 +328,7 @@ def verify_telemetry(daemon, telemetry, origin):
         entry, route = group["key"]["entry"], group["key"]["route"]
         for start, count in zip(starts, group["counts"]):
             if count:
-                counted[((origin - start) // 60, entry, route)] = count
+                counted[(start, entry, route)] = count
     with telemetry["lock"]:
         acked, sent = set(telemetry["acked"]), set(telemetry["sent"])
     seen_batches = set()
@@ -336,7 +336,7 @@ def verify_telemetry(daemon, telemetry, origin):
         counts = set()
         for index in range(batch * EVENTS_PER_BATCH, (batch + 1) * EVENTS_PER_BATCH):
             ts, entry, route = cell(index, origin)
-            counts.add(counted.pop(((origin - ts) // 60, entry, route), 0))
+            counts.add(counted.pop((ts // 3_600 * 3_600, entry, route), 0))
         if batch in acked and counts != {1}:
             fail("telemetry batch %d was acknowledged but its events are counted %s times" % (batch, sorted(counts)))
         if counts not in ({0}, {1}):

@@ -38,7 +38,7 @@ INTERVAL = 0.5
 ROUTES = ["home", "product", "category", "search", "cart", "orders", "order-detail", "settings", "new-arrivals", "spring-sale"]
 ENTRIES = ["universalLink", "scheme", "push", "inApp"]
 EVENTS_PER_BATCH = 4
-MINUTES = 2800
+HOURS = 2000  # inside the 90 days of per-hour counts (events this old count in their hour only)
 RUNNING = []
 FAILURES = []
 
@@ -108,8 +108,8 @@ def iso(seconds):
 
 
 def cell(index, origin):
-    minute, rest = divmod(index, len(ENTRIES) * len(ROUTES))
-    return origin - minute * 60, ENTRIES[rest // len(ROUTES)], ROUTES[rest % len(ROUTES)]
+    hour, rest = divmod(index, len(ENTRIES) * len(ROUTES))
+    return origin - hour * 3_600, ENTRIES[rest // len(ROUTES)], ROUTES[rest % len(ROUTES)]
 
 
 class Telemetry:
@@ -124,7 +124,7 @@ class Telemetry:
     def post(self, port, token):
         with self.lock:
             batch = self.next
-            if batch >= MINUTES * len(ENTRIES) * len(ROUTES) // EVENTS_PER_BATCH:
+            if batch >= HOURS * len(ENTRIES) * len(ROUTES) // EVENTS_PER_BATCH:
                 fail("out of telemetry cells")
             self.next += 1
             self.sent.add(batch)
@@ -145,8 +145,8 @@ class Telemetry:
 
     def verify(self, port, token):
         """The primary's counts against what was acknowledged; returns (acked, counted)."""
-        query = "/v1/telemetry/counts?step=1m&groupBy=entry,route&limit=1000&from=%s&to=%s" % (
-            iso(self.origin - MINUTES * 60), iso(self.origin + 60))
+        query = "/v1/telemetry/counts?step=1h&groupBy=entry,route&limit=1000&from=%s&to=%s" % (
+            iso(self.origin - HOURS * 3_600 - 3_600), iso(self.origin + 3_600))
         status, answer = json_call(port, token, "GET", query)
         if status != 200:
             fail("counts on the primary answered %d: %s" % (status, answer))
@@ -155,13 +155,13 @@ class Telemetry:
         for group in answer["groups"]:
             for start, count in zip(starts, group["counts"]):
                 if count:
-                    counted[((self.origin - start) // 60, group["key"]["entry"], group["key"]["route"])] = count
+                    counted[(start, group["key"]["entry"], group["key"]["route"])] = count
         seen = 0
         for batch in sorted(self.sent):
             counts = set()
             for index in range(batch * EVENTS_PER_BATCH, (batch + 1) * EVENTS_PER_BATCH):
                 ts, entry, route = cell(index, self.origin)
-                counts.add(counted.pop(((self.origin - ts) // 60, entry, route), 0))
+                counts.add(counted.pop((ts // 3_600 * 3_600, entry, route), 0))
             if batch in self.acked and counts != {1}:
                 return None, "batch %d was acknowledged by a follower but the primary counts its events %s times" % (batch, sorted(counts))
             if counts not in ({0}, {1}):
