@@ -114,6 +114,22 @@ struct RolloutGuardTests {
         #expect(Self.describe(verdict) == expected, "\(label): \(verdict)")
     }
 
+    /// The sequential test's boundary, from `Tests/Scripts/guard-reference.py`: one route on
+    /// one build (two comparisons), 400 candidate resolutions against 12 failures of 1,000;
+    /// the fewest candidate failures that trip at each look (alpha / (j (j + 1)) / 2). One
+    /// fewer does not.
+    static let boundaries: [(look: Int, trips: Int)] = [(look: 1, trips: 19), (look: 2, trips: 20), (look: 10, trips: 23)]
+
+    @Test(arguments: boundaries)
+    func sequentialBoundary(_ boundary: (look: Int, trips: Int)) {
+        func verdict(_ failures: Int) -> String {
+            Self.describe(RolloutGuard.judge(candidate: Self.counts([("product", "ios 5.3.0", 400, failures, [:])]),
+                                             stable: Self.counts([("product", "ios 5.3.0", 1_000, 12, [:])]), policy: Self.statisticsOnly, look: boundary.look))
+        }
+        #expect(verdict(boundary.trips) == "route product - -", "look \(boundary.look) at \(boundary.trips)")
+        #expect(verdict(boundary.trips - 1) == "healthy", "look \(boundary.look) at \(boundary.trips - 1)")
+    }
+
     @Test("A thousand routes of pure noise do not trip it (the threshold is shared among the comparisons)")
     func manyRoutesOfNoise() {
         var random = SplitMix(seed: 7)

@@ -62,6 +62,17 @@ P_ROWS = [
 ]
 
 
+# The sequential test's boundary: one route on one build (two comparisons, so each look's
+# alpha is halved), 400 candidate resolutions against 12 failures of 1,000 on the stable
+# revision; the fewest candidate failures that trip at each look.
+BOUNDARY_LOOKS = (1, 2, 10)
+
+
+def boundary(look):
+    threshold = alpha_at(look) / 2
+    return next(x for x in range(401) if stratified_p([(x, 400, 12, 1000)]) < threshold)
+
+
 def main():
     rows = [(label, strata, stratified_p(strata)) for label, strata in P_ROWS]
     if "--check" in sys.argv:
@@ -77,12 +88,19 @@ def main():
             if abs(held - p) > p * mpf("1e-9") + mpf("1e-300"):
                 print("%s: table %s, reference %s" % (label, match.group(1), mp.nstr(p, 17)))
                 bad += 1
-        print("guard-reference: %d rows, %d differ" % (len(rows), bad))
+        for look in BOUNDARY_LOOKS:
+            trips = boundary(look)
+            if "(look: %d, trips: %d)" % (look, trips) not in text:
+                print("boundary at look %d: the reference trips at %d failures, the table says otherwise" % (look, trips))
+                bad += 1
+        print("guard-reference: %d rows and %d boundaries, %d differ" % (len(rows), len(BOUNDARY_LOOKS), bad))
         sys.exit(1 if bad else 0)
     for label, strata, p in rows:
         print('("%s", [%s], %s),' % (label, ", ".join("(%d, %d, %d, %d)" % s for s in strata), mp.nstr(p, 17, min_fixed=0, max_fixed=0)))
     for look in (1, 2, 3, 10, 100):
         print("alpha at look %d: %s" % (look, alpha_at(look)))
+    for look in BOUNDARY_LOOKS:
+        print("(look: %d, trips: %d)" % (look, boundary(look)))
 
 
 if __name__ == "__main__":
