@@ -3,8 +3,9 @@ import Glibc
 #endif
 import HTTPCore
 
-/// The network a request comes from, as the rollout guard caps evidence: an IPv4 /24 or an
-/// IPv6 /48 (one site's allocation), as one word (0: unknown, an in-process request).
+/// The network a request comes from, as the rollout guard caps evidence: its peer's
+/// `PeerAddress.networkKey` (an IPv4 /24 or an IPv6 /48, the same networks the refusal audit
+/// counts by; 0: unknown, an in-process request).
 ///
 /// Behind a reverse proxy every peer is the proxy; with `trustForwardedFor` a request whose
 /// peer is on loopback is taken to come from the last address in its `X-Forwarded-For`
@@ -16,19 +17,13 @@ enum EvidenceNetwork {
         if trustForwardedFor, isLoopback(peer), let forwarded = head.headers["X-Forwarded-For"],
            let last = forwarded.split(separator: ",").last.map({ $0.trimmingCharacters(in: .whitespaces) }),
            let address = parse(last) {
-            return network(address)
+            return address.networkKey
         }
-        return network(peer)
+        return peer.networkKey
     }
 
     static func isLoopback(_ peer: PeerAddress) -> Bool {
         (peer.high == 0xFFFF && peer.low >> 24 == 127) || (peer.high == 0 && peer.low == 1)
-    }
-
-    static func network(_ peer: PeerAddress) -> UInt64 {
-        if peer.high == 0xFFFF, peer.low <= 0xFFFF_FFFF { return 1 << 62 | peer.low >> 8 }
-        if peer.high == 0, peer.low == 0 { return 0 }
-        return 2 << 62 | peer.high >> 16
     }
 
     /// An IPv4 or IPv6 address as `PeerAddress` counts it (IPv6: its /64).

@@ -31,6 +31,19 @@ struct PeerNetworkTests {
     ])
     func network(_ peer: PeerAddress, _ text: String) {
         #expect(peer.network == text)
+        #expect((peer.networkKey == 0) == (text == "unknown"), "the word and the text name the same network")
+    }
+
+    /// The word the guard and the shapes' allowance count by groups exactly as the text does.
+    @Test func theNetworkKeyGroupsAsTheTextDoes() {
+        let peers = (0..<512).map { PeerAddress(high: 0xFFFF, low: 0xC633_6300 + UInt64($0)) }
+            + (0..<512).map { PeerAddress(high: 0x2001_0DB8_0000_0000 + UInt64($0) << 8, low: 1) } + [PeerAddress(high: 0, low: 1)]
+        for a in peers.prefix(40) + peers.suffix(40) {
+            for b in peers where (a.network == b.network) != (a.networkKey == b.networkKey) {
+                Issue.record("\(a) and \(b): \(a.network) \(b.network), \(a.networkKey) \(b.networkKey)")
+            }
+        }
+        #expect(PeerAddress(high: 0xFFFF, low: 0x7F00_0001).networkKey != PeerAddress(high: 0x7F00, low: 1).networkKey, "IPv4 and IPv6 apart")
     }
 
     @Test func addressesOfOneNetworkAreOneAndOfTwoAreTwo() {
