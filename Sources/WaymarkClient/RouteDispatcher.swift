@@ -25,6 +25,16 @@ public actor RouteDispatcher {
     /// Told every intent's result, in this order (the telemetry reporter, the app's logging…).
     let observers: [any DispatchObserver]
     public nonisolated let configuration: DispatcherConfiguration
+    /// What every intent's path reads from the configuration, read once here: the common
+    /// case (no callbacks, no log, no stash) then costs a few compares, not a copy of the
+    /// configuration per check.
+    private let hasAuthCallbacks: Bool
+    private let supersedesExternal: Bool
+    private let supersedesPrompts: Bool
+    private let maximumWaiting: Int
+    private let unknownRouteWait: TimeInterval?
+    private let log: ClientLog?
+    let gateStash: GateStash?
 
     /// An intent waiting or running, and whoever awaits its result. Touched only on the
     /// dispatcher's actor (hence unchecked).
@@ -66,12 +76,19 @@ public actor RouteDispatcher {
         leaveHandler = leave
         self.observers = (observer.map { [$0] } ?? []) + observers
         self.configuration = configuration
+        hasAuthCallbacks = !configuration.authCallbackPrefixes.isEmpty
+        supersedesExternal = configuration.supersede == .newestExternalLink
+        supersedesPrompts = configuration.supersedesPrompts
+        maximumWaiting = configuration.maximumWaiting
+        unknownRouteWait = configuration.unknownRouteWait
+        log = configuration.log
+        gateStash = configuration.gateStash
     }
 
     /// The launch gate opens: the app's root exists. Waiting intents run, in order — after
     /// a link the last run left waiting at a gate (`gateStash`), if it is recent enough.
     public func ready() {
-        if !isReady, let stash = configuration.gateStash, let intent = stash.take(now: Date()) {
+        if !isReady, let stash = gateStash, let intent = stash.take(now: Date()) {
             arrivals += 1
             waiting.insert(Pending(sequence: arrivals, intent: intent), at: 0)
         }
@@ -94,7 +111,7 @@ public actor RouteDispatcher {
     public func dispatch(_ intent: Intent) async -> DispatchResult {
         arrivals += 1
         let pending = Pending(sequence: arrivals, intent: intent)
-        if case .link(let link, _) = intent, configuration.isAuthCallback(link), let prompt, let gate = prompt.gate, let gateHandler {
+        if hasAuthCallbacks, let prompt, let gate = prompt.gate, let gateHandler, case .link(let link, _) = intent, configuration.isAuthCallback(link) {
             // The answer to the running gate: handed to it, never queued behind it.
             await gateHandler.received(callback: link, for: gate)
             finish(pending, .handedToGate(precondition: gate.precondition))
@@ -102,14 +119,16 @@ public actor RouteDispatcher {
         }
         // Only while a handler runs can a dispatch come from inside one (a task-local read, skipped otherwise).
         let fromHandler = prompt != nil && HandlerScope.dispatcher == ObjectIdentifier(self)
-        if intent.isExternal && configuration.supersede == .newestExternalLink {
-            for older in waiting where older.intent.isExternal { finish(older, .superseded) }
-            waiting.removeAll { $0.result != nil }
-            if configuration.supersedesPrompts, !fromHandler, let current, current.intent.isExternal, prompt != nil {
+        if supersedesExternal && intent.isExternal {
+            if !waiting.isEmpty {
+                for older in waiting where older.intent.isExternal { finish(older, .superseded) }
+                waiting.removeAll { $0.result != nil }
+            }
+            if supersedesPrompts, !fromHandler, let current, current.intent.isExternal, prompt != nil {
                 interrupt(current, .superseded)
             }
         }
-        if waiting.count >= configuration.maximumWaiting, !waiting.isEmpty {
+        if waiting.count >= maximumWaiting, !waiting.isEmpty {
             finish(waiting.removeFirst(), .dropped)
         }
         if fromHandler {
@@ -176,7 +195,7 @@ public actor RouteDispatcher {
         let (outcome, resolution, revision) = await process(pending)
         current = nil
         if stashed === pending {
-            configuration.gateStash?.clear()
+            gateStash?.clear()
             stashed = nil
         }
         finish(pending, outcome, resolution: resolution, revision: revision)
@@ -190,7 +209,7 @@ public actor RouteDispatcher {
         let result = DispatchResult(sequence: pending.sequence, intent: pending.intent, outcome: outcome,
                                     resolution: resolution, revision: revision, time: Date())
         pending.result = result
-        if let log = configuration.log, let message = Self.message(for: result) { log(message) }
+        if let log, let message = Self.message(for: result) { log(message) }
         pending.continuation?.resume(returning: result)
         pending.continuation = nil
         if resolution == nil, !observers.isEmpty {  // never resolved (dropped, superseded, cancelled waiting): told outside the queue's order
@@ -214,7 +233,7 @@ public actor RouteDispatcher {
             switch resolution {
             case .notFound(let notFound):
                 // A link to a route newer than the table: once, the table a refresh in flight brings.
-                if notFound.reason == .unknownRoute, intent.isExternal, !triedNewer, let wait = configuration.unknownRouteWait {
+                if notFound.reason == .unknownRoute, intent.isExternal, !triedNewer, let wait = unknownRouteWait {
                     triedNewer = true
                     if let newer = await tables.newerTable(than: table.revision, within: wait) {
                         table = newer
@@ -236,7 +255,7 @@ public actor RouteDispatcher {
                         return (.gateCancelled(precondition: gate.precondition), resolution, table.revision)
                     }
                     asked += 1
-                    if let stash = configuration.gateStash, stashed !== pending, case .link(let link, let door) = intent {
+                    if let stash = gateStash, stashed !== pending, case .link(let link, let door) = intent {
                         stash.keep(link, door: door, at: Date())
                         stashed = pending
                     }
