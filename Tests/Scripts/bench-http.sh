@@ -29,6 +29,8 @@ WAYMARK_PORT=${WAYMARK_PORT:-18080}
 NGINX_PORT=${NGINX_PORT:-18081}
 API_PORT=${API_PORT:-18082}
 ONLY=${BENCH_ONLY:-}
+# The Waymark/nginx ratio each pair must reach (the second rig's manifest target is 1.2).
+TARGET=${BENCH_TARGET:-1.0}
 # BENCH_PUBLIC=1: the daemon runs with --public-reads and apps send no token.
 PUBLIC=${BENCH_PUBLIC:-0}
 work=$(mktemp -d)
@@ -70,6 +72,7 @@ http {
     sendfile on;
     tcp_nopush on;
     keepalive_requests 1000000;
+    etag on;
     types { application/json json; }
     server {
         listen 127.0.0.1:$NGINX_PORT reuseport;
@@ -214,15 +217,15 @@ row() { printf "  %-22s %10s %18s %9s %9s\n" "$1" "$(median "$2" 2)" "($(spread 
 # manifest pair is the ratio alone; its p99 is printed beside nginx's, not judged.
 verdict() {
   awk -v l="$1" -v w2="$(median "$2" 2)" -v n2="$(median "$3" 2)" -v w3="$(median "$4" 2)" -v n3="$(median "$5" 2)" \
-      -v p2="$(median "$2" 4)" -v p3="$(median "$4" 4)" -v q2="$(median "$3" 4)" -v q3="$(median "$5" 4)" -v judge="${6:-}" 'BEGIN {
+      -v p2="$(median "$2" 4)" -v p3="$(median "$4" 4)" -v q2="$(median "$3" 4)" -v q3="$(median "$5" 4)" -v judge="${6:-}" -v t="$TARGET" 'BEGIN {
     r2 = w2 / n2; r3 = w3 / n3
     printf "  %s ratio Waymark/nginx: 200 %.2f, 304 %.2f\n", l, r2, r3
     if (judge == "p99")
-      printf "  %s targets: ratio >= 1.0 on 200 %s, on 304 %s; p99 < 5 ms: 200 %s, 304 %s\n", l,
-        (r2 >= 1 ? "ok" : "MISSED"), (r3 >= 1 ? "ok" : "MISSED"), (p2 < 5 ? "ok" : "MISSED"), (p3 < 5 ? "ok" : "MISSED")
+      printf "  %s targets: ratio >= %s on 200 %s, on 304 %s; p99 < 5 ms: 200 %s, 304 %s\n", l, t,
+        (r2 >= t ? "ok" : "MISSED"), (r3 >= t ? "ok" : "MISSED"), (p2 < 5 ? "ok" : "MISSED"), (p3 < 5 ? "ok" : "MISSED")
     else
-      printf "  %s targets: ratio >= 1.0 on 200 %s, on 304 %s (p99 Waymark/nginx: 200 %.2f/%.2f ms, 304 %.2f/%.2f ms)\n", l,
-        (r2 >= 1 ? "ok" : "MISSED"), (r3 >= 1 ? "ok" : "MISSED"), p2, q2, p3, q3 }'
+      printf "  %s targets: ratio >= %s on 200 %s, on 304 %s (p99 Waymark/nginx: 200 %.2f/%.2f ms, 304 %.2f/%.2f ms)\n", l, t,
+        (r2 >= t ? "ok" : "MISSED"), (r3 >= t ? "ok" : "MISSED"), p2, q2, p3, q3 }'
 }
 
 echo "bench-http: wrk -t$WRK_THREADS -c$CONNECTIONS -d${DURATION}s on loopback, $(nproc) cores shared by servers and wrk, workers pinned: $([ "$PIN" = 1 ] && echo yes || echo no)"
