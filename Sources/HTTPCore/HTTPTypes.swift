@@ -300,28 +300,22 @@ public struct PeerAddress: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// `203.0.113.7`, `2001:db8:1:2::/64`, or `unknown`.
-    public var description: String {
-        if high == 0xFFFF, low <= 0xFFFF_FFFF {
-            return "\(low >> 24 & 255).\(low >> 16 & 255).\(low >> 8 & 255).\(low & 255)"
-        }
-        if low == 1 {
-            let groups = (0..<4).map { String(high >> (48 - 16 * UInt64($0)) & 0xFFFF, radix: 16) }
-            return groups.joined(separator: ":") + "::/64"
-        }
-        return "unknown"
-    }
+    public var description: String { written(asNetwork: false) }
 
     /// The network it is in, for counting refusals: an IPv4 address's /24
     /// (`203.0.113.0/24`), an IPv6 /64's /48 (`2001:db8:1::/48`), or `unknown`. A client
     /// spread over many addresses of one network is one line of the audit log, not one
     /// per address.
-    public var network: String {
+    public var network: String { written(asNetwork: true) }
+
+    /// The address (IPv4) or /64 (IPv6), or the /24 or /48 it is in.
+    private func written(asNetwork: Bool) -> String {
         if high == 0xFFFF, low <= 0xFFFF_FFFF {
-            return "\(low >> 24 & 255).\(low >> 16 & 255).\(low >> 8 & 255).0/24"
+            return "\(low >> 24 & 255).\(low >> 16 & 255).\(low >> 8 & 255)." + (asNetwork ? "0/24" : "\(low & 255)")
         }
         if low == 1 {
-            let groups = (0..<3).map { String(high >> (48 - 16 * UInt64($0)) & 0xFFFF, radix: 16) }
-            return groups.joined(separator: ":") + "::/48"
+            let groups = (0..<(asNetwork ? 3 : 4)).map { String(high >> (48 - 16 * UInt64($0)) & 0xFFFF, radix: 16) }
+            return groups.joined(separator: ":") + (asNetwork ? "::/48" : "::/64")
         }
         return "unknown"
     }
