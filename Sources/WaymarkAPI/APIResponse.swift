@@ -1,3 +1,4 @@
+import Glibc
 import HTTPCore
 import ManifestStore
 import RouteEngine
@@ -70,7 +71,9 @@ enum APIResponse {
         let headers = request.head.headers
         // The usual case: the client sends back exactly the ETag it was given, in one field.
         var wanted = etag
-        guard let exact = wanted.withUTF8({ wanted in headers.withValue("If-None-Match") { $0.elementsEqual(wanted) } }) else { return false }
+        guard let exact = wanted.withUTF8({ wanted in
+            headers.withValue("If-None-Match") { $0.count == wanted.count && (wanted.isEmpty || memcmp($0.baseAddress!, wanted.baseAddress!, wanted.count) == 0) }
+        }) else { return false }
         if exact { return true }
         let opaque = etag.utf8.starts(with: "W/".utf8) ? Substring(etag.utf8.dropFirst(2)) : Substring(etag)
         for value in headers.values("If-None-Match") {
