@@ -45,7 +45,7 @@ struct TokenTests {
         let store = try ManifestStore.open(at: scratch.path).store
         let expected: [Scope: Set<Scope>] = [
             .manifestRead: [.manifestRead], .routesPublish: [.routesPublish, .manifestRead], .schemasWrite: [.schemasWrite, .manifestRead],
-            .telemetryWrite: [.telemetryWrite], .telemetryRead: [.telemetryRead], .admin: Set(Scope.allCases),
+            .telemetryWrite: [.telemetryWrite], .telemetryRead: [.telemetryRead], .replication: [.replication], .admin: Set(Scope.allCases),
         ]
         for (scope, allowed) in expected {
             let record = try store.tokens.create(name: scope.rawValue, scopes: [scope], actor: "test", now: now).record
