@@ -78,6 +78,75 @@ public enum PercentDecoding {
         return pairs
     }
 
+    /// Whether `queryPairs` would read `query` (every escape well-formed, every decoded
+    /// name and value UTF-8), without making a string for a component with no escape.
+    public static func isWellFormedQuery(_ query: Substring?) -> Bool {
+        guard let query else { return true }
+        return withBytes(query) { bytes in
+            var wellFormed = true
+            func reads(_ part: Slice<UnsafeBufferPointer<UInt8>>) -> Bool {
+                !part.contains(UInt8(ascii: "%")) || decode(UnsafeBufferPointer(rebasing: part), plusAsSpace: true) != nil
+            }
+            forEachItem(bytes) { name, value in
+                wellFormed = reads(name) && reads(value)
+                return wellFormed
+            }
+            return wellFormed
+        }
+    }
+
+    /// The decoded value of the first item of a well-formed `query` (`isWellFormedQuery`)
+    /// whose decoded name is `name`, as `queryPairs` would give it; nil when there is none.
+    /// Only that value becomes a string: a handler reading two names of a short query pays
+    /// for two strings, not one per name and value.
+    public static func queryValue(named name: String, in query: Substring?) -> String? {
+        guard let query else { return nil }
+        var wanted = name
+        return wanted.withUTF8 { wanted in
+            withBytes(query) { bytes in
+                var found: String?
+                forEachItem(bytes) { itemName, itemValue in
+                    let matches: Bool
+                    if itemName.contains(where: { $0 == UInt8(ascii: "%") || $0 == UInt8(ascii: "+") }) {
+                        matches = decode(UnsafeBufferPointer(rebasing: itemName), plusAsSpace: true).map { $0 == name } ?? false
+                    } else {
+                        matches = itemName.count == wanted.count && itemName.indices.allSatisfy { itemName[$0] == wanted[$0 - itemName.startIndex] }
+                    }
+                    guard matches else { return true }
+                    found = decode(UnsafeBufferPointer(rebasing: itemValue), plusAsSpace: true)
+                    return false
+                }
+                return found
+            }
+        }
+    }
+
+    private static func withBytes<R>(_ text: Substring, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+        if let result = text.utf8.withContiguousStorageIfAvailable(body) { return result }
+        return Array(text.utf8).withUnsafeBufferPointer(body)
+    }
+
+    /// Calls `body` with each non-empty item's name and value bytes (the value empty when
+    /// there is no `=`), in order, until it returns false.
+    private static func forEachItem(_ bytes: UnsafeBufferPointer<UInt8>,
+                                    _ body: (Slice<UnsafeBufferPointer<UInt8>>, Slice<UnsafeBufferPointer<UInt8>>) -> Bool) {
+        var start = 0
+        while start < bytes.count {
+            var end = start
+            var equals: Int?
+            while end < bytes.count, bytes[end] != UInt8(ascii: "&") {
+                if equals == nil, bytes[end] == UInt8(ascii: "=") { equals = end }
+                end += 1
+            }
+            if end > start {
+                let nameEnd = equals ?? end
+                let valueStart = equals.map { $0 + 1 } ?? end
+                guard body(bytes[start..<nameEnd], bytes[valueStart..<end]) else { return }
+            }
+            start = end + 1
+        }
+    }
+
     @inline(__always)
     static func hexValue(_ digit: UInt8) -> UInt8? {
         switch digit {

@@ -5,9 +5,18 @@ import RouteEngine
 
 /// A decoded query string; the first value of a repeated name wins.
 struct Query {
-    let pairs: [(name: String, value: String)]
+    /// The query as received, checked well-formed (`PercentDecoding.isWellFormedQuery`).
+    private let raw: Substring?
 
-    subscript(_ name: String) -> String? { pairs.first { $0.name == name }?.value }
+    init(checked raw: Substring?) {
+        self.raw = raw
+    }
+
+    /// The first value of `name`, decoded; only that value becomes a string.
+    subscript(_ name: String) -> String? { PercentDecoding.queryValue(named: name, in: raw) }
+
+    /// Every item, decoded, in order.
+    var pairs: [(name: String, value: String)] { PercentDecoding.queryPairs(raw) ?? [] }
 }
 
 /// A request the API refuses, with the response to send: thrown by handlers
@@ -61,8 +70,9 @@ enum APIResponse {
     /// The query's `name=value` pairs, percent-decoded, `+` as space.
     static func query(_ request: HTTPRequest, malformed message: String = "The query string has a malformed percent escape.")
         throws(Refusal) -> Query {
-        guard let pairs = PercentDecoding.queryPairs(request.head.query) else { throw Refusal(.badRequest, "badQuery", message) }
-        return Query(pairs: pairs)
+        let raw = request.head.query
+        guard PercentDecoding.isWellFormedQuery(raw) else { throw Refusal(.badRequest, "badQuery", message) }
+        return Query(checked: raw)
     }
 
     /// RFC 9110 §13.1.2: does an `If-None-Match` field match `etag` (weak comparison, `*`)?
