@@ -79,19 +79,13 @@ public enum PercentDecoding {
     }
 
     /// Whether `queryPairs` would read `query` (every escape well-formed, every decoded
-    /// name and value UTF-8), without making a string for a component with no escape.
+    /// name and value UTF-8). A query without `%` always reads (its bytes are a string's,
+    /// and `+` decodes to a space): one scan, no string made.
     public static func isWellFormedQuery(_ query: Substring?) -> Bool {
         guard let query else { return true }
         return withBytes(query) { bytes in
-            var wellFormed = true
-            func reads(_ part: Slice<UnsafeBufferPointer<UInt8>>) -> Bool {
-                !part.contains(UInt8(ascii: "%")) || decode(UnsafeBufferPointer(rebasing: part), plusAsSpace: true) != nil
-            }
-            forEachItem(bytes) { name, value in
-                wellFormed = reads(name) && reads(value)
-                return wellFormed
-            }
-            return wellFormed
+            guard bytes.contains(UInt8(ascii: "%")) else { return true }
+            return queryPairs(bytes) != nil
         }
     }
 
@@ -101,50 +95,51 @@ public enum PercentDecoding {
     /// for two strings, not one per name and value.
     public static func queryValue(named name: String, in query: Substring?) -> String? {
         guard let query else { return nil }
-        var wanted = name
-        return wanted.withUTF8 { wanted in
-            withBytes(query) { bytes in
-                var found: String?
-                forEachItem(bytes) { itemName, itemValue in
-                    let matches: Bool
-                    if itemName.contains(where: { $0 == UInt8(ascii: "%") || $0 == UInt8(ascii: "+") }) {
-                        matches = decode(UnsafeBufferPointer(rebasing: itemName), plusAsSpace: true).map { $0 == name } ?? false
-                    } else {
-                        matches = itemName.count == wanted.count && itemName.indices.allSatisfy { itemName[$0] == wanted[$0 - itemName.startIndex] }
+        var name = name
+        return name.withUTF8 { wanted in withBytes(query) { value(named: wanted, in: $0) } }
+    }
+
+    private static func value(named wanted: UnsafeBufferPointer<UInt8>, in bytes: UnsafeBufferPointer<UInt8>) -> String? {
+        let count = bytes.count
+        var start = 0
+        while start < count {
+            var end = start
+            var equals = -1
+            var escaped = false  // the name has `%` or `+`: compared decoded
+            while end < count {
+                let byte = bytes[end]
+                if byte == UInt8(ascii: "&") { break }
+                if equals < 0 {
+                    if byte == UInt8(ascii: "=") {
+                        equals = end
+                    } else if byte == UInt8(ascii: "%") || byte == UInt8(ascii: "+") {
+                        escaped = true
                     }
-                    guard matches else { return true }
-                    found = decode(UnsafeBufferPointer(rebasing: itemValue), plusAsSpace: true)
-                    return false
                 }
-                return found
+                end += 1
             }
+            if end > start {  // empty items are skipped
+                let name = UnsafeBufferPointer(rebasing: bytes[start..<(equals < 0 ? end : equals)])
+                let matches = escaped
+                    ? decode(name, plusAsSpace: true).map { $0.utf8.elementsEqual(wanted) } ?? false
+                    : equal(name, wanted)
+                if matches { return decode(UnsafeBufferPointer(rebasing: bytes[(equals < 0 ? end : equals + 1)..<end]), plusAsSpace: true) }
+            }
+            start = end + 1
         }
+        return nil
+    }
+
+    @inline(__always)
+    private static func equal(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard a.count == b.count else { return false }
+        for index in 0..<a.count where a[index] != b[index] { return false }
+        return true
     }
 
     private static func withBytes<R>(_ text: Substring, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
         if let result = text.utf8.withContiguousStorageIfAvailable(body) { return result }
         return Array(text.utf8).withUnsafeBufferPointer(body)
-    }
-
-    /// Calls `body` with each non-empty item's name and value bytes (the value empty when
-    /// there is no `=`), in order, until it returns false.
-    private static func forEachItem(_ bytes: UnsafeBufferPointer<UInt8>,
-                                    _ body: (Slice<UnsafeBufferPointer<UInt8>>, Slice<UnsafeBufferPointer<UInt8>>) -> Bool) {
-        var start = 0
-        while start < bytes.count {
-            var end = start
-            var equals: Int?
-            while end < bytes.count, bytes[end] != UInt8(ascii: "&") {
-                if equals == nil, bytes[end] == UInt8(ascii: "=") { equals = end }
-                end += 1
-            }
-            if end > start {
-                let nameEnd = equals ?? end
-                let valueStart = equals.map { $0 + 1 } ?? end
-                guard body(bytes[start..<nameEnd], bytes[valueStart..<end]) else { return }
-            }
-            start = end + 1
-        }
     }
 
     @inline(__always)

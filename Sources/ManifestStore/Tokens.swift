@@ -374,9 +374,14 @@ public final class TokenStore: Sendable {
         authenticate(bytes: Array(token.utf8))
     }
 
-    /// The same for the token's bytes as they came off the wire (`wm_<8 hex id>_<secret>`),
-    /// checked without building strings: this runs on every request.
+    /// The same for the token's bytes as they came off the wire (`wm_<8 hex id>_<secret>`).
     public func authenticate(bytes presented: [UInt8]) -> TokenRecord? {
+        presented.withUnsafeBufferPointer { authenticate(bytes: $0) }
+    }
+
+    /// The same on the bytes where they lie (the request's `Authorization` field), checked
+    /// without building a string or an array: this runs on every request.
+    public func authenticate(bytes presented: UnsafeBufferPointer<UInt8>) -> TokenRecord? {
         guard presented.count > 12, presented[0] == UInt8(ascii: "w"), presented[1] == UInt8(ascii: "m"),
               presented[2] == UInt8(ascii: "_"), presented[11] == UInt8(ascii: "_") else { return nil }
         if DispatchTime.now().uptimeNanoseconds &- lastCheck.load(ordering: .relaxed) >= Self.recheckInterval { refreshIfChanged() }
@@ -389,12 +394,13 @@ public final class TokenStore: Sendable {
     /// A token verified once is remembered (in memory only, dropped on every reload) and
     /// later compared whole, in constant time, instead of hashed again: a client presents
     /// the same token on every request, and SHA-256 was the largest cost of a 304.
-    private func lookup(_ presented: [UInt8]) -> TokenRecord? {
-        let key = presented.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: 3, as: UInt64.self) }
+    private func lookup(_ presented: UnsafeBufferPointer<UInt8>) -> TokenRecord? {
+        let key = UnsafeRawBufferPointer(presented).loadUnaligned(fromByteOffset: 3, as: UInt64.self)
         if let known = loaded.withLock({ $0.verified[key] }), known.token.count == presented.count,
-           constantTimeEquals(known.token, presented) {
+           known.token.withUnsafeBufferPointer({ constantTimeEquals($0, presented) }) {
             return known.record
         }
+        let presented = Array(presented)
         let id = String(decoding: presented[3..<11], as: UTF8.self)
         let digest = SHA256.hash(presented)
         return loaded.withLock { loaded in

@@ -161,8 +161,13 @@ extension Array<UInt8> {
 /// Compares two byte strings in time that depends only on their lengths, not on where they
 /// differ: for token hashes, so a timing side channel cannot find a stored hash byte by byte.
 public func constantTimeEquals(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+    a.withUnsafeBufferPointer { a in b.withUnsafeBufferPointer { b in constantTimeEquals(a, b) } }
+}
+
+/// The same on bytes where they lie.
+public func constantTimeEquals(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Bool {
     guard a.count == b.count else { return false }
     var difference: UInt8 = 0
-    for index in a.indices { difference |= a[index] ^ b[index] }
+    for index in 0..<a.count { difference |= a[index] ^ b[index] }
     return difference == 0
 }

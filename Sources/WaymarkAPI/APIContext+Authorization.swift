@@ -13,12 +13,13 @@ extension APIContext {
         // The action is read only for the audit of a refusal: not on every request.
         var action: String { if case .scope(_, let action) = access { action } else { "" } }
         let challenge = [("WWW-Authenticate", "Bearer realm=\"waymark\"")]
-        guard let field = head.headers.single("Authorization"), let token = Self.bearerToken(field) else {
+        let presented = presentedToken(head)
+        guard case .some(let found) = presented else {
             audit(action, actor: "anonymous", reason: "noToken", scope: scope, head)
             throw Refusal(.unauthorized, "unauthorized",
                           "This endpoint needs a bearer token (Authorization: Bearer wm_…) with the scope \(scope.rawValue).", headers: challenge)
         }
-        guard let record = store.tokens.authenticate(bytes: token) else {
+        guard let record = found else {
             audit(action, actor: "anonymous", reason: "invalidToken", scope: scope, head)
             throw Refusal(.unauthorized, "unauthorized", "The bearer token is unknown or revoked.", headers: challenge)
         }
@@ -61,21 +62,29 @@ extension APIContext {
     /// Whether the head's bearer token is a live one with `scope` (nothing audited or rated:
     /// the route's own check did that).
     func tokenAllows(_ head: HTTPRequestHead, _ scope: Scope) -> Bool {
-        guard let field = head.headers.single("Authorization"), let token = Self.bearerToken(field),
-              let record = store.tokens.authenticate(bytes: token)
-        else { return false }
+        guard case .some(.some(let record)) = presentedToken(head) else { return false }
         return record.allows(scope)
+    }
+
+    /// The bearer token of the head's one `Authorization` field: nil when there is none (no
+    /// field, several, another scheme), else its live record or nil when it is unknown or
+    /// revoked. Read on the field's bytes where they lie: this runs on every request.
+    func presentedToken(_ head: HTTPRequestHead) -> TokenRecord?? {
+        head.headers.withSingleValue("Authorization") { field -> TokenRecord?? in
+            guard let token = Self.bearerRange(field) else { return nil }
+            return .some(store.tokens.authenticate(bytes: UnsafeBufferPointer(rebasing: field[token])))
+        } ?? nil
     }
 
     /// The credentials of `Authorization: Bearer <token>` (RFC 6750 §2.1; the scheme name is
     /// case-insensitive), as bytes, or nil for another scheme. On the field's bytes where
     /// they lie: this runs on every request.
     static func bearerToken(_ field: String) -> [UInt8]? {
-        if let token = field.utf8.withContiguousStorageIfAvailable(bearerToken) { return token }
-        return Array(field.utf8).withUnsafeBufferPointer(bearerToken)
+        Array(field.utf8).withUnsafeBufferPointer { bytes in bearerRange(bytes).map { Array(bytes[$0]) } }
     }
 
-    private static func bearerToken(_ bytes: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
+    /// Where the credentials lie in the field's bytes, or nil for another scheme.
+    private static func bearerRange(_ bytes: UnsafeBufferPointer<UInt8>) -> Range<Int>? {
         let scheme: StaticString = "bearer "
         guard bytes.count > scheme.utf8CodeUnitCount else { return nil }
         for index in 0..<scheme.utf8CodeUnitCount {
@@ -87,7 +96,7 @@ extension APIContext {
         var end = bytes.count
         while start < end, bytes[start] == 0x20 || bytes[start] == 0x09 { start += 1 }
         while end > start, bytes[end - 1] == 0x20 || bytes[end - 1] == 0x09 { end -= 1 }
-        return start < end ? Array(bytes[start..<end]) : nil
+        return start < end ? start..<end : nil
     }
 
     private func audit(_ action: String, actor: String, reason: String, scope: Scope, _ head: HTTPRequestHead) {

@@ -41,6 +41,7 @@ struct HTTPHeadersTests {
                 #expect(headers[name] == expected.first, "\(fields) \(name)")
                 #expect(headers.count(of: name) == expected.count, "\(fields) \(name)")
                 #expect(headers.single(name) == (expected.count == 1 ? expected[0] : nil), "\(fields) \(name)")
+                #expect(headers.withSingleValue(name) { String(decoding: $0, as: UTF8.self) } == headers.single(name), "\(fields) \(name)")
             }
             #expect(HTTPHeaders(fields.map { (name: $0.0, value: $0.1) }) == headers)
         }
@@ -77,6 +78,7 @@ struct HTTPHeadersTests {
                 #expect(headers[name] == expected.first, "\(text) \(name)")
                 #expect(headers.count(of: name) == expected.count, "\(text) \(name)")
                 #expect(headers.withValue(name) { String(decoding: $0, as: UTF8.self) } == expected.first, "\(text) \(name)")
+                #expect(headers.withSingleValue(name) { String(decoding: $0, as: UTF8.self) } == (expected.count == 1 ? expected[0] : nil), "\(text) \(name)")
             }
             #expect(HTTPHeaders(fields.map { (name: $0.0, value: $0.1) }) == headers)
             let name = Self.names.randomElement(using: &generator)!
