@@ -205,13 +205,9 @@ public struct HTTPHeaders: Hashable, Sendable, Sequence {
 
     /// `withValue` for a field that must appear once: nil (and `body` not called) when it
     /// is absent or repeated, as `single` would say.
+    @inlinable
     public func withSingleValue<R>(_ name: String, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R? {
-        var seen = 0
-        forEachValue(named: name) { _ in
-            seen += 1
-            return seen < 2
-        }
-        return seen == 1 ? withValue(name, body) : nil
+        count(of: name) == 1 ? withValue(name, body) : nil
     }
 
     /// Every value of the field named `name`, in order.
