@@ -23,7 +23,6 @@ struct MemoryBudget: Equatable {
         parts = [
             ("request bodies (--max-buffered-body-bytes)", configuration.maximumBufferedBodyBytes),
             ("answers queued for slow readers (--max-queued-output-bytes)", configuration.maximumQueuedOutputBytes),
-            ("pending schedules' routes", ManifestStore.maximumPendingScheduleBytes),
             ("kept QR codes and revision answers", Self.answerCaches),
             ("the process itself (10,000 routes, 20 builds, 1,000 connections)", Self.baseline),
         ]
