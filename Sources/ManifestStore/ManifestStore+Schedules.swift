@@ -11,8 +11,8 @@ extension ManifestStore {
     public static let maximumScheduleAhead: TimeInterval = 366 * 86_400
     /// Pending scheduled publishes at once: a calendar, not a queue anyone can fill.
     public static let maximumPendingSchedules = 100
-    /// Bytes of routes all pending schedules may hold together (each is kept until it
-    /// fires or is cancelled): four of the largest documents.
+    /// Bytes of routes all pending schedules may hold together, on disk (each is read from
+    /// its file when it fires or is asked for, never kept in memory): four of the largest documents.
     public static let maximumPendingScheduleBytes = 64 << 20
 
     /// Schedules `routes` to be published at `at` on top of `base` (the current revision's
