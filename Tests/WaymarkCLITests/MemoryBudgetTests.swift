@@ -54,7 +54,7 @@ struct MemoryBudgetTests {
 
     @Test func serveRefusesToStartPastItsLimit() {
         var output = Output()
-        let code = CLI.run(["serve", "--data-dir", "/nonexistent/never-opened", "--memory-limit", String(512 << 20)], output: &output)
+        let code = CLI.run(["serve", "--data-dir", "/nonexistent/never-opened", "--memory-limit", String(384 << 20)], output: &output)
         #expect(code == .usage || code == .invalid, "\(code)")
         let text = output.standardError + output.standardOutput
         #expect(text.contains("--memory-limit") && text.contains("MiB request bodies"), "\(text.prefix(400))")
