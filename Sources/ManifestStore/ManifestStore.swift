@@ -15,6 +15,10 @@ import SystemIO
 ///     DIR/audit.log             one JSON line per change and per refused attempt
 ///     DIR/tokens.json           bearer tokens: names, scopes, SHA-256 hashes (`TokenStore`)
 ///
+/// History is on disk: the snapshot holds every revision's and schedule's metadata, and
+/// the documents of the current and the newest revision only (`StoreSnapshot.pinned`);
+/// `routes(of:)` and `scheduledRoutes(of:)` read any other from its file, checked then.
+///
 /// Writers are serialized; readers take `snapshot`, which is never half-applied. Every
 /// change is on disk (fsynced, renamed, directory fsynced) and in the audit log before
 /// the call returns, so a caller may acknowledge it.
