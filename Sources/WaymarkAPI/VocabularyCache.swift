@@ -10,12 +10,16 @@ import Telemetry
 /// revision. Revisions are immutable, so each is read once.
 ///
 /// History is on disk: the first parser after a start reads the newest revisions' ids at
-/// once, newest first, up to `synchronousBytes` of documents, and leaves older ones to a
-/// background read (one document at a time, then a new parser); until it ends, a route id
-/// only those older revisions had counts as `other`.
+/// once, newest first, up to `synchronousBytes` of documents (the revisions served always),
+/// and leaves older ones to a background read (one document at a time, a new parser every
+/// 64); until it ends, a route id only those older revisions had counts as `other`.
 final class VocabularyCache: Sendable {
     /// Documents read when the first parser is made, at most (the rest in the background).
-    static let synchronousBytes = 16 << 20
+    let synchronousBytes: Int
+
+    init(synchronousBytes: Int = 16 << 20) {
+        self.synchronousBytes = synchronousBytes
+    }
 
     private struct State {
         var generation = -1
@@ -39,7 +43,7 @@ final class VocabularyCache: Sendable {
             if state.generation == generation, state.parserAdditions == state.additions, let parser = state.parser { return parser }
             let snapshot = store.snapshot
             let unread = snapshot.revisions.dropFirst(state.revisionsRead)
-            var budget = Self.synchronousBytes
+            var budget = synchronousBytes
             var left: [Revision] = []
             // Newest first: the served revisions (in memory) always, older ones while the budget lasts.
             for revision in unread.reversed() {
