@@ -53,6 +53,7 @@ extension ManifestStore {
                     snapshot.rollout = RolloutState(candidate: number, stable: start.stable, steps: start.steps, now: revision.time)
                 }
                 if revision.supersedes != nil, snapshot.rollout?.candidate == revision.supersedes { snapshot.rollout?.supersede() }
+                snapshot.pinBodies(adding: number, decoded.body)
             }
             changes.add(1, ordering: .releasing)
             return revision

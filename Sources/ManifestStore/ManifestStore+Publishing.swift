@@ -29,17 +29,19 @@ extension ManifestStore {
         }
     }
 
-    /// Publishes revision `number`'s routes again as a new revision (validated against the
-    /// schemas registered now, outside the lock as a publish is).
+    /// Publishes revision `number`'s routes again as a new revision (read from disk, checked
+    /// against its SHA-256 and validated against the schemas registered now, outside the
+    /// lock as a publish is). A damaged revision file is `StoreError.damaged` and changes nothing.
     public func rollback(to number: Int, base: Int?, author: String, message: String, now: Date = Date()) throws(StoreError) -> PublishOutcome {
         let seen = snapshot
-        let checked = seen.revision(number).map { Checked(routes: $0.routes, against: seen, findings: [], now: now) }
+        let old = try seen.revision(number).map { revision throws(StoreError) in try routes(of: revision) }
+        let checked = old.map { Checked(routes: $0, against: seen, findings: [], now: now) }
         return try writer.withLock { _ throws(StoreError) in
-            guard let old = snapshot.revision(number), let checked else {
+            guard let old, let checked else {
                 tallyRefusal(action: "rollback", actor: author, reason: "unknownRevision", now: now)
                 return .unknownRevision(number)
             }
-            return try publishLocked(routes: old.routes, base: base, author: author, message: message, restores: number, checked: checked, now: now)
+            return try publishLocked(routes: old, base: base, author: author, message: message, restores: number, checked: checked, now: now)
         }
     }
 
@@ -57,7 +59,8 @@ extension ManifestStore {
         let report: ValidationReport
         let schemas: [SchemaKey: String]
         let findings: [ValidationProblem]
-        /// The number of the snapshot's current revision when `routes` equal its routes canonically.
+        /// The number of the snapshot's current revision when `routes` equal its routes
+        /// canonically (the current revision's document is kept in memory).
         let sameAs: Int?
 
         init(routes: [UInt8], against snapshot: StoreSnapshot, findings: [ValidationProblem], now: Date) {
@@ -66,7 +69,9 @@ extension ManifestStore {
             self.report = report
             schemas = snapshot.schemas.mapValues(\.sha256)
             self.findings = findings
-            sameAs = snapshot.current.flatMap { ManifestStore.canonicallyEqual(routes, $0.routes) ? $0.number : nil }
+            sameAs = snapshot.current.flatMap { current in
+                snapshot.pinnedRoutes(current.number).flatMap { ManifestStore.canonicallyEqual(routes, $0) ? current.number : nil }
+            }
         }
 
         /// The report, made again if the schemas are no longer those it was made against.
@@ -118,7 +123,7 @@ extension ManifestStore {
         let record = Record(metadata: metadata, body: routes)
         var revision = Revision(number: number, parent: number > 1 ? number - 1 : nil, author: author,
                                 time: Timestamp.parse(Timestamp.format(now)) ?? now, message: message,
-                                sha256: record.sha256, routes: routes, restores: restores)
+                                sha256: record.sha256, bytes: routes.count, restores: restores)
         revision.rollout = rollout
         revision.supersedes = superseded
         var entry: [String: JSONValue] = ["action": action, "actor": .string(author), "outcome": "ok",
@@ -131,6 +136,7 @@ extension ManifestStore {
             snapshot.revisions.append(revision)
             if superseded != nil { snapshot.rollout?.supersede() }
             if let rollout { snapshot.rollout = RolloutState(candidate: number, stable: rollout.stable, steps: rollout.steps, now: revision.time) }
+            snapshot.pinBodies(adding: number, routes)
         }
         changes.add(1, ordering: .releasing)
         return .published(revision)

@@ -204,7 +204,10 @@ extension ManifestStore {
                                           "step": .int(rollout.step), "percent": .int(rollout.percent), "version": .int(rollout.version)]
         if !rollout.findings.isEmpty { entry["findings"] = .array(rollout.findings.map(Self.json(of:))) }
         try writeAudited(Self.rolloutRecord(rollout, changed: now).encoded, ".", Self.rolloutFile, replacing: true, entry, time: now)
-        state.withLock { $0.rollout = rollout }
+        state.withLock { snapshot in
+            snapshot.rollout = rollout
+            snapshot.pinBodies()
+        }
         changes.add(1, ordering: .releasing)
     }
 

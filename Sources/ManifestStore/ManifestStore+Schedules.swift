@@ -11,8 +11,8 @@ extension ManifestStore {
     public static let maximumScheduleAhead: TimeInterval = 366 * 86_400
     /// Pending scheduled publishes at once: a calendar, not a queue anyone can fill.
     public static let maximumPendingSchedules = 100
-    /// Bytes of routes all pending schedules may hold together (each is kept until it
-    /// fires or is cancelled): four of the largest documents.
+    /// Bytes of routes all pending schedules may hold together, on disk (each is read from
+    /// its file when it fires or is asked for, never kept in memory): four of the largest documents.
     public static let maximumPendingScheduleBytes = 64 << 20
 
     /// Schedules `routes` to be published at `at` on top of `base` (the current revision's
@@ -38,7 +38,7 @@ extension ManifestStore {
                 return .staleBase(current: current.current?.number)
             }
             let pending = current.schedules.filter { $0.status == .pending }
-            let pendingBytes = pending.reduce(0) { $0 + $1.routes.count }
+            let pendingBytes = pending.reduce(0) { $0 + $1.bytes }
             guard pending.count < Self.maximumPendingSchedules, pendingBytes + routes.count <= Self.maximumPendingScheduleBytes else {
                 tallyRefusal(action: "schedule", actor: author, reason: "tooManySchedules", now: now)
                 return .full("\(pending.count) publishes are scheduled, holding \(pendingBytes) bytes of routes; at most "
@@ -52,9 +52,9 @@ extension ManifestStore {
             }
             let stamp = Timestamp.parse(Timestamp.format(now)) ?? now
             let item = ScheduledPublish(id: current.schedules.count + 1, at: Timestamp.parse(Timestamp.format(at)) ?? at, base: base,
-                                        author: author, created: stamp, message: message, routes: routes, rollout: rollout,
-                                        status: .pending, changed: stamp)
-            try writeAudited(item.record.encoded, "schedules", ScheduledPublish.fileName(item.id), replacing: false,
+                                        author: author, created: stamp, message: message, bytes: routes.count, sha256: SHA256.hex(routes),
+                                        rollout: rollout, status: .pending, changed: stamp)
+            try writeAudited(item.record(routes: routes).encoded, "schedules", ScheduledPublish.fileName(item.id), replacing: false,
                              Self.scheduleAudit(item, action: "schedule", actor: author), time: now)
             state.withLock { $0.schedules.append(item) }
             changes.add(1, ordering: .releasing)
@@ -73,41 +73,67 @@ extension ManifestStore {
                 tallyRefusal(action: "cancelSchedule", actor: actor, reason: "notPending", now: now)
                 return .notPending(found)
             }
-            return .cancelled(try setStatus(of: found, to: .cancelled(by: actor), action: "cancelSchedule", actor: actor, now: now))
+            return .cancelled(try setStatus(of: found, to: .cancelled(by: actor), routes: nil, action: "cancelSchedule", actor: actor, now: now))
         }
+    }
+
+    /// A scheduled publish's routes document, read from `DIR/schedules/N` and checked
+    /// against its SHA-256 (a damaged file is `StoreError.damaged` naming it).
+    /// - Complexity: O(the document's size), from disk.
+    public func scheduledRoutes(of item: ScheduledPublish) throws(StoreError) -> [UInt8] {
+        let relative = "schedules/" + ScheduledPublish.fileName(item.id)
+        let record = try Self.loadRecord(directory, relative)
+        guard record.sha256 == item.sha256 else {
+            throw Self.damaged(directory, relative, "its body's SHA-256 is \(record.sha256), the store opened with \(item.sha256)")
+        }
+        return record.body
     }
 
     /// Fires every pending publish whose time has come (the ones a stopped daemon missed
     /// too), oldest first: validated against the schemas of now and published if its base
-    /// is still current; otherwise skipped, saying why. Returns those whose status changed.
+    /// is still current; otherwise skipped, saying why (a schedule whose stored routes are
+    /// found damaged is skipped naming the file). Returns those whose status changed.
     @discardableResult
     public func fireDueSchedules(now: Date = Date()) throws(StoreError) -> [ScheduledPublish] {
         let due = snapshot.schedules.filter { $0.status == .pending && $0.at <= now }.sorted { ($0.at, $0.id) < ($1.at, $1.id) }
         var changed: [ScheduledPublish] = []
         for item in due {
-            // Validated outside the lock, like a publish; again inside only if the schemas changed meanwhile.
+            // Read from disk and validated outside the lock, like a publish; validated again
+            // inside only if the schemas changed meanwhile.
+            let routes: [UInt8]?, damage: StoreError?
+            do throws(StoreError) {
+                (routes, damage) = (try scheduledRoutes(of: item), nil)
+            } catch {
+                guard case .damaged = error else { throw error }
+                (routes, damage) = (nil, error)
+            }
             let seen = snapshot
-            let checked = Checked(routes: item.routes, against: seen, findings: [], now: now)
+            let checked = routes.map { Checked(routes: $0, against: seen, findings: [], now: now) }
             let result = try writer.withLock { _ throws(StoreError) -> ScheduledPublish? in
                 guard let fresh = snapshot.schedules.first(where: { $0.id == item.id }), fresh.status == .pending else { return nil }
+                guard let routes, let checked else {
+                    return try setStatus(of: fresh, to: .skipped(reason: "Its stored routes are damaged: \(damage?.message ?? ""). Nothing was published."),
+                                         routes: nil, action: "fireSchedule", actor: fresh.author, now: now)
+                }
                 let current = snapshot
                 let status: ScheduledPublish.Status
-                // (The newest revision: a rollout's candidate is not current.)
+                // (The newest revision, whose document is kept in memory: a rollout's candidate is not current.)
                 if let revision = current.revisions.last, revision.number > (fresh.base ?? 0), (revision.rollout != nil) == (fresh.rollout != nil),
-                   ManifestStore.canonicallyEqual(fresh.routes, revision.routes), revision.author == fresh.author, revision.message == fresh.message {
+                   revision.author == fresh.author, revision.message == fresh.message,
+                   ManifestStore.canonicallyEqual(routes, try self.routes(of: revision)) {
                     // Published by this schedule before a crash kept its status from being written.
                     status = .fired(revision: revision.number)
                 } else if fresh.base != current.current?.number {
                     status = .skipped(reason: "Revision \(current.current?.number ?? 0) was published after revision \(fresh.base ?? 0), "
                         + "which this publish was scheduled on; schedule it again on top of the current revision.")
                 } else {
-                    let report = checked.report(for: fresh.routes, against: current, now: now)
+                    let report = checked.report(for: routes, against: current, now: now)
                     if !report.isValid {
                         let first = report.errors.first.map { " The first: \($0.path): \($0.message)" } ?? ""
                         status = .skipped(reason: "The routes no longer validate against the schemas registered now (\(report.errors.count) error(s)).\(first)")
                     } else {
                         let start = fresh.rollout.flatMap { steps in fresh.base.map { RolloutStart(stable: $0, steps: steps) } }
-                        switch try publishLocked(routes: fresh.routes, base: fresh.base, author: fresh.author, message: fresh.message,
+                        switch try publishLocked(routes: routes, base: fresh.base, author: fresh.author, message: fresh.message,
                                                  restores: nil, checked: checked, now: now, rollout: start) {
                         case .published(let revision), .unchanged(let revision): status = .fired(revision: revision.number)
                         case .invalid(let again): status = .skipped(reason: "The routes no longer validate (\(again.errors.count) error(s)).")
@@ -118,7 +144,7 @@ extension ManifestStore {
                         }
                     }
                 }
-                return try setStatus(of: fresh, to: status, action: "fireSchedule", actor: fresh.author, now: now)
+                return try setStatus(of: fresh, to: status, routes: routes, action: "fireSchedule", actor: fresh.author, now: now)
             }
             if let result { changed.append(result) }
         }
@@ -126,12 +152,23 @@ extension ManifestStore {
     }
 
     /// Writes the schedule's new status durably with its audit entry. Under the writer lock.
-    private func setStatus(of item: ScheduledPublish, to status: ScheduledPublish.Status, action: String, actor: String,
+    /// `routes`: its document when the caller has read it; nil, the body is taken from its
+    /// file as it is (a cancel need not read and hash it; a damaged one is kept as found).
+    private func setStatus(of item: ScheduledPublish, to status: ScheduledPublish.Status, routes: [UInt8]?, action: String, actor: String,
                            now: Date) throws(StoreError) -> ScheduledPublish {
         var updated = item
         updated.status = status
         updated.changed = Timestamp.parse(Timestamp.format(now)) ?? now
-        try writeAudited(updated.record.encoded, "schedules", ScheduledPublish.fileName(item.id), replacing: true,
+        let body: [UInt8]
+        if let routes {
+            body = routes
+        } else {
+            let stored = try onDisk { () throws(IOError) in try directory.read("schedules/" + ScheduledPublish.fileName(item.id)) }
+            body = stored.firstIndex(of: UInt8(ascii: "\n")).map { Array(stored[($0 + 1)...]) } ?? []
+        }
+        let record = updated.record(routes: body)
+        (updated.bytes, updated.sha256) = (body.count, record.sha256)
+        try writeAudited(record.encoded, "schedules", ScheduledPublish.fileName(item.id), replacing: true,
                          Self.scheduleAudit(updated, action: action, actor: actor), time: now)
         state.withLock { snapshot in
             if let index = snapshot.schedules.firstIndex(where: { $0.id == item.id }) { snapshot.schedules[index] = updated }

@@ -15,6 +15,10 @@ import SystemIO
 ///     DIR/audit.log             one JSON line per change and per refused attempt
 ///     DIR/tokens.json           bearer tokens: names, scopes, SHA-256 hashes (`TokenStore`)
 ///
+/// History is on disk: the snapshot holds every revision's and schedule's metadata, and
+/// the documents of the current and the newest revision only (`StoreSnapshot.pinned`);
+/// `routes(of:)` and `scheduledRoutes(of:)` read any other from its file, checked then.
+///
 /// Writers are serialized; readers take `snapshot`, which is never half-applied. Every
 /// change is on disk (fsynced, renamed, directory fsynced) and in the audit log before
 /// the call returns, so a caller may acknowledge it.
@@ -56,7 +60,10 @@ public final class ManifestStore: Sendable {
     }
 
     /// Opens (creating if needed) the data directory at `path`: removes stale temporary
-    /// files, verifies every record's hash, repairs a torn audit tail. A damaged store is
+    /// files, reads every record's header and checks its length, verifies the hashes of
+    /// the schemas and of the revisions served (history's are verified when read), repairs
+    /// a torn audit tail. Time and memory grow with the number of revisions, by a header
+    /// each, not with their documents. A damaged store is
     /// refused with an error naming the file, rather than served in part.
     /// `auditRotationBytes`: the size at which `audit.log` is moved aside (64 MiB).
     public static func open(at path: String, auditRotationBytes: Int = DataDirectory.defaultAuditRotationBytes) throws(StoreError) -> (store: ManifestStore, report: OpenReport) {
@@ -83,12 +90,18 @@ public final class ManifestStore: Sendable {
             snapshot.revisions.append(try loadRevision(directory, name, number: index + 1))
         }
         snapshot.rollout = try loadRollout(directory, revisions: snapshot.revisions)
+        // Only the documents served are read whole (and their hashes checked) at start;
+        // history's are read, and checked, when asked.
+        for number in snapshot.pinned.sorted() {
+            let revision = snapshot.revisions[number - 1]
+            snapshot.pinBodies(adding: number, try readRoutes(directory, revision))
+        }
         for (index, name) in try onDisk({ () throws(IOError) in try directory.list("schedules") }).enumerated() {
             let relative = "schedules/" + name
             guard Int(name) == index + 1 else {
                 throw damaged(directory, relative, "schedules must be numbered 1, 2, 3… without gaps; expected \(ScheduledPublish.fileName(index + 1))")
             }
-            switch ScheduledPublish.from(try loadRecord(directory, relative), id: index + 1) {
+            switch ScheduledPublish.from(try loadHeader(directory, relative), id: index + 1) {
             case .success(let item): snapshot.schedules.append(item)
             case .failure(let problem): throw damaged(directory, relative, problem.message)
             }
@@ -126,6 +139,41 @@ public final class ManifestStore: Sendable {
         }
     }
 
+    /// A stored file's header, its body's length checked against the file's size; the body
+    /// is neither read nor hashed.
+    static func loadHeader(_ directory: DataDirectory, _ relative: String) throws(StoreError) -> Record.Header {
+        let (head, size) = try onDisk { () throws(IOError) in
+            try directory.readHead(relative, through: UInt8(ascii: "\n"), maximum: Record.Header.maximumBytes)
+        }
+        switch Record.Header.decode(head, fileSize: size) {
+        case .success(let header): return header
+        case .failure(let problem): throw damaged(directory, relative, problem.message)
+        }
+    }
+
+    /// Revision `revision`'s routes document read from its file, whole, and checked: the
+    /// record's own SHA-256 and the one the store opened with.
+    /// - Complexity: O(the document's size).
+    static func readRoutes(_ directory: DataDirectory, _ revision: Revision) throws(StoreError) -> [UInt8] {
+        let relative = "revisions/" + revisionFileName(revision.number)
+        let record = try loadRecord(directory, relative)
+        guard record.sha256 == revision.sha256 else {
+            throw damaged(directory, relative, "its body's SHA-256 is \(record.sha256), the store opened with \(revision.sha256)")
+        }
+        return record.body
+    }
+
+    /// Revision `revision`'s routes document exactly as published: from memory for the
+    /// current and the newest revision, otherwise read from `DIR/revisions/N` and checked
+    /// against its SHA-256 (a damaged file is `StoreError.damaged` naming it, and nothing
+    /// else is affected). Not cached here: callers keep what they derive from it
+    /// (`WaymarkAPI`'s `RevisionDocuments`).
+    /// - Complexity: O(1) for a pinned revision, else O(the document's size), from disk.
+    public func routes(of revision: Revision) throws(StoreError) -> [UInt8] {
+        if let routes = snapshot.pinnedRoutes(revision.number) { return routes }
+        return try Self.readRoutes(directory, revision)
+    }
+
     private static func loadSchema(_ directory: DataDirectory, _ name: String) throws(StoreError) -> StoredSchema {
         let relative = "schemas/" + name
         switch schema(from: try loadRecord(directory, relative)) {
@@ -144,16 +192,21 @@ public final class ManifestStore: Sendable {
         return .success(StoredSchema(schema: decoded.schema, bytes: record.body, sha256: record.sha256, author: author, time: time))
     }
 
+    /// Revision `number` from its header alone: O(header), whatever the document's size.
     private static func loadRevision(_ directory: DataDirectory, _ name: String, number: Int) throws(StoreError) -> Revision {
         let relative = "revisions/" + name
-        switch revision(from: try loadRecord(directory, relative), number: number) {
+        let header = try loadHeader(directory, relative)
+        switch revision(from: header.metadata, sha256: header.sha256, bytes: header.bodyLength, number: number) {
         case .success(let revision): return revision
         case .failure(let problem): throw damaged(directory, relative, problem.message)
         }
     }
 
     static func revision(from record: Record, number: Int) -> Result<Revision, RecordError> {
-        let metadata = record.metadata
+        revision(from: record.metadata, sha256: record.sha256, bytes: record.body.count, number: number)
+    }
+
+    static func revision(from metadata: [String: JSONValue], sha256: String, bytes: Int, number: Int) -> Result<Revision, RecordError> {
         guard metadata["number"]?.intValue == number,
               let author = metadata["author"]?.stringValue,
               let time = metadata["time"]?.stringValue.flatMap(Timestamp.parse),
@@ -164,7 +217,7 @@ public final class ManifestStore: Sendable {
             return .failure(.content("its parent is \(parent.map(String.init) ?? "none"), expected \(number > 1 ? String(number - 1) : "none")"))
         }
         var revision = Revision(number: number, parent: parent, author: author, time: time, message: message,
-                                sha256: record.sha256, routes: record.body, restores: metadata["restores"]?.intValue)
+                                sha256: sha256, bytes: bytes, restores: metadata["restores"]?.intValue)
         if let rollout = metadata["rollout"] {
             guard let start = RolloutStart.from(rollout), start.stable >= 1, start.stable < number else {
                 return .failure(.content("its rollout (stable revision and steps) is not readable"))

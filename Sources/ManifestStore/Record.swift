@@ -4,8 +4,9 @@ import RouteEngine
 ///
 ///     {"format":"waymark.record/1","bytes":1234,"sha256":"…",…metadata}\n<body>
 ///
-/// The header carries the body's length and SHA-256, so a torn or altered file is caught
-/// on start: the store refuses to serve rather than serve part of it.
+/// The header carries the body's length and SHA-256, so a torn or altered file is caught:
+/// on start by its length (and, for the revisions served and the schemas, its hash), and
+/// whenever a body is read by its hash — the store refuses to serve part of a file.
 struct Record: Sendable {
     static let format = "waymark.record/1"
     var metadata: [String: JSONValue]
@@ -27,31 +28,59 @@ struct Record: Sendable {
     }
 
     /// Parses and verifies a stored file; the error says what is wrong with it.
+    /// - Complexity: O(size): the body is hashed.
     static func decode(_ bytes: [UInt8]) -> Result<Record, RecordError> {
-        guard let newline = bytes.firstIndex(of: UInt8(ascii: "\n")) else {
-            return .failure(.noHeader)
+        let header: Header
+        switch Header.decode(bytes, fileSize: bytes.count) {
+        case .success(let value): header = value
+        case .failure(let problem): return .failure(problem)
         }
-        guard case .object(var header)? = try? JSONParser().parse(bytes[..<newline]) else {
-            return .failure(.headerNotAnObject)
-        }
-        guard header["format"]?.stringValue == format else {
-            return .failure(.wrongFormat)
-        }
-        guard let length = header["bytes"]?.intValue, let expected = header["sha256"]?.stringValue else {
-            return .failure(.noLengthOrDigest)
-        }
-        let body = Array(bytes[(newline + 1)...])
-        guard body.count == length else {
-            return .failure(.lengthMismatch(actual: body.count, header: length))
-        }
+        let body = Array(bytes[header.bodyOffset...])
         let actual = SHA256.hex(body)
-        guard actual == expected else {
-            return .failure(.digestMismatch(actual: actual, header: expected))
+        guard actual == header.sha256 else {
+            return .failure(.digestMismatch(actual: actual, header: header.sha256))
         }
-        header["format"] = nil
-        header["bytes"] = nil
-        header["sha256"] = nil
-        return .success(Record(metadata: header, body: body))
+        return .success(Record(metadata: header.metadata, body: body))
+    }
+
+    /// A stored file's header line, read without its body: what opening a store reads of
+    /// history. The body's length is checked against the file's size; its SHA-256 only
+    /// when the body is read (`decode`).
+    struct Header: Sendable {
+        var metadata: [String: JSONValue]
+        /// The body's SHA-256 as the header states it, hex.
+        var sha256: String
+        var bodyLength: Int
+        /// Where the body starts in the file: just past the header's newline.
+        var bodyOffset: Int
+
+        /// The longest header line read: a header is a few fields and a message of a few KB.
+        static let maximumBytes = 1 << 20
+
+        /// - Parameter head: the file's first bytes, through the header's newline at least.
+        /// - Complexity: O(header), whatever the body's size.
+        static func decode(_ head: [UInt8], fileSize: Int) -> Result<Header, RecordError> {
+            guard let newline = head.firstIndex(of: UInt8(ascii: "\n")) else {
+                return .failure(.noHeader)
+            }
+            guard case .object(var header)? = try? JSONParser().parse(head[..<newline]) else {
+                return .failure(.headerNotAnObject)
+            }
+            guard header["format"]?.stringValue == Record.format else {
+                return .failure(.wrongFormat)
+            }
+            guard let length = header["bytes"]?.intValue, let expected = header["sha256"]?.stringValue else {
+                return .failure(.noLengthOrDigest)
+            }
+            let actual = fileSize - (newline + 1)
+            guard actual == length else {
+                return .failure(.lengthMismatch(actual: actual, header: length))
+            }
+            header["format"] = nil
+            header["bytes"] = nil
+            header["sha256"] = nil
+            return .success(Header(metadata: header, sha256: expected, bodyLength: length, bodyOffset: newline + 1))
+        }
     }
 }
 

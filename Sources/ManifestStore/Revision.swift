@@ -5,17 +5,20 @@ import RouteEngine
 import Synchronization
 import SystemIO
 
-/// One published routes document: immutable, numbered, content-hashed.
+/// One published routes document: immutable, numbered, content-hashed. This is its
+/// metadata only, what the store keeps of every revision; the document itself is
+/// `ManifestStore.routes(of:)`, in memory for the revisions served and read from
+/// `DIR/revisions/N` for the others.
 public struct Revision: Hashable, Sendable {
     public let number: Int
     public let parent: Int?
     public let author: String
     public let time: Date
     public let message: String
-    /// SHA-256 of `routes`, hex.
+    /// SHA-256 of the routes document, hex.
     public let sha256: String
-    /// The routes document exactly as published.
-    public let routes: [UInt8]
+    /// The routes document's size in bytes.
+    public let bytes: Int
     /// For a rollback: the revision whose routes this republishes.
     public let restores: Int?
     /// Set when it was published as a rollout's candidate: the stable revision and the steps.

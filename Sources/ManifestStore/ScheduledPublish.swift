@@ -35,8 +35,11 @@ public struct ScheduledPublish: Hashable, Sendable {
     public let author: String
     public let created: Date
     public let message: String
-    /// The routes document exactly as received.
-    public let routes: [UInt8]
+    /// The routes document's size in bytes. The document itself stays in its file until it
+    /// is asked for (`ManifestStore.scheduledRoutes(of:)`) or the publish fires.
+    public internal(set) var bytes: Int
+    /// Its SHA-256, hex: checked whenever it is read.
+    public internal(set) var sha256: String
     /// Set when it starts a rollout (over `base`) instead of replacing the current revision.
     public let rollout: [RolloutStep]?
     public internal(set) var status: Status
@@ -45,7 +48,8 @@ public struct ScheduledPublish: Hashable, Sendable {
 
     static func fileName(_ id: Int) -> String { zeroPadded(id, width: 8) }
 
-    var record: Record {
+    /// The record stored for it, with `routes` (its document) as the body.
+    func record(routes: [UInt8]) -> Record {
         var metadata: [String: JSONValue] = [
             "kind": "schedule", "id": .int(id), "at": .string(Timestamp.format(at)), "base": base.map(JSONValue.int) ?? .null,
             "author": .string(author), "time": .string(Timestamp.format(created)), "message": .string(message),
@@ -61,8 +65,8 @@ public struct ScheduledPublish: Hashable, Sendable {
         return Record(metadata: metadata, body: routes)
     }
 
-    static func from(_ record: Record, id expected: Int) -> Result<ScheduledPublish, RecordError> {
-        let metadata = record.metadata
+    static func from(_ header: Record.Header, id expected: Int) -> Result<ScheduledPublish, RecordError> {
+        let metadata = header.metadata
         guard metadata["kind"]?.stringValue == "schedule", metadata["id"]?.intValue == expected,
               let at = metadata["at"]?.stringValue.flatMap(Timestamp.parse),
               let author = metadata["author"]?.stringValue,
@@ -88,7 +92,8 @@ public struct ScheduledPublish: Hashable, Sendable {
             rollout = start.steps
         }
         return .success(ScheduledPublish(id: expected, at: at, base: metadata["base"]?.intValue, author: author, created: created,
-                                         message: message, routes: record.body, rollout: rollout, status: status, changed: changed))
+                                         message: message, bytes: header.bodyLength, sha256: header.sha256, rollout: rollout, status: status,
+                                         changed: changed))
     }
 
     /// The resource the API shows (without the routes; `GET /v1/schedules/N/routes` has them).

@@ -12,6 +12,10 @@ public struct StoreSnapshot: Sendable {
     public internal(set) var schemas: [SchemaKey: StoredSchema] = [:]
     /// Scheduled publishes, ascending by id, whatever their status.
     public internal(set) var schedules: [ScheduledPublish] = []
+    /// The routes documents kept in memory: the current revision's and the newest's (during
+    /// a rollout, its stable revision and its candidate). Every other revision's is read
+    /// from disk when asked (`ManifestStore.routes(of:)`), so memory does not grow with history.
+    var bodies: [Int: [UInt8]] = [:]
 
     /// The revision every build is served (and publishes are based on): the newest,
     /// unless the newest is a rollout's candidate that has not completed — then the
@@ -42,6 +46,20 @@ public struct StoreSnapshot: Sendable {
         guard number >= 1, number <= revisions.count else { return nil }
         return revisions[number - 1]
     }
+
+    /// The revisions whose documents are kept in memory: the current one and the newest.
+    public var pinned: Set<Int> { Set([current?.number, revisions.last?.number].compactMap { $0 }) }
+
+    /// Keeps `routes` as revision `number`'s document if it is pinned, and drops the
+    /// documents of revisions no longer pinned. Called after every change.
+    mutating func pinBodies(adding number: Int? = nil, _ routes: [UInt8]? = nil) {
+        let keep = pinned
+        if let number, let routes, keep.contains(number) { bodies[number] = routes }
+        bodies = bodies.filter { keep.contains($0.key) }
+    }
+
+    /// The routes of revision `number` if they are in memory.
+    func pinnedRoutes(_ number: Int) -> [UInt8]? { bodies[number] }
 
     /// Schemas of `app`, in key order.
     public var orderedSchemas: [StoredSchema] { schemas.keys.sorted().map { schemas[$0]! } }

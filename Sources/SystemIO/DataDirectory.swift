@@ -83,6 +83,26 @@ public final class DataDirectory: Sendable {
         try FileSystem.readAll(path + "/" + relativePath)
     }
 
+    /// The start of a file, up to and including the first `delimiter` (at most `maximum`
+    /// bytes are read looking for it; fewer at the end of the file), and the file's size:
+    /// a record's header without its body.
+    public func readHead(_ relativePath: String, through delimiter: UInt8, maximum: Int) throws(IOError) -> (head: [UInt8], size: Int) {
+        let full = path + "/" + relativePath
+        let fd = try FileSystem.open(full, O_RDONLY)
+        defer { FileSystem.close(fd) }
+        let size = try FileSystem.size(fd, path: full)
+        var head: [UInt8] = []
+        var chunk = 4096
+        while head.count < maximum {
+            let piece = try FileSystem.read(fd, count: min(chunk, maximum - head.count), at: head.count, path: full)
+            if let end = piece.firstIndex(of: delimiter) { return (head + piece[...end], size) }
+            head += piece
+            if piece.count < chunk { break }
+            chunk = 64 << 10
+        }
+        return (head, size)
+    }
+
     public func exists(_ relativePath: String) -> Bool {
         FileSystem.exists(path + "/" + relativePath)
     }

@@ -100,6 +100,13 @@ public enum FileSystem {
         return stat(path, &info) == 0 ? Int(info.st_size) : nil
     }
 
+    /// The size of the open file `fd` in bytes.
+    public static func size(_ fd: Int32, path: String) throws(IOError) -> Int {
+        var info = stat()
+        _ = try syscallBlocking("fstat", path: path) { Int(fstat(fd, &info)) }
+        return Int(info.st_size)
+    }
+
     /// Reads up to `count` bytes at `offset` (fewer at the end of the file).
     public static func read(_ fd: Int32, count: Int, at offset: Int, path: String) throws(IOError) -> [UInt8] {
         var bytes = [UInt8](repeating: 0, count: count)

@@ -17,8 +17,9 @@ final class APIContext: Sendable {
     let options: API.Options
     /// Per-build manifests and the associated-domain files of the current revision.
     let manifests = ManifestCache()
-    /// Stored revisions read as documents, so no request parses one again.
-    let documents = RevisionDocuments()
+    /// Stored revisions read as documents (from disk for history), so no request parses one
+    /// again while it is kept.
+    let documents: RevisionDocuments
     /// What link landing reads: the link hosts and each visitor's engine, per generation.
     let landings = LandingCache()
     /// Link landings, counted as telemetry (entry `web`).
@@ -68,6 +69,7 @@ final class APIContext: Sendable {
         self.store = store
         self.telemetry = telemetry
         self.options = options
+        documents = RevisionDocuments(store: store)
         work = WorkQueue(capacity: options.maximumQueuedWork)
         shapeAllowance = ShapeAllowance(perSource: options.shapesPerSource, perNetwork: options.shapesPerNetwork)
         landingCounter = LandingCounter(telemetry: telemetry, now: options.clock.now, currentRevision: { store.snapshot.current?.number })

@@ -27,11 +27,14 @@ struct AssociatedDomainEndpoints: EndpointGroup {
         }
         if let files = context.manifests.cachedAssociatedDomains(snapshot, host: host) { return .now(response(files)) }
         let (manifests, documents) = (context.manifests, context.documents)
-        return .work {
-            response(manifests.associatedDomains(snapshot, host: host) { snapshot in
-                AssociatedDomainFiles(schemas: snapshot.orderedSchemas.map(\.schema),
-                                      routes: snapshot.servedRevisions.sorted().compactMap(snapshot.revision).flatMap { documents.document($0).document?.routes ?? [] },
-                                      host: host)
+        return .work { () throws(Refusal) in
+            // The revisions served are the ones whose documents the store keeps in memory.
+            var routes: [RouteSpec] = []
+            for revision in snapshot.servedRevisions.sorted().compactMap(snapshot.revision) {
+                routes += try documents.read(revision).document?.routes ?? []
+            }
+            return response(manifests.associatedDomains(snapshot, host: host) { snapshot in
+                AssociatedDomainFiles(schemas: snapshot.orderedSchemas.map(\.schema), routes: routes, host: host)
             })
         }
     }

@@ -54,16 +54,21 @@ struct LandingEndpoints: EndpointGroup {
         let snapshot = context.store.snapshot
         guard let host = linkHost(field), LandingTable.hosts(of: snapshot).contains(host) else { return nil }
         guard method == "GET" || method == "HEAD" else { return .now(methodNotAllowed(method)) }
-        return .work {
-            let table = context.landings.table(generation: generation) ?? {
-                let (manifests, documents) = (context.manifests, context.documents)
-                let made = LandingTable(generation: generation, snapshot: snapshot, now: now,
-                                        resolver: { manifests.resolver(revision: $0, stored: $1, documents: documents) },
-                                        document: { documents.document($0).document })
-                context.landings.remember(made)
-                return made
-            }()
-            return answer(request, key, host: host, table, context, now: now)
+        return .work { () throws(Refusal) in
+            if let table = context.landings.table(generation: generation) { return answer(request, key, host: host, table, context, now: now) }
+            // The table is built from the current revision only, whose document is in memory.
+            var parsed: [Int: RevisionDocuments.Document] = [:]
+            if let current = snapshot.current { parsed[current.number] = try context.documents.read(current) }
+            let manifests = context.manifests
+            let made = LandingTable(generation: generation, snapshot: snapshot, now: now,
+                                    resolver: { revision, stored in
+                                        manifests.resolver(revision: revision, stored: stored) {
+                                            parsed[revision.number] ?? RevisionDocuments.Document(number: revision.number, routes: [])
+                                        }
+                                    },
+                                    document: { parsed[$0.number]?.document })
+            context.landings.remember(made)
+            return answer(request, key, host: host, made, context, now: now)
         }
     }
 

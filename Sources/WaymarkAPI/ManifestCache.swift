@@ -148,7 +148,12 @@ final class ManifestCache: Sendable {
     static let resolverCapacity = 4
 
     /// The resolver of `stored`'s build on `revision`, made on first use.
-    func resolver(revision: Revision, stored: StoredSchema, documents: RevisionDocuments) -> Resolver {
+    func resolver(revision: Revision, stored: StoredSchema, documents: RevisionDocuments) throws(Refusal) -> Resolver {
+        try resolver(revision: revision, stored: stored) { () throws(Refusal) in try documents.read(revision) }
+    }
+
+    /// The resolver of `stored`'s build on `revision`, made from `document` on first use.
+    func resolver<E: Error>(revision: Revision, stored: StoredSchema, document: () throws(E) -> RevisionDocuments.Document) throws(E) -> Resolver {
         let key = Key(revision: revision.number, key: stored.key, schemaSha: stored.sha256)
         let found = resolvers.withLock { kept -> Resolver? in
             guard let index = kept.firstIndex(where: { $0.key == key }) else { return nil }
@@ -157,7 +162,7 @@ final class ManifestCache: Sendable {
             return entry.resolver
         }
         if let found { return found }
-        let resolver = BuildView.resolver(revision: revision, stored: stored, document: documents.document(revision))
+        let resolver = BuildView.resolver(revision: revision, stored: stored, document: try document())
         resolvers.withLock { kept in
             kept.removeAll { $0.key == key || $0.key.revision != revision.number }
             kept.append((key, resolver))
@@ -168,10 +173,10 @@ final class ManifestCache: Sendable {
 
     /// The view of `revision` for `stored`'s build, made on first use. Views of revisions
     /// not in `live` (the current one and a rollout's candidate) are dropped as it is kept.
-    func view(revision: Revision, stored: StoredSchema, documents: RevisionDocuments, live: Set<Int> = []) -> BuildView {
+    func view(revision: Revision, stored: StoredSchema, documents: RevisionDocuments, live: Set<Int> = []) throws(Refusal) -> BuildView {
         let key = Key(revision: revision.number, key: stored.key, schemaSha: stored.sha256)
         if let view = views.withLock({ $0[key] }) { return view }
-        let view = BuildView(revision: revision, stored: stored, document: documents.document(revision))  // built outside the lock; a race builds it twice, harmlessly
+        let view = BuildView(revision: revision, stored: stored, document: try documents.read(revision))  // built outside the lock; a race builds it twice, harmlessly
         let keep = live.union([revision.number])
         views.withLock { views in
             views = views.filter { keep.contains($0.key.revision) && !($0.key.revision == revision.number && $0.key.key == stored.key) }

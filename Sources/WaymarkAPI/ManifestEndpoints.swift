@@ -44,8 +44,8 @@ struct ManifestEndpoints: EndpointGroup {
         let revision = served.flatMap(snapshot.revision) ?? current
         let live = snapshot.servedRevisions
         let context = context
-        return .work {
-            let view = context.manifests.view(revision: revision, stored: stored, documents: context.documents, live: live)
+        return .work { () throws(Refusal) in
+            let view = try context.manifests.view(revision: revision, stored: stored, documents: context.documents, live: live)
             context.manifests.remember(view, generation: generation)
             return view.response(publicReads: publicReads, notModified: APIResponse.ifNoneMatch(request, matches: view.etag))
         }

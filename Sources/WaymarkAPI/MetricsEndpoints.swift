@@ -51,7 +51,7 @@ struct MetricsEndpoints: EndpointGroup {
         let statistics = context.telemetry.currentStatistics
         let (cells, cellLimit, folded, late, batchIDs) = context.telemetry.read { ($0.cells, $0.limits.maximumCells, $0.foldedEvents, $0.lateEvents, $0.batchIDs.count) }
         let snapshot = context.store.snapshot
-        let storeBytes = snapshot.revisions.reduce(0) { $0 + $1.routes.count } + snapshot.schemas.values.reduce(0) { $0 + $1.bytes.count }
+        let storeBytes = snapshot.revisions.reduce(0) { $0 + $1.bytes } + snapshot.schemas.values.reduce(0) { $0 + $1.bytes.count }
         let single: [(name: String, type: String, help: String, value: UInt64)] = [
             ("waymark_telemetry_events_accepted_total", "counter", "Telemetry events accepted (durable and counted) since start.", statistics.events),
             ("waymark_telemetry_events_rejected_total", "counter", "Telemetry events rejected one by one inside accepted batches since start.",

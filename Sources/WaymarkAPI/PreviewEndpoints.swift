@@ -55,7 +55,7 @@ struct PreviewEndpoints: EndpointGroup {
             return try resolveDraft(routes, url: url, key: key, context, request, snapshot)
         }
         let (stored, current) = try ManifestEndpoints.build(SchemaKey(platform: platform ?? "", version: version ?? ""), in: snapshot, listKnown: false)
-        let resolver = self.context.manifests.resolver(revision: current, stored: stored, documents: self.context.documents)
+        let resolver = try self.context.manifests.resolver(revision: current, stored: stored, documents: self.context.documents)
         let resolution = resolver.resolve(url: url, context: context)
         return APIResponse.json(["revision": .int(current.number), "resolution": resolution.json])
     }

@@ -70,9 +70,9 @@ struct RevisionEndpoints: EndpointGroup {
         let revision = try Self.revision(call["number"], in: context.store.snapshot)
         let etag = Self.etag(revision)
         if APIResponse.ifNoneMatch(request, matches: etag) { return APIResponse.notModified(etag: etag, cacheControl: Self.immutable) }
-        return context.revisionAnswers.response("revision \(revision.number) \(revision.sha256)") {
+        return try context.revisionAnswers.response("revision \(revision.number) \(revision.sha256)") { () throws(Refusal) in
             guard case .object(var object) = Self.summary(revision) else { return APIResponse.json(.null) }
-            object["routes"] = context.documents.document(revision).json
+            object["routes"] = try context.documents.read(revision).json
             return APIResponse.json(.object(object), headers: [("ETag", etag), ("Cache-Control", Self.immutable)])
         }
     }
@@ -82,11 +82,13 @@ struct RevisionEndpoints: EndpointGroup {
         let snapshot = context.store.snapshot
         let a = try Self.revision(call["a"], in: snapshot)
         let b = try Self.revision(call["b"], in: snapshot)
-        return context.revisionAnswers.response("diff \(a.number) \(a.sha256) \(b.number) \(b.sha256)") { Self.diff(a, b, context.documents) }
+        return try context.revisionAnswers.response("diff \(a.number) \(a.sha256) \(b.number) \(b.sha256)") { () throws(Refusal) in
+            try Self.diff(a, b, context.documents)
+        }
     }
 
-    private static func diff(_ a: Revision, _ b: Revision, _ documents: RevisionDocuments) -> HTTPResponse {
-        APIResponse.json(diff(from: documents.document(a).routes, to: documents.document(b).routes, fromLabel: .int(a.number), toLabel: .int(b.number)),
+    private static func diff(_ a: Revision, _ b: Revision, _ documents: RevisionDocuments) throws(Refusal) -> HTTPResponse {
+        APIResponse.json(diff(from: try documents.read(a).routes, to: try documents.read(b).routes, fromLabel: .int(a.number), toLabel: .int(b.number)),
                          headers: [("Cache-Control", Self.immutable)])
     }
 
@@ -103,7 +105,7 @@ struct RevisionEndpoints: EndpointGroup {
             }
             routes.append((id, entry))
         }
-        var answer = Self.diff(from: context.documents.document(a).routes, to: routes, fromLabel: .int(a.number), toLabel: .null)
+        var answer = Self.diff(from: try context.documents.read(a).routes, to: routes, fromLabel: .int(a.number), toLabel: .null)
         if case .object(var object) = answer {
             object["draft"] = true
             answer = .object(object)

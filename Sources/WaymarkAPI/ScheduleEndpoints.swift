@@ -15,7 +15,8 @@ struct ScheduleEndpoints: EndpointGroup {
         try registry.addOffLoop("POST", "/v1/schedules", .scope(.routesPublish, action: "schedule"),
                                 maximumBody: context.options.maximumDocumentBytes, lane: .changes) { request, call throws(Refusal) in try schedule(request, call) }
         try registry.add("GET", "/v1/schedules", .scope(.manifestRead, action: "readSchedules")) { _, _ in list() }
-        try registry.add("GET", "/v1/schedules/:id", .scope(.manifestRead, action: "readSchedule")) { _, call throws(Refusal) in
+        // Its routes are read from disk and parsed: a costly read, off the loop.
+        try registry.addOffLoop("GET", "/v1/schedules/:id", .scope(.manifestRead, action: "readSchedule")) { _, call throws(Refusal) in
             try one(call)
         }
         try registry.addOffLoop("DELETE", "/v1/schedules/:id", .scope(.routesPublish, action: "cancelSchedule"), maximumBody: 0, lane: .changes) {
@@ -75,11 +76,17 @@ struct ScheduleEndpoints: EndpointGroup {
         return item
     }
 
-    /// One schedule, with its routes document.
+    /// One schedule, with its routes document (read from its file and checked).
     private func one(_ call: RouteCall) throws(Refusal) -> HTTPResponse {
         let item = try found(call["id"])
         guard case .object(var object) = item.json else { return APIResponse.json(item.json) }
-        object["routes"] = (try? JSONParser().parse(item.routes)) ?? .null
+        let routes: [UInt8]
+        do throws(StoreError) {
+            routes = try context.store.scheduledRoutes(of: item)
+        } catch {
+            throw Refusal.storeFailed(error, "Schedule \(item.id)'s routes could not be read", "Nothing else is affected.")
+        }
+        object["routes"] = (try? JSONParser().parse(routes)) ?? .null
         return APIResponse.json(.object(object))
     }
 

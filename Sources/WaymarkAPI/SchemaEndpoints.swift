@@ -63,8 +63,8 @@ struct SchemaEndpoints: EndpointGroup {
             let snapshot = context.store.snapshot
             if let revision = snapshot.current {
                 current = .int(revision.number)
-                drift = context.manifests.view(revision: revision, stored: stored, documents: context.documents,
-                                               live: snapshot.servedRevisions).unresolvable.map(JSONValue.string)
+                drift = (try? context.manifests.view(revision: revision, stored: stored, documents: context.documents,
+                                                     live: snapshot.servedRevisions))?.unresolvable.map(JSONValue.string) ?? []
             }
             return APIResponse.json(["platform": .string(stored.key.platform), "version": .string(stored.key.version),
                                      "sha256": .string(stored.sha256), "replaced": .bool(replaced), "revision": current,

@@ -42,7 +42,7 @@ struct UnknownLinkEndpoints: EndpointGroup {
         }
         let snapshot = context.store.snapshot
         let schemas = snapshot.orderedSchemas.map(\.schema)
-        let current = snapshot.current.map { context.documents.document($0) }
+        let current = try snapshot.current.map { revision throws(Refusal) in try context.documents.read(revision) }
         let now = context.now()
         let shapes: [JSONValue] = top.map { entry in
             var item: [String: JSONValue] = [

@@ -9,7 +9,7 @@ import ManifestStore
 struct MemoryBudget: Equatable {
     /// The process without its budgets filled: code, loops, the store's current revision
     /// and its build views, idle connections — 10,000 routes served to 20 builds with 1,000
-    /// idle connections measure 61 MB (`make test-memory`); a larger route table or history
+    /// idle connections measure 61 MB (`make test-memory`); a larger route table
     /// needs the limit raised with it.
     static let baseline = 64 << 20
     /// QR codes and revision answers kept (`APIContext.qrAnswers`, `revisionAnswers`).
@@ -23,7 +23,6 @@ struct MemoryBudget: Equatable {
         parts = [
             ("request bodies (--max-buffered-body-bytes)", configuration.maximumBufferedBodyBytes),
             ("answers queued for slow readers (--max-queued-output-bytes)", configuration.maximumQueuedOutputBytes),
-            ("pending schedules' routes", ManifestStore.maximumPendingScheduleBytes),
             ("kept QR codes and revision answers", Self.answerCaches),
             ("the process itself (10,000 routes, 20 builds, 1,000 connections)", Self.baseline),
         ]

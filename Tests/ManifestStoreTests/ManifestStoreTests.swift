@@ -133,7 +133,7 @@ struct ManifestStoreTests {
     func unchangedPublish() throws {
         let scratch = ScratchDirectory()
         let store = try seeded(scratch)
-        let seededRoutes = store.snapshot.current!.routes
+        let seededRoutes = try store.routes(of: store.snapshot.current!)
         let auditBefore = try store.auditEntries().count
         // Key order and whitespace do not make new content; a changed value does.
         let reordered = Array(try JSONParser().parse(seededRoutes).serialized().utf8)

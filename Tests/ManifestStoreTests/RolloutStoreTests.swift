@@ -110,7 +110,7 @@ struct RolloutStoreTests {
         guard case .refused(let steps) = try store.startRollout(routes: routesWithCampaign(), base: 1,
                                                                  steps: [RolloutStep(percent: 50, minimumDuration: 0, minimumResolutions: 0)],
                                                                  author: "m", message: "", now: now),
-              case .unchanged = try store.startRollout(routes: store.snapshot.current!.routes, base: 1, author: "m", message: "", now: now)
+              case .unchanged = try store.startRollout(routes: store.routes(of: store.snapshot.current!), base: 1, author: "m", message: "", now: now)
         else { Issue.record("accepted"); return }
         #expect(steps == "The last step must be 100%.")
         let empty = ScratchDirectory()

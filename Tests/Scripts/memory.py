@@ -5,8 +5,19 @@ every build's manifest fetched, then 1,000 idle keep-alive connections. Prints t
 after each step and what the builds' cached views cost beside their manifests' bytes;
 fails above LIMIT_MB (64) at the end.
 
+Then history on disk: a data directory whose history holds 1,000 revisions of a
+1,000-route document (published through the API, each acknowledged with its SHA-256) and
+whose current revision has 10,000 routes, for 20 builds. The daemon is restarted on it:
+it must be listening within 2 s and under LIMIT_MB of RSS, serve every build's manifest,
+and serve old revisions (1, 500, 999 and a diff) exactly as they were published — the
+SHA-256 acknowledged, the document sent, the file's body — and after 300 reads of
+different old revisions and telemetry naming revision 1's route id, RSS must stay under
+LIMIT_MB + 32 (what history's reads may keep: revision answers and parsed documents).
+
 Usage: memory.py WAYMARK_RELEASE_BINARY [LIMIT_MB]
 """
+import hashlib
+import http.client
 import json
 import os
 import resource
@@ -20,6 +31,7 @@ import waymark_daemon
 from waymark_daemon import rss_mb
 
 ROUTES, BUILDS, IDLE = 10_000, 20, 1_000
+HISTORY, HISTORY_ROUTES, START_SECONDS = 1_000, 1_000, 2.0
 
 
 def fail(message):
@@ -124,5 +136,150 @@ def main():
           % (final, ROUTES, BUILDS, IDLE, limit))
 
 
+def history_routes(number):
+    """A 1,000-route document of its own for revision `number` (one route names it)."""
+    document = routes(HISTORY_ROUTES)
+    document["routes"][-1] = {"id": "history-%d" % number, "patterns": ["/history/h%d" % number], "destination": "page"}
+    return document
+
+
+def file_body(data, number):
+    """The body of DIR/revisions/N: the bytes after the record's header line."""
+    with open(os.path.join(data, "revisions", "%08d" % number), "rb") as record:
+        return record.read().split(b"\n", 1)[1]
+
+
+def history(binary, limit):
+    versions = ["1.0.%d" % index for index in range(BUILDS)]
+    with tempfile.TemporaryDirectory(prefix="waymark-history-") as scratch:
+        data = os.path.join(scratch, "data")
+        process, token, port = waymark_daemon.start(binary, data, "--threads", "2", "--no-seed", seed=False)
+        if port is None:
+            process.kill()
+            fail("the daemon did not start:\n" + process.stderr.read())
+        threading.Thread(target=process.stdout.read, daemon=True).start()
+        acknowledged = {}
+        try:
+            # One build while history is written (each publish is validated against every
+            # registered schema), the other 19 before the current revision.
+            status, body = call(port, token, "PUT", "/v1/schemas/ios/" + versions[0], schema(versions[0]))
+            if status != 201:
+                fail("schema: %d %s" % (status, body[:200]))
+            # Through the API, each validated and made durable (fsynced, audited) like any
+            # publish, on one keep-alive connection: the time is the store's own writes.
+            started = time.time()
+            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+            for number in range(1, HISTORY + 1):
+                headers = {"Authorization": "Bearer " + token, "Content-Type": "application/json"}
+                headers.update({"If-None-Match": "*"} if number == 1 else {"If-Match": '"rev-%d"' % (number - 1)})
+                connection.request("POST", "/v1/revisions", json.dumps({"message": "history %d" % number, "routes": history_routes(number)}), headers)
+                response = connection.getresponse()
+                body = response.read()
+                if response.status != 201:
+                    fail("publish %d: %d %s" % (number, response.status, body[:300]))
+                acknowledged[number] = json.loads(body)["sha256"]
+            connection.close()
+            written = time.time() - started
+            for version in versions[1:]:
+                status, body = call(port, token, "PUT", "/v1/schemas/ios/" + version, schema(version))
+                if status != 201:
+                    fail("schema %s: %d %s" % (version, status, body[:200]))
+            status, body = call(port, token, "POST", "/v1/revisions", {"message": "current", "routes": routes(ROUTES)},
+                                {"If-Match": '"rev-%d"' % HISTORY})
+            if status != 201:
+                fail("publish the current revision: %d %s" % (status, body[:300]))
+            current = HISTORY + 1
+        finally:
+            process.terminate()
+            process.wait()
+        stored = sum(os.path.getsize(os.path.join(data, "revisions", name)) for name in os.listdir(os.path.join(data, "revisions")))
+        print("history: %d revisions of %d routes published through the API in %.1f s, then one of %d routes; %.0f MB of revisions on disk"
+              % (HISTORY, HISTORY_ROUTES, written, ROUTES, stored / 1e6))
+
+        started = time.time()
+        process, _, port = waymark_daemon.start(binary, data, "--threads", "2", "--no-seed", seed=False)
+        took = time.time() - started
+        if port is None:
+            process.kill()
+            fail("the daemon did not start on the history:\n" + process.stderr.read())
+        threading.Thread(target=process.stdout.read, daemon=True).start()
+        try:
+            steps = [("started", rss_mb(process.pid))]
+            if took >= START_SECONDS:
+                fail("the daemon took %.2f s to start on %d revisions (at most %.0f s)" % (took, current, START_SECONDS))
+            if steps[0][1] >= limit:
+                fail("%.1f MB RSS at start on %d revisions, over %.0f MB" % (steps[0][1], current, limit))
+            for version in versions:
+                status, body = call(port, token, "GET", "/v1/manifest?platform=ios&version=" + version)
+                if status != 200 or json.loads(body)["revision"] != current:
+                    fail("manifest %s: %d %s" % (version, status, body[:200]))
+            time.sleep(1.5)  # the work queue gives back what building the views freed once it is quiet
+            steps.append(("%d builds' manifests of revision %d" % (BUILDS, current), rss_mb(process.pid)))
+            status, body = call(port, token, "GET", "/v1/revisions")
+            listed = json.loads(body)["revisions"] if status == 200 else []
+            if len(listed) != current or listed[-1]["number"] != 1 or listed[-1]["sha256"] != acknowledged[1]:
+                fail("the revision list: %d, %d entries" % (status, len(listed)))
+            for number in (1, 500, 999):
+                status, body = call(port, token, "GET", "/v1/revisions/%d" % number)
+                answer = json.loads(body) if status == 200 else {}
+                if status != 200 or answer.get("routes") != history_routes(number):
+                    fail("revision %d: %d, not the document published" % (number, status))
+                disk = hashlib.sha256(file_body(data, number)).hexdigest()
+                if not (answer["sha256"] == acknowledged[number] == disk):
+                    fail("revision %d: served %s, acknowledged %s, on disk %s" % (number, answer["sha256"], acknowledged[number], disk))
+            status, body = call(port, token, "GET", "/v1/revisions/1/diff/999")
+            diff = json.loads(body) if status == 200 else {}
+            if status != 200 or diff.get("added") != ["history-999"] or diff.get("removed") != ["history-1"]:
+                fail("the diff of revisions 1 and 999: %d %s" % (status, body[:200]))
+            steps.append(("revisions 1, 500, 999 and a diff read", rss_mb(process.pid)))
+            # Many old revisions read by one token: what is kept stays bounded.
+            read_started = time.time()
+            for number in range(2, 302):
+                status, body = call(port, token, "GET", "/v1/revisions/%d" % number)
+                if status != 200:
+                    fail("revision %d: %d" % (number, status))
+            reads = time.time() - read_started
+            time.sleep(1.5)
+            steps.append(("300 other old revisions read (%.1f ms each)" % (reads / 300 * 1000), rss_mb(process.pid)))
+            # Telemetry names every route id history ever had: the newest revisions' at once,
+            # older ones (revision 1's "history-1") once a background read reaches them.
+            # A batch a round naming it, until the counts show it by name.
+            named_started = time.time()
+            since = time.strftime("%Y-%m-%dT%H:%M:00Z", time.gmtime(time.time() - 120))
+            while True:
+                batch = {"client": {"platform": "ios", "appVersion": versions[0], "revision": current},
+                         "events": [{"ts": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "entry": "universalLink",
+                                     "outcome": "proceed", "route": "history-1"}]}
+                status, body = call(port, token, "POST", "/v1/telemetry", batch)
+                if status != 202:
+                    fail("telemetry: %d %s" % (status, body[:200]))
+                status, body = call(port, token, "GET", "/v1/telemetry/counts?groupBy=route&from=" + since)
+                if status != 200:
+                    fail("telemetry counts: %d %s" % (status, body[:200]))
+                if any(group["key"]["route"] == "history-1" for group in json.loads(body)["groups"]):
+                    break
+                if time.time() - named_started > 120:
+                    fail("revision 1's route id was never named by telemetry")
+                time.sleep(0.5)
+            named = time.time() - named_started
+            time.sleep(1.5)
+            steps.append(("telemetry naming revision 1's route after %.1f s (every revision's ids read)" % named, rss_mb(process.pid)))
+        finally:
+            process.kill()
+            process.wait()
+    print("history: started on %d revisions in %.2f s (limit %.0f s); " % (current, took, START_SECONDS)
+          + "; ".join("%s %.1f MB" % step for step in steps))
+    # At start: under the limit (checked above). Once serving, what history's reads may keep
+    # comes on top of the 20 builds' views: 16 MiB of revision answers and at most 4 parsed
+    # older documents of 8 MiB together (docs/api.md, "History on disk").
+    serving_limit = limit + 32
+    worst = max(rss for _, rss in steps)
+    if worst > serving_limit:
+        fail("%.1f MB RSS with %d revisions of history, over %.0f MB" % (worst, current, serving_limit))
+    print("history: every build's manifest and revisions 1, 500 and 999 as published (SHA-256 acknowledged = served = on disk); "
+          "%.1f MB RSS at start (limit %.0f MB), at most %.1f MB serving (limit %.0f MB)" % (steps[0][1], limit, worst, serving_limit))
+
+
 if __name__ == "__main__":
     main()
+    history(os.path.abspath(sys.argv[1]), float(sys.argv[2]) if len(sys.argv) > 2 else 64.0)

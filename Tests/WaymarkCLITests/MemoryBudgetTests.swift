@@ -12,10 +12,10 @@ struct MemoryBudgetTests {
     static let rows: [(String, Int, Int, Int, Bool)] = [
         ("the defaults in a gigabyte", 256, 128, 1_024, true),
         ("the Kubernetes manifest's budgets in 512 MiB", 128, 64, 512, true),
-        ("exactly at the limit", 128, 64, 352, true),
+        ("exactly at the limit", 128, 64, 288, true),
         ("small budgets in 256 MiB", 64, 32, 256, true),
-        ("the defaults in 512 MiB", 256, 128, 512, false),
-        ("one MiB past the limit", 128, 64, 351, false),
+        ("the defaults one MiB short", 256, 128, 479, false),
+        ("one MiB past the limit", 128, 64, 287, false),
         ("a huge body budget", 4_096, 128, 2_048, false),
         ("nothing fits 64 MiB", 1, 1, 64, false),
     ]
@@ -54,7 +54,7 @@ struct MemoryBudgetTests {
 
     @Test func serveRefusesToStartPastItsLimit() {
         var output = Output()
-        let code = CLI.run(["serve", "--data-dir", "/nonexistent/never-opened", "--memory-limit", String(512 << 20)], output: &output)
+        let code = CLI.run(["serve", "--data-dir", "/nonexistent/never-opened", "--memory-limit", String(384 << 20)], output: &output)
         #expect(code == .usage || code == .invalid, "\(code)")
         let text = output.standardError + output.standardOutput
         #expect(text.contains("--memory-limit") && text.contains("MiB request bodies"), "\(text.prefix(400))")
