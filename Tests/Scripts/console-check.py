@@ -331,7 +331,7 @@ def check_performance(binary, data, port, base, marketing, folder, drivers):
     posted += landed
     spring = [event for event in posted if event[7] == "spring-sale"]
 
-    p = browser((1280, 900))
+    p = browser((1280, 1000))
     drivers.append(p)
     p.execute_cdp_cmd("Browser.setDownloadBehavior", {"behavior": "allow", "downloadPath": folder})
     log_in(p, base, marketing)
@@ -364,7 +364,8 @@ def check_performance(binary, data, port, base, marketing, folder, drivers):
         fail("the legend does not say the numbers: %r" % legend)
     step("spring-sale, last week by day: %r per day, by door %r, as posted (read from the SVG; the legend says the same)" % (
         [shown_days[day] for day in days], doors))
-    shot(p, folder, "12-performance", "perf-title")
+    p.execute_script("window.scrollTo(0, 0)")
+    shot(p, folder, "12-performance")
 
     # The CSV is exactly the chart.
     for name in os.listdir(folder):
@@ -390,7 +391,8 @@ def check_performance(binary, data, port, base, marketing, folder, drivers):
     by_version = choose(p, split="version")
     versions = {}
     for event in spring:
-        versions[event[1] + " " + event[2]] = versions.get(event[1] + " " + event[2], 0) + event[8]
+        name = ("web, neither platform" if event[1] == "other" else event[1]) + (", other version" if event[2] == "other" else " " + event[2])
+        versions[name] = versions.get(name, 0) + event[8]
     if {name: sum(series.values()) for name, series in by_version.items()} != versions:
         fail("the split by app version %r is not what was posted %r" % ({n: sum(s.values()) for n, s in by_version.items()}, versions))
     by_outcome = choose(p, split="outcome")
@@ -401,6 +403,14 @@ def check_performance(binary, data, port, base, marketing, folder, drivers):
     if {name: sum(series.values()) for name, series in by_outcome.items()} != outcomes:
         fail("the split by outcome %r is not what was posted %r" % ({n: sum(s.values()) for n, s in by_outcome.items()}, outcomes))
     step("split by platform %r, by version %r, by outcome %r: as posted" % (platforms, versions, outcomes))
+
+    # Every route, by door: what the web landings did, told apart.
+    everything = choose(p, subject="all", split="door")
+    web = {name: sum(series.values()) for name, series in everything.items() if name.startswith("web:")}
+    if web != {"web: not found": 5, "web: the store": 4}:
+        fail("every route's web landings by what they did: %r (5 on the ended spring sale, 4 to the App Store)" % web)
+    step("every route by door: the web landings as they landed, %r" % web)
+    choose(p, subject="route:spring-sale")
 
     # Hour steps hold the same opens, 24 cells a day.
     hourly = choose(p, split="none", step="hour")
@@ -432,9 +442,25 @@ def check_performance(binary, data, port, base, marketing, folder, drivers):
     if this_week != compared["spring-sale"] or len(before) != 1 or any(weeks[before[0]].values()):
         fail("spring-sale this week and the week before (nothing posted then): %r" % weeks)
     shot(p, folder, "13-performance-compare", "perf-title")
-    choose(p, compare="", split="door")
-    step("spring-sale with product on one chart, and with the week before (0 opens then); performance stage %.1f s" % (time.monotonic() - started))
-    return p
+    step("spring-sale with product on one chart, and with the week before (0 opens then)")
+    carried = check_requests(p, base, marketing)
+
+    # A telemetry:read token alone: the performance view only, the same numbers.
+    ops = subprocess.run([binary, "token", "create", "--data-dir", data, "--name", "ops", "--scope", "telemetry:read"],
+                         capture_output=True, text=True, check=True).stdout.strip()
+    p.find_element(By.ID, "logout").click()
+    type_into(p, "token", ops + "\n")
+    wait(p, lambda d: "Performance only" in text(d, "status"), "the performance-only console")
+    hidden = [tab for tab in ("routes", "compose", "preview", "review", "history") if p.find_element(By.ID, "tab-" + tab).is_displayed()]
+    if hidden:
+        fail("a telemetry:read token is offered %s" % hidden)
+    again = choose(p, subject="route:spring-sale", range="week", step="day", split="platform", compare="")
+    if {name: sum(series.values()) for name, series in again.items()} != platforms:
+        fail("with a telemetry:read token the split by platform is %r, not %r" % (again, platforms))
+    carried += check_requests(p, base, ops)
+    step("a telemetry:read token alone: the performance view only, the same split by platform; performance stage %.1f s"
+         % (time.monotonic() - started))
+    return carried
 
 
 def main():
@@ -458,7 +484,7 @@ def main():
                                 capture_output=True, text=True, check=True).stdout.strip()
         check_policy(port)
         began = time.monotonic()
-        performance = check_performance(binary, data, port, base, marketing, folder, drivers)
+        carried = check_performance(binary, data, port, base, marketing, folder, drivers)
 
         a = browser()
         drivers.append(a)
@@ -669,7 +695,7 @@ def main():
             fail("at a tablet's width the page scrolls sideways (%d px)" % width)
         shot(a, folder, "11-tablet")
 
-        carried = check_requests(a, base, marketing) + check_requests(b, base, marketing) + check_requests(performance, base, marketing)
+        carried += check_requests(a, base, marketing) + check_requests(b, base, marketing)
         step("the token went only to %s/v1/ (%d requests); no policy violation logged" % (base, carried))
         print("console-check: ok (%d checks in %.1f s; screenshots in %s)" % (len(STEPS), time.monotonic() - began, folder))
     finally:
