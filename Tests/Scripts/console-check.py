@@ -19,6 +19,13 @@ live daemon seeded with the storefront example:
     settles; nothing is overwritten;
   - roll back, after a confirmation that shows what will change;
   - keyboard: the section tabs move with the arrow keys;
+  - performance (its own stage, first): a week of hourly telemetry posted by the script from
+    three builds, plus web landings; the route table's sparkline and week; the spring sale's
+    chart per day, by door, platform, version and outcome, read back from the SVG's data
+    and equal to what was posted; the CSV download equal to the chart; campaigns by id
+    prefix and by owner adding up their routes; two routes and two weeks on one chart;
+    every route's web landings by what they did; a telemetry:read token alone seeing the
+    performance view only, with the same numbers;
   - the token went to this origin's /v1/ API and nowhere else (Chromium's network log), and
     Chromium logged no policy violation.
 Screenshots of the main states go to SCREENSHOTS (default .build/console).
@@ -464,6 +471,7 @@ def check_performance(binary, data, port, base, marketing, folder, drivers):
 
 
 def main():
+    began = time.monotonic()
     binary = os.path.abspath(sys.argv[1])
     folder = sys.argv[2] if len(sys.argv) > 2 else os.path.join(ROOT, ".build", "console")
     os.makedirs(folder, exist_ok=True)
@@ -483,7 +491,6 @@ def main():
         reader = subprocess.run([binary, "token", "create", "--data-dir", data, "--name", "app", "--scope", "manifest:read"],
                                 capture_output=True, text=True, check=True).stdout.strip()
         check_policy(port)
-        began = time.monotonic()
         carried = check_performance(binary, data, port, base, marketing, folder, drivers)
 
         a = browser()
@@ -697,7 +704,7 @@ def main():
 
         carried += check_requests(a, base, marketing) + check_requests(b, base, marketing)
         step("the token went only to %s/v1/ (%d requests); no policy violation logged" % (base, carried))
-        print("console-check: ok (%d checks in %.1f s; screenshots in %s)" % (len(STEPS), time.monotonic() - began, folder))
+        print("console-check: ok (%d checks in %.1f s, daemon and browsers included; screenshots in %s)" % (len(STEPS), time.monotonic() - began, folder))
     finally:
         for driver in drivers:
             try:
