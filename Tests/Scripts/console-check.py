@@ -33,6 +33,7 @@ Screenshots of the main states go to SCREENSHOTS (default .build/console).
 Usage: console-check.py WAYMARK_BINARY [SCREENSHOTS] (through console-check.sh, which installs what it needs)
 """
 import base64
+import calendar
 import csv
 import hashlib
 import json
@@ -266,6 +267,13 @@ def post_week(port, phone):
                 events.append(event)
                 posted.append((ts, platform, version if platform == "ios" else "other", entry, outcome, event.get("reason"),
                                event.get("precondition"), route, event["count"]))
+        # The week before: spring-sale at noon each day, to be compared with this week.
+        for day in range(7):
+            ts = first - (7 - day) * 86400 + 12 * 3600
+            count = 10 * (day + 1) + len(platform)
+            events.append({"ts": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(ts)), "entry": "push", "outcome": "proceed",
+                           "route": "spring-sale", "count": count})
+            posted.append((ts, platform, version if platform == "ios" else "other", "push", "proceed", None, None, "spring-sale", count))
         for index in range(0, len(events), 1000):
             status, answer, _ = api(port, phone, "POST", "/v1/telemetry",
                                     {"client": {"platform": platform, "appVersion": version, "revision": 1}, "events": events[index:index + 1000]})
@@ -317,6 +325,10 @@ def choose(driver, **choices):
 def check_performance(binary, data, port, base, marketing, folder, drivers):
     """The performance view on a week of posted telemetry, with a routes:publish token alone."""
     started = time.monotonic()
+    # The stage's days are UTC days read at different moments: it does not begin in the last
+    # minute of one, so they are the same days throughout.
+    while time.time() % 86400 > 86400 - 60:
+        time.sleep(1)
     phone = subprocess.run([binary, "token", "create", "--data-dir", data, "--name", "phones", "--scope", "telemetry:write", "--rate", "unlimited"],
                            capture_output=True, text=True, check=True).stdout.strip()
     posted = post_week(port, phone)
@@ -336,7 +348,9 @@ def check_performance(binary, data, port, base, marketing, folder, drivers):
             fail("the 9 landings were not counted: %r" % api(port, marketing, "GET", query)[1]["total"])
         time.sleep(0.1)
     posted += landed
-    spring = [event for event in posted if event[7] == "spring-sale"]
+    week_start = (int(time.time()) // 86400 - 6) * 86400
+    spring_all = [event for event in posted if event[7] == "spring-sale"]
+    spring = [event for event in spring_all if event[0] >= week_start]
 
     p = browser((1280, 1000))
     drivers.append(p)
@@ -422,7 +436,10 @@ def check_performance(binary, data, port, base, marketing, folder, drivers):
     # Hour steps hold the same opens, 24 cells a day.
     hourly = choose(p, split="none", step="hour")
     cells = int(p.find_element(By.ID, "perf-chart").get_attribute("data-cells"))
-    if sum(hourly["Opens"].values()) != sum(e[8] for e in spring) or cells != 7 * 24:
+    # The chart's own cells (168 hours ending with the current one when it was drawn).
+    first_hour = min(calendar.timegm(time.strptime(start, "%Y-%m-%dT%H:%M:%SZ")) for start in hourly["Opens"])
+    in_hours = sum(e[8] for e in spring_all if first_hour <= e[0] < first_hour + 7 * 86400)
+    if sum(hourly["Opens"].values()) != in_hours or cells != 7 * 24:
         fail("the week in hours: %d opens in %d cells" % (sum(hourly["Opens"].values()), cells))
 
     # A campaign by id prefix adds up its routes; by owner likewise.
@@ -445,11 +462,14 @@ def check_performance(binary, data, port, base, marketing, folder, drivers):
         fail("spring-sale with product: %r" % compared)
     weeks = choose(p, compare="previous")
     this_week = weeks.get("spring-sale", {})
-    before = [name for name in weeks if name.startswith("spring-sale, the period before")]
-    if this_week != compared["spring-sale"] or len(before) != 1 or any(weeks[before[0]].values()):
-        fail("spring-sale this week and the week before (nothing posted then): %r" % weeks)
+    earlier = [time.strftime("%Y-%m-%d", time.gmtime(week_start - (7 - n) * 86400)) for n in range(7)]
+    earlier_days = per_day(spring_all, lambda e: e[0] < week_start)
+    before = [name for name in weeks if name == "spring-sale, the period before (from %s)" % earlier[0]]
+    if this_week != compared["spring-sale"] or len(before) != 1 or \
+       [weeks[before[0]][day + "T00:00:00Z"] for day in days] != [earlier_days.get(day, 0) for day in earlier]:
+        fail("spring-sale this week and the week before (%r): %r" % ([earlier_days.get(day, 0) for day in earlier], weeks))
     shot(p, folder, "13-performance-compare", "perf-title")
-    step("spring-sale with product on one chart, and with the week before (0 opens then)")
+    step("spring-sale with product on one chart, and with the week before, day by day (%r)" % [earlier_days.get(day, 0) for day in earlier])
     carried = check_requests(p, base, marketing)
 
     # A telemetry:read token alone: the performance view only, the same numbers.
