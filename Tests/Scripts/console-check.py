@@ -442,6 +442,15 @@ def check_performance(binary, data, port, base, marketing, folder, drivers):
     if sum(hourly["Opens"].values()) != in_hours or cells != 7 * 24:
         fail("the week in hours: %d opens in %d cells" % (sum(hourly["Opens"].values()), cells))
 
+    # The month holds both weeks; the spring sale's window (March) is past the 90 days kept.
+    month = choose(p, range="month", step="day")
+    if sum(month["Opens"].values()) != sum(e[8] for e in spring_all) or len(month["Opens"]) != 30:
+        fail("the month: %d opens in %d days, posted %d" % (sum(month["Opens"].values()), len(month["Opens"]), sum(e[8] for e in spring_all)))
+    Select(p.find_element(By.ID, "perf-range")).select_by_value("window")
+    wait(p, lambda d: "90 days" in text(d, "perf-error") and not d.find_elements(By.ID, "perf-chart"), "the window's refusal")
+    step("the month: %d opens in 30 days; the spring sale's window: %r" % (sum(month["Opens"].values()), text(p, "perf-error")))
+    Select(p.find_element(By.ID, "perf-range")).select_by_value("week")
+
     # A campaign by id prefix adds up its routes; by owner likewise.
     campaign = choose(p, subject="prefix", prefix="order", step="day", split="none")
     orders = per_day(posted, lambda e: e[7] in ("orders", "order-detail"))
