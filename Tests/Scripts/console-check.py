@@ -400,7 +400,15 @@ def check_performance(binary, data, port, base, marketing, folder, drivers):
     from_csv = {name: {row[0]: int(row[column]) for row in rows[1:]} for column, name in enumerate(rows[0]) if column > 0}
     if rows[0][0] != "start" or from_csv != by_door:
         fail("the CSV %r is not the chart %r" % (rows[:3], by_door))
-    step("the CSV download (%d rows, %d series) equals the chart's numbers" % (len(rows) - 1, len(rows[0]) - 1))
+    # The page's CSV field rule, on names a campaign's owner could have.
+    fields = [("plain", "spring-sale", "spring-sale"), ("a comma", "north, south", '"north, south"'),
+              ("quotes", 'say "hi"', '"say ""hi"""'), ("a formula", "=HYPERLINK(1)", "'=HYPERLINK(1)"),
+              ("a plus", "+1", "'+1"), ("an at", "@team", "'@team"), ("a minus", "-x", "'-x"), ("a count", 42, "42")]
+    for label, value, expected in fields:
+        if p.execute_script("return csvField(arguments[0])", value) != expected:
+            fail("the CSV field for %s: %r, not %r" % (label, p.execute_script("return csvField(arguments[0])", value), expected))
+    step("the CSV download (%d rows, %d series) equals the chart's numbers; %d field rules hold (quoting, formulas)"
+         % (len(rows) - 1, len(rows[0]) - 1, len(fields)))
 
     by_platform = choose(p, split="platform")
     platforms = {}
