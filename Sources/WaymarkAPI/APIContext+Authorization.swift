@@ -22,7 +22,8 @@ extension APIContext {
             case .scope(_, let action), .eitherScope(_, _, let action): action
             }
         }
-        let named = alternative.map { "\(scope.rawValue) or \($0.rawValue)" } ?? scope.rawValue
+        // Also read only for a refusal's sentence.
+        var named: String { alternative.map { "\(scope.rawValue) or \($0.rawValue)" } ?? scope.rawValue }
         let challenge = [("WWW-Authenticate", "Bearer realm=\"waymark\"")]
         guard let field = head.headers.single("Authorization"), let token = Self.bearerToken(field) else {
             audit(action, actor: "anonymous", reason: "noToken", scope: scope, head)
