@@ -8,26 +8,41 @@ extension APIContext {
     /// read, "anonymous" on an open route; else the 401 or 403 to send. Refused writes
     /// (every scope but `manifest:read`) are audited.
     func authorize(_ head: HTTPRequestHead, _ access: RouteDeclaration.Access) throws(Refusal) -> String {
-        guard case .scope(let scope, _) = access else { return "anonymous" }
+        let scope: Scope, alternative: Scope?
+        switch access {
+        case .open: return "anonymous"
+        case .scope(let only, _): (scope, alternative) = (only, nil)
+        case .eitherScope(let first, let other, _): (scope, alternative) = (first, other)
+        }
         if scope == .manifestRead, options.publicManifestReads { return "public" }
         // The action is read only for the audit of a refusal: not on every request.
-        var action: String { if case .scope(_, let action) = access { action } else { "" } }
+        var action: String {
+            switch access {
+            case .open: ""
+            case .scope(_, let action), .eitherScope(_, _, let action): action
+            }
+        }
+        // Also read only for a refusal's sentence.
+        var named: String { alternative.map { "\(scope.rawValue) or \($0.rawValue)" } ?? scope.rawValue }
         let challenge = [("WWW-Authenticate", "Bearer realm=\"waymark\"")]
         let presented = presentedToken(head)
         guard case .some(let found) = presented else {
             audit(action, actor: "anonymous", reason: "noToken", scope: scope, head)
             throw Refusal(.unauthorized, "unauthorized",
-                          "This endpoint needs a bearer token (Authorization: Bearer wm_…) with the scope \(scope.rawValue).", headers: challenge)
+                          "This endpoint needs a bearer token (Authorization: Bearer wm_…) with the scope \(named).", headers: challenge)
         }
         guard let record = found else {
             audit(action, actor: "anonymous", reason: "invalidToken", scope: scope, head)
             throw Refusal(.unauthorized, "unauthorized", "The bearer token is unknown or revoked.", headers: challenge)
         }
-        guard record.allows(scope) else {
+        guard record.allows(scope) || alternative.map(record.allows) == true else {
             audit(action, actor: record.name, reason: "wrongScope", scope: scope, head)
-            throw Refusal(.forbidden, "forbidden", "The token \"\(record.name)\" lacks the scope \(scope.rawValue).",
-                          details: ["required": .string(scope.rawValue), "granted": .array(record.scopes.sorted().map { JSONValue.string($0.rawValue) })])
+            var details: [String: JSONValue] = ["required": .string(scope.rawValue), "granted": .array(record.scopes.sorted().map { JSONValue.string($0.rawValue) })]
+            if let alternative { details["alternative"] = .string(alternative.rawValue) }
+            throw Refusal(.forbidden, "forbidden", "The token \"\(record.name)\" lacks the scope \(named).", details: .object(details))
         }
+        // Rated as the route's own scope whichever of the two the token has: the work asked
+        // for is the same.
         if let wait = rates.take(record, scope: scope) {
             audit(action, actor: record.name, reason: "rateLimited", scope: scope, head)
             let rate = record.rate(for: scope)

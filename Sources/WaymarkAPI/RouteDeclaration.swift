@@ -13,6 +13,10 @@ public struct RouteDeclaration: Sendable, Hashable {
         /// A bearer token with `scope` (`manifest:read` routes are open with `--public-reads`);
         /// `action` names the request in the audit log when it is refused.
         case scope(Scope, action: String)
+        /// A bearer token with `scope` or with `alternative`, rated as `scope`'s: the one
+        /// telemetry read the console's performance view makes (`GET /v1/telemetry/counts`)
+        /// also takes a `routes:publish` token, so marketing needs one token.
+        case eitherScope(Scope, or: Scope, action: String)
     }
 
     /// How a route answers.
@@ -46,7 +50,15 @@ public struct RouteDeclaration: Sendable, Hashable {
 
     /// The scope a request needs, nil for an open route.
     public var scope: Scope? {
-        if case .scope(let scope, _) = access { return scope }
+        switch access {
+        case .open: nil
+        case .scope(let scope, _), .eitherScope(let scope, _, _): scope
+        }
+    }
+
+    /// The other scope a token may have instead of `scope`, if the route takes one.
+    public var alternativeScope: Scope? {
+        if case .eitherScope(_, let alternative, _) = access { return alternative }
         return nil
     }
 }

@@ -17,7 +17,10 @@ struct TelemetryEndpoints: EndpointGroup {
             try ingest(request, call, responder)
         }
         let read = RouteDeclaration.Access.scope(.telemetryRead, action: "readTelemetry")
-        try registry.add("GET", "/v1/telemetry/counts", read) { request, call throws(Refusal) in try counts(request, call) }
+        // Counts are what the console's performance view reads: a `routes:publish` token
+        // may read them too (rated as telemetry:read). The rest stays ops' own.
+        let counts = RouteDeclaration.Access.eitherScope(.telemetryRead, or: .routesPublish, action: "readTelemetry")
+        try registry.add("GET", "/v1/telemetry/counts", counts) { request, call throws(Refusal) in try self.counts(request, call) }
         try registry.add("GET", "/v1/telemetry/top", read) { request, call throws(Refusal) in try top(request, call) }
     }
 

@@ -19,6 +19,13 @@ live daemon seeded with the storefront example:
     settles; nothing is overwritten;
   - roll back, after a confirmation that shows what will change;
   - keyboard: the section tabs move with the arrow keys;
+  - performance (its own stage, first): a week of hourly telemetry posted by the script from
+    three builds, plus web landings; the route table's sparkline and week; the spring sale's
+    chart per day, by door, platform, version and outcome, read back from the SVG's data
+    and equal to what was posted; the CSV download equal to the chart; campaigns by id
+    prefix and by owner adding up their routes; two routes and two weeks on one chart;
+    every route's web landings by what they did; a telemetry:read token alone seeing the
+    performance view only, with the same numbers;
   - the token went to this origin's /v1/ API and nowhere else (Chromium's network log), and
     Chromium logged no policy violation.
 Screenshots of the main states go to SCREENSHOTS (default .build/console).
@@ -26,9 +33,12 @@ Screenshots of the main states go to SCREENSHOTS (default .build/console).
 Usage: console-check.py WAYMARK_BINARY [SCREENSHOTS] (through console-check.sh, which installs what it needs)
 """
 import base64
+import calendar
+import csv
 import hashlib
 import json
 import os
+import random
 import re
 import shutil
 import subprocess
@@ -225,7 +235,282 @@ def check_requests(driver, base, token):
     return carried
 
 
+# ---- Performance: a week of telemetry, read back from the chart ----------------------------
+
+DOORS = {"universalLink": "app, via a link", "scheme": "app, via a link", "push": "app, via a push", "inApp": "in the app"}
+CLIENTS = [("ios", "5.3.0"), ("ios", "5.2.0"), ("android", "5.3.0")]
+
+
+def post_week(port, phone):
+    """Posts a week of telemetry, hourly, from three builds (android 5.3.0 has no schema, so
+    its version is counted as `other`): every hour of the last 7 UTC days up to now, events
+    for spring-sale (every door, proceeded, gated on auth, expired), product, orders and
+    order-detail, with seeded random counts. Returns what was posted, one (ts, platform,
+    version, entry, outcome, reason, precondition, route, count) per event."""
+    rng = random.Random(36)
+    now = int(time.time())
+    first = (now // 86400 - 6) * 86400
+    posted = []
+    for platform, version in CLIENTS:
+        events = []
+        for hour in range(first, now, 3600):
+            ts = min(hour + 120, now - 1)
+            for route in ("spring-sale", "spring-sale", "product", "orders", "order-detail"):
+                entry = rng.choice(list(DOORS))
+                outcome = rng.choice(["proceed", "proceed", "proceed", "gated", "notFound"])
+                event = {"ts": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(ts)), "entry": entry, "outcome": outcome,
+                         "route": route, "count": rng.randint(1, 9)}
+                if outcome == "gated":
+                    event["precondition"] = "auth"
+                if outcome == "notFound":
+                    event["reason"] = "expired"
+                events.append(event)
+                posted.append((ts, platform, version if platform == "ios" else "other", entry, outcome, event.get("reason"),
+                               event.get("precondition"), route, event["count"]))
+        # The week before: spring-sale at noon each day, to be compared with this week.
+        for day in range(7):
+            ts = first - (7 - day) * 86400 + 12 * 3600
+            count = 10 * (day + 1) + len(platform)
+            events.append({"ts": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(ts)), "entry": "push", "outcome": "proceed",
+                           "route": "spring-sale", "count": count})
+            posted.append((ts, platform, version if platform == "ios" else "other", "push", "proceed", None, None, "spring-sale", count))
+        for index in range(0, len(events), 1000):
+            status, answer, _ = api(port, phone, "POST", "/v1/telemetry",
+                                    {"client": {"platform": platform, "appVersion": version, "revision": 1}, "events": events[index:index + 1000]})
+            if status != 202 or answer["rejected"]:
+                fail("posting the week's telemetry: %d %r" % (status, answer))
+    return posted
+
+
+def land(port, path, user_agent, times):
+    """Opens a link on the web `times` times, as a browser without the app would."""
+    for _ in range(times):
+        status, _, _ = waymark_daemon.call(port, None, "GET", path, headers={"Host": "storefront.example", "User-Agent": user_agent})
+        if status not in (302, 404):
+            fail("a landing on %s answered %d" % (path, status))
+
+
+def per_day(posted, keep):
+    days = {}
+    for event in posted:
+        if keep(event):
+            day = time.strftime("%Y-%m-%d", time.gmtime(event[0]))
+            days[day] = days.get(day, 0) + event[8]
+    return days
+
+
+def chart(driver):
+    """The chart's data as the SVG carries it: {series: {start: count}}."""
+    found = {}
+    for point in driver.execute_script(
+            "return [...document.querySelectorAll('#perf-chart circle')].map((c) => [c.dataset.series, c.dataset.start, Number(c.dataset.count)])"):
+        found.setdefault(point[0], {})[point[1]] = point[2]
+    return found
+
+
+def choose(driver, **choices):
+    """Sets the performance controls and waits until the chart drawn is of those choices."""
+    for name, value in choices.items():
+        if name == "prefix":
+            type_into(driver, "perf-prefix", value)
+        else:
+            Select(driver.find_element(By.ID, "perf-" + name)).select_by_value(value)
+    key = "|".join([driver.find_element(By.ID, "perf-subject").get_attribute("value"), driver.find_element(By.ID, "perf-prefix").get_attribute("value").strip(),
+                    driver.find_element(By.ID, "perf-range").get_attribute("value"), driver.find_element(By.ID, "perf-step").get_attribute("value"),
+                    driver.find_element(By.ID, "perf-split").get_attribute("value"), driver.find_element(By.ID, "perf-compare").get_attribute("value")])
+    wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, "#perf-chart[data-key='%s']" % key), "the chart of %s" % key)
+    return chart(driver)
+
+
+def check_performance(binary, data, port, base, marketing, folder, drivers):
+    """The performance view on a week of posted telemetry, with a routes:publish token alone."""
+    started = time.monotonic()
+    # The stage's days are UTC days read at different moments: it does not begin in the last
+    # minute of one, so they are the same days throughout.
+    while time.time() % 86400 > 86400 - 60:
+        time.sleep(1)
+    phone = subprocess.run([binary, "token", "create", "--data-dir", data, "--name", "phones", "--scope", "telemetry:write", "--rate", "unlimited"],
+                           capture_output=True, text=True, check=True).stdout.strip()
+    posted = post_week(port, phone)
+    iphone = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15"
+    desktop = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36"
+    land(port, "/sale/spring", iphone, 3)   # ended in March: notFound (expired), Waymark's 404 page
+    land(port, "/sale/spring", desktop, 2)
+    land(port, "/new", iphone, 4)           # new-arrivals: no fallback, so the App Store
+    today = time.strftime("%Y-%m-%d", time.gmtime())
+    landed = [(int(time.time()), "ios", "5.3.0", "web", "notFound", "expired", None, "spring-sale", 3),
+              (int(time.time()), "other", "other", "web", "notFound", "expired", None, "spring-sale", 2)]
+    # Landings are handed to the counts every second: wait until they are there.
+    query = "/v1/telemetry/counts?step=1h&entry=web&from=%sT00:00:00Z" % today
+    deadline = time.monotonic() + 15
+    while api(port, marketing, "GET", query)[1]["total"] != 9:
+        if time.monotonic() > deadline:
+            fail("the 9 landings were not counted: %r" % api(port, marketing, "GET", query)[1]["total"])
+        time.sleep(0.1)
+    posted += landed
+    week_start = (int(time.time()) // 86400 - 6) * 86400
+    spring_all = [event for event in posted if event[7] == "spring-sale"]
+    spring = [event for event in spring_all if event[0] >= week_start]
+
+    p = browser((1280, 1000))
+    drivers.append(p)
+    p.execute_cdp_cmd("Browser.setDownloadBehavior", {"behavior": "allow", "downloadPath": folder})
+    log_in(p, base, marketing)
+    # The route table's sparkline and week.
+    expected_days = per_day(spring, lambda e: True)
+    row = wait(p, lambda d: d.find_elements(By.CSS_SELECTOR, "#routes-table tr[data-route='spring-sale'] svg.spark"), "the spring sale's sparkline")[0]
+    days = row.get_attribute("data-days").split(",")
+    sparkline = [int(n) for n in row.get_attribute("data-counts").split(",")]
+    week = int(p.find_element(By.CSS_SELECTOR, "[data-week='spring-sale']").text)
+    if sparkline != [expected_days.get(day, 0) for day in days] or week != sum(e[8] for e in spring):
+        fail("the spring sale's sparkline %r (week %d) is not what was posted: %r" % (sparkline, week, expected_days))
+    step("route table: spring-sale's sparkline is the posted opens per day %r, %d in the week" % (sparkline, week))
+
+    p.find_element(By.ID, "tab-performance").click()
+    by_door = choose(p, subject="route:spring-sale", range="week", step="day", split="door", compare="")
+    shown_days = {}
+    for series in by_door.values():
+        for start, count in series.items():
+            shown_days[start[:10]] = shown_days.get(start[:10], 0) + count
+    if shown_days != {day: expected_days.get(day, 0) for day in days}:
+        fail("the spring sale's chart per day %r is not what was posted %r" % (shown_days, expected_days))
+    doors = {}
+    for event in spring:
+        name = DOORS.get(event[3], "web: not found")
+        doors[name] = doors.get(name, 0) + event[8]
+    if {name: sum(series.values()) for name, series in by_door.items()} != doors:
+        fail("the split by door %r is not what was posted %r" % ({n: sum(s.values()) for n, s in by_door.items()}, doors))
+    legend = [item.text for item in p.find_elements(By.CSS_SELECTOR, "#perf-legend li")]
+    if sorted(legend) != sorted("%s: %d" % item for item in doors.items()):
+        fail("the legend does not say the numbers: %r" % legend)
+    step("spring-sale, last week by day: %r per day, by door %r, as posted (read from the SVG; the legend says the same)" % (
+        [shown_days[day] for day in days], doors))
+    p.execute_script("window.scrollTo(0, 0)")
+    shot(p, folder, "12-performance")
+
+    # The CSV is exactly the chart.
+    for name in os.listdir(folder):
+        if name.endswith(".csv"):
+            os.remove(os.path.join(folder, name))
+    p.find_element(By.ID, "perf-csv").click()
+    csv_path = os.path.join(folder, "waymark-opens-%s.csv" % days[0])
+    wait(p, lambda d: os.path.exists(csv_path) and open(csv_path).read().endswith("\n"), "the CSV download")
+    with open(csv_path, newline="") as handle:
+        rows = list(csv.reader(handle))
+    from_csv = {name: {row[0]: int(row[column]) for row in rows[1:]} for column, name in enumerate(rows[0]) if column > 0}
+    if rows[0][0] != "start" or from_csv != by_door:
+        fail("the CSV %r is not the chart %r" % (rows[:3], by_door))
+    # The page's CSV field rule, on names a campaign's owner could have.
+    fields = [("plain", "spring-sale", "spring-sale"), ("a comma", "north, south", '"north, south"'),
+              ("quotes", 'say "hi"', '"say ""hi"""'), ("a formula", "=HYPERLINK(1)", "'=HYPERLINK(1)"),
+              ("a plus", "+1", "'+1"), ("an at", "@team", "'@team"), ("a minus", "-x", "'-x"), ("a count", 42, "42")]
+    for label, value, expected in fields:
+        if p.execute_script("return csvField(arguments[0])", value) != expected:
+            fail("the CSV field for %s: %r, not %r" % (label, p.execute_script("return csvField(arguments[0])", value), expected))
+    step("the CSV download (%d rows, %d series) equals the chart's numbers; %d field rules hold (quoting, formulas)"
+         % (len(rows) - 1, len(rows[0]) - 1, len(fields)))
+
+    by_platform = choose(p, split="platform")
+    platforms = {}
+    for event in spring:
+        name = "other (web, neither)" if event[1] == "other" else event[1]
+        platforms[name] = platforms.get(name, 0) + event[8]
+    if {name: sum(series.values()) for name, series in by_platform.items()} != platforms:
+        fail("the split by platform %r is not what was posted %r" % ({n: sum(s.values()) for n, s in by_platform.items()}, platforms))
+    by_version = choose(p, split="version")
+    versions = {}
+    for event in spring:
+        name = ("web, neither platform" if event[1] == "other" else event[1]) + (", other version" if event[2] == "other" else " " + event[2])
+        versions[name] = versions.get(name, 0) + event[8]
+    if {name: sum(series.values()) for name, series in by_version.items()} != versions:
+        fail("the split by app version %r is not what was posted %r" % ({n: sum(s.values()) for n, s in by_version.items()}, versions))
+    by_outcome = choose(p, split="outcome")
+    outcomes = {}
+    for event in spring:
+        name = {"proceed": "proceeded", "gated": "gated: needs auth", "notFound": "not found: expired"}[event[4]]
+        outcomes[name] = outcomes.get(name, 0) + event[8]
+    if {name: sum(series.values()) for name, series in by_outcome.items()} != outcomes:
+        fail("the split by outcome %r is not what was posted %r" % ({n: sum(s.values()) for n, s in by_outcome.items()}, outcomes))
+    step("split by platform %r, by version %r, by outcome %r: as posted" % (platforms, versions, outcomes))
+
+    # Every route, by door: what the web landings did, told apart.
+    everything = choose(p, subject="all", split="door")
+    web = {name: sum(series.values()) for name, series in everything.items() if name.startswith("web:")}
+    if web != {"web: not found": 5, "web: the store": 4}:
+        fail("every route's web landings by what they did: %r (5 on the ended spring sale, 4 to the App Store)" % web)
+    step("every route by door: the web landings as they landed, %r" % web)
+    choose(p, subject="route:spring-sale")
+
+    # Hour steps hold the same opens, 24 cells a day.
+    hourly = choose(p, split="none", step="hour")
+    cells = int(p.find_element(By.ID, "perf-chart").get_attribute("data-cells"))
+    # The chart's own cells (168 hours ending with the current one when it was drawn).
+    first_hour = min(calendar.timegm(time.strptime(start, "%Y-%m-%dT%H:%M:%SZ")) for start in hourly["Opens"])
+    in_hours = sum(e[8] for e in spring_all if first_hour <= e[0] < first_hour + 7 * 86400)
+    if sum(hourly["Opens"].values()) != in_hours or cells != 7 * 24:
+        fail("the week in hours: %d opens in %d cells" % (sum(hourly["Opens"].values()), cells))
+
+    # The month holds both weeks; the spring sale's window (March) is past the 90 days kept.
+    month = choose(p, range="month", step="day")
+    if sum(month["Opens"].values()) != sum(e[8] for e in spring_all) or len(month["Opens"]) != 30:
+        fail("the month: %d opens in %d days, posted %d" % (sum(month["Opens"].values()), len(month["Opens"]), sum(e[8] for e in spring_all)))
+    Select(p.find_element(By.ID, "perf-range")).select_by_value("window")
+    wait(p, lambda d: "90 days" in text(d, "perf-error") and not d.find_elements(By.ID, "perf-chart"), "the window's refusal")
+    step("the month: %d opens in 30 days; the spring sale's window: %r" % (sum(month["Opens"].values()), text(p, "perf-error")))
+    Select(p.find_element(By.ID, "perf-range")).select_by_value("week")
+
+    # A campaign by id prefix adds up its routes; by owner likewise.
+    campaign = choose(p, subject="prefix", prefix="order", step="day", split="none")
+    orders = per_day(posted, lambda e: e[7] in ("orders", "order-detail"))
+    if campaign.get("Opens") != {day + "T00:00:00Z": orders.get(day, 0) for day in days}:
+        fail("the campaign 'order' %r is not orders + order-detail %r" % (campaign, orders))
+    owned = choose(p, subject="owner:app-team")
+    team = per_day(posted, lambda e: e[7] in ("product", "orders", "order-detail"))
+    if owned.get("Opens") != {day + "T00:00:00Z": team.get(day, 0) for day in days}:
+        fail("the campaign of owner app-team %r is not product + orders + order-detail %r" % (owned, team))
+    step("campaigns: ids starting with 'order' add up orders and order-detail (%d), owner app-team adds up its routes (%d)"
+         % (sum(orders.values()), sum(team.values())))
+
+    # Two routes, and two weeks, on one chart.
+    compared = choose(p, subject="route:spring-sale", compare="with:route:product")
+    product = per_day(posted, lambda e: e[7] == "product")
+    if compared != {"spring-sale": {d + "T00:00:00Z": expected_days.get(d, 0) for d in days},
+                    "product": {d + "T00:00:00Z": product.get(d, 0) for d in days}}:
+        fail("spring-sale with product: %r" % compared)
+    weeks = choose(p, compare="previous")
+    this_week = weeks.get("spring-sale", {})
+    earlier = [time.strftime("%Y-%m-%d", time.gmtime(week_start - (7 - n) * 86400)) for n in range(7)]
+    earlier_days = per_day(spring_all, lambda e: e[0] < week_start)
+    before = [name for name in weeks if name == "spring-sale, the period before (from %s)" % earlier[0]]
+    if this_week != compared["spring-sale"] or len(before) != 1 or \
+       [weeks[before[0]][day + "T00:00:00Z"] for day in days] != [earlier_days.get(day, 0) for day in earlier]:
+        fail("spring-sale this week and the week before (%r): %r" % ([earlier_days.get(day, 0) for day in earlier], weeks))
+    shot(p, folder, "13-performance-compare", "perf-title")
+    step("spring-sale with product on one chart, and with the week before, day by day (%r)" % [earlier_days.get(day, 0) for day in earlier])
+    carried = check_requests(p, base, marketing)
+
+    # A telemetry:read token alone: the performance view only, the same numbers.
+    ops = subprocess.run([binary, "token", "create", "--data-dir", data, "--name", "ops", "--scope", "telemetry:read"],
+                         capture_output=True, text=True, check=True).stdout.strip()
+    p.find_element(By.ID, "logout").click()
+    type_into(p, "token", ops + "\n")
+    wait(p, lambda d: "Performance only" in text(d, "status"), "the performance-only console")
+    hidden = [tab for tab in ("routes", "compose", "preview", "review", "history") if p.find_element(By.ID, "tab-" + tab).is_displayed()]
+    p.find_element(By.ID, "tab-performance").send_keys(Keys.ARROW_RIGHT)
+    hidden += [tab for tab in ("routes", "compose", "preview", "review", "history") if p.find_element(By.ID, "panel-" + tab).is_displayed()]
+    if hidden or not p.find_element(By.ID, "panel-performance").is_displayed():
+        fail("a telemetry:read token is offered %s" % hidden)
+    again = choose(p, subject="route:spring-sale", range="week", step="day", split="platform", compare="")
+    if {name: sum(series.values()) for name, series in again.items()} != platforms:
+        fail("with a telemetry:read token the split by platform is %r, not %r" % (again, platforms))
+    carried += check_requests(p, base, ops)
+    step("a telemetry:read token alone: the performance view only, the same split by platform; performance stage %.1f s"
+         % (time.monotonic() - started))
+    return carried
+
+
 def main():
+    began = time.monotonic()
     binary = os.path.abspath(sys.argv[1])
     folder = sys.argv[2] if len(sys.argv) > 2 else os.path.join(ROOT, ".build", "console")
     os.makedirs(folder, exist_ok=True)
@@ -245,6 +530,7 @@ def main():
         reader = subprocess.run([binary, "token", "create", "--data-dir", data, "--name", "app", "--scope", "manifest:read"],
                                 capture_output=True, text=True, check=True).stdout.strip()
         check_policy(port)
+        carried = check_performance(binary, data, port, base, marketing, folder, drivers)
 
         a = browser()
         drivers.append(a)
@@ -455,9 +741,9 @@ def main():
             fail("at a tablet's width the page scrolls sideways (%d px)" % width)
         shot(a, folder, "11-tablet")
 
-        carried = check_requests(a, base, marketing) + check_requests(b, base, marketing)
+        carried += check_requests(a, base, marketing) + check_requests(b, base, marketing)
         step("the token went only to %s/v1/ (%d requests); no policy violation logged" % (base, carried))
-        print("console-check: ok (%d checks; screenshots in %s)" % (len(STEPS), folder))
+        print("console-check: ok (%d checks in %.1f s, daemon and browsers included; screenshots in %s)" % (len(STEPS), time.monotonic() - began, folder))
     finally:
         for driver in drivers:
             try:

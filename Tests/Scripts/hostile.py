@@ -52,6 +52,13 @@
      output budget's peer share), the token is held to its share of the reads lane (503
      past it), and another token's reads of old revisions (from another address) and a
      publish are answered.
+ 18. A publishing token reads counts (the console's performance view) as fast as it may:
+     a token at --rate 5 on 6 keep-alive connections asks the costliest query (30 days of
+     hours, grouped by six dimensions, 1,000 groups) for 5 s over a month of hourly
+     telemetry on every route: at most 1.1 x its allowance goes through (a burst of 25 and
+     5 a second), the rest 429; manifests fetched every 100 ms meanwhile, none slower than
+     1 s; and the same token may still validate at once (the read spent telemetry:read's
+     bucket, not its publishing one).
 
 Prints each figure; exits 1 on the first failure.
 Usage: hostile.py WAYMARK_RELEASE_BINARY
@@ -1125,6 +1132,82 @@ def old_revisions(binary, scratch):
           "%.1f MB (bound +%d MB)" % (revisions, size / 1e6, counts["ok"], counts["busy"], max(t for _, t in side), before, peak, bound))
 
 
+# 18 -----------------------------------------------------------------------------------------
+def publisher_reads_counts(daemon, binary, data):
+    """GET /v1/telemetry/counts takes a routes:publish token (the console's performance
+    view), rated as telemetry:read: a marketing token asking the costliest query as fast as
+    6 connections can gets telemetry:read's allowance through and no more, manifests stay
+    quick, and its publishing rate is not spent."""
+    import http.client
+    # Its own rate, low enough that 6 connections pass it on any machine: the bound and the
+    # separate bucket are what is shown (the default, telemetry:read's 50/s, is a unit test's).
+    marketing = token(binary, data, "hostile-marketing", "routes:publish", rate=5)
+    phone = token(binary, data, "hostile-month-phone", "telemetry:write", rate="unlimited")
+    routes = [route["id"] for route in json.load(open(os.path.join(EXAMPLE, "routes.json")))["routes"]]
+    now = int(time.time())
+    events = [{"ts": iso(now - hour * 3600 - 60), "entry": entry, "outcome": "proceed", "route": route, "count": 1 + hour % 7}
+              for hour in range(1, 30 * 24) for route, entry in zip(routes, ["universalLink", "scheme", "push", "inApp"] * 3)]
+    for index in range(0, len(events), 1000):
+        status, body, _ = call(daemon.port, phone, "POST", "/v1/telemetry",
+                               {"client": {"platform": "ios", "appVersion": "5.3.0", "revision": 1}, "events": events[index:index + 1000]})
+        if status != 202:
+            fail("seeding a month of telemetry: %d %s" % (status, body[:200]))
+    target = "/v1/telemetry/counts?" + urllib.parse.urlencode(
+        {"from": iso(now - 30 * 86400), "step": "1h", "groupBy": "route,platform,appVersion,entry,outcome,reason", "limit": "1000"})
+    stop = threading.Event()
+    through, refused, other = [0], [0], []
+    lock = threading.Lock()
+
+    def hammer():
+        connection = http.client.HTTPConnection("127.0.0.1", daemon.port, timeout=30)
+        while not stop.is_set():
+            connection.request("GET", target, headers={"Authorization": "Bearer " + marketing})
+            response = connection.getresponse()
+            response.read()
+            with lock:
+                if response.status == 200:
+                    through[0] += 1
+                elif response.status == 429:
+                    refused[0] += 1
+                else:
+                    other.append(response.status)
+        connection.close()
+
+    fetches = []
+
+    def fetch_manifests():
+        while not stop.is_set():
+            began = time.monotonic()
+            status, _, _ = call(daemon.port, daemon.admin, "GET", "/v1/manifest?platform=ios&version=5.3.0", timeout=10)
+            fetches.append((status, time.monotonic() - began))
+            stop.wait(0.1)
+
+    threads = [threading.Thread(target=hammer) for _ in range(6)] + [threading.Thread(target=fetch_manifests)]
+    started = time.monotonic()
+    for thread in threads:
+        thread.start()
+    time.sleep(5)
+    stop.set()
+    for thread in threads:
+        thread.join()
+    elapsed = time.monotonic() - started
+    allowance = 25 + 5 * elapsed
+    if other:
+        fail("the publishing token's counts were answered %s" % sorted(set(other)))
+    if through[0] > 1.1 * allowance or refused[0] == 0:
+        fail("a publishing token got %d counts through in %.1f s (allowance %.0f), %d refused" % (through[0], elapsed, allowance, refused[0]))
+    times = sorted(seconds for _, seconds in fetches)
+    if any(status != 200 for status, _ in fetches) or not times or times[-1] > 1.0:
+        fail("manifests during the counts flood: %r" % fetches[-5:])
+    status, _, _ = call(daemon.port, marketing, "POST", "/v1/validate", json.load(open(os.path.join(EXAMPLE, "routes.json"))))
+    if status != 200:
+        fail("after reading counts, the marketing token's validation answered %d (its publishing rate was spent)" % status)
+    print("hostile: a routes:publish token at --rate 5 on 6 connections asking 30 days of hours by six dimensions for %.1f s: %d through "
+          "(allowance %.0f: a burst of 25 and 5 a second), %d answered 429; %d manifests meanwhile, p50 %.1f ms, "
+          "slowest %.1f ms; its validation still 200" % (elapsed, through[0], allowance, refused[0], len(times),
+                                                         1000 * times[len(times) // 2], 1000 * times[-1]))
+
+
 def main():
     if len(sys.argv) < 2:
         fail("usage: hostile.py WAYMARK_RELEASE_BINARY")
@@ -1146,6 +1229,7 @@ def main():
             request_ids(daemon)
             host_ports(daemon)
             private_fallbacks(daemon)
+            publisher_reads_counts(daemon, binary, data)
             if not daemon.alive():
                 fail("the daemon died")
             rss = rss_mb(daemon.process.pid)

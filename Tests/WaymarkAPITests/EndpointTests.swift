@@ -93,7 +93,7 @@ struct EndpointTests {
         "GET /v1/revisions/:a/diff/:b manifest:read", "GET /v1/schemas manifest:read", "POST /v1/resolve manifest:read",
         "POST /v1/revisions routes:publish", "POST /v1/revisions/:number/rollback routes:publish", "POST /v1/validate routes:publish",
         "PUT /v1/schemas/:platform/:version schemas:write", "POST /v1/telemetry telemetry:write",
-        "GET /v1/telemetry/counts telemetry:read", "GET /v1/telemetry/top telemetry:read", "GET /metrics telemetry:read",
+        "GET /v1/telemetry/counts telemetry:read|routes:publish", "GET /v1/telemetry/top telemetry:read", "GET /metrics telemetry:read",
         "GET /v1/replication/state replication", "GET /v1/replication/revisions/:number replication",
         "GET /v1/replication/schemas/:platform/:version replication", "GET /v1/replication/tokens replication",
         "POST /v1/replication/telemetry replication",
@@ -102,12 +102,32 @@ struct EndpointTests {
         "GET /v1/qr manifest:read", "GET /v1/telemetry/unknown-links telemetry:read",
     ]
 
+    /// The counts the console's performance view reads take a `routes:publish` token too,
+    /// and nothing else of telemetry does; a token with neither scope is told both.
+    @Test func countsTakeAPublishingTokenAndNothingElseOfTelemetryDoes() throws {
+        let harness = try LiveService(transport: .inProcess)
+        let publisher = harness.tokens[.routesPublish]!
+        let counts = harness.call("GET", "/v1/telemetry/counts?groupBy=route&step=1h", token: publisher)
+        #expect(counts.status == 200, "\(String(decoding: counts.body, as: UTF8.self))")
+        #expect(counts.json["step"]?.stringValue == "1h")
+        for target in ["/v1/telemetry/top?outcome=notFound", "/v1/telemetry/unknown-links?limit=5", "/metrics"] {
+            #expect(harness.call("GET", target, token: publisher).status == 403, "\(target) stays telemetry:read's")
+        }
+        let refused = harness.call("GET", "/v1/telemetry/counts", token: harness.tokens[.manifestRead]!)
+        #expect(refused.status == 403)
+        #expect(refused.json["error"]?["details"]?["required"]?.stringValue == "telemetry:read")
+        #expect(refused.json["error"]?["details"]?["alternative"]?.stringValue == "routes:publish")
+        #expect(refused.json["error"]?["message"]?.stringValue?.contains("telemetry:read or routes:publish") == true)
+        #expect(harness.call("GET", "/v1/telemetry/counts", token: harness.tokens[.telemetryWrite]!).status == 403)
+        #expect(harness.call("GET", "/v1/telemetry/counts").status == 401)
+    }
+
     /// Each route says at registration who may call it, and every route that needs a token
     /// is a row of the token table above (so a new one cannot be added without its row).
     @Test func everyRouteDeclaresItsAccessAndIsInTheTokenTable() throws {
         let harness = try LiveService(transport: .inProcess)
         let routes = try harness.api.routes()
-        #expect(Set(routes.map { "\($0.method) \($0.path) \($0.scope?.rawValue ?? "open")" }) == Self.declared)
+        #expect(Set(routes.map { "\($0.method) \($0.path) \($0.scope?.rawValue ?? "open")\($0.alternativeScope.map { "|" + $0.rawValue } ?? "")" }) == Self.declared)
         #expect(routes.count == Self.declared.count, "each route registered once")
         for route in routes {
             guard let scope = route.scope else { continue }

@@ -54,6 +54,21 @@ struct RateLimitTests {
         #expect((0..<200).allSatisfy { _ in service.call("POST", "/v1/validate", token: admin, body: document).status == 200 })
     }
 
+    /// A publishing token reading counts (the console's performance view) is rated as
+    /// `telemetry:read` (50 a second, bursts of 250), in that bucket: charts never spend the
+    /// publishing rate validate-as-you-type needs.
+    @Test func countsReadWithAPublishingTokenAreRatedAsTelemetryRead() throws {
+        let clock = Clock()
+        let service = try LiveService(monotonicClock: { clock.nanoseconds.load(ordering: .relaxed) }, transport: .inProcess)
+        let marketing = try service.store.tokens.create(name: "marketing", scopes: [.routesPublish], actor: "test").token
+        let statuses = (0..<251).map { _ in service.call("GET", "/v1/telemetry/counts?step=1h", token: marketing).status }
+        #expect(statuses.prefix(250).allSatisfy { $0 == 200 } && statuses.last == 429, "\(Set(statuses))")
+        let document = "{\"routes\": \(storefrontRoutesText)}"
+        #expect(service.call("POST", "/v1/validate", token: marketing, body: document).status == 200, "the publishing bucket is untouched")
+        let metrics = service.call("GET", "/metrics", token: service.tokens[.telemetryRead]).text
+        #expect(metrics.contains(#"waymark_rate_limited_total{token="marketing",scope="telemetry:read"} 1"#), "\(metrics)")
+    }
+
     /// Each row: the clock's readings, one per request, in the order the requests take the
     /// bucket (a reading older than the last is another loop's), at 2/s with a burst of 10;
     /// how many go through. A reading that runs backwards refills nothing.
