@@ -279,12 +279,94 @@ struct DraftImpact: Sendable, Equatable {
 
         var routes: [Route] = []
         private var positions: [String: Int] = [:]
+        /// Every pattern in a tree of segments (literal, `:param`, `*rest`), so that the
+        /// patterns a link shape may meet are found without looking at all of them.
+        private var nodes: [Node] = [Node()]
+
+        private struct Node {
+            var literals: [String: Int] = [:]
+            var parameter: Int?
+            /// Patterns that end here: (route, pattern) positions.
+            var ends: [Ref] = []
+            /// Patterns with a `*rest` at this depth.
+            var rests: [Ref] = []
+        }
+
+        struct Ref: Comparable {
+            var route: Int
+            var pattern: Int
+
+            static func < (a: Ref, b: Ref) -> Bool { (a.route, a.pattern) < (b.route, b.pattern) }
+        }
+
+        /// Shadows named per pattern, at most: the rest of a calendar of literals is not news.
+        static let maximumShadows = 20
 
         init(_ document: RoutesDocument) {
             for spec in document.routes where positions[spec.id] == nil {
                 positions[spec.id] = routes.count
-                routes.append(Route(spec: spec, patterns: spec.patterns.compactMap { try? URLPattern($0) }))
+                let patterns = spec.patterns.compactMap { try? URLPattern($0) }
+                for (index, pattern) in patterns.enumerated() { insert(pattern.segments, Ref(route: routes.count, pattern: index)) }
+                routes.append(Route(spec: spec, patterns: patterns))
             }
+        }
+
+        private mutating func insert(_ segments: [PatternSegment], _ ref: Ref) {
+            var node = 0
+            for segment in segments {
+                let next: Int
+                switch segment {
+                case .rest:
+                    nodes[node].rests.append(ref)
+                    return
+                case .parameter:
+                    if let existing = nodes[node].parameter { next = existing } else {
+                        next = nodes.count
+                        nodes.append(Node())
+                        nodes[node].parameter = next
+                    }
+                case .literal(let text):
+                    if let existing = nodes[node].literals[text] { next = existing } else {
+                        next = nodes.count
+                        nodes.append(Node())
+                        nodes[node].literals[text] = next
+                    }
+                }
+                node = next
+            }
+            nodes[node].ends.append(ref)
+        }
+
+        /// The patterns that may share a link with `segments` (a superset of those that do),
+        /// in document order.
+        private func candidates(_ segments: [PatternSegment]) -> [Ref] {
+            var found: [Ref] = []
+            func everything(below node: Int) {
+                found += nodes[node].ends
+                found += nodes[node].rests
+                for child in nodes[node].literals.values { everything(below: child) }
+                if let child = nodes[node].parameter { everything(below: child) }
+            }
+            func walk(_ node: Int, _ depth: Int) {
+                guard depth < segments.count else {
+                    found += nodes[node].ends
+                    return
+                }
+                found += nodes[node].rests
+                switch segments[depth] {
+                case .rest:
+                    for child in nodes[node].literals.values { everything(below: child) }
+                    if let child = nodes[node].parameter { everything(below: child) }
+                case .parameter:
+                    for child in nodes[node].literals.values { walk(child, depth + 1) }
+                    if let child = nodes[node].parameter { walk(child, depth + 1) }
+                case .literal(let text):
+                    if let child = nodes[node].literals[text] { walk(child, depth + 1) }
+                    if let child = nodes[node].parameter { walk(child, depth + 1) }
+                }
+            }
+            walk(0, 0)
+            return found.sorted()
         }
 
         func route(_ id: String) -> Route? { positions[id].map { routes[$0] } }
@@ -296,14 +378,14 @@ struct DraftImpact: Sendable, Equatable {
         /// a window (other than `own`) takes only some, in its window.
         func winner(for segments: [PatternSegment], scope: LinkScope?, own: String? = nil, now: Int?) -> (route: Route, pattern: URLPattern)? {
             var best: (route: Route, pattern: URLPattern)?
-            for route in routes {
+            for ref in candidates(segments) {
+                let route = routes[ref.route], pattern = route.patterns[ref.pattern]
                 if let scope, !DraftImpact.scope(scope, isWithin: route.spec.scope) { continue }
                 if let now, let end = route.spec.window.endMicroseconds, end <= now * 1_000_000 { continue }
                 if now == nil, route.spec.id != own, route.spec.window != ValidityWindow() { continue }
-                for pattern in route.patterns where DraftImpact.covers(pattern.segments, segments) {
-                    if let held = best, !DraftImpact.beats(pattern.segments, held.pattern.segments) { continue }
-                    best = (route, pattern)
-                }
+                guard DraftImpact.covers(pattern.segments, segments) else { continue }
+                if let held = best, !DraftImpact.beats(pattern.segments, held.pattern.segments) { continue }
+                best = (route, pattern)
             }
             return best
         }
@@ -311,15 +393,16 @@ struct DraftImpact: Sendable, Equatable {
         /// Patterns of other routes than `excluding` that take some of `segments`' links and
         /// not all: they overlap them, and beat `winner` where they do (or there is no winner),
         /// or they cover them for fewer hosts or schemes or for a window, and do not lose to it.
+        /// The first `maximumShadows` in document order.
         func shadows(of segments: [PatternSegment], winner: (route: Route, pattern: URLPattern)?, excluding: String) -> [(id: String, pattern: String)] {
             var found: [(id: String, pattern: String)] = []
-            for route in routes where route.spec.id != excluding && route.spec.id != winner?.route.spec.id {
-                for pattern in route.patterns where DraftImpact.overlaps(pattern.segments, segments) {
-                    let covering = DraftImpact.covers(pattern.segments, segments)
-                    if covering && route.spec.scope == .all && route.spec.window == ValidityWindow() { continue }  // the winner, or it loses to it everywhere
-                    if let winner = winner?.pattern, covering ? DraftImpact.beats(winner.segments, pattern.segments) : !DraftImpact.beats(pattern.segments, winner.segments) { continue }
-                    found.append((route.spec.id, pattern.description))
-                }
+            for ref in candidates(segments) where found.count < Self.maximumShadows {
+                let route = routes[ref.route], pattern = route.patterns[ref.pattern]
+                guard route.spec.id != excluding, route.spec.id != winner?.route.spec.id, DraftImpact.overlaps(pattern.segments, segments) else { continue }
+                let covering = DraftImpact.covers(pattern.segments, segments)
+                if covering && route.spec.scope == .all && route.spec.window == ValidityWindow() { continue }  // the winner, or it loses to it everywhere
+                if let winner = winner?.pattern, covering ? DraftImpact.beats(winner.segments, pattern.segments) : !DraftImpact.beats(pattern.segments, winner.segments) { continue }
+                found.append((route.spec.id, pattern.description))
             }
             return found
         }

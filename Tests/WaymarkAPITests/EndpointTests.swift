@@ -43,6 +43,7 @@ struct EndpointTests {
         ("POST", "/v1/resolve", .manifestRead, "{\"url\": \"https://storefront.example/p/42\", \"platform\": \"ios\", \"version\": \"5.3.0\"}", nil, 200),
         ("GET", "/v1/schemas/ios/5.3.0", .manifestRead, "", nil, 200),
         ("POST", "/v1/revisions/1/diff", .routesPublish, Fixtures.storefrontRoutesJSON.serialized(), nil, 200),
+        ("POST", "/v1/revisions/1/impact", .routesPublish, Fixtures.storefrontRoutesJSON.serialized(), nil, 200),
         ("POST", "/v1/validate", .routesPublish, "{}", nil, 200),
         ("POST", "/v1/revisions", .routesPublish, publishBody(extraRoute: "table"), "\"rev-1\"", 201),
         ("POST", "/v1/revisions/1/rollback", .routesPublish, "", "\"rev-1\"", 200),  // revision 1 is current: unchanged
