@@ -135,6 +135,29 @@ struct DraftImpact: Sendable, Equatable {
         return DraftImpact(routes: impacts, gained: gained)
     }
 
+    /// The base routes whose opens the draft can change: those it removes or changes, and
+    /// those with a pattern that a pattern of a new or changed draft route overlaps. Any
+    /// other route keeps its links (a route removed or changed can only give links back), so
+    /// only these routes' opens need to be read.
+    static func affected(base: RoutesDocument, draft: RoutesDocument) -> Set<String> {
+        let before = Table(base), after = Table(draft)
+        func same(_ a: RouteSpec, _ b: RouteSpec) -> Bool {
+            var (a, b) = (a, b)
+            (a.index, b.index) = (0, 0)
+            return a == b
+        }
+        let probe = Table(after.routes.map(\.spec).filter { spec in before.route(spec.id).map { !same($0.spec, spec) } ?? true })
+        var affected = Set<String>()
+        for route in before.routes {
+            guard let drafted = after.route(route.spec.id), same(drafted.spec, route.spec) else {
+                affected.insert(route.spec.id)
+                continue
+            }
+            if route.patterns.contains(where: { probe.meets($0.segments) }) { affected.insert(route.spec.id) }
+        }
+        return affected
+    }
+
     private static func routeChanges(_ route: Table.Route, traffic: [Opens], before: Table, after: Table,
                                      served: [Build: Served], offset: Int) -> [Change] {
         func tally(_ opens: [Opens]) -> [Build: UInt64] { opens.reduce(into: [:]) { $0[$1.build, default: 0] += $1.count } }
@@ -302,8 +325,10 @@ struct DraftImpact: Sendable, Equatable {
         /// Shadows named per pattern, at most: the rest of a calendar of literals is not news.
         static let maximumShadows = 20
 
-        init(_ document: RoutesDocument) {
-            for spec in document.routes where positions[spec.id] == nil {
+        init(_ document: RoutesDocument) { self.init(document.routes) }
+
+        init(_ specs: [RouteSpec]) {
+            for spec in specs where positions[spec.id] == nil {
                 positions[spec.id] = routes.count
                 let patterns = spec.patterns.compactMap { try? URLPattern($0) }
                 for (index, pattern) in patterns.enumerated() { insert(pattern.segments, Ref(route: routes.count, pattern: index)) }
@@ -370,6 +395,11 @@ struct DraftImpact: Sendable, Equatable {
         }
 
         func route(_ id: String) -> Route? { positions[id].map { routes[$0] } }
+
+        /// Whether some pattern shares a link with `segments`.
+        func meets(_ segments: [PatternSegment]) -> Bool {
+            candidates(segments).contains { DraftImpact.overlaps(routes[$0.route].patterns[$0.pattern].segments, segments) }
+        }
 
         /// The route and pattern that take every link of `segments` (as a link of `scope`):
         /// the most specific pattern that covers them, the earlier route on a tie. A route

@@ -4,29 +4,73 @@ import HTTPCore
 import HTTPServer
 import ManifestStore
 import RouteEngine
+import Synchronization
 import Telemetry
 
 /// `POST /v1/revisions/N/impact` (scope `routes:publish`): what publishing the draft in the
 /// body over revision N would do to last week's traffic (`DraftImpact`), and the unknown-link
 /// shapes it would start answering. A costly read: the draft is a whole document (the body
-/// limit of a publish), and the answer reads a week of hour cells, builds a resolver per
-/// registered build twice and matches the sketch's shapes; so it runs in the reads lane, one
-/// token's and one peer's share at a time.
+/// limit of a publish), and the answer reads a week of hour cells (of the routes the draft
+/// can change), builds a resolver per registered build twice and matches the sketch's
+/// shapes; so it runs in the reads lane, one token's and one peer's share at a time.
 struct ImpactEndpoints: EndpointGroup {
     let context: APIContext
 
-    /// Route × build groups read from the hour cells, largest first; the rest are left out and
-    /// counted (`omittedGroups`). Bounds what one answer holds: 2,000 × 168 hours × 16 bytes.
-    static let maximumGroups = 2_000
     /// Shapes of the sketch looked at, best first.
     static let maximumShapes = 200
     /// How far back the replay reads, and how far ahead windows are asked about.
     static let week = 7 * 86_400
 
+    /// Impacts one token may have queued or running at once. The reads lane is first come,
+    /// first served, and one token may hold a quarter of it: without this, a token's queued
+    /// impacts (each seconds of work on a big draft) would make every other caller wait
+    /// behind all of them.
+    static let perToken = 2
+
     func register(on registry: inout EndpointRegistry) throws(RouterError) {
-        try registry.addOffLoop("POST", "/v1/revisions/:a/impact", .scope(.routesPublish, action: "impactDraft"),
-                                maximumBody: context.options.maximumDocumentBytes) { request, call throws(Refusal) in
-            try impact(request, call)
+        let held = Held()
+        let context = context
+        // Deferred rather than plain off-loop: a token's place is taken before its job is
+        // queued, so past `perToken` it is answered 503 at once, not after the queue.
+        try registry.addDeferred("POST", "/v1/revisions/:a/impact", .scope(.routesPublish, action: "impactDraft"),
+                                 maximumBody: context.options.maximumDocumentBytes) { request, call, responder throws(Refusal) in
+            guard held.take(call.actor) else {
+                throw Refusal(.serviceUnavailable, "busy", "You have \(Self.perToken) impacts under way, as many as one token may; retry in a moment.",
+                              headers: [("Retry-After", "1")])
+            }
+            let refusal = context.work.submit(.reads, for: WorkCaller(request, actor: call.actor)) {
+                defer { held.give(call.actor) }
+                do throws(Refusal) {
+                    responder.respond(try impact(request, call))
+                } catch {
+                    responder.respond(error.response)
+                }
+            }
+            if refusal != nil {
+                held.give(call.actor)
+                responder.respond(Refusal(.serviceUnavailable, "busy", "The server has as many costly reads under way as it takes from you now; retry in a moment.",
+                                          headers: [("Retry-After", "1")]).response)
+            }
+        }
+    }
+
+    /// Impacts queued or running per token.
+    final class Held: Sendable {
+        private let counts = Mutex<[String: Int]>([:])
+
+        func take(_ token: String) -> Bool {
+            counts.withLock { counts in
+                guard counts[token, default: 0] < ImpactEndpoints.perToken else { return false }
+                counts[token, default: 0] += 1
+                return true
+            }
+        }
+
+        func give(_ token: String) {
+            counts.withLock { counts in
+                let left = counts[token, default: 1] - 1
+                counts[token] = left > 0 ? left : nil
+            }
         }
     }
 
@@ -48,37 +92,33 @@ struct ImpactEndpoints: EndpointGroup {
         let now = Int(nowDate.timeIntervalSince1970)
         let from = now - Self.week
 
-        // Opens: proceeded or gated, by route, platform and app version, per hour of the week.
-        var opens: [DraftImpact.Opens] = []
-        var omitted = 0
-        for outcome in ["proceed", "gated"] {
-            var query = CountQuery(from: from, to: now, step: .hour)
-            query.filters = [.outcome: outcome]
-            query.groupBy = [.route, .platform, .appVersion]
-            query.limit = Self.maximumGroups
-            let result = context.telemetry.read { $0.query(query) }
-            omitted += result.omittedGroups
-            for group in result.groups {
-                let names = Dictionary(uniqueKeysWithValues: group.key.map { ($0.dimension, $0.name) })
-                let build = DraftImpact.Build(platform: names[.platform] ?? "?", version: names[.appVersion] ?? "?")
-                for (index, count) in group.counts.enumerated() where count > 0 {
-                    opens.append(DraftImpact.Opens(route: names[.route] ?? "none", build: build, hour: result.bucketStarts[index], count: count))
-                }
-            }
+        // Opens, proceeded or gated, per route, build and hour of the week: only of the routes
+        // the draft can change, so what is read is bounded by their cells, not by every route's.
+        let affected = DraftImpact.affected(base: baseDocument, draft: draft)
+        let opens = context.telemetry.read { $0.opens(from: from, to: now, routes: affected) }.map {
+            DraftImpact.Opens(route: $0.route, build: DraftImpact.Build(platform: $0.platform, version: $0.appVersion), hour: $0.hour, count: $0.count)
         }
         let (shapeEntries, windowStart) = context.telemetry.read { counts in (counts.shapes.ranked(Self.maximumShapes), counts.shapes.windowStart) }
         let shapes = shapeEntries.map { DraftImpact.Shape(shape: $0.key, count: $0.count, lowerBound: $0.count - min($0.error, $0.count)) }
 
-        // Which routes each registered build is served, before and after.
-        let baseAnalysis = RouteAnalysis(document: baseDocument, now: nowDate), draftAnalysis = RouteAnalysis(document: draft, now: nowDate)
+        // Which routes each registered build is served, before and after: only when a route
+        // with opens changes its destination or params (nothing else decides what a build gets).
+        let drafted = Dictionary(draft.routes.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+        let opened = Set(opens.map(\.route))
+        let destinationsMoved = baseDocument.routes.contains { route in
+            guard opened.contains(route.id), let other = drafted[route.id] else { return false }
+            return other.destination != route.destination || other.params != route.params
+        }
         var served: [DraftImpact.Build: DraftImpact.Served] = [:]
+        let analyses = destinationsMoved ? (RouteAnalysis(document: baseDocument, now: nowDate), RouteAnalysis(document: draft, now: nowDate)) : nil
         for stored in snapshot.orderedSchemas {
+            guard let (baseAnalysis, draftAnalysis) = analyses else { break }
             served[DraftImpact.Build(platform: stored.key.platform, version: stored.key.version)] = DraftImpact.Served(
                 base: Set(Resolver(schema: stored.schema, analysis: baseAnalysis).routeIDs),
                 draft: Set(Resolver(schema: stored.schema, analysis: draftAnalysis).routeIDs))
         }
         let impact = DraftImpact.compute(base: baseDocument, draft: draft, opens: opens, shapes: shapes, served: served, offset: Self.week, now: now)
-        var answer = Self.json(impact, base: base.number, from: from, to: now, omitted: omitted,
+        var answer = Self.json(impact, base: base.number, from: from, to: now,
                                shapesSince: (Int(windowStart) - Int(ShapeSketch.window)) * 60)
         // A route the validator cannot read is not in the draft: it counts as removed, and says so.
         if case .object(var object) = answer {
@@ -88,7 +128,7 @@ struct ImpactEndpoints: EndpointGroup {
         return APIResponse.json(answer, headers: [("Cache-Control", "no-store")])
     }
 
-    static func json(_ impact: DraftImpact, base: Int, from: Int, to: Int, omitted: Int, shapesSince: Int) -> JSONValue {
+    static func json(_ impact: DraftImpact, base: Int, from: Int, to: Int, shapesSince: Int) -> JSONValue {
         let routes: [JSONValue] = impact.routes.map { route in
             ["id": .string(route.id), "opens": .int(Int(route.opens)),
              "changes": .array(route.changes.map { change in
@@ -114,7 +154,7 @@ struct ImpactEndpoints: EndpointGroup {
              "route": .string($0.route), "pattern": .string($0.pattern)]
         }
         return ["base": .int(base), "draft": true, "from": .string(Timestamp.format(from)), "to": .string(Timestamp.format(to)),
-                "omittedGroups": .int(omitted), "routes": .array(routes), "gained": .array(gained),
+                "routes": .array(routes), "gained": .array(gained),
                 "shapesSince": .string(Timestamp.format(shapesSince)), "estimates": .array(estimates.map(JSONValue.string))]
     }
 

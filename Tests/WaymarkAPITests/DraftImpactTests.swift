@@ -104,6 +104,13 @@ import Testing
         let lines = impact.routes.flatMap { route in route.changes.map { Self.line(route, $0) } }
         #expect(lines == row.expected)
         for route in impact.routes { #expect(route.opens == 1_000) }
+        // Reading only the opens of the routes `affected` names changes nothing.
+        let affected = DraftImpact.affected(base: Self.document(row.base), draft: Self.document(row.draft))
+        let narrowed = DraftImpact.compute(base: Self.document(row.base), draft: Self.document(row.draft),
+                                           opens: row.opens.filter { affected.contains($0.route) }, shapes: [],
+                                           served: row.served, offset: Self.week, now: Self.now)
+        #expect(narrowed == impact)
+
     }
 
     @Test func buildsAreCountedPerChange() {
@@ -111,6 +118,21 @@ import Testing
                                          opens: Self.productOpens, shapes: [], served: [:], offset: Self.week, now: Self.now)
         #expect(impact.routes.first?.changes.first?.builds == [Self.ios52: 300, Self.ios53: 700])
         #expect(DraftImpact.share(impact.routes[0].changes[0], of: impact.routes[0]) == 1)
+    }
+
+    static let cart = route("cart", ["/cart"], destination: "cart")
+
+    @Test(arguments: [
+        ([product, cart], [product, cart], Set<String>()),
+        ([product, cart], [route("product", ["/product/:id"]), cart], ["product"]),
+        ([product, cart], [cart], ["product"]),
+        ([product, cart], [product, cart, route("sale", ["/p/sale"], destination: "home")], ["product"]),
+        ([product, cart], [route("sale", ["/cart"], destination: "home"), cart, product], ["cart"]),
+        ([product, cart], [product, cart, route("coats", ["/winter/coats"], destination: "home")], []),
+        ([product, cart], [product, route("cart", ["/cart"], destination: "cart", extra: until(now))], ["cart"]),
+    ] as [([String], [String], Set<String>)])
+    func affectedRoutes(base: [String], draft: [String], expected: Set<String>) {
+        #expect(DraftImpact.affected(base: Self.document(base), draft: Self.document(draft)) == expected)
     }
 
     struct ShapeRow: CustomTestStringConvertible, Sendable {

@@ -88,7 +88,7 @@ struct EndpointTests {
     /// Every route's declared access: open, or the scope its token needs.
     static let declared: Set<String> = [
         "GET /healthz open", "GET /readyz open", "GET /dashboard open", "GET /console open",
-        "GET /v1/schemas/:platform/:version manifest:read", "POST /v1/revisions/:a/diff routes:publish",
+        "GET /v1/schemas/:platform/:version manifest:read", "POST /v1/revisions/:a/diff routes:publish", "POST /v1/revisions/:a/impact routes:publish",
         "GET /.well-known/apple-app-site-association open", "GET /.well-known/assetlinks.json open",
         "GET /v1/manifest manifest:read", "GET /v1/revisions manifest:read", "GET /v1/revisions/:number manifest:read",
         "GET /v1/revisions/:a/diff/:b manifest:read", "GET /v1/schemas manifest:read", "POST /v1/resolve manifest:read",
@@ -119,7 +119,8 @@ struct EndpointTests {
             #expect(rows.map(\.2) == [scope], "\(route.method) \(route.path) has one row in the token table, with its scope")
         }
         let deferred = routes.filter { $0.mode == .deferred }.map { "\($0.method) \($0.path)" }
-        #expect(Set(deferred) == ["POST /v1/revisions", "POST /v1/validate", "POST /v1/telemetry", "POST /v1/replication/telemetry"])
+        #expect(Set(deferred) == ["POST /v1/revisions", "POST /v1/validate", "POST /v1/telemetry", "POST /v1/replication/telemetry",
+                                  "POST /v1/revisions/:a/impact"])
         #expect(routes.filter { $0.method == "POST" || $0.method == "PUT" }.allSatisfy { $0.maximumBody != nil }, "every body has its limit")
     }
 

@@ -3,6 +3,7 @@ import Foundation
 import RouteEngine
 import Testing
 import TestSupport
+@testable import WaymarkAPI
 
 /// `POST /v1/revisions/N/impact` over loopback: telemetry posted through the API, a draft
 /// replayed against it.
@@ -64,5 +65,14 @@ struct ImpactEndpointTests {
         #expect(service.call("POST", "/v1/revisions/1/impact", token: publish, body: "{\"routes\": 3}").errorCode == "invalidRoutes")
         let reader = service.call("POST", "/v1/revisions/1/impact", token: service.tokens[.manifestRead]!, body: Fixtures.storefrontRoutesJSON.serialized())
         #expect(reader.status == 403)
+    }
+
+    @Test func aTokenHoldsTwoImpactsAtOnce() {
+        let held = ImpactEndpoints.Held()
+        #expect(held.take("a") && held.take("a"))
+        #expect(!held.take("a"), "a third waits for one of them")
+        #expect(held.take("b"), "another token is not held back")
+        held.give("a")
+        #expect(held.take("a") && !held.take("a"))
     }
 }
