@@ -10,7 +10,8 @@ public struct RouteOpens: Hashable, Sendable {
 
 extension Counts {
     /// The resolutions that opened one of `routes` (outcome `proceed` or `gated`) in the hours
-    /// that meet [from, to), per route, platform, app version and hour: one entry per such
+    /// from the one holding `from` to the one holding `to`, both whole (so an event in the
+    /// second `to` names is read), per route, platform, app version and hour: one entry per such
     /// combination that has a count, so what it returns is bounded by the cells held.
     /// Routes no count names are skipped.
     /// - Complexity: O(cells in those hours).
@@ -20,7 +21,7 @@ extension Counts {
         let keep = TelemetryDimension.route.mask | TelemetryDimension.platform.mask | TelemetryDimension.appVersion.mask
         let proceed = UInt64(Outcome.proceed.rawValue), gated = UInt64(Outcome.gated.rawValue)
         var found: [RouteOpens] = []
-        let first = CountQuery.floor(from, 3_600), end = CountQuery.floor(to + 3_599, 3_600)
+        let first = CountQuery.floor(from, 3_600), end = CountQuery.floor(to, 3_600) + 1
         for hour in first..<max(first, end) {
             guard let bucket = hours[Int32(clamping: hour)] else { continue }
             var tallies: [UInt64: UInt64] = [:]

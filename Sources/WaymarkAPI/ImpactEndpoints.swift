@@ -90,7 +90,8 @@ struct ImpactEndpoints: EndpointGroup {
         }
         let nowDate = context.now()
         let now = Int(nowDate.timeIntervalSince1970)
-        let from = now - Self.week
+        // The current hour and the 167 before it: a week of hour cells.
+        let from = (now - Self.week + 3_600) / 3_600 * 3_600
 
         // Opens, proceeded or gated, per route, build and hour of the week: only of the routes
         // the draft can change, so what is read is bounded by their cells, not by every route's.

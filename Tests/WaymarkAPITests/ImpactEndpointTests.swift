@@ -56,6 +56,29 @@ struct ImpactEndpointTests {
         #expect(service.store.snapshot.revisions.count == 1, "nothing is published")
     }
 
+    @Test func aBuildThatCanNoLongerResolveARouteLosesItsOpensExactly() throws {
+        let service = try LiveService()
+        let write = service.tokens[.telemetryWrite]!
+        for (version, count) in [("5.2.0", 7), ("5.3.0", 11)] {
+            let body = telemetryBody([#"{"entry": "scheme", "outcome": "proceed", "route": "home", "count": \#(count)}"#],
+                                     client: #"{"platform": "ios", "appVersion": "\#(version)", "revision": 1}"#)
+            #expect(service.call("POST", "/v1/telemetry", token: write, body: body).status == 202)
+        }
+        // home now shows New Arrivals, a screen ios 5.2.0 does not have.
+        guard case .object(var document) = Fixtures.storefrontRoutesJSON, case .array(let routes)? = document["routes"] else { return }
+        document["routes"] = .array(routes.map { route in
+            guard case .object(var object) = route, object["id"] == "home" else { return route }
+            object["destination"] = "newArrivals"
+            return .object(object)
+        })
+        let out = service.call("POST", "/v1/revisions/1/impact", token: service.tokens[.routesPublish]!, body: JSONValue.object(document).serialized())
+        let changes = out.json["routes"]?.arrayValue?.first?["changes"]?.arrayValue ?? []
+        #expect(out.json["routes"]?.arrayValue?.map { $0["id"] } == ["home"], "\(out.text)")
+        #expect(changes.map { $0["kind"] } == ["buildDropped"])
+        #expect(changes.first?["count"] == JSONValue.int(7) && changes.first?["basis"] == "exact")
+        #expect(changes.first?["builds"] == [["platform": "ios", "version": "5.2.0", "count": 7]])
+    }
+
     @Test func badInputIsRefusedByName() throws {
         let service = try LiveService(transport: .inProcess)
         let publish = service.tokens[.routesPublish]!
