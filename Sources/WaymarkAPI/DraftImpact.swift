@@ -135,16 +135,31 @@ struct DraftImpact: Sendable, Equatable {
         return DraftImpact(routes: impacts, gained: gained)
     }
 
-    /// The base routes whose opens the draft can change: those it removes or changes, and
-    /// those with a pattern that a pattern of a new or changed draft route overlaps. Any
-    /// other route keeps its links (a route removed or changed can only give links back), so
-    /// only these routes' opens need to be read.
+    /// The base routes whose opens the draft can change: those it removes, changes or moves
+    /// past another route they share, and those with a pattern that a pattern of a new,
+    /// changed or moved draft route overlaps. Any other route keeps its links (a route
+    /// removed or changed can only give links back), so only these routes' opens need to be read.
     static func affected(base: RoutesDocument, draft: RoutesDocument) -> Set<String> {
         let before = Table(base), after = Table(draft)
+        // A tie goes to the earlier route: two routes both have, sharing links, whose order
+        // the draft swaps, have both moved.
+        var basePosition: [String: Int] = [:], draftPosition: [String: Int] = [:]
+        for (index, route) in before.routes.enumerated() where after.route(route.spec.id) != nil { basePosition[route.spec.id] = index }
+        for (index, route) in after.routes.enumerated() where basePosition[route.spec.id] != nil { draftPosition[route.spec.id] = index }
+        var moved = Set<String>()
+        for route in before.routes {
+            guard let here = basePosition[route.spec.id], let there = draftPosition[route.spec.id] else { continue }
+            for pattern in route.patterns {
+                for other in before.meeting(pattern.segments) where other != route.spec.id {
+                    guard let otherHere = basePosition[other], let otherThere = draftPosition[other] else { continue }
+                    if (here < otherHere) != (there < otherThere) { moved.formUnion([route.spec.id, other]) }
+                }
+            }
+        }
         func same(_ a: RouteSpec, _ b: RouteSpec) -> Bool {
             var (a, b) = (a, b)
             (a.index, b.index) = (0, 0)
-            return a == b
+            return a == b && !moved.contains(a.id)
         }
         let probe = Table(after.routes.map(\.spec).filter { spec in before.route(spec.id).map { !same($0.spec, spec) } ?? true })
         var affected = Set<String>()
@@ -395,6 +410,11 @@ struct DraftImpact: Sendable, Equatable {
         }
 
         func route(_ id: String) -> Route? { positions[id].map { routes[$0] } }
+
+        /// The ids of the routes with a pattern that shares a link with `segments`.
+        func meeting(_ segments: [PatternSegment]) -> Set<String> {
+            Set(candidates(segments).filter { DraftImpact.overlaps(routes[$0.route].patterns[$0.pattern].segments, segments) }.map { routes[$0.route].spec.id })
+        }
 
         /// Whether some pattern shares a link with `segments`.
         func meets(_ segments: [PatternSegment]) -> Bool {

@@ -71,6 +71,9 @@ import Testing
         Row(name: "a new literal route shadows part of an alias",
             base: [product], draft: [product, route("sale", ["/p/sale"], destination: "home")],
             expected: ["product shadowed /p/:id sale 1000 upTo"]),
+        Row(name: "a route moved before another with the same alias takes its links",
+            base: [product, route("sale", ["/p/:code"], destination: "home")], draft: [route("sale", ["/p/:code"], destination: "home"), product],
+            expected: ["product rerouted /p/:id sale 1000 upTo"]),
         Row(name: "a shadow that was already there is not new",
             base: [product, route("sale", ["/p/sale"], destination: "home")], draft: [product, route("sale", ["/p/sale"], destination: "home")],
             expected: []),
@@ -130,6 +133,8 @@ import Testing
         ([product, cart], [route("sale", ["/cart"], destination: "home"), cart, product], ["cart"]),
         ([product, cart], [product, cart, route("coats", ["/winter/coats"], destination: "home")], []),
         ([product, cart], [product, route("cart", ["/cart"], destination: "cart", extra: until(now))], ["cart"]),
+        ([product, cart, route("sale", ["/p/:code"], destination: "home")], [route("sale", ["/p/:code"], destination: "home"), product, cart],
+         ["sale", "product"]),
     ] as [([String], [String], Set<String>)])
     func affectedRoutes(base: [String], draft: [String], expected: Set<String>) {
         #expect(DraftImpact.affected(base: Self.document(base), draft: Self.document(draft)) == expected)
