@@ -60,7 +60,7 @@ public final class API: Sendable {
         HealthEndpoints.self, ManifestEndpoints.self, RevisionEndpoints.self, PublishingEndpoints.self,
         SchemaEndpoints.self, PreviewEndpoints.self, AssociatedDomainEndpoints.self, TelemetryEndpoints.self,
         ReplicationEndpoints.self, MetricsEndpoints.self, DashboardEndpoints.self, ConsoleEndpoints.self, ScheduleEndpoints.self, RolloutEndpoints.self, QREndpoints.self,
-        UnknownLinkEndpoints.self, LandingEndpoints.self,
+        UnknownLinkEndpoints.self, LandingEndpoints.self, ImpactEndpoints.self,
     ]
 
     let context: APIContext

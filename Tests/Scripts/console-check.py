@@ -27,7 +27,12 @@ live daemon seeded with the storefront example:
     every route's web landings by what they did; a telemetry:read token alone seeing the
     performance view only, with the same numbers;
   - the token went to this origin's /v1/ API and nowhere else (Chromium's network log), and
-    Chromium logged no policy violation.
+    Chromium logged no policy violation;
+  - the impact of a draft (`impact_stage`, a daemon of its own fed a week of telemetry by
+    this script): removing product's /p/:id alias shows "Up to N opens last week would no
+    longer open product" next to product's change, N the posted opens (proceed and gated);
+    publishing asks for a confirmation naming N; a route added for the top unknown shape
+    shows that shape's count as gained.
 Screenshots of the main states go to SCREENSHOTS (default .build/console).
 
 Usage: console-check.py WAYMARK_BINARY [SCREENSHOTS] (through console-check.sh, which installs what it needs)
@@ -509,6 +514,141 @@ def check_performance(binary, data, port, base, marketing, folder, drivers):
     return carried
 
 
+def post_impact_week(port, phone, now):
+    """A week of telemetry for impact_stage: product opened through two builds every day
+    (proceeded and gated; failures too, which are not opens), cart beside it, and unknown
+    links as shapes. Events more than 10 minutes old count in their hour only (docs/api.md,
+    "Lateness"), which is what the replay reads. Each shape comes from a source key of its
+    own, one event a batch: a source adds at most 3 shapes a minute and a network 30
+    (--shapes-per-source/--shapes-per-network), and 20 stay under both. Returns the product
+    opens posted and the shapes' counts."""
+    rng = random.Random(36)
+    opens = 0
+    for platform, version in (("ios", "5.3.0"), ("ios", "5.2.0")):
+        events = []
+        for day in range(7):
+            for _ in range(3):
+                ts = iso(now - day * 86400 - rng.randint(1, 20) * 3600 - rng.randint(0, 3599))
+                proceeded, gated = rng.randint(20, 60), rng.randint(1, 9)
+                opens += proceeded + gated
+                events += [{"ts": ts, "entry": "universalLink", "outcome": "proceed", "route": "product", "count": proceeded},
+                           {"ts": ts, "entry": "scheme", "outcome": "gated", "precondition": "auth", "route": "product", "count": gated},
+                           {"ts": ts, "entry": "scheme", "outcome": "notFound", "reason": "validationFailed", "route": "product", "count": 4},
+                           {"ts": ts, "entry": "scheme", "outcome": "proceed", "route": "cart", "count": rng.randint(1, 30)}]
+        status, answer, _ = api(port, phone, "POST", "/v1/telemetry",
+                                {"client": {"platform": platform, "appVersion": version, "revision": 1}, "events": events})
+        if status != 202 or answer["accepted"] != len(events):
+            fail("a week of telemetry for %s %s was answered %s %r" % (platform, version, status, answer))
+    shapes = {"/winter/:param": 12, "/outlet/:param": 5, "/gift-cards": 3}
+    serial = 0
+    for shape, count in shapes.items():
+        for _ in range(count):
+            serial += 1
+            event = {"ts": iso(now - 60), "entry": "universalLink", "outcome": "notFound", "reason": "unknownRoute", "shape": shape}
+            status, answer, _ = api(port, phone, "POST", "/v1/telemetry",
+                                    {"client": {"platform": "ios", "appVersion": "5.3.0", "revision": 1, "source": "%032x" % (0x36b0000 + serial)},
+                                     "events": [event]})
+            if status != 202 or answer["accepted"] != 1:
+                fail("a shape was answered %s %r" % (status, answer))
+    return opens, shapes
+
+
+def iso(seconds):
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(seconds))
+
+
+def impact_stage(binary, folder):
+    """Review & publish shows what a draft does to last week's traffic, on a daemon of its
+    own fed a week of telemetry: a removed alias warns next to its change with the number
+    posted, publish asks for a confirmation naming it, and a route for the top unknown
+    shape shows the shape's count as gained."""
+    scratch = tempfile.mkdtemp(prefix="waymark-impact-")
+    data = os.path.join(scratch, "data")
+    process, admin, port = waymark_daemon.start(binary, data)
+    driver = None
+    try:
+        if port is None or admin is None:
+            fail("the impact daemon did not start: " + process.stderr.read())
+        base = "http://127.0.0.1:%d" % port
+        marketing, phone, reader = (subprocess.run([binary, "token", "create", "--data-dir", data, "--name", name, "--scope", scope],
+                                                   capture_output=True, text=True, check=True).stdout.strip()
+                                    for name, scope in (("marketing", "routes:publish"), ("phone", "telemetry:write"),
+                                                        ("ops", "telemetry:read")))
+        opens, shapes = post_impact_week(port, phone, int(time.time()))
+        status, unknown, _ = api(port, reader, "GET", "/v1/telemetry/unknown-links?limit=3")
+        top = unknown["shapes"][0] if status == 200 and unknown["shapes"] else {}
+        if top.get("shape") != "/winter/:param" or top.get("count") != shapes["/winter/:param"] or unknown["refused"] != 0:
+            fail("the posted shapes are not the unknown links: %s %r" % (status, unknown))
+        step("a week of telemetry posted: %d product opens (proceed and gated) over two builds, cart beside it; "
+             "unknown links /winter/:param x12 (the top), /outlet/:param x5, /gift-cards x3, none refused" % opens)
+
+        driver = browser()
+        log_in(driver, base, marketing)
+        # Remove product's short-link alias.
+        edit_route(driver, "product")
+        type_into(driver, "f-patterns", "/product/:id\n/deeplink/product/:id")
+        wait(driver, lambda d: settled(d), "the draft to be checked")
+        driver.find_element(By.ID, "tab-review").click()
+        expected = "Up to %d opens last week would no longer open product" % opens
+        warning = wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, "#review-diff table[data-changed='product'] + ul.impact li.warning"),
+                       "the warning next to product's change")
+        if not warning[0].text.startswith(expected) or warning[0].get_attribute("data-count") != str(opens) \
+                or warning[0].get_attribute("data-basis") != "upTo" or "/p/:id" not in warning[0].text:
+            fail("next to product's change: %r (expected %r)" % (warning[0].text, expected))
+        estimated = driver.find_element(By.ID, "impact-estimates-list").get_attribute("textContent")
+        if "not by link or pattern" not in estimated or "up to" not in estimated:
+            fail("the page does not say what is estimated: %r" % estimated)
+        shot(driver, folder, "12-impact-warning", "review-diff")
+        # Publishing asks first, naming the number; cancelled, nothing is published.
+        type_into(driver, "publish-message", "Drop the short links")
+        driver.find_element(By.ID, "publish").click()
+        wait(driver, lambda d: d.find_element(By.ID, "impact-confirm-panel").is_displayed(), "the confirmation")
+        asked = text(driver, "impact-confirm-text")
+        if expected not in asked:
+            fail("the confirmation does not name %d: %r" % (opens, asked))
+        shot(driver, folder, "13-impact-confirm", "impact-confirm-panel")
+        driver.find_element(By.ID, "impact-cancel").click()
+        status, listing, _ = api(port, admin, "GET", "/v1/revisions")
+        if listing["current"] != 1:
+            fail("a cancelled confirmation published revision %s" % listing["current"])
+        step("removing /p/:id: %r next to product's change (the page says why it is an upper bound); "
+             "publish asked %r; cancelled, nothing published" % (warning[0].text[:len(expected)], asked))
+
+        # A route for the top unknown shape: its count, gained.
+        driver.find_element(By.ID, "tab-routes").click()
+        driver.find_element(By.ID, "new-route").click()
+        wait(driver, lambda d: d.find_element(By.ID, "route-form").is_displayed(), "the route form")
+        type_into(driver, "f-id", "winter")
+        type_into(driver, "f-patterns", "/winter/:id")
+        Select(driver.find_element(By.ID, "f-destination")).select_by_value("product")
+        wait(driver, lambda d: settled(d), "the draft to be checked")
+        driver.find_element(By.ID, "tab-review").click()
+        gained = wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, "#impact-gained li[data-shape='/winter/:param']"), "the gained shape")
+        said = gained[0].text
+        if gained[0].get_attribute("data-count") != str(shapes["/winter/:param"]) or "Gained" not in said or "winter" not in said:
+            fail("the gained shape reads %r" % said)
+        others = [item.get_attribute("data-shape") for item in driver.find_elements(By.CSS_SELECTOR, "#impact-gained li[data-shape]")]
+        if others != ["/winter/:param"]:
+            fail("only /winter/:param is answered by the draft, not %r" % others)
+        shot(driver, folder, "14-impact-gained", "impact-panel")
+        # Confirmed, it publishes.
+        result = publish(driver, "Drop the short links, add winter")
+        if "Not published yet" not in result:
+            fail("publish did not ask: %r" % result)
+        driver.find_element(By.ID, "impact-confirm").click()
+        wait(driver, lambda d: "Published revision 2" in text(d, "publish-result"), "the confirmed publish")
+        step("a route for /winter/:param: %r; confirmed, revision 2 published" % said)
+    finally:
+        if driver is not None:
+            try:
+                driver.quit()
+            except Exception:
+                pass
+        process.terminate()
+        process.wait(timeout=10)
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
 def main():
     began = time.monotonic()
     binary = os.path.abspath(sys.argv[1])
@@ -743,7 +883,6 @@ def main():
 
         carried += check_requests(a, base, marketing) + check_requests(b, base, marketing)
         step("the token went only to %s/v1/ (%d requests); no policy violation logged" % (base, carried))
-        print("console-check: ok (%d checks in %.1f s, daemon and browsers included; screenshots in %s)" % (len(STEPS), time.monotonic() - began, folder))
     finally:
         for driver in drivers:
             try:
@@ -753,6 +892,8 @@ def main():
         process.terminate()
         process.wait(timeout=10)
         shutil.rmtree(scratch, ignore_errors=True)
+    impact_stage(binary, folder)
+    print("console-check: ok (%d checks in %.1f s, daemons and browsers included; screenshots in %s)" % (len(STEPS), time.monotonic() - began, folder))
 
 
 if __name__ == "__main__":

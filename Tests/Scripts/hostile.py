@@ -59,9 +59,16 @@
      5 a second), the rest 429; manifests fetched every 100 ms meanwhile, none slower than
      1 s; and the same token may still validate at once (the read spent telemetry:read's
      bucket, not its publishing one).
+ 19. Draft impact as marketing (`POST /v1/revisions/N/impact`, a costly read): on a
+     3,000-route revision with a week of telemetry on every route, one token floods 3,000-route
+     drafts (every pattern moved, one catch-all taking them) from 24 keep-alive connections:
+     it has at most 2 impacts queued or running (the rest 503 busy at once, so it cannot
+     fill the first-come reads lane), while another marketer from another address is
+     answered every time, manifests stay answered, and RSS stays under its bound; a draft
+     past --max-document-bytes is refused 413 unread.
 
 Prints each figure; exits 1 on the first failure.
-Usage: hostile.py WAYMARK_RELEASE_BINARY
+Usage: hostile.py WAYMARK_RELEASE_BINARY [ATTACK...] (attacks by name, e.g. impact_flood: only those, each on a daemon of its own)
 """
 import http.client
 import json
@@ -1208,12 +1215,139 @@ def publisher_reads_counts(daemon, binary, data):
                                                          1000 * times[len(times) // 2], 1000 * times[-1]))
 
 
+# 19 -----------------------------------------------------------------------------------------
+def impact_flood(binary, scratch):
+    """One marketing token floods the impact endpoint with 3,000-route drafts against a
+    3,000-route revision that has a week of telemetry on every route: it has at most 2
+    impacts queued or running (the rest 503 busy), while another marketer from another
+    address is answered each time, manifests stay answered and RSS stays bounded; a draft
+    past --max-document-bytes is refused 413 before it is read."""
+    data = os.path.join(scratch, "impact")
+    daemon = Daemon(binary, data, "--max-document-bytes", str(4 << 20))
+    flooder = token(binary, data, "impact-flooder", "routes:publish", rate="unlimited")
+    other = token(binary, data, "impact-other", "routes:publish", rate="unlimited")
+    phone = token(binary, data, "impact-phone", "telemetry:write", rate="unlimited")
+    reader = token(binary, data, "impact-reader", "manifest:read", rate="unlimited")
+    routes = json.load(open(os.path.join(EXAMPLE, "routes.json")))
+    calendar = json.loads(json.dumps(routes))
+    for index in range(3_000):
+        calendar["routes"].append({"id": "c%d" % index, "patterns": ["/campaign/c%d" % index, "/c%d/now" % index], "destination": "home"})
+    status, body, _ = call(daemon.port, daemon.admin, "POST", "/v1/revisions", {"message": "calendar", "routes": calendar},
+                           {"If-Match": '"rev-1"'}, timeout=120)
+    if status != 201:
+        fail("publishing the calendar answered %d %s" % (status, body[:300]))
+    now = int(time.time())
+    for version in ("5.2.0", "5.3.0"):
+        for start in range(0, 3_000, 1_000):
+            events = [{"ts": iso(now - 3600 - (index % 160) * 3600), "entry": "universalLink", "outcome": "proceed", "route": "c%d" % index, "count": 3}
+                      for index in range(start, start + 1_000)]
+            status, body, _ = call(daemon.port, phone, "POST", "/v1/telemetry",
+                                   {"client": {"platform": "ios", "appVersion": version, "revision": 2}, "events": events})
+            if status != 202:
+                fail("posting a week of calendar telemetry answered %d %s" % (status, body[:300]))
+    draft = json.loads(json.dumps(calendar))
+    for route in draft["routes"][-3_000:]:
+        route["patterns"] = ["/campaign/%s/now" % route["id"], "/%s/later" % route["id"]]
+    draft["routes"].append({"id": "catch-all", "patterns": ["/campaign/:name"], "destination": "home"})
+    sent = json.dumps(draft).encode()
+    alone_at = time.monotonic()
+    status, body, _ = call(daemon.port, other, "POST", "/v1/revisions/2/impact", sent, {"Content-Type": "application/json"}, timeout=120)
+    alone = time.monotonic() - alone_at
+    answer = json_of(body) if status == 200 else {}
+    changes = sum(len(route["changes"]) for route in answer.get("routes", []))
+    if status != 200 or len(answer["routes"]) != 3_000 or changes != 6_000:
+        fail("one calendar impact answered %d with %d routes, %d changes: %s" % (status, len(answer.get("routes", [])), changes, body[:300]))
+    rss_before = rss_mb(daemon.process.pid)
+    stop = threading.Event()
+    counts = {200: 0, 503: 0, "other": 0}
+    lock = threading.Lock()
+
+    def flood():
+        connection = None
+        while not stop.is_set():
+            try:
+                if connection is None:
+                    connection = http.client.HTTPConnection("127.0.0.1", daemon.port, timeout=120)
+                connection.request("POST", "/v1/revisions/2/impact", body=sent,
+                                   headers={"Authorization": "Bearer " + flooder, "Content-Type": "application/json"})
+                response = connection.getresponse()
+                response.read()
+                with lock:
+                    counts[response.status if response.status in (200, 503) else "other"] += 1
+            except (OSError, http.client.HTTPException):
+                connection = None
+
+    threads = [threading.Thread(target=flood) for _ in range(24)]
+    for thread in threads:
+        thread.start()
+    time.sleep(1)
+    small = json.dumps(routes).encode()
+    others, manifests = [], []
+    started = time.monotonic()
+    while time.monotonic() - started < 10:
+        sent_at = time.monotonic()
+        connection = http.client.HTTPConnection("127.0.0.1", daemon.port, timeout=120, source_address=("127.0.0.9", 0))
+        connection.request("POST", "/v1/revisions/2/impact", body=small, headers={"Authorization": "Bearer " + other, "Content-Type": "application/json"})
+        response = connection.getresponse()
+        response.read()
+        connection.close()
+        others.append((response.status, time.monotonic() - sent_at))
+        sent_at = time.monotonic()
+        status, _, _ = call(daemon.port, reader, "GET", "/v1/manifest?platform=ios&version=5.3.0")
+        manifests.append((status, time.monotonic() - sent_at))
+        time.sleep(0.2)
+    peak = rss_mb(daemon.process.pid)
+    held = daemon.metric("waymark_work_refused_total")
+    stop.set()
+    for thread in threads:
+        thread.join()
+    # A draft past --max-document-bytes: refused on its head, before a byte of it is read.
+    connection = open_head(daemon.port, "127.0.0.1", "POST /v1/revisions/2/impact HTTP/1.1\r\nHost: waymark.test\r\n"
+                           "Authorization: Bearer %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n" % (flooder, 5 << 20))
+    line = first_line(connection, 10)
+    connection.close()
+    if " 413 " not in line:
+        fail("a 5 MiB draft past --max-document-bytes 4 MiB answered %r" % line)
+    alive = daemon.alive()
+    daemon.stop()
+    if not alive:
+        fail("the daemon died under the impact flood")
+    if counts[503] == 0 or counts[200] == 0 or counts["other"]:
+        fail("the impact flood was not held to its share: %s" % counts)
+    if any(status != 200 for status, _ in others) or any(status != 200 for status, _ in manifests):
+        fail("beside the impact flood: the other marketer %s, manifests %s" % (sorted({s for s, _ in others}), sorted({s for s, _ in manifests})))
+    # A liveness bound, not a benchmark: the machine may be shared and the build a debug one.
+    slowest_manifest = max(seconds for _, seconds in manifests)
+    median_manifest = sorted(seconds for _, seconds in manifests)[len(manifests) // 2]
+    if slowest_manifest > 5 or peak > rss_before + 300:
+        fail("under the impact flood: slowest manifest %.2f s, RSS %.1f -> %.1f MB" % (slowest_manifest, rss_before, peak))
+    waits = sorted(seconds for _, seconds in others)
+    print("hostile: a 3,000-route revision with a week of telemetry on every route; one impact of a %.0f KB draft alone in %.2f s; "
+          "one token flooding such drafts that move all "
+          "6,000 patterns from 24 connections: %d answered, %d refused 503 at once past its 2 impacts at a time (of them by the reads lane: %d); another marketer "
+          "from another address answered %d of %d (median %.2f s, slowest %.2f s); %d manifests beside them, median %.0f ms, slowest %.0f ms "
+          "(bound 5 s); RSS %.1f -> %.1f MB (bound +300); a 5 MiB draft refused 413 unread"
+          % (len(sent) / 1e3, alone, counts[200], counts[503], held or 0, len(others), len(others), waits[len(waits) // 2], waits[-1],
+             len(manifests), median_manifest * 1000, slowest_manifest * 1000, rss_before, peak))
+
+
 def main():
     if len(sys.argv) < 2:
         fail("usage: hostile.py WAYMARK_RELEASE_BINARY")
     binary = os.path.abspath(sys.argv[1])
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, 65536), hard))
+    chosen = sys.argv[2:]
+    if chosen:
+        # Attacks that start daemons of their own, by name.
+        alone = {"impact_flood": impact_flood, "old_revisions": old_revisions}
+        unknown = [name for name in chosen if name not in alone]
+        if unknown:
+            fail("no attack %s runs alone; these do: %s" % (", ".join(unknown), ", ".join(sorted(alone))))
+        with tempfile.TemporaryDirectory(prefix="waymark-hostile-") as scratch:
+            for name in chosen:
+                alone[name](binary, scratch)
+        return
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="waymark-hostile-") as scratch:
         data = os.path.join(scratch, "main")
@@ -1242,6 +1376,7 @@ def main():
             landing_past_an_edge(binary, scratch)
             refusals_from_many_addresses(binary, scratch)
             old_revisions(binary, scratch)
+            impact_flood(binary, scratch)
         finally:
             if daemon.alive():
                 daemon.process.kill()

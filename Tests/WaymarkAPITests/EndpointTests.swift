@@ -43,6 +43,7 @@ struct EndpointTests {
         ("POST", "/v1/resolve", .manifestRead, "{\"url\": \"https://storefront.example/p/42\", \"platform\": \"ios\", \"version\": \"5.3.0\"}", nil, 200),
         ("GET", "/v1/schemas/ios/5.3.0", .manifestRead, "", nil, 200),
         ("POST", "/v1/revisions/1/diff", .routesPublish, Fixtures.storefrontRoutesJSON.serialized(), nil, 200),
+        ("POST", "/v1/revisions/1/impact", .routesPublish, Fixtures.storefrontRoutesJSON.serialized(), nil, 200),
         ("POST", "/v1/validate", .routesPublish, "{}", nil, 200),
         ("POST", "/v1/revisions", .routesPublish, publishBody(extraRoute: "table"), "\"rev-1\"", 201),
         ("POST", "/v1/revisions/1/rollback", .routesPublish, "", "\"rev-1\"", 200),  // revision 1 is current: unchanged
@@ -87,7 +88,7 @@ struct EndpointTests {
     /// Every route's declared access: open, or the scope its token needs.
     static let declared: Set<String> = [
         "GET /healthz open", "GET /readyz open", "GET /dashboard open", "GET /console open",
-        "GET /v1/schemas/:platform/:version manifest:read", "POST /v1/revisions/:a/diff routes:publish",
+        "GET /v1/schemas/:platform/:version manifest:read", "POST /v1/revisions/:a/diff routes:publish", "POST /v1/revisions/:a/impact routes:publish",
         "GET /.well-known/apple-app-site-association open", "GET /.well-known/assetlinks.json open",
         "GET /v1/manifest manifest:read", "GET /v1/revisions manifest:read", "GET /v1/revisions/:number manifest:read",
         "GET /v1/revisions/:a/diff/:b manifest:read", "GET /v1/schemas manifest:read", "POST /v1/resolve manifest:read",
@@ -138,7 +139,8 @@ struct EndpointTests {
             #expect(rows.map(\.2) == [scope], "\(route.method) \(route.path) has one row in the token table, with its scope")
         }
         let deferred = routes.filter { $0.mode == .deferred }.map { "\($0.method) \($0.path)" }
-        #expect(Set(deferred) == ["POST /v1/revisions", "POST /v1/validate", "POST /v1/telemetry", "POST /v1/replication/telemetry"])
+        #expect(Set(deferred) == ["POST /v1/revisions", "POST /v1/validate", "POST /v1/telemetry", "POST /v1/replication/telemetry",
+                                  "POST /v1/revisions/:a/impact"])
         #expect(routes.filter { $0.method == "POST" || $0.method == "PUT" }.allSatisfy { $0.maximumBody != nil }, "every body has its limit")
     }
 

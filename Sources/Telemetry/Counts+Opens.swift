@@ -1,0 +1,42 @@
+/// One route's opens by one build in one hour (`Counts.opens`).
+public struct RouteOpens: Hashable, Sendable {
+    public var route: String
+    public var platform: String
+    public var appVersion: String
+    /// The hour's start, seconds since 1970.
+    public var hour: Int
+    public var count: UInt64
+}
+
+extension Counts {
+    /// The resolutions that opened one of `routes` (outcome `proceed` or `gated`) in the hours
+    /// from the one holding `from` to the one holding `to`, both whole (so an event in the
+    /// second `to` names is read), per route, platform, app version and hour: one entry per such
+    /// combination that has a count, so what it returns is bounded by the cells held.
+    /// Routes no count names are skipped.
+    /// - Complexity: O(cells in those hours).
+    public func opens(from: Int, to: Int, routes: Set<String>) -> [RouteOpens] {
+        let wanted = Set(routes.compactMap { value(of: $0, for: .route) }.filter { $0 > Interned.other })
+        guard !wanted.isEmpty else { return [] }
+        let keep = TelemetryDimension.route.mask | TelemetryDimension.platform.mask | TelemetryDimension.appVersion.mask
+        let proceed = UInt64(Outcome.proceed.rawValue), gated = UInt64(Outcome.gated.rawValue)
+        var found: [RouteOpens] = []
+        let first = CountQuery.floor(from, 3_600), end = CountQuery.floor(to, 3_600) + 1
+        for hour in first..<max(first, end) {
+            guard let bucket = hours[Int32(clamping: hour)] else { continue }
+            var tallies: [UInt64: UInt64] = [:]
+            for (key, count) in bucket {
+                let outcome = TelemetryDimension.outcome.value(of: key)
+                guard outcome == proceed || outcome == gated, wanted.contains(TelemetryDimension.route.value(of: key)) else { continue }
+                tallies[key & keep, default: 0] += count
+            }
+            for (key, count) in tallies {
+                found.append(RouteOpens(route: name(of: TelemetryDimension.route.value(of: key), for: .route),
+                                        platform: name(of: TelemetryDimension.platform.value(of: key), for: .platform),
+                                        appVersion: name(of: TelemetryDimension.appVersion.value(of: key), for: .appVersion),
+                                        hour: hour * 3_600, count: count))
+            }
+        }
+        return found
+    }
+}

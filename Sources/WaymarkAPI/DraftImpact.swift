@@ -1,0 +1,460 @@
+import RouteEngine
+
+/// What publishing a draft would do to the traffic that exists: last week's opens of each
+/// route replayed against the base revision and the draft, and the unknown-link shapes the
+/// draft would start answering. Pure: the counts, shapes and builds come in as values.
+///
+/// What can be known, and what is estimated (`Basis`): telemetry counts a resolution by
+/// route, build, hour and outcome, never by link or pattern. So a change that takes all of
+/// a route's links (the route removed, every pattern of it gone or taken by another route,
+/// a build that no longer gets it, a window that now ends earlier) is counted exactly, to
+/// the hour; a change that takes some of a route's patterns but not all of them (an alias
+/// removed, one pattern taken by another route, a new route that shadows part of one) can
+/// take anywhere from none to all of the route's opens, and is given as `upTo` that bound.
+///
+/// Windows are replayed one week ahead: each hour of last week is looked at as the same
+/// hour of the coming week (`offset`), as if the week after publishing repeats the last one,
+/// and an open changes when the base's window holds that time and the draft's does not.
+struct DraftImpact: Sendable, Equatable {
+    /// An app build as telemetry names it.
+    struct Build: Hashable, Sendable, Comparable {
+        var platform: String
+        var version: String
+
+        static func < (a: Build, b: Build) -> Bool { (a.platform, a.version) < (b.platform, b.version) }
+    }
+
+    /// Opens of one route (resolutions that proceeded or were gated) by one build in one hour.
+    struct Opens: Hashable, Sendable {
+        var route: String
+        var build: Build
+        /// The hour's start, seconds since 1970.
+        var hour: Int
+        var count: UInt64
+    }
+
+    /// An unknown-link shape and its count (`ShapeSketch`): at least `lowerBound`, at most `count`.
+    struct Shape: Hashable, Sendable {
+        var shape: String
+        var count: UInt64
+        var lowerBound: UInt64
+    }
+
+    /// The routes each build is served, in the base and in the draft (a build's manifest
+    /// leaves out a route whose destination or params its schema lacks).
+    struct Served: Hashable, Sendable {
+        var base: Set<String>
+        var draft: Set<String>
+    }
+
+    enum Basis: String, Sendable {
+        /// Every open counted takes this path (to the hour, for windows).
+        case exact
+        /// At most this many: the route's opens, not known by pattern, of which some part does.
+        case upTo
+    }
+
+    enum Kind: String, Sendable {
+        /// The route is not in the draft: every open ends `notFound(unknownRoute)`.
+        case routeRemoved
+        /// A pattern is in no route of the draft: its links end `notFound(unknownRoute)`.
+        case patternRemoved
+        /// A pattern's links now resolve to another route (its own pattern gone, or taken).
+        case rerouted
+        /// Another route's pattern now wins some of a pattern's links (more specific there).
+        case shadowed
+        /// The draft's window no longer holds hours the base's did: `notFound(expired)`.
+        case windowShrunk
+        /// A build the route was served to no longer gets it in the draft: `notFound(unknownRoute)`.
+        case buildDropped
+    }
+
+    struct Change: Equatable, Sendable {
+        var kind: Kind
+        /// The base pattern whose links change (pattern kinds).
+        var pattern: String?
+        /// Where those opens go instead: another route (`rerouted`, `shadowed`), or nil for `notFound`.
+        var toRoute: String?
+        /// The `notFound` reason, when they end in `notFound`.
+        var reason: String?
+        /// The pattern of `toRoute` that takes them.
+        var toPattern: String?
+        var count: UInt64
+        var basis: Basis
+        var builds: [Build: UInt64]
+    }
+
+    struct RouteImpact: Equatable, Sendable {
+        var id: String
+        /// Last week's opens of the route, all builds.
+        var opens: UInt64
+        var changes: [Change]
+    }
+
+    struct Gained: Equatable, Sendable {
+        var shape: Shape
+        var route: String
+        var pattern: String
+    }
+
+    /// Routes with at least one change, in the base's order.
+    var routes: [RouteImpact]
+    /// Shapes no base route answers and a draft route does, most counted first.
+    var gained: [Gained]
+
+    /// A change's share of its route's opens above which the console warns (1 %).
+    static let warningShare = 0.01
+
+    static func share(_ change: Change, of route: RouteImpact) -> Double {
+        route.opens == 0 ? 0 : Double(change.count) / Double(route.opens)
+    }
+
+    /// - Parameters:
+    ///   - offset: seconds added to an hour (and half an hour, its middle) before the windows are asked about it.
+    ///   - now: seconds since 1970; a draft route whose window has ended by then answers no shape.
+    ///   - served: per build with a registered schema; a build without one is judged by its patterns and windows only.
+    static func compute(base: RoutesDocument, draft: RoutesDocument, opens: [Opens], shapes: [Shape],
+                        served: [Build: Served], offset: Int, now: Int) -> DraftImpact {
+        let before = Table(base), after = Table(draft)
+        var byRoute: [String: [Opens]] = [:]
+        for open in opens where open.count > 0 { byRoute[open.route, default: []].append(open) }
+        var impacts: [RouteImpact] = []
+        for route in before.routes {
+            guard let traffic = byRoute[route.spec.id], !traffic.isEmpty else { continue }
+            let total = traffic.reduce(0) { $0 + $1.count }
+            let changes = routeChanges(route, traffic: traffic, before: before, after: after, served: served, offset: offset)
+            if !changes.isEmpty { impacts.append(RouteImpact(id: route.spec.id, opens: total, changes: changes)) }
+        }
+        var gained: [Gained] = []
+        for shape in shapes {
+            guard let segments = Self.segments(ofShape: shape.shape), before.winner(for: segments, scope: nil, now: now) == nil,
+                  let (route, pattern) = after.winner(for: segments, scope: nil, now: now) else { continue }
+            gained.append(Gained(shape: shape, route: route.spec.id, pattern: pattern.description))
+        }
+        gained.sort { ($0.shape.count, $1.shape.shape) > ($1.shape.count, $0.shape.shape) }
+        return DraftImpact(routes: impacts, gained: gained)
+    }
+
+    /// The base routes whose opens the draft can change: those it removes, changes or moves
+    /// past another route they share, and those with a pattern that a pattern of a new,
+    /// changed or moved draft route overlaps. Any other route keeps its links (a route
+    /// removed or changed can only give links back), so only these routes' opens need to be read.
+    static func affected(base: RoutesDocument, draft: RoutesDocument) -> Set<String> {
+        let before = Table(base), after = Table(draft)
+        // A tie goes to the earlier route: two routes both have, sharing links, whose order
+        // the draft swaps, have both moved.
+        var basePosition: [String: Int] = [:], draftPosition: [String: Int] = [:]
+        for (index, route) in before.routes.enumerated() where after.route(route.spec.id) != nil { basePosition[route.spec.id] = index }
+        for (index, route) in after.routes.enumerated() where basePosition[route.spec.id] != nil { draftPosition[route.spec.id] = index }
+        var moved = Set<String>()
+        for route in before.routes {
+            guard let here = basePosition[route.spec.id], let there = draftPosition[route.spec.id] else { continue }
+            for pattern in route.patterns {
+                for other in before.meeting(pattern.segments) where other != route.spec.id {
+                    guard let otherHere = basePosition[other], let otherThere = draftPosition[other] else { continue }
+                    if (here < otherHere) != (there < otherThere) { moved.formUnion([route.spec.id, other]) }
+                }
+            }
+        }
+        func same(_ a: RouteSpec, _ b: RouteSpec) -> Bool {
+            var (a, b) = (a, b)
+            (a.index, b.index) = (0, 0)
+            return a == b && !moved.contains(a.id)
+        }
+        let probe = Table(after.routes.map(\.spec).filter { spec in before.route(spec.id).map { !same($0.spec, spec) } ?? true })
+        var affected = Set<String>()
+        for route in before.routes {
+            guard let drafted = after.route(route.spec.id), same(drafted.spec, route.spec) else {
+                affected.insert(route.spec.id)
+                continue
+            }
+            if route.patterns.contains(where: { probe.meets($0.segments) }) { affected.insert(route.spec.id) }
+        }
+        return affected
+    }
+
+    private static func routeChanges(_ route: Table.Route, traffic: [Opens], before: Table, after: Table,
+                                     served: [Build: Served], offset: Int) -> [Change] {
+        func tally(_ opens: [Opens]) -> [Build: UInt64] { opens.reduce(into: [:]) { $0[$1.build, default: 0] += $1.count } }
+        func sum(_ builds: [Build: UInt64]) -> UInt64 { builds.values.reduce(0, +) }
+        guard let drafted = after.route(route.spec.id) else {
+            let builds = tally(traffic)
+            return [Change(kind: .routeRemoved, reason: "unknownRoute", count: sum(builds), basis: .exact, builds: builds)]
+        }
+        var changes: [Change] = []
+        // Builds that were served the route and are not in the draft: all their opens.
+        let dropped = Set(traffic.map(\.build).filter { served[$0].map { $0.base.contains(route.spec.id) && !$0.draft.contains(route.spec.id) } ?? false })
+        if !dropped.isEmpty {
+            let builds = tally(traffic.filter { dropped.contains($0.build) })
+            changes.append(Change(kind: .buildDropped, reason: "unknownRoute", count: sum(builds), basis: .exact, builds: builds))
+        }
+        let kept = traffic.filter { !dropped.contains($0.build) }
+        guard !kept.isEmpty else { return changes }
+        let keptBuilds = tally(kept)
+
+        // Each of the route's patterns that carried its links in the base: where they go now.
+        struct Fate {
+            var pattern: URLPattern
+            var winner: (id: String, pattern: String)?
+            var newShadows: [(id: String, pattern: String)]
+            /// Moved, but some of its links still reach the route (a narrower pattern of it).
+            var partlyKept: Bool
+        }
+        var fates: [Fate] = []
+        for pattern in route.patterns {
+            guard let own = before.winner(for: pattern.segments, scope: route.spec.scope, own: route.spec.id, now: nil),
+                  own.route.spec.id == route.spec.id else { continue }
+            let winner = after.winner(for: pattern.segments, scope: route.spec.scope, own: route.spec.id, now: nil)
+            let was = Set(before.shadows(of: pattern.segments, winner: own, excluding: route.spec.id).map { "\($0.id) \($0.pattern)" })
+            let now = after.shadows(of: pattern.segments, winner: winner, excluding: route.spec.id).filter { !was.contains("\($0.id) \($0.pattern)") }
+            let partlyKept = winner?.route.spec.id != route.spec.id && drafted.patterns.contains { Self.overlaps($0.segments, pattern.segments) }
+            fates.append(Fate(pattern: pattern, winner: winner.map { ($0.route.spec.id, $0.pattern.description) }, newShadows: now, partlyKept: partlyKept))
+        }
+        let unchanged = fates.filter { $0.winner?.id == route.spec.id && $0.newShadows.isEmpty }
+        let moved = fates.filter { $0.winner?.id != route.spec.id }
+        // All links move, and to one place: exact. Otherwise each change is bounded by all the route's opens.
+        let whole = unchanged.isEmpty && Set(moved.map { $0.winner?.id ?? "" }).count == 1 && moved.allSatisfy { $0.newShadows.isEmpty && !$0.partlyKept }
+        for fate in fates {
+            if fate.winner?.id != route.spec.id {
+                let kind: Kind = fate.winner == nil ? .patternRemoved : .rerouted
+                changes.append(Change(kind: kind, pattern: fate.pattern.description, toRoute: fate.winner?.id, reason: fate.winner == nil ? "unknownRoute" : nil,
+                                      toPattern: fate.winner?.pattern, count: sum(keptBuilds), basis: whole ? .exact : .upTo, builds: keptBuilds))
+            }
+            for shadow in fate.newShadows {
+                changes.append(Change(kind: .shadowed, pattern: fate.pattern.description, toRoute: shadow.id, toPattern: shadow.pattern,
+                                      count: sum(keptBuilds), basis: .upTo, builds: keptBuilds))
+            }
+        }
+        // The window: only the opens that still reach the route (all of them, or some).
+        if !whole, let base = before.route(route.spec.id)?.spec.window, base != drafted.spec.window {
+            let expired = kept.filter { open in
+                let middle = (open.hour + 1_800 + offset) * 1_000_000
+                return base.contains(microseconds: middle) && !drafted.spec.window.contains(microseconds: middle)
+            }
+            let builds = tally(expired)
+            if !builds.isEmpty {
+                changes.append(Change(kind: .windowShrunk, reason: "expired", count: sum(builds), basis: moved.isEmpty && fates.allSatisfy { $0.newShadows.isEmpty } ? .exact : .upTo,
+                                      builds: builds))
+            }
+        }
+        return changes
+    }
+
+    /// A shape's path (`docs/link-shapes.md`) as pattern segments: a word is a literal,
+    /// `:param` a capture, a trailing `*` (a path cut short) one or more segments. The query
+    /// names are dropped: a route never matches on them.
+    static func segments(ofShape shape: String) -> [PatternSegment]? {
+        let path = shape.prefix { $0 != "?" }
+        guard path.first == "/" else { return nil }
+        var segments: [PatternSegment] = []
+        for part in path.split(separator: "/") {
+            switch part {
+            case ":param": segments.append(.parameter("param"))
+            case "*": segments.append(.rest("rest"))
+            default: segments.append(.literal(part.lowercased()))
+            }
+        }
+        return segments
+    }
+
+    // MARK: Patterns
+
+    /// Whether every link `inner` admits, `outer` admits: per hosts and per schemes, nil is all.
+    static func scope(_ inner: LinkScope, isWithin outer: LinkScope) -> Bool {
+        func within(_ a: Set<String>?, _ b: Set<String>?) -> Bool { b == nil || a.map { $0.isSubset(of: b!) } == true }
+        return within(inner.hosts, outer.hosts) && within(inner.schemes, outer.schemes)
+    }
+
+    /// Literal beats `:param` beats `*rest`, segment by segment.
+    static func rank(_ segment: PatternSegment) -> Int {
+        switch segment {
+        case .literal: 2
+        case .parameter: 1
+        case .rest: 0
+        }
+    }
+
+    /// Whether every link `inner` matches, `outer` matches too.
+    static func covers(_ outer: [PatternSegment], _ inner: [PatternSegment]) -> Bool {
+        for (index, segment) in outer.enumerated() {
+            switch segment {
+            case .rest: return inner.count > index
+            case .parameter:
+                guard index < inner.count else { return false }
+                if case .rest = inner[index] { return false }
+            case .literal(let text):
+                guard index < inner.count, case .literal(let other) = inner[index], other == text else { return false }
+            }
+        }
+        return outer.count == inner.count
+    }
+
+    /// Whether some link matches both.
+    static func overlaps(_ a: [PatternSegment], _ b: [PatternSegment]) -> Bool {
+        for index in 0..<min(a.count, b.count) {
+            switch (a[index], b[index]) {
+            case (.rest, _), (_, .rest): return true
+            case (.literal(let x), .literal(let y)) where x != y: return false
+            default: continue
+            }
+        }
+        return a.count == b.count
+    }
+
+    /// Whether `a` wins over `b` on a link both match: the first segment where they differ decides.
+    static func beats(_ a: [PatternSegment], _ b: [PatternSegment]) -> Bool {
+        for (x, y) in zip(a, b) where rank(x) != rank(y) { return rank(x) > rank(y) }
+        return a.count > b.count
+    }
+
+    /// A document's routes with their parsed patterns (the first route of each id; a pattern
+    /// that does not parse takes no links, as the validator refuses it).
+    struct Table {
+        struct Route {
+            var spec: RouteSpec
+            var patterns: [URLPattern]
+        }
+
+        var routes: [Route] = []
+        private var positions: [String: Int] = [:]
+        /// Every pattern in a tree of segments (literal, `:param`, `*rest`), so that the
+        /// patterns a link shape may meet are found without looking at all of them.
+        private var nodes: [Node] = [Node()]
+
+        private struct Node {
+            var literals: [String: Int] = [:]
+            var parameter: Int?
+            /// Patterns that end here: (route, pattern) positions.
+            var ends: [Ref] = []
+            /// Patterns with a `*rest` at this depth.
+            var rests: [Ref] = []
+        }
+
+        struct Ref: Comparable {
+            var route: Int
+            var pattern: Int
+
+            static func < (a: Ref, b: Ref) -> Bool { (a.route, a.pattern) < (b.route, b.pattern) }
+        }
+
+        /// Shadows named per pattern, at most: the rest of a calendar of literals is not news.
+        static let maximumShadows = 20
+
+        init(_ document: RoutesDocument) { self.init(document.routes) }
+
+        init(_ specs: [RouteSpec]) {
+            for spec in specs where positions[spec.id] == nil {
+                positions[spec.id] = routes.count
+                let patterns = spec.patterns.compactMap { try? URLPattern($0) }
+                for (index, pattern) in patterns.enumerated() { insert(pattern.segments, Ref(route: routes.count, pattern: index)) }
+                routes.append(Route(spec: spec, patterns: patterns))
+            }
+        }
+
+        private mutating func insert(_ segments: [PatternSegment], _ ref: Ref) {
+            var node = 0
+            for segment in segments {
+                let next: Int
+                switch segment {
+                case .rest:
+                    nodes[node].rests.append(ref)
+                    return
+                case .parameter:
+                    if let existing = nodes[node].parameter { next = existing } else {
+                        next = nodes.count
+                        nodes.append(Node())
+                        nodes[node].parameter = next
+                    }
+                case .literal(let text):
+                    if let existing = nodes[node].literals[text] { next = existing } else {
+                        next = nodes.count
+                        nodes.append(Node())
+                        nodes[node].literals[text] = next
+                    }
+                }
+                node = next
+            }
+            nodes[node].ends.append(ref)
+        }
+
+        /// The patterns that may share a link with `segments` (a superset of those that do),
+        /// in document order.
+        private func candidates(_ segments: [PatternSegment]) -> [Ref] {
+            var found: [Ref] = []
+            func everything(below node: Int) {
+                found += nodes[node].ends
+                found += nodes[node].rests
+                for child in nodes[node].literals.values { everything(below: child) }
+                if let child = nodes[node].parameter { everything(below: child) }
+            }
+            func walk(_ node: Int, _ depth: Int) {
+                guard depth < segments.count else {
+                    found += nodes[node].ends
+                    return
+                }
+                found += nodes[node].rests
+                switch segments[depth] {
+                case .rest:
+                    for child in nodes[node].literals.values { everything(below: child) }
+                    if let child = nodes[node].parameter { everything(below: child) }
+                case .parameter:
+                    for child in nodes[node].literals.values { walk(child, depth + 1) }
+                    if let child = nodes[node].parameter { walk(child, depth + 1) }
+                case .literal(let text):
+                    if let child = nodes[node].literals[text] { walk(child, depth + 1) }
+                    if let child = nodes[node].parameter { walk(child, depth + 1) }
+                }
+            }
+            walk(0, 0)
+            return found.sorted()
+        }
+
+        func route(_ id: String) -> Route? { positions[id].map { routes[$0] } }
+
+        /// The ids of the routes with a pattern that shares a link with `segments`.
+        func meeting(_ segments: [PatternSegment]) -> Set<String> {
+            Set(candidates(segments).filter { DraftImpact.overlaps(routes[$0.route].patterns[$0.pattern].segments, segments) }.map { routes[$0.route].spec.id })
+        }
+
+        /// Whether some pattern shares a link with `segments`.
+        func meets(_ segments: [PatternSegment]) -> Bool {
+            candidates(segments).contains { DraftImpact.overlaps(routes[$0.route].patterns[$0.pattern].segments, segments) }
+        }
+
+        /// The route and pattern that take every link of `segments` (as a link of `scope`):
+        /// the most specific pattern that covers them, the earlier route on a tie. A route
+        /// limited to fewer hosts or schemes than `scope` takes only some (nil: any scope does).
+        /// With `now`, a route whose window has ended by then takes none; without, a route with
+        /// a window (other than `own`) takes only some, in its window.
+        func winner(for segments: [PatternSegment], scope: LinkScope?, own: String? = nil, now: Int?) -> (route: Route, pattern: URLPattern)? {
+            var best: (route: Route, pattern: URLPattern)?
+            for ref in candidates(segments) {
+                let route = routes[ref.route], pattern = route.patterns[ref.pattern]
+                if let scope, !DraftImpact.scope(scope, isWithin: route.spec.scope) { continue }
+                if let now, let end = route.spec.window.endMicroseconds, end <= now * 1_000_000 { continue }
+                if now == nil, route.spec.id != own, route.spec.window != ValidityWindow() { continue }
+                guard DraftImpact.covers(pattern.segments, segments) else { continue }
+                if let held = best, !DraftImpact.beats(pattern.segments, held.pattern.segments) { continue }
+                best = (route, pattern)
+            }
+            return best
+        }
+
+        /// Patterns of other routes than `excluding` that take some of `segments`' links and
+        /// not all: they overlap them, and beat `winner` where they do (or there is no winner),
+        /// or they cover them for fewer hosts or schemes or for a window, and do not lose to it.
+        /// The first `maximumShadows` in document order.
+        func shadows(of segments: [PatternSegment], winner: (route: Route, pattern: URLPattern)?, excluding: String) -> [(id: String, pattern: String)] {
+            var found: [(id: String, pattern: String)] = []
+            for ref in candidates(segments) where found.count < Self.maximumShadows {
+                let route = routes[ref.route], pattern = route.patterns[ref.pattern]
+                guard route.spec.id != excluding, route.spec.id != winner?.route.spec.id, DraftImpact.overlaps(pattern.segments, segments) else { continue }
+                let covering = DraftImpact.covers(pattern.segments, segments)
+                if covering && route.spec.scope == .all && route.spec.window == ValidityWindow() { continue }  // the winner, or it loses to it everywhere
+                if let winner = winner?.pattern, covering ? DraftImpact.beats(winner.segments, pattern.segments) : !DraftImpact.beats(pattern.segments, winner.segments) { continue }
+                found.append((route.spec.id, pattern.description))
+            }
+            return found
+        }
+    }
+}

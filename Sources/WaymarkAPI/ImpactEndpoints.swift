@@ -1,0 +1,192 @@
+import CivilDate
+import Foundation
+import HTTPCore
+import HTTPServer
+import ManifestStore
+import RouteEngine
+import Synchronization
+import Telemetry
+
+/// `POST /v1/revisions/N/impact` (scope `routes:publish`): what publishing the draft in the
+/// body over revision N would do to last week's traffic (`DraftImpact`), and the unknown-link
+/// shapes it would start answering. A costly read: the draft is a whole document (the body
+/// limit of a publish), and the answer reads a week of hour cells (of the routes the draft
+/// can change), builds a resolver per registered build twice and matches the sketch's
+/// shapes; so it runs in the reads lane, one token's and one peer's share at a time.
+struct ImpactEndpoints: EndpointGroup {
+    let context: APIContext
+
+    /// Shapes of the sketch looked at, best first.
+    static let maximumShapes = 200
+    /// How far back the replay reads, and how far ahead windows are asked about.
+    static let week = 7 * 86_400
+
+    /// Impacts one token may have queued or running at once. The reads lane is first come,
+    /// first served, and one token may hold a quarter of it: without this, a token's queued
+    /// impacts (each seconds of work on a big draft) would make every other caller wait
+    /// behind all of them.
+    static let perToken = 2
+
+    func register(on registry: inout EndpointRegistry) throws(RouterError) {
+        let held = Held()
+        let context = context
+        // Deferred rather than plain off-loop: a token's place is taken before its job is
+        // queued, so past `perToken` it is answered 503 at once, not after the queue.
+        try registry.addDeferred("POST", "/v1/revisions/:a/impact", .scope(.routesPublish, action: "impactDraft"),
+                                 maximumBody: context.options.maximumDocumentBytes) { request, call, responder throws(Refusal) in
+            guard held.take(call.actor) else {
+                throw Refusal(.serviceUnavailable, "busy", "You have \(Self.perToken) impacts under way, as many as one token may; retry in a moment.",
+                              headers: [("Retry-After", "1")])
+            }
+            let refusal = context.work.submit(.reads, for: WorkCaller(request, actor: call.actor)) {
+                defer { held.give(call.actor) }
+                do throws(Refusal) {
+                    responder.respond(try impact(request, call))
+                } catch {
+                    responder.respond(error.response)
+                }
+            }
+            if refusal != nil {
+                held.give(call.actor)
+                responder.respond(Refusal(.serviceUnavailable, "busy", "The server has as many costly reads under way as it takes from you now; retry in a moment.",
+                                          headers: [("Retry-After", "1")]).response)
+            }
+        }
+    }
+
+    /// Impacts queued or running per token.
+    final class Held: Sendable {
+        private let counts = Mutex<[String: Int]>([:])
+
+        func take(_ token: String) -> Bool {
+            counts.withLock { counts in
+                guard counts[token, default: 0] < ImpactEndpoints.perToken else { return false }
+                counts[token, default: 0] += 1
+                return true
+            }
+        }
+
+        func give(_ token: String) {
+            counts.withLock { counts in
+                let left = counts[token, default: 1] - 1
+                counts[token] = left > 0 ? left : nil
+            }
+        }
+    }
+
+    private func impact(_ request: HTTPRequest, _ call: RouteCall) throws(Refusal) -> HTTPResponse {
+        let snapshot = context.store.snapshot
+        let base = try RevisionEndpoints.revision(call["a"], in: snapshot)
+        guard let json = try? JSONParser().parse(request.body), case .object = json else {
+            throw Refusal(.badRequest, "badJSON", "The body must be a routes document: {\"format\", \"app\", \"routes\": [...]}.")
+        }
+        let (decoded, problems) = RoutesDocument.decode(json)
+        guard let draft = decoded else {
+            throw Refusal(.unprocessableContent, "invalidRoutes", "The draft is not a routes document the validator can read.",
+                          details: ValidationReport(problems).json)
+        }
+        guard let baseDocument = try context.documents.read(base).document else {
+            throw Refusal(.internalServerError, "damagedRevision", "Revision \(base.number) cannot be read as a routes document.")
+        }
+        let nowDate = context.now()
+        let now = Int(nowDate.timeIntervalSince1970)
+        // The current hour and the 167 before it: a week of hour cells.
+        let from = (now - Self.week + 3_600) / 3_600 * 3_600
+
+        // Opens, proceeded or gated, per route, build and hour of the week: only of the routes
+        // the draft can change, so what is read is bounded by their cells, not by every route's.
+        let affected = DraftImpact.affected(base: baseDocument, draft: draft)
+        let opens = context.telemetry.read { $0.opens(from: from, to: now, routes: affected) }.map {
+            DraftImpact.Opens(route: $0.route, build: DraftImpact.Build(platform: $0.platform, version: $0.appVersion), hour: $0.hour, count: $0.count)
+        }
+        let (shapeEntries, windowStart) = context.telemetry.read { counts in (counts.shapes.ranked(Self.maximumShapes), counts.shapes.windowStart) }
+        let shapes = shapeEntries.map { DraftImpact.Shape(shape: $0.key, count: $0.count, lowerBound: $0.count - min($0.error, $0.count)) }
+
+        // Which routes each registered build is served, before and after: only when a route
+        // with opens changes its destination or params (nothing else decides what a build gets).
+        let drafted = Dictionary(draft.routes.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+        let opened = Set(opens.map(\.route))
+        let destinationsMoved = baseDocument.routes.contains { route in
+            guard opened.contains(route.id), let other = drafted[route.id] else { return false }
+            return other.destination != route.destination || other.params != route.params
+        }
+        var served: [DraftImpact.Build: DraftImpact.Served] = [:]
+        let analyses = destinationsMoved ? (RouteAnalysis(document: baseDocument, now: nowDate), RouteAnalysis(document: draft, now: nowDate)) : nil
+        for stored in snapshot.orderedSchemas {
+            guard let (baseAnalysis, draftAnalysis) = analyses else { break }
+            served[DraftImpact.Build(platform: stored.key.platform, version: stored.key.version)] = DraftImpact.Served(
+                base: Set(Resolver(schema: stored.schema, analysis: baseAnalysis).routeIDs),
+                draft: Set(Resolver(schema: stored.schema, analysis: draftAnalysis).routeIDs))
+        }
+        let impact = DraftImpact.compute(base: baseDocument, draft: draft, opens: opens, shapes: shapes, served: served, offset: Self.week, now: now)
+        var answer = Self.json(impact, base: base.number, from: from, to: now,
+                               shapesSince: (Int(windowStart) - Int(ShapeSketch.window)) * 60)
+        // A route the validator cannot read is not in the draft: it counts as removed, and says so.
+        if case .object(var object) = answer {
+            object["unreadable"] = .int(problems.count)
+            answer = .object(object)
+        }
+        return APIResponse.json(answer, headers: [("Cache-Control", "no-store")])
+    }
+
+    static func json(_ impact: DraftImpact, base: Int, from: Int, to: Int, shapesSince: Int) -> JSONValue {
+        let routes: [JSONValue] = impact.routes.map { route in
+            ["id": .string(route.id), "opens": .int(Int(route.opens)),
+             "changes": .array(route.changes.map { change in
+                 let share = DraftImpact.share(change, of: route)
+                 var item: [String: JSONValue] = [
+                     "kind": .string(change.kind.rawValue), "count": .int(Int(change.count)), "basis": .string(change.basis.rawValue),
+                     "share": .double(share), "warning": .bool(share > DraftImpact.warningShare),
+                     "outcome": .string(change.toRoute == nil ? "notFound" : "otherRoute"),
+                     "builds": .array(change.builds.sorted { $0.key < $1.key }.map {
+                         ["platform": .string($0.key.platform), "version": .string($0.key.version), "count": .int(Int($0.value))]
+                     }),
+                     "message": .string(message(change, route: route.id)),
+                 ]
+                 if let pattern = change.pattern { item["pattern"] = .string(pattern) }
+                 if let reason = change.reason { item["reason"] = .string(reason) }
+                 if let other = change.toRoute { item["toRoute"] = .string(other) }
+                 if let other = change.toPattern { item["toPattern"] = .string(other) }
+                 return .object(item)
+             })]
+        }
+        let gained: [JSONValue] = impact.gained.map {
+            ["shape": .string($0.shape.shape), "count": .int(Int($0.shape.count)), "lowerBound": .int(Int($0.shape.lowerBound)),
+             "route": .string($0.route), "pattern": .string($0.pattern)]
+        }
+        return ["base": .int(base), "draft": true, "from": .string(Timestamp.format(from)), "to": .string(Timestamp.format(to)),
+                "routes": .array(routes), "gained": .array(gained),
+                "shapesSince": .string(Timestamp.format(shapesSince)), "estimates": .array(estimates.map(JSONValue.string))]
+    }
+
+    /// What the numbers can and cannot say, for the page to show as written.
+    static let estimates = [
+        "Telemetry counts opens by route, app build, hour and outcome, not by link or pattern.",
+        "A change that takes all of a route's links (the route removed, all its patterns gone or taken, a build that no longer gets it, a window that ends sooner) is counted exactly, to the hour.",
+        "A change to some of a route's patterns (an alias removed, a pattern narrowed or taken by another route, a new route that shadows part of one) is given as \"up to\" all of the route's opens: how many came through that pattern is not known.",
+        "Windows are asked about one week ahead: each hour of last week as the same hour of the coming week, as if it repeats.",
+        "Gained shapes are counted by the unknown-links sketch, which keeps the current and the previous UTC day, not a week; each count is at most the number shown and at least its lower bound, and a shape keeps no parameter values, so a route's parameter checks may still refuse some of those links.",
+    ]
+
+    /// One sentence a marketer reads next to the change.
+    static func message(_ change: DraftImpact.Change, route: String) -> String {
+        let head = (change.basis == .upTo ? "Up to " : "") + "\(change.count) opens last week would no longer open \(route)"
+        let pattern = change.pattern ?? "", other = change.toRoute ?? "", taking = change.toPattern ?? ""
+        switch change.kind {
+        case .routeRemoved: return head + ": the route is not in the draft, so its links would end notFound (unknownRoute)."
+        case .patternRemoved:
+            return head + ": links of \(pattern) would match no route (notFound, unknownRoute)."
+                + (change.basis == .upTo ? " Estimated: opens are counted per route, not per pattern, so this is all of its opens." : "")
+        case .rerouted:
+            return head + ": links of \(pattern) would open \(other) instead (its \(taking))."
+                + (change.basis == .upTo ? " Estimated: opens are counted per route, not per pattern, so this is all of its opens." : "")
+        case .shadowed:
+            return head + ": \(other)'s \(taking) would take some links of \(pattern). Estimated: which links, and how many, is not known, so this is all of its opens."
+        case .windowShrunk:
+            return head + ": at the same hours of the coming week the draft's window is closed (notFound, expired)."
+        case .buildDropped:
+            let builds = change.builds.keys.sorted().map { "\($0.platform) \($0.version)" }.joined(separator: ", ")
+            return head + ": \(builds) could no longer resolve it in the draft (notFound, unknownRoute)."
+        }
+    }
+}
