@@ -20,8 +20,11 @@ struct TelemetryEndpoints: EndpointGroup {
         // Counts are what the console's performance view reads: a `routes:publish` token
         // may read them too (rated as telemetry:read). The rest stays ops' own.
         let counts = RouteDeclaration.Access.eitherScope(.telemetryRead, or: .routesPublish, action: "readTelemetry")
-        try registry.add("GET", "/v1/telemetry/counts", counts) { request, call throws(Refusal) in try self.counts(request, call) }
-        try registry.add("GET", "/v1/telemetry/top", read) { request, call throws(Refusal) in try top(request, call) }
+        // Off the loops, in the reads lane with its per-caller share: a month of hours grouped
+        // by six dimensions takes tens of milliseconds, which on a loop would stall every
+        // connection it serves (manifests, landings).
+        try registry.addOffLoop("GET", "/v1/telemetry/counts", counts) { request, call throws(Refusal) in try self.counts(request, call) }
+        try registry.addOffLoop("GET", "/v1/telemetry/top", read) { request, call throws(Refusal) in try top(request, call) }
     }
 
     // MARK: Ingest
