@@ -39,4 +39,24 @@ extension Counts {
         }
         return found
     }
+
+    /// The opens (`proceed` or `gated`) of the same hours that name no route a revision has:
+    /// route `other` (a count past the cell cap folded, an id no revision ever had, a route
+    /// past the route cap), against all opens of those hours. What a draft does to the first
+    /// cannot be known, so a replay says how many there were.
+    public func unattributedOpens(from: Int, to: Int) -> (unattributed: UInt64, total: UInt64) {
+        let proceed = UInt64(Outcome.proceed.rawValue), gated = UInt64(Outcome.gated.rawValue)
+        var unattributed: UInt64 = 0, total: UInt64 = 0
+        let first = CountQuery.floor(from, 3_600), end = CountQuery.floor(to, 3_600) + 1
+        for hour in first..<max(first, end) {
+            guard let bucket = hours[Int32(clamping: hour)] else { continue }
+            for (key, count) in bucket {
+                let outcome = TelemetryDimension.outcome.value(of: key)
+                guard outcome == proceed || outcome == gated else { continue }
+                total += count
+                if TelemetryDimension.route.value(of: key) == Interned.other { unattributed += count }
+            }
+        }
+        return (unattributed, total)
+    }
 }

@@ -99,6 +99,7 @@ struct ImpactEndpoints: EndpointGroup {
         let opens = context.telemetry.read { $0.opens(from: from, to: now, routes: affected) }.map {
             DraftImpact.Opens(route: $0.route, build: DraftImpact.Build(platform: $0.platform, version: $0.appVersion), hour: $0.hour, count: $0.count)
         }
+        let (unattributed, allOpens) = context.telemetry.read { $0.unattributedOpens(from: from, to: now) }
         let (shapeEntries, windowStart) = context.telemetry.read { counts in (counts.shapes.ranked(Self.maximumShapes), counts.shapes.windowStart) }
         let shapes = shapeEntries.map { DraftImpact.Shape(shape: $0.key, count: $0.count, lowerBound: $0.count - min($0.error, $0.count)) }
 
@@ -119,11 +120,15 @@ struct ImpactEndpoints: EndpointGroup {
                 draft: Set(Resolver(schema: stored.schema, analysis: draftAnalysis).routeIDs))
         }
         let impact = DraftImpact.compute(base: baseDocument, draft: draft, opens: opens, shapes: shapes, served: served, offset: Self.week, now: now)
-        var answer = Self.json(impact, base: base.number, from: from, to: now,
-                               shapesSince: (Int(windowStart) - Int(ShapeSketch.window)) * 60)
-        // A route the validator cannot read is not in the draft: it counts as removed, and says so.
+        // The sketch's counts start with its previous window; an empty sketch has none yet (now).
+        let shapesSince = windowStart > 0 ? (Int(windowStart) - Int(ShapeSketch.window)) * 60 : now
+        var answer = Self.json(impact, base: base.number, from: from, to: now, shapesSince: shapesSince)
         if case .object(var object) = answer {
+            // A route the validator cannot read is not in the draft: it counts as removed, and says so.
             object["unreadable"] = .int(problems.count)
+            // Opens no route is named for: what the draft does to them cannot be known.
+            object["unattributed"] = .int(Int(unattributed))
+            object["allOpens"] = .int(Int(allOpens))
             answer = .object(object)
         }
         return APIResponse.json(answer, headers: [("Cache-Control", "no-store")])
@@ -165,6 +170,8 @@ struct ImpactEndpoints: EndpointGroup {
         "A change that takes all of a route's links (the route removed, all its patterns gone or taken, a build that no longer gets it, a window that ends sooner) is counted exactly, to the hour.",
         "A change to some of a route's patterns (an alias removed, a pattern narrowed or taken by another route, a new route that shadows part of one) is given as \"up to\" all of the route's opens: how many came through that pattern is not known.",
         "Windows are asked about one week ahead: each hour of last week as the same hour of the coming week, as if it repeats.",
+        "Opens counted under no route (route \"other\": telemetry past its cell cap, or a route id no revision has) are given as unattributed: what the draft does to them cannot be known, and publishing asks first when they are 1 % of the week's opens or more.",
+        "The numbers are what apps and browsers reported, not verified: a flood of forged reports can make a route's opens look larger, so publishing asks first whenever any opens would end differently, whatever their share.",
         "Gained shapes are counted by the unknown-links sketch, which keeps the current and the previous UTC day, not a week; each count is at most the number shown and at least its lower bound, and a shape keeps no parameter values, so a route's parameter checks may still refuse some of those links.",
     ]
 

@@ -26,4 +26,26 @@ struct RouteOpensTests {
         #expect(counts.opens(from: testNow - 7 * 86_400, to: testNow, routes: []).isEmpty)
         #expect(counts.opens(from: testNow - 7 * 86_400, to: testNow, routes: ["other", "none"]).isEmpty, "no route no revision had")
     }
+
+    /// Opens under route `other` (an id no revision had, or folded past the cell cap) are
+    /// what a replay cannot attribute: counted apart, beside all opens of the same hours.
+    @Test func unattributedOpensAreCountedApart() throws {
+        var counts = Counts()
+        counts.apply(try batch([(0, "proceed", nil, "product"), (0, "gated", nil, "product"), (0, "proceed", nil, "no-such-route"),
+                                (-10, "gated", nil, "no-such-route"), (0, "notFound", "unknownRoute", "no-such-route"), (0, "notFound", "unknownRoute", nil)]),
+                     sequence: 1, now: testNow)
+        let read = counts.unattributedOpens(from: testNow - 7 * 86_400, to: testNow)
+        #expect(read.unattributed == 2 && read.total == 4, "\(read): failures are not opens; an unknown id's opens are unattributed")
+        let later = counts.unattributedOpens(from: testNow + 3_600, to: testNow + 7_200)
+        #expect(later.unattributed == 0 && later.total == 0)
+
+        // Past the cell cap, a known route's opens fold into `other` too.
+        var limits = TelemetryLimits()
+        limits.maximumCells = 2
+        var capped = Counts(limits: limits)
+        capped.apply(try batch([(0, "proceed", nil, "orders"), (-120, "proceed", nil, "orders"), (0, "proceed", nil, "product"), (0, "gated", nil, "product")]),
+                     sequence: 1, now: testNow)
+        let folded = capped.unattributedOpens(from: testNow - 86_400, to: testNow)
+        #expect(folded.total == 4 && folded.unattributed > 0, "\(folded)")
+    }
 }

@@ -31,6 +31,7 @@ struct ImpactEndpointTests {
             #"{"entry": "scheme", "outcome": "notFound", "reason": "validationFailed", "route": "product", "count": 9}"#,
             #"{"entry": "scheme", "outcome": "proceed", "route": "cart", "count": 5}"#,
             #"{"entry": "universalLink", "outcome": "notFound", "reason": "unknownRoute", "shape": "/winter/:param"}"#,
+            #"{"entry": "push", "outcome": "proceed", "route": "no-such-route", "count": 3}"#,
         ])
         #expect(service.call("POST", "/v1/telemetry", token: write, body: body).status == 202)
 
@@ -49,11 +50,24 @@ struct ImpactEndpointTests {
         let gained = out.json["gained"]?.arrayValue ?? []
         #expect(gained.map { $0["shape"] } == ["/winter/:param"], "\(service.call("GET", "/v1/telemetry/unknown-links", token: service.tokens[.telemetryRead]!).text)")
         #expect(gained.first?["route"] == "winter" && gained.first?["count"] == JSONValue.int(1))
+        // Opens under no route the revisions have cannot be replayed: counted apart.
+        #expect(out.json["unattributed"] == JSONValue.int(3) && out.json["allOpens"] == JSONValue.int(50), "\(out.text)")
 
         // The example itself: nothing changes, nothing gained.
         let same = service.call("POST", "/v1/revisions/1/impact", token: publish, body: Fixtures.storefrontRoutesJSON.serialized())
         #expect(same.json["routes"] == [] && same.json["gained"] == [] && same.json["unreadable"] == JSONValue.int(0), "\(same.text)")
         #expect(service.store.snapshot.revisions.count == 1, "nothing is published")
+    }
+
+    /// With no unknown link counted yet, the shapes' counts start now, not at 1970.
+    @Test func shapesSinceIsNowWhenNothingWasCounted() throws {
+        let service = try LiveService()
+        let before = Int(Date().timeIntervalSince1970)
+        let out = service.call("POST", "/v1/revisions/1/impact", token: service.tokens[.routesPublish]!, body: Fixtures.storefrontRoutesJSON.serialized())
+        #expect(out.status == 200, "\(out.text)")
+        let since = out.json["shapesSince"]?.stringValue.flatMap(Timestamp.parse).map { Int($0.timeIntervalSince1970) } ?? 0
+        #expect(since >= before - 1 && since <= Int(Date().timeIntervalSince1970) + 1, "\(out.text)")
+        #expect(out.json["unattributed"] == JSONValue.int(0) && out.json["allOpens"] == JSONValue.int(0))
     }
 
     @Test func aBuildThatCanNoLongerResolveARouteLosesItsOpensExactly() throws {
