@@ -614,6 +614,21 @@ def impact_stage(binary, folder):
         step("removing /p/:id: %r next to product's change (the page says why it is an upper bound); "
              "publish asked %r; cancelled, nothing published" % (warning[0].text[:len(expected)], asked))
 
+        # What publishing asks about, on answers made up to be edge cases: a change far below
+        # 1 % (a flood of forged opens could make any share that small) still asks; opens under
+        # no route ask at 1 % of the week; a draft that changes nothing does not ask.
+        def questions(answer):
+            return driver.execute_script("return impactQuestions(arguments[0])", answer)
+        change = {"kind": "windowShrunk", "count": 5, "share": 0.00003, "warning": False, "message": "5 opens last week would no longer open product: closed."}
+        quiet = {"routes": [{"id": "product", "opens": 160000, "changes": [change]}], "unattributed": 0, "allOpens": 160000}
+        asked_small = questions(quiet)
+        if asked_small != [change["message"]]:
+            fail("a change of 5 opens in 160,000 is not asked about: %r" % asked_small)
+        folded = {"routes": [], "unattributed": 20, "allOpens": 2000}
+        if len(questions(folded)) != 1 or questions(dict(folded, unattributed=19)) != [] or questions({"routes": [], "unattributed": 0, "allOpens": 10}) != []:
+            fail("unattributed opens ask at 1 %% of the week, not otherwise: %r" % questions(folded))
+        step("publishing asks about a change of 5 opens in 160,000 (no warning beside it) and about unattributed opens from 1 % of the week")
+
         # A route for the top unknown shape: its count, gained.
         driver.find_element(By.ID, "tab-routes").click()
         driver.find_element(By.ID, "new-route").click()
