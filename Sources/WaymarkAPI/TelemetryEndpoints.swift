@@ -29,14 +29,26 @@ struct TelemetryEndpoints: EndpointGroup {
 
     // MARK: Ingest
 
+    /// Whether a `Content-Type` value is `application/json` (its media type compared without
+    /// case, blanks ignored, parameters after `;` allowed), on the field's bytes: no array
+    /// made, as every batch asks.
+    static func isJSON(_ value: UnsafeBufferPointer<UInt8>) -> Bool {
+        let expected: StaticString = "application/json"
+        var matched = 0
+        for byte in value {
+            if byte == 0x3B { break }
+            if byte == 0x20 || byte == 0x09 { continue }
+            guard matched < expected.utf8CodeUnitCount, byte | 0x20 == expected.utf8Start[matched] else { return false }
+            matched += 1
+        }
+        return matched == expected.utf8CodeUnitCount
+    }
+
     /// `POST /v1/telemetry`: parse and validate here, on the connection's loop; answer
     /// `202` from the committer once the batch is on disk.
     private func ingest(_ request: HTTPRequest, _ call: RouteCall, _ responder: Responder) throws(Refusal) {
         // RFC 9110 §15.5.16: a body in a type this resource does not take is 415.
-        let isJSON = request.head.headers.withValue("Content-Type") { value in
-            let type = value.prefix { $0 != 0x3B }.filter { $0 != 0x20 && $0 != 0x09 }
-            return type.count == 16 && zip(type, "application/json".utf8).allSatisfy { $0 | 0x20 == $1 }
-        } ?? false
+        let isJSON = request.head.headers.withValue("Content-Type", Self.isJSON) ?? false
         guard isJSON else {
             context.telemetryRefusals.refuse("unsupportedMediaType")
             throw Refusal(.unsupportedMediaType, "unsupportedMediaType", "A batch is sent as Content-Type: application/json. Nothing was counted.")

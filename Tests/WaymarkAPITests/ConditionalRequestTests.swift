@@ -32,3 +32,19 @@ struct ConditionalRequestTests {
         #expect(APIResponse.ifNoneMatch(request, matches: "W/" + Self.etag) == row.matches, "weak: \(row.fields)")
     }
 }
+
+/// The telemetry endpoint's `Content-Type` check, on the field's bytes.
+@Suite("Telemetry Content-Type")
+struct TelemetryContentTypeTests {
+    static let table: [(String, Bool)] = [
+        ("application/json", true), ("Application/JSON", true), ("application/json; charset=utf-8", true),
+        ("application/json ;charset=utf-8", true), (" application/json", true), ("application/json;", true),
+        ("application/jsonx", false), ("application/jso", false), ("text/plain", false), ("application/json-patch+json", false),
+        ("", false), (";application/json", false), ("application/ json", true), ("applicationjson", false),
+    ]
+
+    @Test(arguments: table)
+    func contentType(_ row: (String, Bool)) {
+        #expect(Array(row.0.utf8).withUnsafeBufferPointer(TelemetryEndpoints.isJSON) == row.1, "\(row.0)")
+    }
+}
