@@ -4,8 +4,7 @@ public enum PercentDecoding {
     /// strings, `application/x-www-form-urlencoded`), `+` as a space. Nil when an escape is
     /// malformed or the result is not UTF-8.
     public static func decode(_ text: Substring, plusAsSpace: Bool = false) -> String? {
-        if let decoded = text.utf8.withContiguousStorageIfAvailable({ decode($0, plusAsSpace: plusAsSpace) }) { return decoded }
-        return Array(text.utf8).withUnsafeBufferPointer { decode($0, plusAsSpace: plusAsSpace) }
+        withBytes(text) { decode($0, plusAsSpace: plusAsSpace) }
     }
 
     /// `decode` on the bytes of a String (so valid UTF-8 before decoding).
@@ -50,8 +49,7 @@ public enum PercentDecoding {
     /// escape is malformed. No hashing: a handler looking up two names scans a short list.
     public static func queryPairs(_ query: Substring?) -> [(name: String, value: String)]? {
         guard let query else { return [] }
-        if let pairs = query.utf8.withContiguousStorageIfAvailable(queryPairs) { return pairs }
-        return Array(query.utf8).withUnsafeBufferPointer(queryPairs)
+        return withBytes(query, queryPairs)
     }
 
     /// One pass over the bytes, no intermediate arrays: every manifest fetch parses a query.

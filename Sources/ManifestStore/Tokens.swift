@@ -371,15 +371,11 @@ public final class TokenStore: Sendable {
 
     /// The live token record for a presented token, or nil.
     public func authenticate(_ token: String) -> TokenRecord? {
-        authenticate(bytes: Array(token.utf8))
+        var token = token
+        return token.withUTF8 { authenticate(bytes: $0) }
     }
 
-    /// The same for the token's bytes as they came off the wire (`wm_<8 hex id>_<secret>`).
-    public func authenticate(bytes presented: [UInt8]) -> TokenRecord? {
-        presented.withUnsafeBufferPointer { authenticate(bytes: $0) }
-    }
-
-    /// The same on the bytes where they lie (the request's `Authorization` field), checked
+    /// The same for the token's bytes (`wm_<8 hex id>_<secret>`) where they lie (the request's `Authorization` field), checked
     /// without building a string or an array: this runs on every request.
     public func authenticate(bytes presented: UnsafeBufferPointer<UInt8>) -> TokenRecord? {
         guard presented.count > 12, presented[0] == UInt8(ascii: "w"), presented[1] == UInt8(ascii: "m"),

@@ -91,14 +91,8 @@ extension APIContext {
         } ?? nil
     }
 
-    /// The credentials of `Authorization: Bearer <token>` (RFC 6750 §2.1; the scheme name is
-    /// case-insensitive), as bytes, or nil for another scheme. On the field's bytes where
-    /// they lie: this runs on every request.
-    static func bearerToken(_ field: String) -> [UInt8]? {
-        Array(field.utf8).withUnsafeBufferPointer { bytes in bearerRange(bytes).map { Array(bytes[$0]) } }
-    }
-
-    /// Where the credentials lie in the field's bytes, or nil for another scheme.
+    /// Where the credentials of `Authorization: Bearer <token>` lie in the field's bytes
+    /// (RFC 6750 §2.1; the scheme name is case-insensitive), or nil for another scheme.
     private static func bearerRange(_ bytes: UnsafeBufferPointer<UInt8>) -> Range<Int>? {
         let scheme: StaticString = "bearer "
         guard bytes.count > scheme.utf8CodeUnitCount else { return nil }

@@ -99,8 +99,10 @@ struct ImpactEndpoints: EndpointGroup {
         let opens = context.telemetry.read { $0.opens(from: from, to: now, routes: affected) }.map {
             DraftImpact.Opens(route: $0.route, build: DraftImpact.Build(platform: $0.platform, version: $0.appVersion), hour: $0.hour, count: $0.count)
         }
-        let (unattributed, allOpens) = context.telemetry.read { $0.unattributedOpens(from: from, to: now) }
-        let (shapeEntries, windowStart) = context.telemetry.read { counts in (counts.shapes.ranked(Self.maximumShapes), counts.shapes.windowStart) }
+        let (week, shapeEntries, windowStart) = context.telemetry.read { counts in
+            (counts.unattributedOpens(from: from, to: now), counts.shapes.ranked(Self.maximumShapes), counts.shapes.windowStart)
+        }
+        let (unattributed, allOpens) = (week.unattributed, week.total)
         let shapes = shapeEntries.map { DraftImpact.Shape(shape: $0.key, count: $0.count, lowerBound: $0.count - min($0.error, $0.count)) }
 
         // Which routes each registered build is served, before and after: only when a route
