@@ -90,7 +90,7 @@ CONF
 # The real daemon: seeded from the storefront example, then a revision with 300 more
 # campaign routes so its iOS 5.3.0 manifest is about 40 KB too; a manifest:read token for the app.
 "$waymark" serve --data-dir "$work/data" --seed manifests/storefront --port "$API_PORT" --threads "$(nproc)" --quiet \
-  $([ "$PIN" = 1 ] && echo --pin-threads) $([ "$PUBLIC" = 1 ] && echo --public-reads) >"$work/serve.out" 2>&1 & pids+=($!)
+  $([ "$PIN" = 1 ] && echo --pin-threads) $([ "$PUBLIC" = 1 ] && echo --public-reads) >"$work/serve.out" 2>&1 & pids+=($!); waymark_pid=$!
 bash Tests/Scripts/publish-campaigns.sh "$work/serve.out" "http://127.0.0.1:$API_PORT"
 app_token=$("$waymark" token create --data-dir "$work/data" --name bench-app --scope manifest:read 2>/dev/null)
 api_auth="Authorization: Bearer $app_token"
@@ -100,8 +100,8 @@ curl -fs -H "$api_auth" "http://127.0.0.1:$API_PORT$api_path" > "$work/www/api-m
 chmod a+r "$work/www/api-manifest.json"
 api_bytes=$(stat -c %s "$work/www/api-manifest.json")
 
-nginx -p "$work/nginx" -c "$work/nginx/nginx.conf" & pids+=($!)
-"$bin" "$work/manifest.json" "$WAYMARK_PORT" "$(nproc)" $([ "$PIN" = 1 ] && echo --pin) >/dev/null & pids+=($!)
+nginx -p "$work/nginx" -c "$work/nginx/nginx.conf" & pids+=($!); nginx_pid=$!
+"$bin" "$work/manifest.json" "$WAYMARK_PORT" "$(nproc)" $([ "$PIN" = 1 ] && echo --pin) >/dev/null & pids+=($!); fixture_pid=$!
 for port in "$NGINX_PORT" "$WAYMARK_PORT"; do
   for _ in $(seq 50); do curl -fs -o /dev/null "http://127.0.0.1:$port/manifest.json" && break; sleep 0.1; done
 done
@@ -158,18 +158,49 @@ for port in "$API_PORT" "$NGINX_PORT"; do
   [ "$answer" = "302 https://apps.apple.com/app/id6450000000" ] || { echo "landing on port $port answered: $answer" >&2; exit 1; }
 done
 
-# run URL [HEADER...] -> "req/s p50_ms p99_ms"; WRK_SCRIPT, when set, is passed to wrk.
+# Where the CPU goes: the serving processes' user and system ticks and voluntary context
+# switches (all threads), wrk's own, and the machine's idle ticks, read around each run.
+# server_pids PORT -> the pids serving it (nginx: its workers).
+server_pids() {
+  case "$1" in
+    "$API_PORT") echo "$waymark_pid" ;;
+    "$WAYMARK_PORT") echo "$fixture_pid" ;;
+    "$NGINX_PORT") pgrep -P "$nginx_pid" | tr '\n' ' ' ;;
+  esac
+}
+# cpu_sample PIDS -> "user_ticks system_ticks voluntary_switches idle_ticks"
+cpu_sample() {
+  local user=0 system=0 switches=0 pid fields
+  for pid in $1; do
+    read -r -a fields < <(sed 's/.*) //' "/proc/$pid/stat")
+    user=$((user + fields[11])); system=$((system + fields[12]))
+    switches=$((switches + $(cat /proc/"$pid"/task/*/status | awk '$1=="voluntary_ctxt_switches:" {s+=$2} END {print s+0}')))
+  done
+  echo "$user $system $switches $(awk '$1=="cpu" {print $5+$6; exit}' /proc/stat)"
+}
+
+# run URL [HEADER...] -> "req/s p50_ms p99_ms server_user_us server_sys_us server_switches wrk_us idle_pct"
+# per request; WRK_SCRIPT, when set, is passed to wrk.
 run() {
-  local url=$1 out
+  local url=$1 out port pids before after
   shift
   local headers=()
   for header in "$@"; do headers+=(-H "$header"); done
-  out=$(wrk -t"$WRK_THREADS" -c"$CONNECTIONS" -d"${DURATION}s" --latency ${WRK_SCRIPT:+-s "$WRK_SCRIPT"} "${headers[@]}" "$url")
+  port=${url#http://127.0.0.1:}; port=${port%%/*}
+  pids=$(server_pids "$port")
+  before=$(cpu_sample "$pids")
+  out=$(/usr/bin/time -f "wrk-cpu %U %S" wrk -t"$WRK_THREADS" -c"$CONNECTIONS" -d"${DURATION}s" --latency ${WRK_SCRIPT:+-s "$WRK_SCRIPT"} "${headers[@]}" "$url" 2>&1)
+  after=$(cpu_sample "$pids")
   if echo "$out" | grep -q "Non-2xx or 3xx"; then echo "unexpected status codes from $url" >&2; echo "$out" >&2; exit 1; fi
-  echo "$out" | awk '
+  echo "$out" | awk -v before="$before" -v after="$after" -v hz="$(getconf CLK_TCK)" -v cores="$(nproc)" -v seconds="$DURATION" '
     function ms(v) { if (v ~ /us$/) return v/1000; if (v ~ /ms$/) return v+0; if (v ~ /s$/) return v*1000; return v }
     /Requests\/sec/ { rps=$2 } $1=="50%" { p50=ms($2) } $1=="99%" { p99=ms($2) }
-    END { printf "%.0f %.3f %.3f\n", rps, p50, p99 }'
+    /requests in/ { total=$1 } $1=="wrk-cpu" { wrk=$2+$3 }
+    END {
+      split(before, b, " "); split(after, a, " ")
+      us = 1e6 / hz / total
+      printf "%.0f %.3f %.3f %.2f %.2f %.3f %.2f %.1f\n", rps, p50, p99, (a[1]-b[1])*us, (a[2]-b[2])*us,
+        (a[3]-b[3])/total, wrk*1e6/total, 100*(a[4]-b[4])/(hz*cores*seconds) }'
 }
 
 # Warm both up, then measure each case back to back.
@@ -211,7 +242,8 @@ done
 # median CASE COLUMN -> the median of that column over the rounds
 median() { awk -v c="$1" -v k="$2" '$1==c {print $k}' "$work/results" | sort -g | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'; }
 spread() { awk -v c="$1" '$1==c {print $2}' "$work/results" | sort -g | awk '{v[NR]=$1} END {printf "%s-%s", v[1], v[NR]}'; }
-row() { printf "  %-22s %10s %18s %9s %9s\n" "$1" "$(median "$2" 2)" "($(spread "$2"))" "$(median "$2" 3)" "$(median "$2" 4)"; }
+row() { printf "  %-22s %10s %18s %9s %9s %7s %7s %7s %7s %6s\n" "$1" "$(median "$2" 2)" "($(spread "$2"))" "$(median "$2" 3)" "$(median "$2" 4)" \
+  "$(median "$2" 5)" "$(median "$2" 6)" "$(median "$2" 7)" "$(median "$2" 8)" "$(median "$2" 9)"; }
 # verdict LABEL WAYMARK200 NGINX200 WAYMARK304 NGINX304 [p99] -> ratio line with the targets.
 # Issue 3's targets are for the file pair: ratio >= 1.0 and p99 < 5 ms. Issue 4's for the
 # manifest pair is the ratio alone; its p99 is printed beside nginx's, not judged.
@@ -230,7 +262,8 @@ verdict() {
 
 echo "bench-http: wrk -t$WRK_THREADS -c$CONNECTIONS -d${DURATION}s on loopback, $(nproc) cores shared by servers and wrk, workers pinned: $([ "$PIN" = 1 ] && echo yes || echo no)"
 echo "  median of $ROUNDS interleaved rounds (req/s range over rounds in brackets)"
-printf "  %-22s %10s %18s %9s %9s\n" "" "req/s" "(range)" "p50 ms" "p99 ms"
+echo "  per request: the server's user and system CPU (µs), its voluntary context switches, wrk's CPU (µs); the machine idle (%)"
+printf "  %-22s %10s %18s %9s %9s %7s %7s %7s %7s %6s\n" "" "req/s" "(range)" "p50 ms" "p99 ms" "user" "system" "switch" "wrk" "idle"
 if [ "$ONLY" = "" ] || [ "$ONLY" = file ]; then
   echo "  file: the same $bytes-byte JSON file"
   row "200 Waymark" w200; row "200 nginx" n200; row "304 Waymark" w304; row "304 nginx" n304
