@@ -55,7 +55,7 @@ extension ManifestStore {
                 if revision.supersedes != nil, snapshot.rollout?.candidate == revision.supersedes { snapshot.rollout?.supersede() }
                 snapshot.pinBodies(adding: number, decoded.body)
             }
-            changes.add(1, ordering: .releasing)
+            changed()
             return revision
         }
     }
@@ -87,7 +87,7 @@ extension ManifestStore {
                              ["action": "mirrorSchema", "actor": .string(actor), "outcome": "ok", "platform": .string(key.platform),
                               "version": .string(key.version), "sha256": .string(sha256)], time: Date())
             state.withLock { $0.schemas[key] = stored }
-            changes.add(1, ordering: .releasing)
+            changed()
             return stored
         }
     }

@@ -138,7 +138,7 @@ extension ManifestStore {
             if let rollout { snapshot.rollout = RolloutState(candidate: number, stable: rollout.stable, steps: rollout.steps, now: revision.time) }
             snapshot.pinBodies(adding: number, routes)
         }
-        changes.add(1, ordering: .releasing)
+        changed()
         return .published(revision)
     }
 
@@ -198,7 +198,7 @@ extension ManifestStore {
                              ["action": "registerSchema", "actor": .string(author), "outcome": "ok", "platform": .string(key.platform),
                               "version": .string(key.version), "sha256": .string(record.sha256), "replaced": .bool(replaced)], time: now)
             state.withLock { $0.schemas[key] = stored }
-            changes.add(1, ordering: .releasing)
+            changed()
             return .registered(stored, replaced: replaced)
         }
     }

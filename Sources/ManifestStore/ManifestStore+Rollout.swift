@@ -208,7 +208,7 @@ extension ManifestStore {
             snapshot.rollout = rollout
             snapshot.pinBodies()
         }
-        changes.add(1, ordering: .releasing)
+        changed()
     }
 
     /// Start-up: the rollout state's newest change is the only one a crash can have left

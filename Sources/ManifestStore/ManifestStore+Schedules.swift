@@ -57,7 +57,7 @@ extension ManifestStore {
             try writeAudited(item.record(routes: routes).encoded, "schedules", ScheduledPublish.fileName(item.id), replacing: false,
                              Self.scheduleAudit(item, action: "schedule", actor: author), time: now)
             state.withLock { $0.schedules.append(item) }
-            changes.add(1, ordering: .releasing)
+            changed()
             return .scheduled(item)
         }
     }
@@ -173,7 +173,7 @@ extension ManifestStore {
         state.withLock { snapshot in
             if let index = snapshot.schedules.firstIndex(where: { $0.id == item.id }) { snapshot.schedules[index] = updated }
         }
-        changes.add(1, ordering: .releasing)
+        changed()
         return updated
     }
 

@@ -40,6 +40,23 @@ public final class ManifestStore: Sendable {
     /// saw generation g and sees g again knows nothing it derived from the snapshot changed.
     public var generation: Int { changes.load(ordering: .acquiring) }
     let changes = Atomic<Int>(0)
+    /// Told each new generation before the change that made it returns (`observeChanges`).
+    private let observer = Mutex<(@Sendable (Int) -> Void)?>(nil)
+
+    /// `body` is called with each new generation once the change is applied and on disk,
+    /// under the writer lock and before the change returns to its caller: what it prepares
+    /// for the generation is ready when the change is acknowledged, and changes wait for it
+    /// one at a time. It must not change the store. One observer; a second replaces the first.
+    public func observeChanges(_ body: @escaping @Sendable (Int) -> Void) {
+        observer.withLock { $0 = body }
+    }
+
+    /// After a change is applied (under the writer lock): the generation moves on, and the
+    /// observer prepares what the new one serves.
+    func changed() {
+        let generation = changes.add(1, ordering: .releasing).newValue
+        observer.withLock { $0 }?(generation)
+    }
 
     /// Refused attempts of the current minute, written as one line per kind when it ends.
     let refusals = RefusalTally()

@@ -66,7 +66,10 @@ public final class API: Sendable {
     let context: APIContext
 
     public init(store: ManifestStore, telemetry: TelemetryStore, options: Options = Options()) {
-        context = APIContext(store: store, telemetry: telemetry, options: options)
+        let context = APIContext(store: store, telemetry: telemetry, options: options)
+        self.context = context
+        // What each new generation serves is made before its change returns (`GenerationPreparer`).
+        store.observeChanges { [weak context] generation in context?.prepare(generation: generation) }
     }
 
     public var store: ManifestStore { context.store }

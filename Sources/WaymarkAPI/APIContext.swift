@@ -22,6 +22,8 @@ final class APIContext: Sendable {
     let documents: RevisionDocuments
     /// What link landing reads: the link hosts and each visitor's engine, per generation.
     let landings = LandingCache()
+    /// Whether a new generation is being prepared, while readers get the previous one.
+    let preparer = GenerationPreparer()
     /// Link landings, counted as telemetry (entry `web`).
     let landingCounter: LandingCounter
     /// Revision and diff answers, which never change.

@@ -1,5 +1,6 @@
 import HTTPCore
 import HTTPServer
+import ManifestStore
 import RouteEngine
 
 /// `GET /.well-known/apple-app-site-association` and `GET /.well-known/assetlinks.json`,
@@ -26,16 +27,25 @@ struct AssociatedDomainEndpoints: EndpointGroup {
             APIResponse.bytes(pick(files), contentType: "application/json", cacheControl: "public, max-age=3600")
         }
         if let files = context.manifests.cachedAssociatedDomains(snapshot, host: host) { return .now(response(files)) }
+        // While the generation is prepared, the files it replaces answer (`GenerationPreparer`).
+        if context.preparer.answersStale(for: context.store.generation), let files = context.manifests.keptAssociatedDomains(host: host) {
+            return .now(response(files))
+        }
         let (manifests, documents) = (context.manifests, context.documents)
         return .work { () throws(Refusal) in
-            // The revisions served are the ones whose documents the store keeps in memory.
-            var routes: [RouteSpec] = []
-            for revision in snapshot.servedRevisions.sorted().compactMap(snapshot.revision) {
-                routes += try documents.read(revision).document?.routes ?? []
-            }
+            let routes = try Self.servedRoutes(snapshot, documents)
             return response(manifests.associatedDomains(snapshot, host: host) { snapshot in
                 AssociatedDomainFiles(schemas: snapshot.orderedSchemas.map(\.schema), routes: routes, host: host)
             })
         }
+    }
+
+    /// The routes of every revision `snapshot` serves, whose documents the store keeps in memory.
+    static func servedRoutes(_ snapshot: StoreSnapshot, _ documents: RevisionDocuments) throws(Refusal) -> [RouteSpec] {
+        var routes: [RouteSpec] = []
+        for revision in snapshot.servedRevisions.sorted().compactMap(snapshot.revision) {
+            routes += try documents.read(revision).document?.routes ?? []
+        }
+        return routes
     }
 }

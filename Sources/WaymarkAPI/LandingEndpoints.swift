@@ -41,7 +41,9 @@ struct LandingEndpoints: EndpointGroup {
             return .now(kept.response)
         case .answer: table = context.landings.table(generation: generation)
         case .table(let found): table = found
-        case .nothing: break
+        case .nothing:
+            // While the generation is prepared, the table it replaces answers (`GenerationPreparer`).
+            if context.preparer.answersStale(for: generation) { table = context.landings.newestTable }
         }
         guard let field = headers["Host"] else { return nil }
         let key = LandingCache.AnswerKey(host: field, target: target, visitor: visitor)
@@ -56,20 +58,24 @@ struct LandingEndpoints: EndpointGroup {
         guard method == "GET" || method == "HEAD" else { return .now(methodNotAllowed(method)) }
         return .work { () throws(Refusal) in
             if let table = context.landings.table(generation: generation) { return answer(request, key, host: host, table, context, now: now) }
-            // The table is built from the current revision only, whose document is in memory.
-            var parsed: [Int: RevisionDocuments.Document] = [:]
-            if let current = snapshot.current { parsed[current.number] = try context.documents.read(current) }
-            let manifests = context.manifests
-            let made = LandingTable(generation: generation, snapshot: snapshot, now: now,
-                                    resolver: { revision, stored in
-                                        manifests.resolver(revision: revision, stored: stored) {
-                                            parsed[revision.number] ?? RevisionDocuments.Document(number: revision.number, routes: [])
-                                        }
-                                    },
-                                    document: { parsed[$0.number]?.document })
+            let made = try makeTable(generation: generation, snapshot: snapshot, context, now: now)
             context.landings.remember(made)
             return answer(request, key, host: host, made, context, now: now)
         }
+    }
+
+    /// `generation`'s landing table, from `snapshot`'s current revision, whose document is in memory.
+    static func makeTable(generation: Int, snapshot: StoreSnapshot, _ context: APIContext, now: Date) throws(Refusal) -> LandingTable {
+        var parsed: [Int: RevisionDocuments.Document] = [:]
+        if let current = snapshot.current { parsed[current.number] = try context.documents.read(current) }
+        let manifests = context.manifests
+        return LandingTable(generation: generation, snapshot: snapshot, now: now,
+                            resolver: { revision, stored in
+                                manifests.resolver(revision: revision, stored: stored) {
+                                    parsed[revision.number] ?? RevisionDocuments.Document(number: revision.number, routes: [])
+                                }
+                            },
+                            document: { parsed[$0.number]?.document })
     }
 
     /// The `Host` field as a link host: lowercased, without a port (TLS ends in front of

@@ -227,6 +227,9 @@ final class LandingCache: Sendable {
         newest.withLock { $0?.generation == generation ? $0 : nil }
     }
 
+    /// The newest table made, whatever its generation.
+    var newestTable: LandingTable? { newest.withLock { $0 } }
+
     func remember(_ made: LandingTable) {
         newest.withLock { kept in if kept.map({ $0.generation < made.generation }) ?? true { kept = made } }
     }

@@ -72,8 +72,21 @@ final class ManifestCache: Sendable {
 
     /// The views of one store generation by build and revision, and which revision each
     /// cohort gets in it: a manifest fetch is one lock and one small lookup, without copying
-    /// the snapshot or hashing schema digests.
-    private let current = Mutex<(generation: Int, views: [Served: BuildView], split: Split?)>((-1, [:], nil))
+    /// the snapshot or hashing schema digests. `previous` is the generation before, kept
+    /// only while the newer one is being prepared (`GenerationPreparer`): until then it
+    /// answers, whole, instead of a fetch waiting for a build.
+    private let generations = Mutex<(current: Generation, previous: Generation?)>((Generation(number: -1), nil))
+
+    private struct Generation {
+        var number: Int
+        var views: [Served: BuildView] = [:]
+        var split: Split?
+
+        func view(_ key: SchemaKey, cohort: Int?) -> BuildView? {
+            guard let revision = split?.revision(forCohort: cohort) else { return nil }
+            return views[Served(key: key, revision: revision)]
+        }
+    }
 
     /// Which revision a cohort gets in one generation: the current one, or during a rollout
     /// the candidate for cohorts below its percent.
@@ -81,39 +94,92 @@ final class ManifestCache: Sendable {
         let current: Int?
         let rollout: RolloutState?
 
+        init(_ snapshot: StoreSnapshot) {
+            (current, rollout) = (snapshot.current?.number, snapshot.activeRollout)
+        }
+
         func revision(forCohort cohort: Int?) -> Int? {
             guard let rollout else { return current }
             return rollout.revision(forCohort: cohort)
         }
+
+        /// Every revision some cohort gets.
+        var revisions: Set<Int> {
+            guard let rollout else { return Set(current.map { [$0] } ?? []) }
+            return [rollout.candidate, rollout.stable]
+        }
     }
 
     /// The view a build's request with `cohort` is answered with in `generation`, when it is
-    /// made already: one lock, the hot path of every manifest fetch.
-    func served(generation: Int, _ key: SchemaKey, cohort: Int?) -> BuildView? {
-        current.withLock { current in
-            guard current.generation == generation, let revision = current.split?.revision(forCohort: cohort) else { return nil }
-            return current.views[Served(key: key, revision: revision)]
+    /// made already: one lock, the hot path of every manifest fetch. With `stale`, while
+    /// `generation` is being prepared, the previous generation's view when this one has none.
+    func served(generation: Int, _ key: SchemaKey, cohort: Int?, stale: Bool = false) -> BuildView? {
+        generations.withLock { generations in
+            let current = generations.current
+            if current.number == generation, let view = current.view(key, cohort: cohort) { return view }
+            guard stale else { return nil }
+            if current.number < generation { return current.view(key, cohort: cohort) }
+            if current.number == generation, let previous = generations.previous { return previous.view(key, cohort: cohort) }
+            return nil
         }
     }
 
     /// The revision `cohort` is served in `generation` (`snapshot` is read once per generation).
     func revision(generation: Int, cohort: Int?, snapshot: () -> StoreSnapshot) -> Int? {
-        if let split = current.withLock({ $0.generation == generation ? $0.split : nil }) { return split.revision(forCohort: cohort) }
-        let taken = snapshot()
-        let split = Split(current: taken.current?.number, rollout: taken.activeRollout)
-        current.withLock { current in
-            if current.generation != generation { current = (generation, [:], nil) }
-            current.split = split
+        if let split = generations.withLock({ $0.current.number == generation ? $0.current.split : nil }) { return split.revision(forCohort: cohort) }
+        let split = Split(snapshot())
+        generations.withLock { generations in
+            Self.advance(&generations, to: generation)
+            if generations.current.number == generation { generations.current.split = split }
         }
         return split.revision(forCohort: cohort)
     }
 
     func remember(_ view: BuildView, generation: Int) {
-        current.withLock { current in
-            if current.generation != generation { current = (generation, [:], nil) }
-            current.views[Served(key: view.key, revision: view.revision)] = view
+        generations.withLock { generations in
+            Self.advance(&generations, to: generation)
+            if generations.current.number == generation { generations.current.views[Served(key: view.key, revision: view.revision)] = view }
         }
     }
+
+    /// A newer generation becomes current; the one it replaces is kept as `previous`.
+    private static func advance(_ generations: inout (current: Generation, previous: Generation?), to generation: Int) {
+        guard generations.current.number < generation else { return }
+        if generations.current.split != nil { generations.previous = generations.current }
+        generations.current = Generation(number: generation)
+    }
+
+    /// The builds whose views the newest generation made so far holds (what `prepare` rebuilds).
+    var servedBuilds: Set<SchemaKey> {
+        generations.withLock { generations in
+            Set(generations.current.views.keys.map(\.key)).union(generations.previous.map { Set($0.views.keys.map(\.key)) } ?? [])
+        }
+    }
+
+    /// `generation`'s views for `builds`, made from `snapshot` before readers move to it: every
+    /// revision a cohort gets, for each build the snapshot still has a schema for. A view that
+    /// cannot be made (a damaged revision file) is left to be made on request, which says why.
+    /// Then the previous generation is let go.
+    func prepare(generation: Int, snapshot: StoreSnapshot, builds: Set<SchemaKey>, documents: RevisionDocuments) {
+        let split = Split(snapshot)
+        var made: [Served: BuildView] = [:]
+        for key in builds {
+            guard let stored = snapshot.schemas[key] else { continue }
+            for number in split.revisions {
+                guard let revision = snapshot.revision(number),
+                      let view = try? view(revision: revision, stored: stored, documents: documents, live: snapshot.servedRevisions) else { continue }
+                made[Served(key: key, revision: number)] = view
+            }
+        }
+        generations.withLock { generations in
+            Self.advance(&generations, to: generation)
+            guard generations.current.number == generation else { return }
+            generations.current.split = split
+            generations.current.views.merge(made) { kept, _ in kept }
+            generations.previous = nil
+        }
+    }
+
     /// The associated-domain files by host ("" for a host no schema declares), for one key.
     private let domains = Mutex<(key: String, files: [String: AssociatedDomainFiles])?>(nil)
 
@@ -135,6 +201,28 @@ final class ManifestCache: Sendable {
     func cachedAssociatedDomains(_ snapshot: StoreSnapshot, host: String?) -> AssociatedDomainFiles? {
         let key = Self.domainsKey(snapshot)
         return domains.withLock { $0?.key == key ? $0?.files[host ?? ""] : nil }
+    }
+
+    /// The files last kept for `host`, whatever snapshot they were built from: while a new
+    /// generation is prepared, the previous one's.
+    func keptAssociatedDomains(host: String?) -> AssociatedDomainFiles? {
+        domains.withLock { $0?.files[host ?? ""] }
+    }
+
+    /// `snapshot`'s files for every host kept from an earlier one (`hosts` says which are
+    /// still link hosts), built before readers move to it. A host whose files cannot be
+    /// built is left to be built on request, which says why.
+    func prepareAssociatedDomains(_ snapshot: StoreSnapshot, hosts: Set<String>,
+                                  build: (String?) throws(Refusal) -> AssociatedDomainFiles) {
+        let key = Self.domainsKey(snapshot)
+        let wanted = domains.withLock { kept in kept.map { $0.key == key ? [] : $0.files.keys.filter { $0.isEmpty || hosts.contains($0) } } ?? [] }
+        guard !wanted.isEmpty else { return }
+        var made: [String: AssociatedDomainFiles] = [:]
+        for host in wanted { made[host] = try? build(host.isEmpty ? nil : host) }
+        domains.withLock { kept in
+            if kept?.key != key { kept = (key, [:]) }
+            kept?.files.merge(made) { kept, _ in kept }
+        }
     }
 
     /// The served revisions (the current one, and an active rollout's candidate) and the schemas.

@@ -34,7 +34,9 @@ struct ManifestEndpoints: EndpointGroup {
         // The generation is read before the snapshot: a view remembered under it can only be
         // older than the store, never newer, and the next change retires it.
         let generation = context.store.generation
-        if let view = context.manifests.served(generation: generation, key, cohort: cohort) {
+        if let view = context.manifests.served(generation: generation, key, cohort: cohort)
+            // While the generation is prepared, the view it replaces answers (`GenerationPreparer`).
+            ?? (context.preparer.answersStale(for: generation) ? context.manifests.served(generation: generation, key, cohort: cohort, stale: true) : nil) {
             return .now(view.response(publicReads: publicReads, notModified: APIResponse.ifNoneMatch(request, matches: view.etag)))
         }
         let store = context.store

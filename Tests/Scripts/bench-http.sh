@@ -31,6 +31,8 @@ API_PORT=${API_PORT:-18082}
 ONLY=${BENCH_ONLY:-}
 # The Waymark/nginx ratio each pair must reach (the second rig's manifest target is 1.2).
 TARGET=${BENCH_TARGET:-1.0}
+# The daemon's event loops (its default, one per core, unless BENCH_WAYMARK_THREADS says otherwise).
+WAYMARK_THREADS=${BENCH_WAYMARK_THREADS:-$(nproc)}
 # BENCH_PUBLIC=1: the daemon runs with --public-reads and apps send no token.
 PUBLIC=${BENCH_PUBLIC:-0}
 work=$(mktemp -d)
@@ -89,7 +91,7 @@ http {
 CONF
 # The real daemon: seeded from the storefront example, then a revision with 300 more
 # campaign routes so its iOS 5.3.0 manifest is about 40 KB too; a manifest:read token for the app.
-"$waymark" serve --data-dir "$work/data" --seed manifests/storefront --port "$API_PORT" --threads "$(nproc)" --quiet \
+"$waymark" serve --data-dir "$work/data" --seed manifests/storefront --port "$API_PORT" --threads "$WAYMARK_THREADS" --quiet \
   $([ "$PIN" = 1 ] && echo --pin-threads) $([ "$PUBLIC" = 1 ] && echo --public-reads) >"$work/serve.out" 2>&1 & pids+=($!); waymark_pid=$!
 bash Tests/Scripts/publish-campaigns.sh "$work/serve.out" "http://127.0.0.1:$API_PORT"
 app_token=$("$waymark" token create --data-dir "$work/data" --name bench-app --scope manifest:read 2>/dev/null)
@@ -260,7 +262,7 @@ verdict() {
         (r2 >= t ? "ok" : "MISSED"), (r3 >= t ? "ok" : "MISSED"), p2, q2, p3, q3 }'
 }
 
-echo "bench-http: wrk -t$WRK_THREADS -c$CONNECTIONS -d${DURATION}s on loopback, $(nproc) cores shared by servers and wrk, workers pinned: $([ "$PIN" = 1 ] && echo yes || echo no)"
+echo "bench-http: wrk -t$WRK_THREADS -c$CONNECTIONS -d${DURATION}s on loopback, $(nproc) cores shared by servers and wrk, workers pinned: $([ "$PIN" = 1 ] && echo yes || echo no), Waymark's loops: $WAYMARK_THREADS, nginx's workers: $(nproc)"
 echo "  median of $ROUNDS interleaved rounds (req/s range over rounds in brackets)"
 echo "  per request: the server's user and system CPU (µs), its voluntary context switches, wrk's CPU (µs); the machine idle (%)"
 printf "  %-22s %10s %18s %9s %9s %7s %7s %7s %7s %6s\n" "" "req/s" "(range)" "p50 ms" "p99 ms" "user" "system" "switch" "wrk" "idle"

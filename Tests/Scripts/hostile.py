@@ -734,9 +734,15 @@ def qr_flood(daemon, binary, data):
         note("abort", status)
         _, listing, _ = call(daemon.port, daemon.admin, "GET", "/v1/revisions")
         routes["routes"][0]["notes"] = "qr flood publish %d" % index
-        status, _, _ = call(daemon.port, daemon.admin, "POST", "/v1/revisions", {"message": "publish %d" % index, "routes": routes},
-                            {"If-Match": '"rev-%d"' % json_of(listing)["current"], "Content-Type": "application/json"}, timeout=30)
+        status, published, _ = call(daemon.port, daemon.admin, "POST", "/v1/revisions", {"message": "publish %d" % index, "routes": routes},
+                                    {"If-Match": '"rev-%d"' % json_of(listing)["current"], "Content-Type": "application/json"}, timeout=30)
         note("publish", status)
+        # Once a publish is answered, its revision is what phones get (the views of the
+        # builds being fetched are made before the answer; until then the previous answer).
+        status, manifest, _ = call(daemon.port, reader, "GET", "/v1/manifest?platform=ios&version=5.3.0", None, {}, timeout=30)
+        if status == 200 and json_of(manifest).get("revision") != json_of(published).get("number"):
+            fail("a manifest right after publish %s answered revision %s" % (json_of(published).get("number"), json_of(manifest).get("revision")))
+        note("manifest after publish", status)
         status, _, _ = call(daemon.port, daemon.admin, "POST", "/v1/validate", routes, {"Content-Type": "application/json"}, timeout=30)
         note("validate", status)
     changes_in = time.monotonic() - started
@@ -770,7 +776,7 @@ def qr_flood(daemon, binary, data):
     stop.set()
     for thread in flooders:
         thread.join()
-    expected = {"rollout start": 201, "abort": 200, "publish": 201, "validate": 200, "schedule": 201,
+    expected = {"rollout start": 201, "abort": 200, "publish": 201, "manifest after publish": 200, "validate": 200, "schedule": 201,
                 "landing": 302, "manifest ios 5.3.0": 200, "manifest ios 5.2.0": 200, "apple-app-site-association": 200}
     wrong = {what: statuses for what, statuses in answers.items() if any(status != expected[what] for status in statuses)}
     if wrong:

@@ -1,0 +1,71 @@
+import Foundation
+import ManifestStore
+import RouteEngine
+import Synchronization
+
+/// What a new store generation serves, made before readers move to it.
+///
+/// A change (a publish, a rollback, a schedule firing, a rollout's step, a schema, a
+/// follower's copy of the primary's) moves the store to a new generation. What it serves —
+/// the manifest views of the builds that were being fetched, the landing table, the
+/// associated-domain files — is built here, under the store's writer lock, before the
+/// change returns (`ManifestStore.observeChanges`): the change's answer is sent once they
+/// are ready, so whoever made it reads what they wrote, and changes wait for one another,
+/// never readers. Meanwhile every reader is answered from the previous generation, whole
+/// (`ManifestCache.served(stale:)`, `LandingCache.newestTable`, the kept associated-domain
+/// files), instead of waiting in the builds lane. What nothing served before (a build's
+/// first fetch, a host's first file) is built on its first request, as after a start.
+final class GenerationPreparer: Sendable {
+    /// The generation being prepared; -1 when none is.
+    private let preparing = Atomic<Int>(-1)
+    /// Generations prepared since start, and the longest preparation (nanoseconds), for `/metrics`.
+    let prepared = Atomic<UInt64>(0)
+    let longestNanoseconds = Atomic<UInt64>(0)
+
+    /// Whether a reader of `generation` is answered from the one before: only while
+    /// `generation` (or a newer one) is being prepared, so an answer is never older than the
+    /// change being made.
+    func answersStale(for generation: Int) -> Bool {
+        preparing.load(ordering: .acquiring) >= generation
+    }
+
+    /// Runs `body` as the preparation of `generation`.
+    func prepare(_ generation: Int, _ body: () -> Void) {
+        let started = DispatchTime.now().uptimeNanoseconds
+        preparing.store(generation, ordering: .releasing)
+        body()
+        preparing.compareExchange(expected: generation, desired: -1, ordering: .acquiringAndReleasing)
+        prepared.add(1, ordering: .relaxed)
+        let took = DispatchTime.now().uptimeNanoseconds - started
+        var longest = longestNanoseconds.load(ordering: .relaxed)
+        while took > longest {
+            let (exchanged, found) = longestNanoseconds.compareExchange(expected: longest, desired: took, ordering: .relaxed)
+            if exchanged { break }
+            longest = found
+        }
+    }
+}
+
+extension APIContext {
+    /// Prepares what `generation` serves (`GenerationPreparer`): called by the store after a
+    /// change, under its writer lock, so `store.snapshot` is that generation's.
+    func prepare(generation: Int) {
+        preparer.prepare(generation) { make(generation: generation) }
+    }
+
+    /// What `prepare` runs: `generation`'s views, landing table and files, from the store's snapshot.
+    func make(generation: Int) {
+        let snapshot = store.snapshot
+        manifests.prepare(generation: generation, snapshot: snapshot, builds: manifests.servedBuilds, documents: documents)
+        if landings.newestTable != nil, let table = try? LandingEndpoints.makeTable(generation: generation, snapshot: snapshot, self, now: now()) {
+            landings.remember(table)
+        }
+        var routes: [RouteSpec]?
+        manifests.prepareAssociatedDomains(snapshot, hosts: LandingTable.hosts(of: snapshot)) { host throws(Refusal) in
+            let served: [RouteSpec]
+            if let routes { served = routes } else { served = try AssociatedDomainEndpoints.servedRoutes(snapshot, documents) }
+            routes = served
+            return AssociatedDomainFiles(schemas: snapshot.orderedSchemas.map(\.schema), routes: served, host: host)
+        }
+    }
+}
