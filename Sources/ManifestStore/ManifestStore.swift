@@ -40,22 +40,26 @@ public final class ManifestStore: Sendable {
     /// saw generation g and sees g again knows nothing it derived from the snapshot changed.
     public var generation: Int { changes.load(ordering: .acquiring) }
     let changes = Atomic<Int>(0)
-    /// Told each new generation before the change that made it returns (`observeChanges`).
-    private let observer = Mutex<(@Sendable (Int) -> Void)?>(nil)
+    /// Told of each new generation as the change that makes it returns (`observeChanges`).
+    private let observer = Mutex<(before: @Sendable (Int) -> Void, after: @Sendable (Int) -> Void)?>(nil)
 
-    /// `body` is called with each new generation once the change is applied and on disk,
-    /// under the writer lock and before the change returns to its caller: what it prepares
-    /// for the generation is ready when the change is acknowledged, and changes wait for it
-    /// one at a time. It must not change the store. One observer; a second replaces the first.
-    public func observeChanges(_ body: @escaping @Sendable (Int) -> Void) {
-        observer.withLock { $0 = body }
+    /// Once a change is applied and on disk, under the writer lock and before the change
+    /// returns to its caller: `before` is called with the new generation just before readers
+    /// can see it (`generation`), `after` just after. What `after` prepares for the
+    /// generation is ready when the change is acknowledged, and changes wait for it one at a
+    /// time. Neither may change the store. One observer; a second replaces the first.
+    public func observeChanges(before: @escaping @Sendable (Int) -> Void, after: @escaping @Sendable (Int) -> Void) {
+        observer.withLock { $0 = (before, after) }
     }
 
-    /// After a change is applied (under the writer lock): the generation moves on, and the
-    /// observer prepares what the new one serves.
+    /// After a change is applied (under the writer lock, so no other change moves the
+    /// generation meanwhile): the generation moves on, with the observer told before and after.
     func changed() {
-        let generation = changes.add(1, ordering: .releasing).newValue
-        observer.withLock { $0 }?(generation)
+        let observer = observer.withLock { $0 }
+        let generation = changes.load(ordering: .relaxed) + 1
+        observer?.before(generation)
+        changes.store(generation, ordering: .releasing)
+        observer?.after(generation)
     }
 
     /// Refused attempts of the current minute, written as one line per kind when it ends.

@@ -68,8 +68,13 @@ public final class API: Sendable {
     public init(store: ManifestStore, telemetry: TelemetryStore, options: Options = Options()) {
         let context = APIContext(store: store, telemetry: telemetry, options: options)
         self.context = context
-        // What each new generation serves is made before its change returns (`GenerationPreparer`).
-        store.observeChanges { [weak context] generation in context?.prepare(generation: generation) }
+        observeStore()
+    }
+
+    /// What each new generation serves is made before its change returns (`GenerationPreparer`).
+    func observeStore() {
+        store.observeChanges(before: { [weak context] generation in context?.preparer.begin(generation) },
+                             after: { [weak context] generation in context?.prepare(generation: generation) })
     }
 
     public var store: ManifestStore { context.store }

@@ -20,6 +20,8 @@ struct AssociatedDomainEndpoints: EndpointGroup {
 
     /// Cached until the revision or a schema changes; then built once on the work queue.
     private func file(_ request: HTTPRequest, _ pick: @escaping @Sendable (AssociatedDomainFiles) -> [UInt8]) -> EndpointRegistry.Answer {
+        // The generation is read before the snapshot (files kept under it are never older than it).
+        let generation = context.store.generation
         let snapshot = context.store.snapshot
         let named = request.head.headers["Host"].flatMap(LandingEndpoints.linkHost)
         let host = named.flatMap { LandingTable.hosts(of: snapshot).contains($0) ? $0 : nil }
@@ -28,13 +30,13 @@ struct AssociatedDomainEndpoints: EndpointGroup {
         }
         if let files = context.manifests.cachedAssociatedDomains(snapshot, host: host) { return .now(response(files)) }
         // While the generation is prepared, the files it replaces answer (`GenerationPreparer`).
-        if context.preparer.answersStale(for: context.store.generation), let files = context.manifests.keptAssociatedDomains(host: host) {
+        if context.preparer.answersStale(for: generation), let files = context.manifests.keptAssociatedDomains(host: host) {
             return .now(response(files))
         }
         let (manifests, documents) = (context.manifests, context.documents)
         return .work { () throws(Refusal) in
             let routes = try Self.servedRoutes(snapshot, documents)
-            return response(manifests.associatedDomains(snapshot, host: host) { snapshot in
+            return response(manifests.associatedDomains(snapshot, generation: generation, host: host) { snapshot in
                 AssociatedDomainFiles(schemas: snapshot.orderedSchemas.map(\.schema), routes: routes, host: host)
             })
         }

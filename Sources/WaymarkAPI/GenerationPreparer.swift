@@ -29,10 +29,16 @@ final class GenerationPreparer: Sendable {
         preparing.load(ordering: .acquiring) >= generation
     }
 
-    /// Runs `body` as the preparation of `generation`.
+    /// `generation` is about to be seen by readers: until `prepare` has made what it serves,
+    /// they are answered from the one before.
+    func begin(_ generation: Int) {
+        preparing.store(generation, ordering: .releasing)
+    }
+
+    /// Runs `body` as the preparation of `generation` (begun by `begin`, or now).
     func prepare(_ generation: Int, _ body: () -> Void) {
         let started = DispatchTime.now().uptimeNanoseconds
-        preparing.store(generation, ordering: .releasing)
+        begin(generation)
         body()
         preparing.compareExchange(expected: generation, desired: -1, ordering: .acquiringAndReleasing)
         prepared.add(1, ordering: .relaxed)
@@ -48,7 +54,8 @@ final class GenerationPreparer: Sendable {
 
 extension APIContext {
     /// Prepares what `generation` serves (`GenerationPreparer`): called by the store after a
-    /// change, under its writer lock, so `store.snapshot` is that generation's.
+    /// change, under its writer lock, so `store.snapshot` is that generation's; readers have
+    /// been told to take the previous one since just before they could see it (`begin`).
     func prepare(generation: Int) {
         preparer.prepare(generation) { make(generation: generation) }
     }
@@ -61,7 +68,7 @@ extension APIContext {
             landings.remember(table)
         }
         var routes: [RouteSpec]?
-        manifests.prepareAssociatedDomains(snapshot, hosts: LandingTable.hosts(of: snapshot)) { host throws(Refusal) in
+        manifests.prepareAssociatedDomains(snapshot, generation: generation, hosts: LandingTable.hosts(of: snapshot)) { host throws(Refusal) in
             let served: [RouteSpec]
             if let routes { served = routes } else { served = try AssociatedDomainEndpoints.servedRoutes(snapshot, documents) }
             routes = served

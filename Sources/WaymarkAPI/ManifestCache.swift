@@ -28,6 +28,18 @@ final class BuildView: Sendable {
         return Resolver(schema: stored.schema, analysis: RouteAnalysis(document: document, now: revision.time))
     }
 
+    /// The newest generation a fetch was answered with this view in (-1: none yet): which
+    /// builds a new generation's views are made for before readers move to it.
+    private let lastServed = Atomic<Int>(-1)
+
+    var servedIn: Int { lastServed.load(ordering: .relaxed) }
+
+    /// One load on a fetch; a store only on the first fetch of a generation.
+    @inline(__always)
+    func noteServed(in generation: Int) {
+        if lastServed.load(ordering: .relaxed) < generation { lastServed.store(generation, ordering: .relaxed) }
+    }
+
     func response(publicReads: Bool, notModified: Bool) -> HTTPResponse {
         publicReads ? (notModified ? publicNotModified : publicOK) : (notModified ? privateNotModified : privateOK)
     }
@@ -149,10 +161,21 @@ final class ManifestCache: Sendable {
         generations.current = Generation(number: generation)
     }
 
-    /// The builds whose views the newest generation made so far holds (what `prepare` rebuilds).
-    var servedBuilds: Set<SchemaKey> {
+    /// A new generation's views are made before readers move to it for the builds fetched
+    /// in the last this many generations; another build's view is made on its next fetch.
+    static let servedWindow = 32
+
+    /// The builds whose views were fetched in the newest generations made so far, each with
+    /// the newest generation it was fetched in (what `prepare` makes views for).
+    var servedBuilds: [SchemaKey: Int] {
         generations.withLock { generations in
-            Set(generations.current.views.keys.map(\.key)).union(generations.previous.map { Set($0.views.keys.map(\.key)) } ?? [])
+            var builds: [SchemaKey: Int] = [:]
+            for generation in [generations.current] + (generations.previous.map { [$0] } ?? []) {
+                for view in generation.views.values where view.servedIn >= 0 {
+                    builds[view.key] = max(builds[view.key] ?? -1, view.servedIn)
+                }
+            }
+            return builds
         }
     }
 
@@ -160,14 +183,15 @@ final class ManifestCache: Sendable {
     /// revision a cohort gets, for each build the snapshot still has a schema for. A view that
     /// cannot be made (a damaged revision file) is left to be made on request, which says why.
     /// Then the previous generation is let go.
-    func prepare(generation: Int, snapshot: StoreSnapshot, builds: Set<SchemaKey>, documents: RevisionDocuments) {
+    func prepare(generation: Int, snapshot: StoreSnapshot, builds: [SchemaKey: Int], documents: RevisionDocuments) {
         let split = Split(snapshot)
         var made: [Served: BuildView] = [:]
-        for key in builds {
+        for (key, served) in builds where served > generation - Self.servedWindow {
             guard let stored = snapshot.schemas[key] else { continue }
             for number in split.revisions {
                 guard let revision = snapshot.revision(number),
                       let view = try? view(revision: revision, stored: stored, documents: documents, live: snapshot.servedRevisions) else { continue }
+                view.noteServed(in: served)  // a new revision's view carries how recently its build was fetched
                 made[Served(key: key, revision: number)] = view
             }
         }
@@ -180,48 +204,72 @@ final class ManifestCache: Sendable {
         }
     }
 
-    /// The associated-domain files by host ("" for a host no schema declares), for one key.
-    private let domains = Mutex<(key: String, files: [String: AssociatedDomainFiles])?>(nil)
+    /// The associated-domain files by host ("" for a host no schema declares), for one key
+    /// (what they are built from), the newest generation that used it, and the files of the
+    /// key before, kept while a new generation's are prepared.
+    private let domains = Mutex(Domains())
+
+    private struct Domains {
+        var generation = -1
+        var key = ""
+        var files: [String: AssociatedDomainFiles] = [:]
+        var previous: [String: AssociatedDomainFiles] = [:]
+
+        /// Keeps `made` (from `key`, as of `generation`); files of an older generation than
+        /// the ones kept never replace them.
+        mutating func keep(_ made: [String: AssociatedDomainFiles], key: String, generation: Int) {
+            if key != self.key {
+                guard generation > self.generation else { return }
+                if !files.isEmpty { previous = files }
+                (self.key, files) = (key, [:])
+            }
+            self.generation = max(self.generation, generation)
+            files.merge(made) { _, made in made }
+        }
+    }
 
     /// The associated-domain files `host` serves, rebuilt only when the revision or a schema
     /// changes (they are public, so no request should make the server parse the routes
-    /// again). At most one entry per declared host and one for the rest.
-    func associatedDomains(_ snapshot: StoreSnapshot, host: String?, build: (StoreSnapshot) -> AssociatedDomainFiles) -> AssociatedDomainFiles {
-        let key = Self.domainsKey(snapshot)
+    /// again). At most one entry per declared host and one for the rest. `generation` is the
+    /// store's, read before `snapshot` was taken.
+    func associatedDomains(_ snapshot: StoreSnapshot, generation: Int, host: String?,
+                           build: (StoreSnapshot) -> AssociatedDomainFiles) -> AssociatedDomainFiles {
         if let files = cachedAssociatedDomains(snapshot, host: host) { return files }
         let files = build(snapshot)
-        domains.withLock { kept in
-            if kept?.key != key { kept = (key, [:]) }
-            kept?.files[host ?? ""] = files
-        }
+        let key = Self.domainsKey(snapshot)
+        domains.withLock { $0.keep([host ?? "": files], key: key, generation: generation) }
         return files
     }
 
     /// The associated-domain files of `snapshot` for `host` if they are built already.
     func cachedAssociatedDomains(_ snapshot: StoreSnapshot, host: String?) -> AssociatedDomainFiles? {
         let key = Self.domainsKey(snapshot)
-        return domains.withLock { $0?.key == key ? $0?.files[host ?? ""] : nil }
+        return domains.withLock { $0.key == key ? $0.files[host ?? ""] : nil }
     }
 
     /// The files last kept for `host`, whatever snapshot they were built from: while a new
     /// generation is prepared, the previous one's.
     func keptAssociatedDomains(host: String?) -> AssociatedDomainFiles? {
-        domains.withLock { $0?.files[host ?? ""] }
+        domains.withLock { $0.files[host ?? ""] ?? $0.previous[host ?? ""] }
     }
 
-    /// `snapshot`'s files for every host kept from an earlier one (`hosts` says which are
-    /// still link hosts), built before readers move to it. A host whose files cannot be
-    /// built is left to be built on request, which says why.
-    func prepareAssociatedDomains(_ snapshot: StoreSnapshot, hosts: Set<String>,
+    /// `generation`'s files (from `snapshot`) for every host kept from before that is still
+    /// a link host (`hosts`) or is no declared host (""), built before readers move to it;
+    /// then the files before are let go. A host whose files cannot be built is left to be
+    /// built on request, which says why.
+    func prepareAssociatedDomains(_ snapshot: StoreSnapshot, generation: Int, hosts: Set<String>,
                                   build: (String?) throws(Refusal) -> AssociatedDomainFiles) {
         let key = Self.domainsKey(snapshot)
-        let wanted = domains.withLock { kept in kept.map { $0.key == key ? [] : $0.files.keys.filter { $0.isEmpty || hosts.contains($0) } } ?? [] }
-        guard !wanted.isEmpty else { return }
+        let wanted = domains.withLock { kept in
+            Set(kept.files.keys).union(kept.previous.keys).filter { host in
+                (host.isEmpty || hosts.contains(host)) && !(kept.key == key && kept.files[host] != nil)
+            }
+        }
         var made: [String: AssociatedDomainFiles] = [:]
         for host in wanted { made[host] = try? build(host.isEmpty ? nil : host) }
         domains.withLock { kept in
-            if kept?.key != key { kept = (key, [:]) }
-            kept?.files.merge(made) { kept, _ in kept }
+            kept.keep(made, key: key, generation: generation)
+            if kept.key == key { kept.previous = [:] }
         }
     }
 

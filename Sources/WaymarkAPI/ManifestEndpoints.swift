@@ -37,6 +37,7 @@ struct ManifestEndpoints: EndpointGroup {
         if let view = context.manifests.served(generation: generation, key, cohort: cohort)
             // While the generation is prepared, the view it replaces answers (`GenerationPreparer`).
             ?? (context.preparer.answersStale(for: generation) ? context.manifests.served(generation: generation, key, cohort: cohort, stale: true) : nil) {
+            view.noteServed(in: generation)
             return .now(view.response(publicReads: publicReads, notModified: APIResponse.ifNoneMatch(request, matches: view.etag)))
         }
         let store = context.store
@@ -49,6 +50,7 @@ struct ManifestEndpoints: EndpointGroup {
         return .work { () throws(Refusal) in
             let view = try context.manifests.view(revision: revision, stored: stored, documents: context.documents, live: live)
             context.manifests.remember(view, generation: generation)
+            view.noteServed(in: generation)
             return view.response(publicReads: publicReads, notModified: APIResponse.ifNoneMatch(request, matches: view.etag))
         }
     }

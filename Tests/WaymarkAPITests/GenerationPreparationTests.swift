@@ -46,9 +46,11 @@ struct GenerationPreparationTests {
         #expect(association.status == 200 && !association.text.contains("/campaign/prepared"))
         let oldTable = try #require(context.landings.newestTable?.generation)
 
-        // Look at what readers get while revision 2's generation is prepared.
+        // Look at what readers get while revision 2's generation is prepared: the API's own
+        // hooks, with a look between them (put back as the API has them below).
         let seen = Mutex(Seen())
-        service.store.observeChanges { [weak context] generation in
+        service.store.observeChanges(before: { [weak context] generation in context?.preparer.begin(generation) },
+                                     after: { [weak context] generation in
             guard let context else { return }
             let landing = [("Host", "storefront.example"), ("User-Agent", Self.iPhone)]
             let appleFile = [("Host", "storefront.example")]
@@ -62,7 +64,8 @@ struct GenerationPreparationTests {
                 }
                 context.make(generation: generation)
             }
-        }
+        })
+        defer { service.api.observeStore() }
         let publish = service.call("POST", "/v1/revisions", token: service.tokens[.routesPublish], headers: rev1,
                                    body: publishBody(extraRoute: "prepared"))
         #expect(publish.status == 201, "\(publish.text.prefix(200))")
@@ -75,11 +78,10 @@ struct GenerationPreparationTests {
         #expect(during.landing?.status == 302, "the previous landing table answers on the loop")
         #expect(during.association?.status == 200 && during.association.map { String(decoding: $0.body, as: UTF8.self) } == association.text,
                 "the previous association file answers on the loop")
-        let preparedNow = service.call("GET", Self.manifest, token: service.tokens[.manifestRead])
-        #expect(preparedNow.status == 200 && preparedNow["ETag"] != before["ETag"] && preparedNow["ETag"]?.hasPrefix("\"m2-") == true,
-                "the publisher reads its write: \(preparedNow["ETag"] ?? "none")")
+        // Right after the 201, on the loop: the view made by the preparation, not on request.
         let onLoop = try #require(Self.onTheLoop(router, Self.manifest, headers: read), "the prepared view is answered on the loop")
-        #expect(onLoop.etag == preparedNow["ETag"])
+        #expect(onLoop.status == 200 && onLoop.etag?.hasPrefix("\"m2-") == true, "the publisher reads its write: \(onLoop.etag ?? "none")")
+        #expect(service.call("GET", Self.manifest, token: service.tokens[.manifestRead])["ETag"] == onLoop.etag)
         #expect(context.landings.newestTable?.generation ?? 0 > oldTable, "the landing table was made for the new generation")
         let newFile = try #require(Self.onTheLoop(router, "/.well-known/apple-app-site-association", headers: [("Host", "storefront.example")]),
                                    "the new association file is answered on the loop")
@@ -107,5 +109,46 @@ struct GenerationPreparationTests {
         // A build nothing fetched before is made on its first request, off the loop.
         #expect(Self.onTheLoop(router, "/v1/manifest?platform=ios&version=5.2.0", headers: read) == nil)
         #expect(service.call("GET", "/v1/manifest?platform=ios&version=5.2.0", token: service.tokens[.manifestRead]).status == 200)
+    }
+    @Test func filesMadeFromAnOlderSnapshotNeverReplaceANewerGenerationsAndTheFilesBeforeAnswerWhileItIsPrepared() throws {
+        let service = try LiveService(transport: .inProcess)
+        let cache = ManifestCache()
+        let old = service.store.snapshot
+        let oldGeneration = service.store.generation
+        #expect(service.call("POST", "/v1/revisions", token: service.tokens[.routesPublish], headers: rev1,
+                             body: publishBody(extraRoute: "newer")).status == 201)
+        let new = service.store.snapshot
+        func files(_ snapshot: StoreSnapshot) -> AssociatedDomainFiles {
+            AssociatedDomainFiles(schemas: snapshot.orderedSchemas.map(\.schema),
+                                  routes: (try? AssociatedDomainEndpoints.servedRoutes(snapshot, service.api.context.documents)) ?? [],
+                                  host: "storefront.example")
+        }
+        let made = cache.associatedDomains(old, generation: oldGeneration, host: "storefront.example") { files($0) }
+        #expect(cache.keptAssociatedDomains(host: "storefront.example") == made)
+        // The new generation's files are prepared for the host kept before.
+        cache.prepareAssociatedDomains(new, generation: oldGeneration + 1, hosts: ["storefront.example"]) { _ throws(Refusal) in files(new) }
+        #expect(cache.cachedAssociatedDomains(new, host: "storefront.example") == files(new))
+        // A build from the older snapshot that ends late is answered but not kept.
+        _ = cache.associatedDomains(old, generation: oldGeneration, host: "storefront.example") { files($0) }
+        #expect(cache.keptAssociatedDomains(host: "storefront.example") == files(new))
+        #expect(cache.cachedAssociatedDomains(old, host: "storefront.example") == nil)
+        #expect(files(new) != made, "the two generations' files differ (the new route)")
+    }
+
+    @Test func viewsAreMadeAheadOnlyForBuildsFetchedInTheLastGenerations() throws {
+        let service = try LiveService(transport: .inProcess)
+        let context = service.api.context
+        #expect(service.call("GET", "/v1/manifest?platform=ios&version=5.2.0", token: service.tokens[.manifestRead]).status == 200)
+        let first = service.store.generation
+        for number in 1...(ManifestCache.servedWindow + 1) {
+            #expect(service.call("GET", Self.manifest, token: service.tokens[.manifestRead]).status == 200)
+            let publish = service.call("POST", "/v1/revisions", token: service.tokens[.routesPublish], headers: [("If-Match", "\"rev-\(number)\"")],
+                                       body: publishBody(extraRoute: "n\(number)"))
+            #expect(publish.status == 201, "\(publish.text.prefix(200))")
+            // 5.2.0 was fetched once: its views are made ahead for the window's generations, then on request.
+            let ahead = service.store.generation - first < ManifestCache.servedWindow
+            let builds = Set(context.manifests.servedBuilds.keys.map(\.version))
+            #expect(builds == (ahead ? ["5.2.0", "5.3.0"] : ["5.3.0"]), "after publish \(number): \(builds.sorted())")
+        }
     }
 }
