@@ -62,10 +62,15 @@ extension APIContext {
 
     /// `authorize` as the server's admission check at the end of a head: a request with a
     /// body is refused before the body is read.
-    func admission(_ access: RouteDeclaration.Access, largerBody: RouteDeclaration.LargerBody? = nil) -> Router.Admission {
+    /// `busy`, when given, is asked once the caller is known whether the work the request
+    /// would queue is refused now (its lane full, or the caller holding its share): then it
+    /// is answered `503` at the head, before a byte of its body is read.
+    func admission(_ access: RouteDeclaration.Access, largerBody: RouteDeclaration.LargerBody? = nil,
+                   busy: (@Sendable (HTTPRequestHead, String) -> Refusal?)? = nil) -> Router.Admission {
         { [self] head in
             do throws(Refusal) {
                 let actor = try authorize(head, access)
+                if let busy, let refusal = busy(head, actor) { throw refusal }
                 if let largerBody, tokenAllows(head, largerBody.scope) { return .admitWithBody(as: actor, maximumBody: largerBody.maximumBody) }
                 return .admit(as: actor)
             } catch {

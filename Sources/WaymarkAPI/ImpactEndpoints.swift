@@ -32,12 +32,14 @@ struct ImpactEndpoints: EndpointGroup {
         let context = context
         // Deferred rather than plain off-loop: a token's place is taken before its job is
         // queued, so past `perToken` it is answered 503 at once, not after the queue.
+        // Past either, the draft is refused at the head, unread (and again when it comes).
+        let busy: @Sendable (HTTPRequestHead, String) -> Refusal? = { head, actor in
+            if held.holdsAll(actor) { return Self.tooMany }
+            return context.work.refusalAtHead(.reads, for: WorkCaller(head, actor: actor))
+        }
         try registry.addDeferred("POST", "/v1/revisions/:a/impact", .scope(.routesPublish, action: "impactDraft"),
-                                 maximumBody: context.options.maximumDocumentBytes) { request, call, responder throws(Refusal) in
-            guard held.take(call.actor) else {
-                throw Refusal(.serviceUnavailable, "busy", "You have \(Self.perToken) impacts under way, as many as one token may; retry in a moment.",
-                              headers: [("Retry-After", "1")])
-            }
+                                 maximumBody: context.options.maximumDocumentBytes, busy: busy) { request, call, responder throws(Refusal) in
+            guard held.take(call.actor) else { throw Self.tooMany }
             let refusal = context.work.submit(.reads, for: WorkCaller(request, actor: call.actor)) {
                 defer { held.give(call.actor) }
                 do throws(Refusal) {
@@ -54,9 +56,17 @@ struct ImpactEndpoints: EndpointGroup {
         }
     }
 
+    static let tooMany = Refusal(.serviceUnavailable, "busy", "You have \(perToken) impacts under way, as many as one token may; retry in a moment.",
+                                 headers: [("Retry-After", "1")])
+
     /// Impacts queued or running per token.
     final class Held: Sendable {
         private let counts = Mutex<[String: Int]>([:])
+
+        /// Whether `actor` holds all the impacts one token may.
+        func holdsAll(_ actor: String) -> Bool {
+            counts.withLock { $0[actor, default: 0] >= ImpactEndpoints.perToken }
+        }
 
         func take(_ token: String) -> Bool {
             counts.withLock { counts in

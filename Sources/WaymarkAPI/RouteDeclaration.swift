@@ -119,8 +119,9 @@ struct EndpointRegistry {
     /// A route answered later through its `Responder`; a refusal thrown before the handler
     /// answered is the answer.
     mutating func addDeferred(_ method: String, _ path: String, _ access: RouteDeclaration.Access, maximumBody: Int? = nil,
+                              busy: (@Sendable (HTTPRequestHead, String) -> Refusal?)? = nil,
                               _ handler: @escaping DeferredHandler) throws(RouterError) {
-        try addDeferred(method, path, access, maximumBody: maximumBody, mode: .deferred, handler)
+        try addDeferred(method, path, access, maximumBody: maximumBody, busy: busy, mode: .deferred, handler)
     }
 
     /// A route answered from the work queue, in `lane`: its access is checked on the loop,
@@ -130,17 +131,22 @@ struct EndpointRegistry {
                              largerBody: RouteDeclaration.LargerBody? = nil, lane: WorkLane = .reads,
                              _ handler: @escaping Handler) throws(RouterError) {
         let work = context.work
-        try addDeferred(method, path, access, maximumBody: maximumBody, largerBody: largerBody, mode: .offLoop) { request, call, responder in
+        // A costly read its caller cannot queue now is refused at the head, its body unread.
+        var busy: (@Sendable (HTTPRequestHead, String) -> Refusal?)?
+        if lane == .reads {
+            busy = { @Sendable head, actor in work.refusalAtHead(.reads, for: WorkCaller(head, actor: actor)) }
+        }
+        try addDeferred(method, path, access, maximumBody: maximumBody, largerBody: largerBody, busy: busy, mode: .offLoop) { request, call, responder in
             work.answer(responder, in: lane, for: WorkCaller(request, actor: call.actor)) { () throws(Refusal) in try handler(request, call) }
         }
     }
 
     /// A deferred route as declared with `mode`: access checked, then `handler` answers.
     private mutating func addDeferred(_ method: String, _ path: String, _ access: RouteDeclaration.Access, maximumBody: Int?,
-                                      largerBody: RouteDeclaration.LargerBody? = nil,
+                                      largerBody: RouteDeclaration.LargerBody? = nil, busy: (@Sendable (HTTPRequestHead, String) -> Refusal?)? = nil,
                                       mode: RouteDeclaration.Mode, _ handler: @escaping DeferredHandler) throws(RouterError) {
         let context = context
-        try router.addDeferred(method, path, maximumBody: maximumBody, admission: context.admission(access, largerBody: largerBody)) { request, parameters, responder in
+        try router.addDeferred(method, path, maximumBody: maximumBody, admission: context.admission(access, largerBody: largerBody, busy: busy)) { request, parameters, responder in
             do throws(Refusal) {
                 let actor = try context.actor(of: request, parameters, access)
                 try handler(request, RouteCall(parameters: parameters, actor: actor), responder)

@@ -151,6 +151,41 @@ final class WorkQueue: Sendable {
         }
     }
 
+    /// Why a job for `caller` in `lane` would be refused now (nil: it would be taken). Read
+    /// at the end of a request's head, so a costly read past its share is refused before a
+    /// byte of its body is read; `submit` decides again when the job comes.
+    func wouldRefuse(_ lane: WorkLane, for caller: WorkCaller) -> WorkRefusal? {
+        guard lane != .builds else { return nil }
+        if lanes[lane.rawValue].pending.load(ordering: .relaxed) >= capacity { return .full }
+        guard lane == .reads else { return nil }
+        return held.withLock { held in
+            if let token = caller.token, held.tokens[token, default: 0] >= share { return .overShare }
+            if let peer = caller.peer, held.peers[peer, default: 0] >= share { return .overShare }
+            return nil
+        }
+    }
+
+    /// `wouldRefuse` for a request's head: the `503 busy` to answer it with, counted as refused.
+    func refusalAtHead(_ lane: WorkLane, for caller: WorkCaller) -> Refusal? {
+        guard let refusal = wouldRefuse(lane, for: caller) else { return nil }
+        lanes[lane.rawValue].refused.add(1, ordering: .relaxed)
+        return busy(refusal, in: lane)
+    }
+
+    /// The `503 busy` a refusal in `lane` is answered with.
+    func busy(_ refusal: WorkRefusal, in lane: WorkLane) -> Refusal {
+        switch refusal {
+        case .full:
+            Refusal(.serviceUnavailable, "busy",
+                    "The server has \(capacity) requests' worth of \(lane.work) under way; retry in a moment.",
+                    headers: [("Retry-After", "1")])
+        case .overShare:
+            Refusal(.serviceUnavailable, "busy",
+                    "You have \(share) requests' worth of \(lane.work) under way, as many as one caller may; retry in a moment.",
+                    headers: [("Retry-After", "1")])
+        }
+    }
+
     /// Answers through `responder` with what `job` returns (or the refusal it throws), run
     /// off the loop in `lane`; `503` with `Retry-After: 1` when it is refused.
     func answer(_ responder: Responder, in lane: WorkLane, for caller: WorkCaller = WorkCaller(),
@@ -170,18 +205,7 @@ final class WorkQueue: Sendable {
                 responder.respond(error.response)
             }
         }
-        switch refusal {
-        case nil:
-            break
-        case .full:
-            responder.respond(Refusal(.serviceUnavailable, "busy",
-                "The server has \(capacity) requests' worth of \(lane.work) under way; retry in a moment.",
-                headers: [("Retry-After", "1")]).response)
-        case .overShare:
-            responder.respond(Refusal(.serviceUnavailable, "busy",
-                "You have \(share) requests' worth of \(lane.work) under way, as many as one caller may; retry in a moment.",
-                headers: [("Retry-After", "1")]).response)
-        }
+        if let refusal { responder.respond(busy(refusal, in: lane).response) }
     }
 }
 
@@ -213,8 +237,12 @@ struct WorkCaller: Sendable {
     }
 
     init(_ request: HTTPRequest, actor: String) {
+        self.init(request.head, actor: actor)
+    }
+
+    init(_ head: HTTPRequestHead, actor: String) {
         token = actor == "public" || actor == "anonymous" ? nil : actor
-        peer = request.head.peer
+        peer = head.peer
     }
 }
 

@@ -1225,9 +1225,10 @@ def publisher_reads_counts(daemon, binary, data):
 def impact_flood(binary, scratch):
     """One marketing token floods the impact endpoint with 3,000-route drafts against a
     3,000-route revision that has a week of telemetry on every route: it has at most 2
-    impacts queued or running (the rest 503 busy), while another marketer from another
-    address is answered each time, manifests stay answered and RSS stays bounded; a draft
-    past --max-document-bytes is refused 413 before it is read."""
+    impacts queued or running (the rest 503 busy, on their heads, before their bodies are
+    read), while another marketer from another address is answered each time, manifests
+    stay answered and RSS stays bounded; a draft past --max-document-bytes is refused 413
+    before it is read."""
     data = os.path.join(scratch, "impact")
     daemon = Daemon(binary, data, "--max-document-bytes", str(4 << 20))
     flooder = token(binary, data, "impact-flooder", "routes:publish", rate="unlimited")
@@ -1302,6 +1303,16 @@ def impact_flood(binary, scratch):
         status, _, _ = call(daemon.port, reader, "GET", "/v1/manifest?platform=ios&version=5.3.0")
         manifests.append((status, time.monotonic() - sent_at))
         time.sleep(0.2)
+    # While the flooder holds its impacts, its next draft is refused on its head: the
+    # answer comes though the body is never sent (before this, it was read first).
+    at_head = ""
+    for _ in range(20):
+        connection = open_head(daemon.port, "127.0.0.1", "POST /v1/revisions/2/impact HTTP/1.1\r\nHost: waymark.test\r\n"
+                               "Authorization: Bearer %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n" % (flooder, len(sent)))
+        at_head = first_line(connection, 2)
+        connection.close()
+        if " 503 " in at_head:
+            break
     peak = rss_mb(daemon.process.pid)
     held = daemon.metric("waymark_work_refused_total")
     stop.set()
@@ -1320,6 +1331,8 @@ def impact_flood(binary, scratch):
         fail("the daemon died under the impact flood")
     if counts[503] == 0 or counts[200] == 0 or counts["other"]:
         fail("the impact flood was not held to its share: %s" % counts)
+    if " 503 " not in at_head:
+        fail("a draft from the flooder holding its impacts was not refused on its head (its body unsent): %r" % at_head)
     if any(status != 200 for status, _ in others) or any(status != 200 for status, _ in manifests):
         fail("beside the impact flood: the other marketer %s, manifests %s" % (sorted({s for s, _ in others}), sorted({s for s, _ in manifests})))
     # A liveness bound, not a benchmark: the machine may be shared and the build a debug one.
@@ -1332,7 +1345,7 @@ def impact_flood(binary, scratch):
           "one token flooding such drafts that move all "
           "6,000 patterns from 24 connections: %d answered, %d refused 503 at once past its 2 impacts at a time (of them by the reads lane: %d); another marketer "
           "from another address answered %d of %d (median %.2f s, slowest %.2f s); %d manifests beside them, median %.0f ms, slowest %.0f ms "
-          "(bound 5 s); RSS %.1f -> %.1f MB (bound +300); a 5 MiB draft refused 413 unread"
+          "(bound 5 s); RSS %.1f -> %.1f MB (bound +300); the flooder's next draft refused 503 on its head, unread; a 5 MiB draft refused 413 unread"
           % (len(sent) / 1e3, alone, counts[200], counts[503], held or 0, len(others), len(others), waits[len(waits) // 2], waits[-1],
              len(manifests), median_manifest * 1000, slowest_manifest * 1000, rss_before, peak))
 

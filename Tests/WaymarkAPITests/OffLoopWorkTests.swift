@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import HTTPCore
+import HTTPServer
 import Synchronization
 import Testing
 import TestSupport
@@ -166,5 +167,31 @@ struct OffLoopWorkTests {
             reply = service.call("POST", "/v1/validate", token: service.tokens[.routesPublish], body: storefrontRoutesText)
         }
         #expect(reply.status == 200, "answered once the lane is free")
+    }
+
+    @Test func aCostlyReadItsCallerCannotQueueIsRefusedAtTheHeadItsBodyUnread() throws {
+        let service = try LiveService(maximumQueuedWork: 4, transport: .inProcess)
+        let router = try service.api.router()
+        let context = service.api.context
+        func decide(_ target: String, token: String) -> HeadDecision {
+            router.decide(HTTPRequestHead(method: "POST", target: target, headers: HTTPHeaders([
+                ("Host", "waymark.test"), ("Authorization", "Bearer \(token)"), ("Content-Type", "application/json"), ("Content-Length", "300000")])))
+        }
+        let publisher = service.tokens[.routesPublish]!, reader = service.tokens[.manifestRead]!
+        let costly = ["/v1/revisions/1/impact", "/v1/revisions/1/diff", "/v1/resolve"]
+        for target in costly {
+            guard case .read = decide(target, token: publisher) else { Issue.record("\(target) is read while the caller has room"); continue }
+        }
+        // The publishing token holds its share of the reads lane (a quarter of 4: one).
+        let hold = Hold(context.work, .reads, callers: [WorkCaller(token: "routes:publish")])
+        defer { hold.release() }
+        let refusedBefore = context.work.refused(.reads)
+        for target in costly {
+            guard case .refuse(let response) = decide(target, token: publisher) else { Issue.record("\(target) was admitted past the share"); continue }
+            #expect(response.status == .serviceUnavailable && response.headers["Retry-After"] == "1", "\(target)")
+            #expect(String(decoding: response.body, as: UTF8.self).contains("busy"), "\(target)")
+        }
+        #expect(context.work.refused(.reads) == refusedBefore + UInt64(costly.count), "refusals at the head are counted")
+        guard case .read = decide("/v1/resolve", token: reader) else { Issue.record("another token's read is refused"); return }
     }
 }
