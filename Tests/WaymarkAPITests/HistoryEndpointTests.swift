@@ -28,6 +28,20 @@ struct HistoryEndpointTests {
         return service
     }
 
+    @Test func theRevisionListIsMadeOncePerGenerationAndNeverOlderThanAChange() throws {
+        let service = try LiveService(transport: .inProcess)
+        let read = service.tokens[.manifestRead]
+        let first = service.call("GET", "/v1/revisions", token: read)
+        #expect(first.status == 200 && first.json["current"]?.intValue == 1)
+        #expect(service.api.context.revisionList.withLock { $0?.generation } == service.store.generation, "kept for the generation")
+        #expect(service.call("GET", "/v1/revisions", token: read).body == first.body)
+        #expect(service.call("POST", "/v1/revisions", token: service.tokens[.routesPublish], headers: rev1,
+                             body: publishBody(extraRoute: "listed")).status == 201)
+        let after = service.call("GET", "/v1/revisions", token: read)
+        #expect(after.json["current"]?.intValue == 2 && after.json["revisions"]?.arrayValue?.count == 2, "\(after.text.prefix(200))")
+        #expect(after["ETag"] == "\"rev-2\"")
+    }
+
     @Test func whatIsKeptOfOldRevisionsIsBounded() throws {
         let service = try Self.service()
         let token = service.tokens[.manifestRead]
