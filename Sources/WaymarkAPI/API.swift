@@ -73,8 +73,10 @@ public final class API: Sendable {
 
     /// What each new generation serves is made before its change returns (`GenerationPreparer`).
     func observeStore() {
-        store.observeChanges(before: { [weak context] generation in context?.preparer.begin(generation) },
-                             after: { [weak context] generation in context?.prepare(generation: generation) })
+        // Weakly, and the preparer, never the context (see `GenerationPreparer`).
+        let preparer = context.preparer
+        store.observeChanges(before: { [weak preparer] generation in preparer?.begin(generation) },
+                             after: { [weak preparer] generation in preparer?.prepare(generation: generation) })
     }
 
     public var store: ManifestStore { context.store }

@@ -22,8 +22,8 @@ final class APIContext: Sendable {
     let documents: RevisionDocuments
     /// What link landing reads: the link hosts and each visitor's engine, per generation.
     let landings = LandingCache()
-    /// Whether a new generation is being prepared, while readers get the previous one.
-    let preparer = GenerationPreparer()
+    /// What a new generation serves, made before readers move to it.
+    let preparer: GenerationPreparer
     /// Link landings, counted as telemetry (entry `web`).
     let landingCounter: LandingCounter
     /// `GET /v1/revisions` as answered in one store generation (`RevisionEndpoints`).
@@ -74,6 +74,7 @@ final class APIContext: Sendable {
         self.telemetry = telemetry
         self.options = options
         documents = RevisionDocuments(store: store)
+        preparer = GenerationPreparer(manifests: manifests, landings: landings, documents: documents, now: options.clock.now)
         work = WorkQueue(capacity: options.maximumQueuedWork)
         shapeAllowance = ShapeAllowance(perSource: options.shapesPerSource, perNetwork: options.shapesPerNetwork)
         landingCounter = LandingCounter(telemetry: telemetry, now: options.clock.now, currentRevision: { store.snapshot.current?.number })

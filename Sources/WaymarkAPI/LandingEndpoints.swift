@@ -58,17 +58,17 @@ struct LandingEndpoints: EndpointGroup {
         guard method == "GET" || method == "HEAD" else { return .now(methodNotAllowed(method)) }
         return .work { () throws(Refusal) in
             if let table = context.landings.table(generation: generation) { return answer(request, key, host: host, table, context, now: now) }
-            let made = try makeTable(generation: generation, snapshot: snapshot, context, now: now)
+            let made = try makeTable(generation: generation, snapshot: snapshot, documents: context.documents, manifests: context.manifests, now: now)
             context.landings.remember(made)
             return answer(request, key, host: host, made, context, now: now)
         }
     }
 
     /// `generation`'s landing table, from `snapshot`'s current revision, whose document is in memory.
-    static func makeTable(generation: Int, snapshot: StoreSnapshot, _ context: APIContext, now: Date) throws(Refusal) -> LandingTable {
+    static func makeTable(generation: Int, snapshot: StoreSnapshot, documents: RevisionDocuments, manifests: ManifestCache,
+                          now: Date) throws(Refusal) -> LandingTable {
         var parsed: [Int: RevisionDocuments.Document] = [:]
-        if let current = snapshot.current { parsed[current.number] = try context.documents.read(current) }
-        let manifests = context.manifests
+        if let current = snapshot.current { parsed[current.number] = try documents.read(current) }
         return LandingTable(generation: generation, snapshot: snapshot, now: now,
                             resolver: { revision, stored in
                                 manifests.resolver(revision: revision, stored: stored) {

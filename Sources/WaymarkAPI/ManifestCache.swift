@@ -127,11 +127,11 @@ final class ManifestCache: Sendable {
     /// `generation` is being prepared, the previous generation's view when this one has none.
     func served(generation: Int, _ key: SchemaKey, cohort: Int?, stale: Bool = false) -> BuildView? {
         generations.withLock { generations in
-            let current = generations.current
-            if current.number == generation, let view = current.view(key, cohort: cohort) { return view }
+            // Read in place (no copy of the generation: this is every fetch).
+            if generations.current.number == generation, let view = generations.current.view(key, cohort: cohort) { return view }
             guard stale else { return nil }
-            if current.number < generation { return current.view(key, cohort: cohort) }
-            if current.number == generation, let previous = generations.previous { return previous.view(key, cohort: cohort) }
+            if generations.current.number < generation { return generations.current.view(key, cohort: cohort) }
+            if generations.current.number == generation { return generations.previous?.view(key, cohort: cohort) }
             return nil
         }
     }

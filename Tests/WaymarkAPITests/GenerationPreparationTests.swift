@@ -49,20 +49,21 @@ struct GenerationPreparationTests {
         // Look at what readers get while revision 2's generation is prepared: the API's own
         // hooks, with a look between them (put back as the API has them below).
         let seen = Mutex(Seen())
-        service.store.observeChanges(before: { [weak context] generation in context?.preparer.begin(generation) },
-                                     after: { [weak context] generation in
-            guard let context else { return }
+        let preparer = context.preparer
+        service.store.observeChanges(before: { [weak preparer] generation in preparer?.begin(generation) },
+                                     after: { [weak preparer] generation in
+            guard let preparer else { return }
             let landing = [("Host", "storefront.example"), ("User-Agent", Self.iPhone)]
             let appleFile = [("Host", "storefront.example")]
-            context.preparer.prepare(generation) {
+            preparer.prepare(generation) {
                 seen.withLock { seen in
-                    seen.stale = context.preparer.answersStale(for: generation)
+                    seen.stale = preparer.answersStale(for: generation)
                     seen.manifest = Self.onTheLoop(router, Self.manifest, headers: read)
                     seen.notModified = Self.onTheLoop(router, Self.manifest, headers: read + [("If-None-Match", before["ETag"]!)])
                     seen.landing = Self.onTheLoop(router, "/product/p1", headers: landing)
                     seen.association = Self.onTheLoop(router, "/.well-known/apple-app-site-association", headers: appleFile)
                 }
-                context.make(generation: generation)
+                preparer.make(generation: generation)
             }
         })
         defer { service.api.observeStore() }
