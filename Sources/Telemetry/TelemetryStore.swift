@@ -266,16 +266,10 @@ public final class TelemetryStore: Sendable {
         wake.signal()
     }
 
-    /// Runs `body` on the counts as they are now, under the lock batches are applied under:
-    /// for what takes a moment. A query over many cells uses `counted` instead.
+    /// Runs `body` on the counts as they are now.
     public func read<T>(_ body: (borrowing Counts) -> T) -> T {
         counts.withLock { body($0) }
     }
-
-    /// The counts as they are now, as a value a query may take its time over while batches
-    /// go on being applied: taking it copies no table (they are copied on write), and the
-    /// next batch applied copies only what it changes (the buckets it counts in).
-    public var counted: Counts { counts.withLock { $0 } }
 
     public var currentHealth: Health { health.withLock { $0 } }
 

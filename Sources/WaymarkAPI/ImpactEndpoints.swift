@@ -106,13 +106,12 @@ struct ImpactEndpoints: EndpointGroup {
         // Opens, proceeded or gated, per route, build and hour of the week: only of the routes
         // the draft can change, so what is read is bounded by their cells, not by every route's.
         let affected = DraftImpact.affected(base: baseDocument, draft: draft)
-        // Read off the lock ingestion takes: a week of cells can take a while.
-        let counts = context.telemetry.counted
-        let opens = counts.opens(from: from, to: now, routes: affected).map {
+        let opens = context.telemetry.read { $0.opens(from: from, to: now, routes: affected) }.map {
             DraftImpact.Opens(route: $0.route, build: DraftImpact.Build(platform: $0.platform, version: $0.appVersion), hour: $0.hour, count: $0.count)
         }
-        let (week, shapeEntries, windowStart) = (counts.unattributedOpens(from: from, to: now), counts.shapes.ranked(Self.maximumShapes),
-                                                 counts.shapes.windowStart)
+        let (week, shapeEntries, windowStart) = context.telemetry.read { counts in
+            (counts.unattributedOpens(from: from, to: now), counts.shapes.ranked(Self.maximumShapes), counts.shapes.windowStart)
+        }
         let (unattributed, allOpens) = (week.unattributed, week.total)
         let shapes = shapeEntries.map { DraftImpact.Shape(shape: $0.key, count: $0.count, lowerBound: $0.count - min($0.error, $0.count)) }
 

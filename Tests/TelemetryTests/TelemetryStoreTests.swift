@@ -75,21 +75,6 @@ struct TelemetryStoreTests {
         #expect(totals(again) == ["product": 2, "orders": 1])
     }
 
-    @Test func countedIsAValueQueriedOffTheLockThatLaterBatchesDoNotChange() throws {
-        let scratch = TelemetryScratch()
-        let store = try scratch.open()
-        defer { store.close() }
-        #expect(throws: Never.self) { try commit(batch([(0, "proceed", nil, "product")]), to: store).get() }
-        let taken = store.counted
-        #expect(throws: Never.self) { try commit(batch([(0, "proceed", nil, "product"), (0, "proceed", nil, "orders")]), to: store).get() }
-        var query = lastHour()
-        query.groupBy = [.route]
-        let then = Dictionary(uniqueKeysWithValues: taken.query(query).groups.map { ($0.key[0].name, $0.total) })
-        #expect(then == ["product": 1], "the value taken before the second batch")
-        #expect(totals(store) == ["product": 2, "orders": 1])
-        #expect(Dictionary(uniqueKeysWithValues: store.counted.query(query).groups.map { ($0.key[0].name, $0.total) }) == totals(store))
-    }
-
     @Test func concurrentBatchesShareCommits() throws {
         let scratch = TelemetryScratch()
         let store = try scratch.open()
