@@ -1,5 +1,4 @@
 import Foundation
-import RouteEngine
 
 /// The app build a manifest must be for: what the app knows about itself.
 public struct AppBuild: Hashable, Sendable, CustomStringConvertible {

@@ -120,7 +120,7 @@ public struct Resolver: Sendable {
         }
         let capacity = max(link.count, 1)
         let tables = tables
-        let (parser, trie, patterns) = (tables.parser, tables.trie, tables.patterns)
+        let (parser, trie) = (tables.parser, tables.trie)
         return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: capacity) { decoded in
             withUnsafeTemporaryAllocation(of: Range<Int>.self, capacity: capacity) { ranges in
                 let parsed: LinkParser.Parsed

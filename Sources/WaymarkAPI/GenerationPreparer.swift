@@ -58,7 +58,7 @@ final class GenerationPreparer: Sendable {
         let started = DispatchTime.now().uptimeNanoseconds
         begin(generation)
         body()
-        preparing.compareExchange(expected: generation, desired: -1, ordering: .acquiringAndReleasing)
+        _ = preparing.compareExchange(expected: generation, desired: -1, ordering: .acquiringAndReleasing)
         prepared.add(1, ordering: .relaxed)
         let took = DispatchTime.now().uptimeNanoseconds - started
         var longest = longestNanoseconds.load(ordering: .relaxed)
