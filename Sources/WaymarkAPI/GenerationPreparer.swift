@@ -23,7 +23,7 @@ final class GenerationPreparer: Sendable {
     let longestNanoseconds = Atomic<UInt64>(0)
     /// What it prepares, and from. The store's observer holds the preparer weakly, never the
     /// API's context: a weak reference moves an object's reference count to a side table,
-    /// and the context is retained on every request (measured: 200 instructions a fetch).
+    /// and the context is retained on every request (measured: 21,346 instructions a conditional manifest fetch became 21,723).
     private let manifests: ManifestCache
     private let landings: LandingCache
     private let documents: RevisionDocuments

@@ -31,6 +31,13 @@ final class WorkQueue: Sendable {
     private struct Shares {
         var tokens: [String: Int] = [:]
         var peers: [PeerAddress: Int] = [:]
+
+        /// Whether `caller`'s token or peer already holds `share` reads.
+        func holdsShare(_ caller: WorkCaller, _ share: Int) -> Bool {
+            if let token = caller.token, tokens[token, default: 0] >= share { return true }
+            if let peer = caller.peer, peers[peer, default: 0] >= share { return true }
+            return false
+        }
     }
 
     private final class Lane: Sendable {
@@ -109,8 +116,7 @@ final class WorkQueue: Sendable {
     /// taken) when either holds its share. Anonymous and public callers are one peer each.
     private func takeShare(_ caller: WorkCaller) -> Bool {
         held.withLock { held in
-            if let token = caller.token, held.tokens[token, default: 0] >= share { return false }
-            if let peer = caller.peer, held.peers[peer, default: 0] >= share { return false }
+            if held.holdsShare(caller, share) { return false }
             if let token = caller.token { held.tokens[token, default: 0] += 1 }
             if let peer = caller.peer { held.peers[peer, default: 0] += 1 }
             return true
@@ -158,11 +164,7 @@ final class WorkQueue: Sendable {
         guard lane != .builds else { return nil }
         if lanes[lane.rawValue].pending.load(ordering: .relaxed) >= capacity { return .full }
         guard lane == .reads else { return nil }
-        return held.withLock { held in
-            if let token = caller.token, held.tokens[token, default: 0] >= share { return .overShare }
-            if let peer = caller.peer, held.peers[peer, default: 0] >= share { return .overShare }
-            return nil
-        }
+        return held.withLock { $0.holdsShare(caller, share) } ? .overShare : nil
     }
 
     /// `wouldRefuse` for a request's head: the `503 busy` to answer it with, counted as refused.
