@@ -654,14 +654,19 @@ def impact_stage(binary, folder):
         wait(driver, lambda d: "Published revision 2" in text(d, "publish-result"), "the confirmed publish")
         step("a route for /winter/:param: %r; confirmed, revision 2 published" % said)
     finally:
-        if driver is not None:
-            try:
-                driver.quit()
-            except Exception:
-                pass
-        process.terminate()
-        process.wait(timeout=10)
-        shutil.rmtree(scratch, ignore_errors=True)
+        tear_down([driver] if driver is not None else [], process, scratch)
+
+
+def tear_down(drivers, process, scratch):
+    """Closes the browsers, stops the daemon and removes its data directory."""
+    for driver in drivers:
+        try:
+            driver.quit()
+        except Exception:
+            pass
+    process.terminate()
+    process.wait(timeout=10)
+    shutil.rmtree(scratch, ignore_errors=True)
 
 
 def main():
@@ -899,14 +904,7 @@ def main():
         carried += check_requests(a, base, marketing) + check_requests(b, base, marketing)
         step("the token went only to %s/v1/ (%d requests); no policy violation logged" % (base, carried))
     finally:
-        for driver in drivers:
-            try:
-                driver.quit()
-            except Exception:
-                pass
-        process.terminate()
-        process.wait(timeout=10)
-        shutil.rmtree(scratch, ignore_errors=True)
+        tear_down(drivers, process, scratch)
     impact_stage(binary, folder)
     print("console-check: ok (%d checks in %.1f s, daemons and browsers included; screenshots in %s)" % (len(STEPS), time.monotonic() - began, folder))
 

@@ -482,6 +482,18 @@ def batch_ids(binary, scratch):
 
 # 7 ------------------------------------------------------------------------------------------
 
+def run_for(threads, seconds, stop):
+    """Starts `threads`, lets them run `seconds`, sets `stop` and joins them; the seconds they ran."""
+    started = time.monotonic()
+    for thread in threads:
+        thread.start()
+    time.sleep(seconds)
+    stop.set()
+    for thread in threads:
+        thread.join()
+    return time.monotonic() - started
+
+
 def open_head(port, address, text):
     """A connection from `address` (any 127/8 address is loopback) that sent `text`."""
     connection = socket.socket()
@@ -660,15 +672,7 @@ def two_loop_rate(daemon, binary, data):
                     through[0] += 1
         connection.close()
 
-    threads = [threading.Thread(target=hammer) for _ in range(8)]
-    started = time.monotonic()
-    for thread in threads:
-        thread.start()
-    time.sleep(6)
-    stop.set()
-    for thread in threads:
-        thread.join()
-    elapsed = time.monotonic() - started
+    elapsed = run_for([threading.Thread(target=hammer) for _ in range(8)], 6, stop)
     allowance = 50 + 10 * elapsed
     if through[0] > 1.1 * allowance:
         fail("a token at --rate 10 got %d requests through in %.1f s over two loops (allowance %.0f)" % (through[0], elapsed, allowance))
@@ -1195,15 +1199,7 @@ def publisher_reads_counts(daemon, binary, data):
             fetches.append((status, time.monotonic() - began))
             stop.wait(0.1)
 
-    threads = [threading.Thread(target=hammer) for _ in range(6)] + [threading.Thread(target=fetch_manifests)]
-    started = time.monotonic()
-    for thread in threads:
-        thread.start()
-    time.sleep(5)
-    stop.set()
-    for thread in threads:
-        thread.join()
-    elapsed = time.monotonic() - started
+    elapsed = run_for([threading.Thread(target=hammer) for _ in range(6)] + [threading.Thread(target=fetch_manifests)], 5, stop)
     allowance = 25 + 5 * elapsed
     if other:
         fail("the publishing token's counts were answered %s" % sorted(set(other)))
