@@ -58,6 +58,7 @@ struct GenerateSwiftTests {
     func compilesAndRoundTrips(_ label: String, _ path: String) throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("generated-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
         let generated = directory.appendingPathComponent("Destination.swift").path
         let result = waymark("generate", "swift", "--schema", path, "--output", generated)
         #expect(result.code == .success, "\(label): \(result.err)")
