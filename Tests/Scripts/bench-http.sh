@@ -35,6 +35,11 @@ TARGET=${BENCH_TARGET:-1.0}
 WAYMARK_THREADS=${BENCH_WAYMARK_THREADS:-$(nproc)}
 # BENCH_PUBLIC=1: the daemon runs with --public-reads and apps send no token.
 PUBLIC=${BENCH_PUBLIC:-0}
+# BENCH_SCHED_BATCH=1: an experiment, not a setting either server ships with: every thread of
+# both servers (Waymark's loops, nginx's workers) runs under SCHED_BATCH (chrt -b), which
+# only stops a woken thread from preempting the one running (sched(7)), so `wrk` is not
+# preempted each time it wakes a server: what wake-up preemption costs each server in this rig.
+SCHED_BATCH=${BENCH_SCHED_BATCH:-0}
 work=$(mktemp -d)
 pids=()
 cleanup() { for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done; rm -rf "$work"; }
@@ -160,8 +165,14 @@ for port in "$API_PORT" "$NGINX_PORT"; do
   [ "$answer" = "302 https://apps.apple.com/app/id6450000000" ] || { echo "landing on port $port answered: $answer" >&2; exit 1; }
 done
 
+if [ "$SCHED_BATCH" = 1 ]; then
+  for task in /proc/"$waymark_pid"/task/* /proc/"$fixture_pid"/task/*; do chrt -b -p 0 "${task##*/}"; done
+  for worker in $(pgrep -P "$nginx_pid"); do chrt -b -p 0 "$worker"; done
+fi
+
 # Where the CPU goes: the serving processes' user and system ticks and voluntary context
-# switches (all threads), wrk's own, and the machine's idle ticks, read around each run.
+# switches (all threads), wrk's own CPU and the times it was preempted (involuntary
+# switches), and the machine's idle ticks, read around each run.
 # server_pids PORT -> the pids serving it (nginx: its workers).
 server_pids() {
   case "$1" in
@@ -181,7 +192,7 @@ cpu_sample() {
   echo "$user $system $switches $(awk '$1=="cpu" {print $5+$6; exit}' /proc/stat)"
 }
 
-# run URL [HEADER...] -> "req/s p50_ms p99_ms server_user_us server_sys_us server_switches wrk_us idle_pct"
+# run URL [HEADER...] -> "req/s p50_ms p99_ms server_user_us server_sys_us server_switches wrk_us idle_pct wrk_preempted"
 # per request; WRK_SCRIPT, when set, is passed to wrk.
 run() {
   local url=$1 out port pids before after
@@ -191,18 +202,18 @@ run() {
   port=${url#http://127.0.0.1:}; port=${port%%/*}
   pids=$(server_pids "$port")
   before=$(cpu_sample "$pids")
-  out=$(/usr/bin/time -f "wrk-cpu %U %S" wrk -t"$WRK_THREADS" -c"$CONNECTIONS" -d"${DURATION}s" --latency ${WRK_SCRIPT:+-s "$WRK_SCRIPT"} "${headers[@]}" "$url" 2>&1)
+  out=$(/usr/bin/time -f "wrk-cpu %U %S %c" wrk -t"$WRK_THREADS" -c"$CONNECTIONS" -d"${DURATION}s" --latency ${WRK_SCRIPT:+-s "$WRK_SCRIPT"} "${headers[@]}" "$url" 2>&1)
   after=$(cpu_sample "$pids")
   if echo "$out" | grep -q "Non-2xx or 3xx"; then echo "unexpected status codes from $url" >&2; echo "$out" >&2; exit 1; fi
   echo "$out" | awk -v before="$before" -v after="$after" -v hz="$(getconf CLK_TCK)" -v cores="$(nproc)" -v seconds="$DURATION" '
     function ms(v) { if (v ~ /us$/) return v/1000; if (v ~ /ms$/) return v+0; if (v ~ /s$/) return v*1000; return v }
     /Requests\/sec/ { rps=$2 } $1=="50%" { p50=ms($2) } $1=="99%" { p99=ms($2) }
-    /requests in/ { total=$1 } $1=="wrk-cpu" { wrk=$2+$3 }
+    /requests in/ { total=$1 } $1=="wrk-cpu" { wrk=$2+$3; preempted=$4 }
     END {
       split(before, b, " "); split(after, a, " ")
       us = 1e6 / hz / total
-      printf "%.0f %.3f %.3f %.2f %.2f %.3f %.2f %.1f\n", rps, p50, p99, (a[1]-b[1])*us, (a[2]-b[2])*us,
-        (a[3]-b[3])/total, wrk*1e6/total, 100*(a[4]-b[4])/(hz*cores*seconds) }'
+      printf "%.0f %.3f %.3f %.2f %.2f %.3f %.2f %.1f %.3f\n", rps, p50, p99, (a[1]-b[1])*us, (a[2]-b[2])*us,
+        (a[3]-b[3])/total, wrk*1e6/total, 100*(a[4]-b[4])/(hz*cores*seconds), preempted/total }'
 }
 
 # Warm both up, then measure each case back to back.
@@ -244,8 +255,8 @@ done
 # median CASE COLUMN -> the median of that column over the rounds
 median() { awk -v c="$1" -v k="$2" '$1==c {print $k}' "$work/results" | sort -g | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'; }
 spread() { awk -v c="$1" '$1==c {print $2}' "$work/results" | sort -g | awk '{v[NR]=$1} END {printf "%s-%s", v[1], v[NR]}'; }
-row() { printf "  %-22s %10s %18s %9s %9s %7s %7s %7s %7s %6s\n" "$1" "$(median "$2" 2)" "($(spread "$2"))" "$(median "$2" 3)" "$(median "$2" 4)" \
-  "$(median "$2" 5)" "$(median "$2" 6)" "$(median "$2" 7)" "$(median "$2" 8)" "$(median "$2" 9)"; }
+row() { printf "  %-22s %10s %18s %9s %9s %7s %7s %7s %7s %6s %8s\n" "$1" "$(median "$2" 2)" "($(spread "$2"))" "$(median "$2" 3)" "$(median "$2" 4)" \
+  "$(median "$2" 5)" "$(median "$2" 6)" "$(median "$2" 7)" "$(median "$2" 8)" "$(median "$2" 9)" "$(median "$2" 10)"; }
 # verdict LABEL WAYMARK200 NGINX200 WAYMARK304 NGINX304 [p99] -> ratio line with the targets.
 # Issue 3's targets are for the file pair: ratio >= 1.0 and p99 < 5 ms. Issue 4's for the
 # manifest pair is the ratio alone; its p99 is printed beside nginx's, not judged.
@@ -262,10 +273,10 @@ verdict() {
         (r2 >= t ? "ok" : "MISSED"), (r3 >= t ? "ok" : "MISSED"), p2, q2, p3, q3 }'
 }
 
-echo "bench-http: wrk -t$WRK_THREADS -c$CONNECTIONS -d${DURATION}s on loopback, $(nproc) cores shared by servers and wrk, workers pinned: $([ "$PIN" = 1 ] && echo yes || echo no), Waymark's loops: $WAYMARK_THREADS, nginx's workers: $(nproc)"
+echo "bench-http: wrk -t$WRK_THREADS -c$CONNECTIONS -d${DURATION}s on loopback, $(nproc) cores shared by servers and wrk, workers pinned: $([ "$PIN" = 1 ] && echo yes || echo no), Waymark's loops: $WAYMARK_THREADS, nginx's workers: $(nproc)$([ "$SCHED_BATCH" = 1 ] && echo ", both servers under SCHED_BATCH (an experiment)")"
 echo "  median of $ROUNDS interleaved rounds (req/s range over rounds in brackets)"
-echo "  per request: the server's user and system CPU (µs), its voluntary context switches, wrk's CPU (µs); the machine idle (%)"
-printf "  %-22s %10s %18s %9s %9s %7s %7s %7s %7s %6s\n" "" "req/s" "(range)" "p50 ms" "p99 ms" "user" "system" "switch" "wrk" "idle"
+echo "  per request: the server's user and system CPU (µs), its voluntary context switches, wrk's CPU (µs); the machine idle (%); the times wrk was preempted"
+printf "  %-22s %10s %18s %9s %9s %7s %7s %7s %7s %6s %8s\n" "" "req/s" "(range)" "p50 ms" "p99 ms" "user" "system" "switch" "wrk" "idle" "wrk-pre"
 if [ "$ONLY" = "" ] || [ "$ONLY" = file ]; then
   echo "  file: the same $bytes-byte JSON file"
   row "200 Waymark" w200; row "200 nginx" n200; row "304 Waymark" w304; row "304 nginx" n304
