@@ -4,7 +4,11 @@ import CivilDate
 public struct HTTPResponse: Hashable, Sendable {
     public var status: HTTPStatus { didSet { preparedHead = nil } }
     public var headers: HTTPHeaders { didSet { preparedHead = nil } }
-    public var body: [UInt8] { didSet { preparedHead = nil } }
+    public var body: [UInt8] { didSet { preparedHead = nil; bodyFile = nil } }
+    /// The same bytes as `body` in a sealed memory file, for a large body served many times:
+    /// the server sends it from there (sendfile(2)) rather than copying `body` into the
+    /// socket. Set by whoever made the file from `body`; any change to `body` drops it.
+    public var bodyFile: BodyFile?
     /// The status line, the handler's fields and Content-Length, serialized once by
     /// `prepared()` for a response served many times; any change drops it.
     public private(set) var preparedHead: [UInt8]?
@@ -35,6 +39,7 @@ public struct HTTPResponse: Hashable, Sendable {
         self.headers = headers
         self.body = body
         preparedHead = nil
+        bodyFile = nil
     }
 
     public init(status: HTTPStatus = .ok, contentType: String, body: [UInt8]) {
@@ -54,3 +59,21 @@ public struct HTTPResponse: Hashable, Sendable {
     }
 }
 
+
+/// A descriptor holding a response body's bytes, closed when the last response (or queued
+/// output) holding it lets go. HTTPCore makes no system calls: whoever makes the file gives
+/// the release.
+public final class BodyFile: Sendable {
+    public let descriptor: Int32
+    /// Its size: the body's.
+    public let count: Int
+    private let release: @Sendable (Int32) -> Void
+
+    public init(descriptor: Int32, count: Int, release: @escaping @Sendable (Int32) -> Void) {
+        self.descriptor = descriptor
+        self.count = count
+        self.release = release
+    }
+
+    deinit { release(descriptor) }
+}

@@ -8,8 +8,9 @@ final class Connection {
     let fd: Int32
     @exclusivity(unchecked) var machine: ConnectionStateMachine
     /// Output not yet written, in order: small pieces are coalesced into one buffer;
-    /// large bodies stay the handler's own (shared, immutable) arrays and are never copied.
-    @exclusivity(unchecked) private var segments: [[UInt8]] = []
+    /// large bodies stay the handler's own (shared, immutable) arrays and are never copied,
+    /// and a body with a `BodyFile` is sent from the file.
+    @exclusivity(unchecked) private var segments: [Segment] = []
     /// A written head buffer kept, emptied, for the next response's head: a connection
     /// serving request after request allocates its output buffer once.
     @exclusivity(unchecked) private var spare: [UInt8] = []
@@ -17,6 +18,18 @@ final class Connection {
     @exclusivity(unchecked) private var firstOffset = 0
     @exclusivity(unchecked) private(set) var isWatchingWrites = false
     @exclusivity(unchecked) private(set) var isWatchingReads = true
+
+    enum Segment {
+        case bytes([UInt8])
+        case file(BodyFile)
+
+        var count: Int {
+            switch self {
+            case .bytes(let bytes): bytes.count
+            case .file(let file): file.count
+            }
+        }
+    }
 
     /// Bodies at least this large are queued by reference rather than copied.
     static let shareThreshold = 8 * 1024
@@ -46,20 +59,34 @@ final class Connection {
     /// Queues bytes to write, copying small ones into the last buffer.
     func enqueue(_ bytes: [UInt8]) {
         guard !bytes.isEmpty else { return }
-        if bytes.count >= Self.shareThreshold {
-            segments.append(bytes)
-        } else if let last = segments.indices.last, segments[last].count < Self.shareThreshold, !(last == 0 && firstOffset > 0) {
-            segments[last].append(contentsOf: bytes)
+        if bytes.count < Self.shareThreshold, var last = takeOpenBuffer() {
+            last.append(contentsOf: bytes)
+            segments.append(.bytes(last))
         } else {
-            segments.append(bytes)
+            segments.append(.bytes(bytes))
         }
+    }
+
+    /// Queues a body to be sent from its file (`BodyFile`), after what is queued.
+    func enqueue(_ file: BodyFile) {
+        guard file.count > 0 else { return }
+        segments.append(.file(file))
+    }
+
+    /// The last queued buffer, taken off the queue, if more small output may be added to
+    /// it: a buffer (not a shared body or a file) under `shareThreshold`, not partly written.
+    private func takeOpenBuffer() -> [UInt8]? {
+        guard let last = segments.indices.last, !(last == 0 && firstOffset > 0),
+              case .bytes(let buffer) = segments[last], buffer.count < Self.shareThreshold else { return nil }
+        segments.removeLast()
+        return buffer
     }
 
     /// Serializes into the output and returns the bytes added.
     func enqueue(serialize: (inout [UInt8]) -> Void) -> Int {
         var head: [UInt8]
-        if let last = segments.indices.last, segments[last].count < Self.shareThreshold, !(last == 0 && firstOffset > 0) {
-            head = segments.removeLast()
+        if let open = takeOpenBuffer() {
+            head = open
         } else {
             head = spare
             spare = []
@@ -69,7 +96,7 @@ final class Connection {
         let before = head.count
         serialize(&head)
         let added = head.count - before
-        segments.append(head)
+        segments.append(.bytes(head))
         return added
     }
 
@@ -83,25 +110,38 @@ final class Connection {
         outputBudget.add(bytes, for: peer)
     }
 
-    /// Writes as much queued output as the socket takes, two segments per call (a
-    /// response's head and its body); returns the bytes written.
+    /// Writes as much queued output as the socket takes, two buffers per call (a
+    /// response's head and its body), or a head and then its file; returns the bytes written.
     func flush() throws(IOError) -> Int {
         var written = 0
         while !segments.isEmpty {
             let offset = firstOffset
             let attempt: Result<IOResult<Int>, IOError>
-            if segments.count >= 2 {
-                attempt = segments[0].withUnsafeBytes { first in
-                    segments[1].withUnsafeBytes { second in
-                        Result { () throws(IOError) in try Socket.send(fd, UnsafeRawBufferPointer(rebasing: first[offset...]), second) }
+            switch segments[0] {
+            case .file(let file):
+                attempt = Result { () throws(IOError) in try Socket.sendFile(fd, file.descriptor, from: offset, count: file.count - offset) }
+            case .bytes(let first):
+                if segments.count >= 2, case .bytes(let second) = segments[1] {
+                    attempt = first.withUnsafeBytes { first in
+                        second.withUnsafeBytes { second in
+                            Result { () throws(IOError) in try Socket.send(fd, UnsafeRawBufferPointer(rebasing: first[offset...]), second) }
+                        }
                     }
-                }
-            } else {
-                attempt = segments[0].withUnsafeBytes { first in
-                    Result { () throws(IOError) in try Socket.send(fd, UnsafeRawBufferPointer(rebasing: first[offset...])) }
+                } else if segments.count >= 2 {
+                    // A head before a file: held back until the file's first bytes join it.
+                    attempt = first.withUnsafeBytes { first in
+                        Result { () throws(IOError) in try Socket.sendHead(fd, UnsafeRawBufferPointer(rebasing: first[offset...])) }
+                    }
+                } else {
+                    attempt = first.withUnsafeBytes { first in
+                        Result { () throws(IOError) in try Socket.send(fd, UnsafeRawBufferPointer(rebasing: first[offset...])) }
+                    }
                 }
             }
             guard case .processed(var count) = try attempt.get() else { return written }
+            // sendfile(2) sends nothing only at the file's end: never here (each file has
+            // bytes left while queued); a socket that takes none says EAGAIN instead.
+            guard count > 0 else { return written }
             written += count
             if let outputBudget, budgeted > 0 {
                 let counted = min(count, budgeted)
@@ -113,12 +153,12 @@ final class Connection {
                 let remaining = segments[0].count - firstOffset
                 if count >= remaining {
                     count -= remaining
-                    var done = segments.removeFirst()
+                    let done = segments.removeFirst()
                     firstOffset = 0
-                    // A head buffer of ordinary size is kept; a large one (or a shared body) is let go.
-                    if spare.capacity == 0, done.capacity <= 4096 {
-                        done.removeAll(keepingCapacity: true)
-                        spare = done
+                    // A head buffer of ordinary size is kept; a large one (or a shared body or a file) is let go.
+                    if spare.capacity == 0, case .bytes(var buffer) = consume done, buffer.capacity <= 4096 {
+                        buffer.removeAll(keepingCapacity: true)
+                        spare = buffer
                     }
                 } else {
                     firstOffset += count

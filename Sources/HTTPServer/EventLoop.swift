@@ -88,6 +88,9 @@ final class EventLoop: @unchecked Sendable {
         requestIDLineFixed = requestIDLine.count
         requestIDStart = configuration.requestIDHeader.utf8.count + 2  // after "Name: "
         maximumConnections = max(1, configuration.maximumConnections / max(1, configuration.threads))
+        // sendfile(2) to a closed peer raises SIGPIPE (it has no MSG_NOSIGNAL): ignored for
+        // the process, as `HTTPServer.start` does, also for loops made without a server.
+        signal(SIGPIPE, SIG_IGN)
         epoll = try syscallBlocking("epoll_create1") { epoll_create1(Int32(EPOLL_CLOEXEC)) }
         wakeFD = try EventFD.make()
         try control(EPOLL_CTL_ADD, wakeFD, events: EPOLLIN.rawValue)
@@ -412,7 +415,7 @@ final class EventLoop: @unchecked Sendable {
                                                  fieldName: configuration.requestIDHeader, fieldLine: requestIDLine, into: &out)
         }
         if HTTPResponseSerializer.sendsContent(response, isHead: isHead) {
-            connection.enqueue(response.body)
+            if let file = response.bodyFile { connection.enqueue(file) } else { connection.enqueue(response.body) }
             bytes += response.body.count
             if response.body.count >= Connection.shareThreshold, let outputBudget {
                 connection.countQueued(response.body.count)

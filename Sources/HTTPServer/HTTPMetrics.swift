@@ -129,6 +129,10 @@ public final class HTTPMetrics: Sendable {
         out += "# TYPE waymark_http_connections_refused_total counter\nwaymark_http_connections_refused_total \(refusedOverPeerCap.load(ordering: .relaxed))\n"
         out += "# HELP waymark_http_idle_connections_shed_total Idle connections closed to make room for new ones at the connection limit.\n"
         out += "# TYPE waymark_http_idle_connections_shed_total counter\nwaymark_http_idle_connections_shed_total \(shedIdle.load(ordering: .relaxed))\n"
+        out += "# HELP waymark_http_body_files Sealed memory files large cached bodies (manifests of 16 KiB or more) are sent from.\n"
+        out += "# TYPE waymark_http_body_files gauge\nwaymark_http_body_files \(BodyFiles.openCount)\n"
+        out += "# HELP waymark_http_body_file_bytes Bytes those files hold: shared memory, counted by the cgroup, not in the process's RSS.\n"
+        out += "# TYPE waymark_http_body_file_bytes gauge\nwaymark_http_body_file_bytes \(BodyFiles.heldBytes)\n"
         if let budget = bodyBudget.withLock({ $0 }) {
             out += "# HELP waymark_http_body_bytes_reserved Request body bytes reserved across connections (limit: --max-buffered-body-bytes).\n"
             out += "# TYPE waymark_http_body_bytes_reserved gauge\nwaymark_http_body_bytes_reserved \(budget.reserved)\n"

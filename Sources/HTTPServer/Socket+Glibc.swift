@@ -110,6 +110,21 @@ enum Socket {
         try syscall("send") { Glibc.send(fd, bytes.baseAddress, bytes.count, Int32(MSG_NOSIGNAL)) }
     }
 
+    /// Writes what the socket takes of a response's head whose body follows from a file:
+    /// `MSG_MORE` holds a partial segment back (as TCP_CORK would, for this call only) so
+    /// the head leaves with the body's first bytes, not in a packet of its own.
+    static func sendHead(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) throws(IOError) -> IOResult<Int> {
+        try syscall("send") { Glibc.send(fd, bytes.baseAddress, bytes.count, Int32(MSG_NOSIGNAL | MSG_MORE)) }
+    }
+
+    /// Sends `count` bytes of `file` from `offset` (sendfile(2)): the kernel takes the
+    /// file's pages by reference, copying nothing from the process. sendfile has no
+    /// MSG_NOSIGNAL: the server ignores SIGPIPE (`HTTPServer.start`, `EventLoop.init`).
+    static func sendFile(_ fd: Int32, _ file: Int32, from offset: Int, count: Int) throws(IOError) -> IOResult<Int> {
+        var position = Int64(offset)
+        return try syscall("sendfile") { waymark_sendfile(fd, file, &position, count) }
+    }
+
     /// Writes two buffers with one call (sendmsg(2), a gather write), without SIGPIPE.
     static func send(_ fd: Int32, _ first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer) throws(IOError) -> IOResult<Int> {
         var vectors = (iovec(iov_base: UnsafeMutableRawPointer(mutating: first.baseAddress), iov_len: first.count),

@@ -54,10 +54,13 @@ final class BuildView: Sendable {
         unresolvable = served.unresolvable
         etag = "\"m\(revision.number)-\(SHA256.hex(manifest).prefix(32))\""
         let (bytes, etag) = (manifest, etag)
+        // One memory file for both 200s: a large manifest is sent from it (`BodyFile.holding`).
+        let file = BodyFile.holding(bytes)
         func pair(_ cacheControl: String) -> (ok: HTTPResponse, notModified: HTTPResponse) {
-            (HTTPResponse(status: .ok, headers: HTTPHeaders([("Content-Type", "application/json"), ("ETag", etag), ("Cache-Control", cacheControl)]),
-                          body: bytes).prepared(),
-             APIResponse.notModified(etag: etag, cacheControl: cacheControl).prepared())
+            var ok = HTTPResponse(status: .ok, headers: HTTPHeaders([("Content-Type", "application/json"), ("ETag", etag), ("Cache-Control", cacheControl)]),
+                                  body: bytes).prepared()
+            ok.bodyFile = file
+            return (ok, APIResponse.notModified(etag: etag, cacheControl: cacheControl).prepared())
         }
         // Private unless reads are public: a shared cache must not serve one app's token-gated bytes to another.
         (privateOK, privateNotModified) = pair("private, no-cache")

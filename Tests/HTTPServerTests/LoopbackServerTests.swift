@@ -15,6 +15,7 @@ final class TestServer {
         try router.add("GET", "/echo/:word") { _, parameters in
             HTTPResponse(status: .ok, contentType: "text/plain", body: Array((parameters["word"] ?? "").utf8))
         }
+        try router.add("GET", "/file/:size") { _, parameters in BodyFileTests.response(size: Int(parameters["size"] ?? "") ?? 0) }
         try router.add("POST", "/echo", maximumBody: 16) { request, _ in
             HTTPResponse(status: .ok, contentType: "application/octet-stream", body: request.body)
         }

@@ -15,6 +15,7 @@ final class SocketPairHarness {
     init(configure: (inout ServerConfiguration) -> Void = { _ in }) throws {
         var router = Router()
         try router.add("GET", "/big") { _, _ in HTTPResponse(status: .ok, contentType: "text/plain", body: [UInt8](repeating: 0x61, count: 4 << 20)) }
+        try router.add("GET", "/file/:size") { _, parameters in BodyFileTests.response(size: Int(parameters["size"] ?? "") ?? 0) }
         try router.add("GET", "/n/:n") { _, parameters in HTTPResponse(status: .ok, contentType: "text/plain", body: Array((parameters["n"] ?? "").utf8)) }
         // Answers from another thread after the given milliseconds, as a group commit would.
         try router.addDeferred("GET", "/later/:ms") { _, parameters, responder in

@@ -6,6 +6,7 @@
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 /// accept4(2) with the new socket non-blocking and close-on-exec, and the peer as a key
 /// of two words: an IPv4 peer (or an
@@ -32,5 +33,14 @@ int waymark_epoll_wait(int epfd, uint32_t *events, uint64_t *data, int capacity,
 /// as sched_getaffinity(2) reports them (a container's cpuset is respected).
 /// Returns the CPU's number, or -1 with errno set.
 int waymark_pin_to_allowed_cpu(int n);
+
+/// A sealed memory file (memfd_create(2), then F_SEAL_SHRINK, GROW, WRITE and SEAL) holding
+/// `count` bytes: the pages a large cached body is sent from with sendfile(2), so the kernel
+/// takes them by reference instead of copying them from the process on every send.
+/// Returns the descriptor (close-on-exec), or -1 with errno set (nothing left open).
+int waymark_sealed_memory_file(const void *bytes, size_t count);
+
+/// sendfile(2) from `in` at `*offset` (advanced by what was sent) to the socket `out`.
+ssize_t waymark_sendfile(int out, int in, int64_t *offset, size_t count);
 
 #endif
