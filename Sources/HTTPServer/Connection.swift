@@ -16,6 +16,9 @@ final class Connection {
     @exclusivity(unchecked) private var spare: [UInt8] = []
     /// Bytes of `segments[0]` already written.
     @exclusivity(unchecked) private var firstOffset = 0
+    /// False once the loop has closed it: its descriptor number may then already belong to
+    /// another socket (or a memory file) opened on any thread, so nothing may touch it again.
+    @exclusivity(unchecked) var isOpen = true
     @exclusivity(unchecked) private(set) var isWatchingWrites = false
     @exclusivity(unchecked) private(set) var isWatchingReads = true
 

@@ -308,7 +308,8 @@ final class EventLoop: @unchecked Sendable {
             return
         }
         if events & EPOLLOUT.rawValue != 0 { write(connection) }
-        guard events & (EPOLLIN.rawValue | EPOLLRDHUP.rawValue) != 0 else { return }
+        // A write that failed closed it: its descriptor may already be someone else's.
+        guard connection.isOpen, events & (EPOLLIN.rawValue | EPOLLRDHUP.rawValue) != 0 else { return }
         if connection.machine.wantsRead {
             read(connection)
         } else if !connection.machine.isClosed {
@@ -320,7 +321,7 @@ final class EventLoop: @unchecked Sendable {
     private func read(_ connection: Connection) {
         // A few reads per wake-up, so one busy client cannot monopolise the loop.
         for _ in 0..<4 {
-            guard connection.machine.wantsRead, !connection.machine.isClosed else { return }
+            guard connection.isOpen, connection.machine.wantsRead, !connection.machine.isClosed else { return }
             let fd = connection.fd
             let attempt = readBuffer.withUnsafeMutableBytes { buffer in
                 Result { () throws(IOError) in try Socket.read(fd, into: buffer) }
@@ -345,6 +346,7 @@ final class EventLoop: @unchecked Sendable {
     }
 
     private func perform(_ actions: [ConnectionStateMachine.Action], on connection: Connection) {
+        guard connection.isOpen else { return }
         var pending = actions
         var index = 0
         while index < pending.count {
@@ -456,12 +458,12 @@ final class EventLoop: @unchecked Sendable {
     private func finish(_ completion: Completion) {
         let ticket = completion.ticket
         let connection = ticket.connection
-        guard connections[connection.fd] === connection, !connection.machine.isClosed else { return }
+        guard connection.isOpen, !connection.machine.isClosed else { return }
         perform(queue(completion.response, to: ticket.request, on: connection, started: ticket.started, route: ticket.route), on: connection)
     }
 
     private func write(_ connection: Connection) {
-        guard !connection.machine.isClosed else { return }
+        guard connection.isOpen, !connection.machine.isClosed else { return }
         if connection.hasPendingOutput {
             do {
                 let written = try connection.flush()
@@ -485,7 +487,7 @@ final class EventLoop: @unchecked Sendable {
     /// waits for each answer before it sends again (most do) costs no epoll_ctl at all.
     /// Input while paused wakes `service`, which drops the interest then.
     private func updateInterest(_ connection: Connection, dropPausedReads: Bool = false) {
-        guard !connection.machine.isClosed, connections[connection.fd] != nil else { return }
+        guard connection.isOpen, !connection.machine.isClosed else { return }
         let reads = connection.machine.wantsRead || (connection.isWatchingReads && !dropPausedReads)
         let writes = connection.hasPendingOutput
         guard reads != connection.isWatchingReads || writes != connection.isWatchingWrites else { return }
@@ -503,7 +505,11 @@ final class EventLoop: @unchecked Sendable {
     }
 
     private func close(_ connection: Connection, abort: Bool = false) {
-        guard connections.removeValue(forKey: connection.fd) != nil else { return }
+        // Once only, and by the connection itself, never by its descriptor number: after
+        // the close, the number may come back for a connection this loop registers.
+        guard connection.isOpen else { return }
+        connection.isOpen = false
+        connections.removeValue(forKey: connection.fd)
         connection.machine.releaseBody()
         connection.releaseOutput()
         balancer.remove(from: index)
