@@ -417,7 +417,8 @@ final class EventLoop: @unchecked Sendable {
                                                  fieldName: configuration.requestIDHeader, fieldLine: requestIDLine, into: &out)
         }
         if HTTPResponseSerializer.sendsContent(response, isHead: isHead) {
-            if let file = response.bodyFile { connection.enqueue(file) } else { connection.enqueue(response.body) }
+            // The file only when it is the body's size: Content-Length and the budget count `body`.
+            if let file = response.bodyFile, file.count == response.body.count { connection.enqueue(file) } else { connection.enqueue(response.body) }
             bytes += response.body.count
             if response.body.count >= Connection.shareThreshold, let outputBudget {
                 connection.countQueued(response.body.count)

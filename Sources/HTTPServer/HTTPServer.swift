@@ -1,4 +1,5 @@
 import SystemIO
+import HTTPCore
 import Dispatch
 import Foundation
 #if canImport(Glibc)
@@ -46,6 +47,10 @@ public final class HTTPServer: @unchecked Sendable {
     public func start() throws(IOError) {
         // A write to a closed socket must be an error, not a process-killing signal.
         signal(SIGPIPE, SIG_IGN)
+        if !BodyFile.isAvailable {
+            let line = "{\"event\":\"bodyFiles\",\"available\":false,\"message\":\"memory files cannot be sent with sendfile here: large answers are sent from memory\"}\n"
+            Array(line.utf8).withUnsafeBytes { writeToStandardError($0) }
+        }
         var port = configuration.port
         let prefix = String(UInt32.random(in: 0...UInt32.max), radix: 36)
         let requestIDKey = UInt64.random(in: 0...UInt64.max)

@@ -14,6 +14,11 @@ public enum BodyFiles {
 }
 
 extension BodyFile {
+    /// Whether this process can make memory files and send from them (checked once, through
+    /// a socket pair): where it cannot, every body is sent from memory, and the server says
+    /// so when it starts. A file that cannot be sent would cut every large answer after its head.
+    public static let isAvailable = waymark_sendfile_works() != 0
+
     /// Bodies smaller than this are sent from memory: below it, the extra system call a
     /// file costs (the head is written first, then the file) outweighs the copy it saves.
     public static let worthwhileBytes = 16 * 1024
@@ -26,7 +31,7 @@ extension BodyFile {
     /// memory (counted by its cgroup, not in its RSS) until the last response holding the
     /// file lets go.
     public static func holding(_ bytes: [UInt8]) -> BodyFile? {
-        guard bytes.count >= worthwhileBytes else { return nil }
+        guard bytes.count >= worthwhileBytes, isAvailable else { return nil }
         let descriptor = bytes.withUnsafeBytes { waymark_sealed_memory_file($0.baseAddress, $0.count) }
         guard descriptor >= 0 else { return nil }
         let count = bytes.count

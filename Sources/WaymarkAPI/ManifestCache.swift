@@ -317,10 +317,15 @@ final class ManifestCache: Sendable {
         if let view = views.withLock({ $0[key] }) { return view }
         let view = BuildView(revision: revision, stored: stored, document: try documents.read(revision))  // built outside the lock; a race builds it twice, harmlessly
         let keep = live.union([revision.number])
-        views.withLock { views in
-            views = views.filter { keep.contains($0.key.revision) && !($0.key.revision == revision.number && $0.key.key == stored.key) }
-            views[key] = views[key] ?? view
+        // The view kept is the one returned: two first fetches that race build it twice, and
+        // the loser's (with its memory file) is let go at once rather than served beside it.
+        return views.withLock { views in
+            // Dropped: views of revisions no longer served, and this build's view of this
+            // revision made from another schema (re-registered); not one a racing fetch just kept.
+            views = views.filter { keep.contains($0.key.revision) && ($0.key == key || !($0.key.revision == revision.number && $0.key.key == stored.key)) }
+            let kept = views[key] ?? view
+            views[key] = kept
+            return kept
         }
-        return view
     }
 }

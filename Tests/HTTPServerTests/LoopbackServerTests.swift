@@ -16,6 +16,11 @@ final class TestServer {
             HTTPResponse(status: .ok, contentType: "text/plain", body: Array((parameters["word"] ?? "").utf8))
         }
         try router.add("GET", "/file/:size") { _, parameters in BodyFileTests.response(size: Int(parameters["size"] ?? "") ?? 0) }
+        try router.add("GET", "/mismatched") { _, _ in
+            var response = BodyFileTests.response(size: 20_000)
+            response.bodyFile = BodyFile.holding(BodyFileTests.numbered(24_000))  // not the body's size
+            return response
+        }
         try router.add("POST", "/echo", maximumBody: 16) { request, _ in
             HTTPResponse(status: .ok, contentType: "application/octet-stream", body: request.body)
         }

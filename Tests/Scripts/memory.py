@@ -19,6 +19,7 @@ Usage: memory.py WAYMARK_RELEASE_BINARY [LIMIT_MB]
 import hashlib
 import http.client
 import json
+import re
 import os
 import resource
 import socket
@@ -111,6 +112,12 @@ def main():
                 manifest_bytes += len(body)
             time.sleep(1.5)  # the work queue gives back what building the views freed once it is quiet
             steps.append(("%d manifests fetched (%.1f MB of manifests)" % (BUILDS, manifest_bytes / 1e6), rss_mb(process.pid)))
+            # Beside RSS: each view's copy in its memory file (shared memory the cgroup counts), once.
+            status, body = call(port, token, "GET", "/metrics")
+            held = re.search(r"^waymark_http_body_file_bytes (\d+)$", body.decode(), re.M)
+            file_bytes = int(held.group(1)) if held else -1
+            if file_bytes != manifest_bytes:
+                fail("%d bytes in memory files for %d bytes of manifests (each view's once)" % (file_bytes, manifest_bytes))
             idle = []
             for _ in range(IDLE):
                 connection = socket.create_connection(("127.0.0.1", port))
@@ -130,6 +137,7 @@ def main():
     print("memory: the %d builds' views (the revision's parsed document, kept once, included) took %.1f MB beyond the "
           "published store, for %.1f MB of manifests: %.2f MB a build beside its %.2f MB manifest"
           % (BUILDS, fetched - published, manifest_bytes / 1e6, (fetched - published) / BUILDS, manifest_bytes / BUILDS / 1e6))
+    print("memory: beside RSS, the views' memory files (sendfile) hold %.1f MB: each manifest once" % (file_bytes / 1e6))
     if final > limit:
         fail("%.1f MB RSS, over %.0f MB" % (final, limit))
     print("memory: %.1f MB RSS with %d routes, %d builds' manifests and %d idle connections (limit %.0f MB)"

@@ -43,4 +43,8 @@ int waymark_sealed_memory_file(const void *bytes, size_t count);
 /// sendfile(2) from `in` at `*offset` (advanced by what was sent) to the socket `out`.
 ssize_t waymark_sendfile(int out, int in, int64_t *offset, size_t count);
 
+/// Whether a sealed memory file can be made and sent from with sendfile(2) here (a seccomp
+/// filter or a sandboxed kernel may refuse either): 4 bytes through a socket pair.
+int waymark_sendfile_works(void);
+
 #endif
