@@ -1,7 +1,9 @@
 // Waymark's HTTP server with fixed routes, for `make bench-http` (beside nginx serving the
 // same file) and the live tests with real clients:
 //   GET/HEAD /manifest.json  the file, with a strong ETag; If-None-Match → 304. Bytes and
-//                            ETag are computed once at start, never per request.
+//                            ETag are computed once at start, never per request; a body of
+//                            16 KiB or more is sent from a memory file (sendfile), as the
+//                            daemon sends its large manifests and nginx its files.
 //   POST /echo               the request body back (at most 64 KiB)
 //
 // Usage: HTTPFixtureServer FILE PORT [THREADS] [--access-log] [--pin] [--timeouts SECONDS]
@@ -22,8 +24,12 @@ var hash: UInt64 = 0xcbf2_9ce4_8422_2325
 for byte in body { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
 let etag = "\"\(String(hash, radix: 16))\""
 
-let ok = HTTPResponse(status: .ok, headers: HTTPHeaders([("Content-Type", "application/json"), ("ETag", etag),
-                                                          ("Cache-Control", "no-cache")]), body: body)
+let ok = {
+    var response = HTTPResponse(status: .ok, headers: HTTPHeaders([("Content-Type", "application/json"), ("ETag", etag),
+                                                                   ("Cache-Control", "no-cache")]), body: body)
+    response.bodyFile = BodyFile.holding(body)
+    return response
+}()
 let notModified = HTTPResponse(status: .notModified, headers: HTTPHeaders([("ETag", etag), ("Cache-Control", "no-cache")]))
 
 var router = Router()
