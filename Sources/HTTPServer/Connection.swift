@@ -130,14 +130,11 @@ final class Connection {
                             Result { () throws(IOError) in try Socket.send(fd, UnsafeRawBufferPointer(rebasing: first[offset...]), second) }
                         }
                     }
-                } else if segments.count >= 2 {
-                    // A head before a file: held back until the file's first bytes join it.
-                    attempt = first.withUnsafeBytes { first in
-                        Result { () throws(IOError) in try Socket.sendHead(fd, UnsafeRawBufferPointer(rebasing: first[offset...])) }
-                    }
                 } else {
+                    // A head before a file is held back until the file's first bytes join it.
+                    let beforeFile = segments.count >= 2
                     attempt = first.withUnsafeBytes { first in
-                        Result { () throws(IOError) in try Socket.send(fd, UnsafeRawBufferPointer(rebasing: first[offset...])) }
+                        Result { () throws(IOError) in try Socket.send(fd, UnsafeRawBufferPointer(rebasing: first[offset...]), more: beforeFile) }
                     }
                 }
             }

@@ -106,15 +106,12 @@ enum Socket {
     }
 
     /// Writes what the socket takes; `MSG_NOSIGNAL` so a closed peer is an error, not SIGPIPE.
-    static func send(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) throws(IOError) -> IOResult<Int> {
-        try syscall("send") { Glibc.send(fd, bytes.baseAddress, bytes.count, Int32(MSG_NOSIGNAL)) }
-    }
-
-    /// Writes what the socket takes of a response's head whose body follows from a file:
-    /// `MSG_MORE` holds a partial segment back (as TCP_CORK would, for this call only) so
-    /// the head leaves with the body's first bytes, not in a packet of its own.
-    static func sendHead(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) throws(IOError) -> IOResult<Int> {
-        try syscall("send") { Glibc.send(fd, bytes.baseAddress, bytes.count, Int32(MSG_NOSIGNAL | MSG_MORE)) }
+    /// `more` (a response's head whose body follows from a file) adds `MSG_MORE`, which holds
+    /// a partial segment back (as TCP_CORK would, for this call only) so the head leaves with
+    /// the body's first bytes, not in a packet of its own.
+    static func send(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, more: Bool = false) throws(IOError) -> IOResult<Int> {
+        let flags = Int32(more ? MSG_NOSIGNAL | MSG_MORE : MSG_NOSIGNAL)
+        return try syscall("send") { Glibc.send(fd, bytes.baseAddress, bytes.count, flags) }
     }
 
     /// Sends `count` bytes of `file` from `offset` (sendfile(2)): the kernel takes the
