@@ -107,6 +107,22 @@ curl -fs -H "$api_auth" "http://127.0.0.1:$API_PORT$api_path" > "$work/www/api-m
 chmod a+r "$work/www/api-manifest.json"
 api_bytes=$(stat -c %s "$work/www/api-manifest.json")
 
+# nginx listens with `reuseport`, so it would join, without an error, another server's
+# SO_REUSEPORT group on its port (a leftover nginx of a hand-run rig, say) and the kernel would
+# share wrk's connections between the two: one such run printed 1.44 for a 304 ratio that was
+# 1.08. (The daemon and the fixture refuse a port anything listens on.) A bind without
+# SO_REUSEPORT conflicts with every listener there.
+python3 - "$NGINX_PORT" <<'PY'
+import socket, sys
+port = int(sys.argv[1])
+probe = socket.socket()
+probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+try:
+    probe.bind(("127.0.0.1", port))
+except OSError as error:
+    sys.exit(f"bench-http: something already listens on 127.0.0.1:{port} ({error.strerror}); nginx would share the "
+             f"port with it and measure both. Stop it, or choose another port with NGINX_PORT.")
+PY
 nginx -p "$work/nginx" -c "$work/nginx/nginx.conf" & pids+=($!); nginx_pid=$!
 "$bin" "$work/manifest.json" "$WAYMARK_PORT" "$(nproc)" $([ "$PIN" = 1 ] && echo --pin) >/dev/null & pids+=($!); fixture_pid=$!
 for port in "$NGINX_PORT" "$WAYMARK_PORT"; do

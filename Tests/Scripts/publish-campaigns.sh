@@ -7,6 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 output=$1 url=$2
 for _ in $(seq 100); do grep -q "^Listening on" "$output" 2>/dev/null && break; sleep 0.1; done
+grep -q "^Listening on" "$output" 2>/dev/null || { echo "publish-campaigns: the daemon did not start; it said:" >&2; cat "$output" >&2; exit 1; }
 admin=$(grep -o 'wm_[0-9a-f]\{8\}_[A-Za-z0-9_-]\{43\}' "$output" | head -1)
 document=$(mktemp)
 trap 'rm -f "$document"' EXIT
