@@ -9,6 +9,23 @@ public struct RouteOpens: Hashable, Sendable {
 }
 
 extension Counts {
+    /// The hour buckets `opens` and `unattributedOpens` read for `from`...`to` (both whole hours).
+    public func openingWindow(from: Int, to: Int) -> CountsWindow {
+        window(step: .hour, from: from, end: (CountQuery.floor(to, 3_600) + 1) * 3_600)
+    }
+
+    /// `CountsWindow.opens` on this value's own window.
+    public func opens(from: Int, to: Int, routes: Set<String>) -> [RouteOpens] {
+        openingWindow(from: from, to: to).opens(from: from, to: to, routes: routes)
+    }
+
+    /// `CountsWindow.unattributedOpens` on this value's own window.
+    public func unattributedOpens(from: Int, to: Int) -> (unattributed: UInt64, total: UInt64) {
+        openingWindow(from: from, to: to).unattributedOpens(from: from, to: to)
+    }
+}
+
+extension CountsWindow {
     /// The resolutions that opened one of `routes` (outcome `proceed` or `gated`) in the hours
     /// from the one holding `from` to the one holding `to`, both whole (so an event in the
     /// second `to` names is read), per route, platform, app version and hour: one entry per such
@@ -23,7 +40,7 @@ extension Counts {
         var found: [RouteOpens] = []
         let first = CountQuery.floor(from, 3_600), end = CountQuery.floor(to, 3_600) + 1
         for hour in first..<max(first, end) {
-            guard let bucket = hours[Int32(clamping: hour)] else { continue }
+            guard let bucket = buckets[Int32(clamping: hour)] else { continue }
             var tallies: [UInt64: UInt64] = [:]
             for (key, count) in bucket {
                 let outcome = TelemetryDimension.outcome.value(of: key)
@@ -49,7 +66,7 @@ extension Counts {
         var unattributed: UInt64 = 0, total: UInt64 = 0
         let first = CountQuery.floor(from, 3_600), end = CountQuery.floor(to, 3_600) + 1
         for hour in first..<max(first, end) {
-            guard let bucket = hours[Int32(clamping: hour)] else { continue }
+            guard let bucket = buckets[Int32(clamping: hour)] else { continue }
             for (key, count) in bucket {
                 let outcome = TelemetryDimension.outcome.value(of: key)
                 guard outcome == proceed || outcome == gated else { continue }

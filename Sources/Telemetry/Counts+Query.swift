@@ -59,13 +59,54 @@ public struct CountResult: Sendable {
     public var failureRate: Double { total == 0 ? 0 : Double(failures) / Double(total) }
 }
 
+/// The buckets of one resolution (minutes or hours) in a range, with the names that read
+/// their keys: what a query or a replay of opens reads, taken from `Counts` under the
+/// store's lock in time proportional to the buckets held (`Counts.window`), no cell copied
+/// (each table is shared until the store writes it again, and the write copies only that
+/// one). The query then runs on the window with the lock released, so however many cells
+/// it scans, ingestion waits for none of it.
+public struct CountsWindow: Sendable {
+    let names: CountNames
+    /// Hour (or minute) since 1970 → key → count, for the window's range only.
+    let buckets: [Int32: CountTable]
+
+    /// The packed value of a dimension's name, or nil if no count can have it.
+    public func value(of name: String, for dimension: TelemetryDimension) -> UInt64? { names.value(of: name, for: dimension) }
+
+    /// The name of a packed value; "none" for an absent route, reason or precondition.
+    public func name(of value: UInt64, for dimension: TelemetryDimension) -> String { names.name(of: value, for: dimension) }
+}
+
 extension Counts {
+    /// The `step` buckets from the one holding `from` to the one before `end` (both in
+    /// seconds, `end` exclusive), and the names.
+    /// - Complexity: O(buckets held at that step), whatever the range.
+    public func window(step: Step, from: Int, end: Int) -> CountsWindow {
+        let unit = step.rawValue
+        let first = CountQuery.floor(from, unit), last = CountQuery.floor(end + unit - 1, unit)
+        let held = step == .minute ? minutes : hours
+        var buckets: [Int32: CountTable] = [:]
+        for (index, table) in held where Int(index) >= first && Int(index) < last { buckets[index] = table }
+        return CountsWindow(names: names, buckets: buckets)
+    }
+
+    /// What `query` reads: the window of its range at its step.
+    public func window(for query: CountQuery) -> CountsWindow {
+        window(step: query.step, from: query.from, end: query.to)
+    }
+
+    /// `CountsWindow.query` on this value's own window.
+    public func query(_ query: CountQuery) -> CountResult {
+        window(for: query).query(query)
+    }
+}
+
+extension CountsWindow {
     /// Counts in the query's range matching every filter, grouped. Two passes: totals per
     /// group, then series for the `limit` largest only, so memory stays bounded by the limit.
     public func query(_ query: CountQuery) -> CountResult {
         let unit = query.step.rawValue
         let first = CountQuery.floor(query.from, unit)
-        let buckets = query.step == .minute ? minutes : hours
         let starts = (0..<query.points).map { (first + $0) * unit }
         var result = CountResult(bucketStarts: starts, groups: [], total: 0, failures: 0, omittedGroups: 0)
         var mask: UInt64 = 0, wanted: UInt64 = 0

@@ -156,19 +156,11 @@ public struct Counts: Sendable {
 
     // MARK: Names
 
+    /// The interned names, as a value: what a window (`window`) keeps to name its keys.
+    var names: CountNames { CountNames(routes: routes, preconditions: preconditions, appVersions: appVersions) }
+
     /// The packed value of a dimension's name, or nil if no count can have it.
-    public func value(of name: String, for dimension: TelemetryDimension) -> UInt64? {
-        switch dimension {
-        case .platform: return Platform.allCases.first { $0.name == name }.map { UInt64($0.rawValue) }
-        case .entry: return EntryPoint.allCases.first { $0.name == name }.map { UInt64($0.rawValue) }
-        case .outcome: return Outcome.allCases.first { $0.name == name }.map { UInt64($0.rawValue) }
-        case .reason: return FailureReason.allCases.first { $0.name == name }.map { UInt64($0.rawValue) }
-        case .revision: return name == "other" ? 0 : UInt64(name).flatMap { $0 > 0 && $0 <= UInt64(TelemetryDimension.revision.capacity) ? $0 : nil }
-        case .route: return name == "none" ? Interned.none : routes.existingID(for: Array(name.utf8))
-        case .precondition: return name == "none" ? Interned.none : preconditions.existingID(for: Array(name.utf8))
-        case .appVersion: return appVersions.existingID(for: Array(name.utf8))
-        }
-    }
+    public func value(of name: String, for dimension: TelemetryDimension) -> UInt64? { names.value(of: name, for: dimension) }
 
     /// Whether `name` is a value the dimension can ever have (as opposed to one not seen yet).
     public static func isValid(_ name: String, for dimension: TelemetryDimension) -> Bool {
@@ -183,7 +175,32 @@ public struct Counts: Sendable {
     }
 
     /// The name of a packed value; "none" for an absent route, reason or precondition.
-    public func name(of value: UInt64, for dimension: TelemetryDimension) -> String {
+    public func name(of value: UInt64, for dimension: TelemetryDimension) -> String { names.name(of: value, for: dimension) }
+}
+
+/// The names of the dimensions counted by name (routes, preconditions, app versions) and
+/// of the fixed ones, both ways. Three interners: copied by reference until one is written.
+struct CountNames: Sendable {
+    let routes: Interner
+    let preconditions: Interner
+    let appVersions: Interner
+
+    /// The packed value of a dimension's name, or nil if no count can have it.
+    func value(of name: String, for dimension: TelemetryDimension) -> UInt64? {
+        switch dimension {
+        case .platform: return Platform.allCases.first { $0.name == name }.map { UInt64($0.rawValue) }
+        case .entry: return EntryPoint.allCases.first { $0.name == name }.map { UInt64($0.rawValue) }
+        case .outcome: return Outcome.allCases.first { $0.name == name }.map { UInt64($0.rawValue) }
+        case .reason: return FailureReason.allCases.first { $0.name == name }.map { UInt64($0.rawValue) }
+        case .revision: return name == "other" ? 0 : UInt64(name).flatMap { $0 > 0 && $0 <= UInt64(TelemetryDimension.revision.capacity) ? $0 : nil }
+        case .route: return name == "none" ? Interned.none : routes.existingID(for: Array(name.utf8))
+        case .precondition: return name == "none" ? Interned.none : preconditions.existingID(for: Array(name.utf8))
+        case .appVersion: return appVersions.existingID(for: Array(name.utf8))
+        }
+    }
+
+    /// The name of a packed value; "none" for an absent route, reason or precondition.
+    func name(of value: UInt64, for dimension: TelemetryDimension) -> String {
         switch dimension {
         case .platform: Platform(rawValue: UInt8(value))?.name ?? "?"
         case .entry: EntryPoint(rawValue: UInt8(value))?.name ?? "?"

@@ -437,7 +437,11 @@ public final class TelemetryStore: Sendable {
     /// before it starts) calls this, so no frame is written in between.
     private func compact() throws(TelemetryError) {
         let pending = outgoing.withLock { $0 }
-        let bytes = counts.withLock { SnapshotCodec.encode($0, outgoing: pending) }
+        // Encoded from a copy taken under the lock (every table shared, nothing copied): the
+        // committer is the only writer of the counts, so nothing is written while it encodes,
+        // and a batch arriving meanwhile checks its id without waiting for the encoding.
+        let copy = counts.withLock { $0 }
+        let bytes = SnapshotCodec.encode(copy, outgoing: pending)
         try onDisk { () throws(IOError) in try directory.writeDurably(bytes, subdirectory: Self.subdirectory, name: Self.snapshotName, replacing: true) }
         logFile.withLock { $0.tail = 0 }
         statistics.withLock { $0.compactions += 1 }

@@ -106,13 +106,15 @@ struct ImpactEndpoints: EndpointGroup {
         // Opens, proceeded or gated, per route, build and hour of the week: only of the routes
         // the draft can change, so what is read is bounded by their cells, not by every route's.
         let affected = DraftImpact.affected(base: baseDocument, draft: draft)
-        let opens = context.telemetry.read { $0.opens(from: from, to: now, routes: affected) }.map {
+        // The week's hour buckets are taken under the store's lock (no cell read); both scans
+        // run without it.
+        let (week, shapeEntries, windowStart) = context.telemetry.read { counts in
+            (counts.openingWindow(from: from, to: now), counts.shapes.ranked(Self.maximumShapes), counts.shapes.windowStart)
+        }
+        let opens = week.opens(from: from, to: now, routes: affected).map {
             DraftImpact.Opens(route: $0.route, build: DraftImpact.Build(platform: $0.platform, version: $0.appVersion), hour: $0.hour, count: $0.count)
         }
-        let (week, shapeEntries, windowStart) = context.telemetry.read { counts in
-            (counts.unattributedOpens(from: from, to: now), counts.shapes.ranked(Self.maximumShapes), counts.shapes.windowStart)
-        }
-        let (unattributed, allOpens) = (week.unattributed, week.total)
+        let (unattributed, allOpens) = week.unattributedOpens(from: from, to: now)
         let shapes = shapeEntries.map { DraftImpact.Shape(shape: $0.key, count: $0.count, lowerBound: $0.count - min($0.error, $0.count)) }
 
         // Which routes each registered build is served, before and after: only when a route

@@ -155,7 +155,8 @@ struct TelemetryEndpoints: EndpointGroup {
         var (query, countQuery) = try TelemetryQuery.read(request, context: context, allowed: ["groupBy", "limit"],
                                                           defaultSpan: 3_600, defaultLimit: 100)
         if let groupBy = query["groupBy"], !groupBy.isEmpty { countQuery.groupBy = try TelemetryQuery.dimensions(groupBy, parameter: "groupBy") }
-        let result = context.telemetry.read { $0.query(countQuery) }
+        // The window is taken under the store's lock (no cell read); the scan runs without it.
+        let result = context.telemetry.read { $0.window(for: countQuery) }.query(countQuery)
         let groups: [JSONValue] = result.groups.map { group in
             .object(["key": .object(Dictionary(uniqueKeysWithValues: group.key.map { ($0.dimension.rawValue, JSONValue.string($0.name)) })),
                      "total": .int(Int(group.total)), "failures": .int(Int(group.failures)), "failureRate": .double(group.failureRate),
@@ -177,7 +178,8 @@ struct TelemetryEndpoints: EndpointGroup {
                                                           defaultSpan: 86_400, defaultLimit: 20)
         countQuery.groupBy = try TelemetryQuery.dimensions(query["by"] ?? "route", parameter: "by")
         countQuery.series = false
-        let result = context.telemetry.read { $0.query(countQuery) }
+        // The window is taken under the store's lock (no cell read); the scan runs without it.
+        let result = context.telemetry.read { $0.window(for: countQuery) }.query(countQuery)
         let items: [JSONValue] = result.groups.map { group in
             var item: [String: JSONValue] = ["count": .int(Int(group.total)), "failures": .int(Int(group.failures)),
                                              "failureRate": .double(group.failureRate),

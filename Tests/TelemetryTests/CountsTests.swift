@@ -75,6 +75,33 @@ struct CountsTests {
         #expect(limited.omittedGroups == 2)
     }
 
+    /// What a query reads is taken as a window (under the store's lock) and scanned after:
+    /// the window holds the range's buckets and no other, and answers as it was taken, whatever
+    /// is counted after.
+    @Test func aWindowHoldsItsRangeAndStaysAsTaken() throws {
+        var counts = Counts()
+        // The first and last minutes of the last hour's range, and one just outside each side.
+        counts.apply(try batch([(-3_660, "proceed", nil, "product"), (-3_600, "proceed", nil, "product"),
+                                (0, "proceed", nil, "product"), (60, "proceed", nil, "product")]), sequence: 1, now: testNow)
+        let window = counts.window(for: lastHour())
+        #expect(window.buckets.keys.sorted() == [Int32((testNow - 3_600) / 60), Int32(testNow / 60)])
+        #expect(window.query(lastHour()).total == 2)
+        let week = counts.openingWindow(from: testNow - 7_200, to: testNow)
+        #expect(week.buckets.keys.sorted() == [Int32(testNow / 3_600 - 2), Int32(testNow / 3_600 - 1), Int32(testNow / 3_600)])
+        #expect(week.opens(from: testNow - 7_200, to: testNow, routes: ["product"]).map(\.count).reduce(0, +) == 4)
+
+        counts.apply(try batch([(0, "proceed", nil, "orders")]), sequence: 2, now: testNow)
+        var orders = lastHour()
+        orders.filters = [.route: "orders"]
+        #expect(counts.query(lastHour()).total == 3)
+        #expect(counts.query(orders).total == 1)
+        #expect(window.query(lastHour()).total == 2, "counted after the window was taken")
+        #expect(window.query(orders).total == 0, "a name interned after the window was taken")
+        #expect(week.opens(from: testNow - 7_200, to: testNow, routes: ["product", "orders"]).map(\.count).reduce(0, +) == 4)
+        #expect(week.unattributedOpens(from: testNow - 7_200, to: testNow).total == 4)
+        #expect(counts.unattributedOpens(from: testNow - 7_200, to: testNow).total == 5)
+    }
+
     @Test func namesPastTheCapAreOther() throws {
         var limits = TelemetryLimits()
         limits.maximumRoutes = 2
