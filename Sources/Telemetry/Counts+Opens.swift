@@ -14,13 +14,13 @@ extension Counts {
         window(step: .hour, from: from, end: (CountQuery.floor(to, 3_600) + 1) * 3_600)
     }
 
-    /// `CountsWindow.opens` on this value's own window.
-    public func opens(from: Int, to: Int, routes: Set<String>) -> [RouteOpens] {
+    /// `CountsWindow.opens` on this value's own window (internal, as `query` is).
+    func opens(from: Int, to: Int, routes: Set<String>) -> [RouteOpens] {
         openingWindow(from: from, to: to).opens(from: from, to: to, routes: routes)
     }
 
-    /// `CountsWindow.unattributedOpens` on this value's own window.
-    public func unattributedOpens(from: Int, to: Int) -> (unattributed: UInt64, total: UInt64) {
+    /// `CountsWindow.unattributedOpens` on this value's own window (internal, as `query` is).
+    func unattributedOpens(from: Int, to: Int) -> (unattributed: UInt64, total: UInt64) {
         openingWindow(from: from, to: to).unattributedOpens(from: from, to: to)
     }
 }

@@ -95,8 +95,9 @@ extension Counts {
         window(step: query.step, from: query.from, end: query.to)
     }
 
-    /// `CountsWindow.query` on this value's own window.
-    public func query(_ query: CountQuery) -> CountResult {
+    /// `CountsWindow.query` on this value's own window. Internal: a reader of the store takes
+    /// the window under its lock and queries it after (`TelemetryStore.read`), never this.
+    func query(_ query: CountQuery) -> CountResult {
         window(for: query).query(query)
     }
 }

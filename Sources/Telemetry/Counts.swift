@@ -156,8 +156,9 @@ public struct Counts: Sendable {
 
     // MARK: Names
 
-    /// The interned names, as a value: what a window (`window`) keeps to name its keys.
-    var names: CountNames { CountNames(routes: routes, preconditions: preconditions, appVersions: appVersions) }
+    /// The interned names, as a value: what a window (`window`) keeps to name its keys, and
+    /// what names `sinceStart`'s keys once it is read out of the store's lock.
+    public var names: CountNames { CountNames(routes: routes, preconditions: preconditions, appVersions: appVersions) }
 
     /// The packed value of a dimension's name, or nil if no count can have it.
     public func value(of name: String, for dimension: TelemetryDimension) -> UInt64? { names.value(of: name, for: dimension) }
@@ -180,13 +181,13 @@ public struct Counts: Sendable {
 
 /// The names of the dimensions counted by name (routes, preconditions, app versions) and
 /// of the fixed ones, both ways. Three interners: copied by reference until one is written.
-struct CountNames: Sendable {
+public struct CountNames: Sendable {
     let routes: Interner
     let preconditions: Interner
     let appVersions: Interner
 
     /// The packed value of a dimension's name, or nil if no count can have it.
-    func value(of name: String, for dimension: TelemetryDimension) -> UInt64? {
+    public func value(of name: String, for dimension: TelemetryDimension) -> UInt64? {
         switch dimension {
         case .platform: return Platform.allCases.first { $0.name == name }.map { UInt64($0.rawValue) }
         case .entry: return EntryPoint.allCases.first { $0.name == name }.map { UInt64($0.rawValue) }
@@ -200,7 +201,7 @@ struct CountNames: Sendable {
     }
 
     /// The name of a packed value; "none" for an absent route, reason or precondition.
-    func name(of value: UInt64, for dimension: TelemetryDimension) -> String {
+    public func name(of value: UInt64, for dimension: TelemetryDimension) -> String {
         switch dimension {
         case .platform: Platform(rawValue: UInt8(value))?.name ?? "?"
         case .entry: EntryPoint(rawValue: UInt8(value))?.name ?? "?"

@@ -106,11 +106,10 @@ struct ImpactEndpoints: EndpointGroup {
         // Opens, proceeded or gated, per route, build and hour of the week: only of the routes
         // the draft can change, so what is read is bounded by their cells, not by every route's.
         let affected = DraftImpact.affected(base: baseDocument, draft: draft)
-        // The week's hour buckets are taken under the store's lock (no cell read); both scans
-        // run without it.
-        let (week, shapeEntries, windowStart) = context.telemetry.read { counts in
-            (counts.openingWindow(from: from, to: now), counts.shapes.ranked(Self.maximumShapes), counts.shapes.windowStart)
-        }
+        // The week's hour buckets and the shapes' sketch are taken under the store's lock
+        // (shared, not copied); the scans and the ranking run without it.
+        let (week, sketch) = context.telemetry.read { counts in (counts.openingWindow(from: from, to: now), counts.shapes) }
+        let (shapeEntries, windowStart) = (sketch.ranked(Self.maximumShapes), sketch.windowStart)
         let opens = week.opens(from: from, to: now, routes: affected).map {
             DraftImpact.Opens(route: $0.route, build: DraftImpact.Build(platform: $0.platform, version: $0.appVersion), hour: $0.hour, count: $0.count)
         }

@@ -37,9 +37,9 @@ struct UnknownLinkEndpoints: EndpointGroup {
         guard unknown.isEmpty else { throw Refusal(.badRequest, "unknownParameter", "Unknown parameter(s): \(unknown.sorted().joined(separator: ", ")); this takes limit.") }
         // Best first by what is certain (count − error), then by how many sources; a flood from
         // few sources, or yesterday's, cannot choose the list.
-        let (top, total, capacity, windowStart) = context.telemetry.read { counts in
-            (counts.shapes.ranked(limit), counts.shapes.total, counts.shapes.capacity, counts.shapes.windowStart)
-        }
+        // The sketch is taken under the store's lock (shared, not copied) and ranked after it.
+        let sketch = context.telemetry.read { $0.shapes }
+        let (top, total, capacity, windowStart) = (sketch.ranked(limit), sketch.total, sketch.capacity, sketch.windowStart)
         let snapshot = context.store.snapshot
         let schemas = snapshot.orderedSchemas.map(\.schema)
         let current = try snapshot.current.map { revision throws(Refusal) in try context.documents.read(revision) }

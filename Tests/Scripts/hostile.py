@@ -73,7 +73,7 @@
      beside them gets the current bytes whole, and once they close only the live view's
      file is left.
  21. Counts read over a full store do not stall ingestion: with 360,000 cells of hourly
-     telemetry over 88 days, a telemetry:read token at its default rate asks 88 days of
+     telemetry over 12 days, a telemetry:read token at its default rate asks 88 days of
      hours by route from 2 connections for 5 s: telemetry posts (paced 5 ms apart, each a
      new connection on either loop) go on at least half as fast as in the 5 s before, and
      manifests stay answered (a query's scan runs on a window of the buckets taken under

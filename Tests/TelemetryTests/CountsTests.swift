@@ -80,9 +80,11 @@ struct CountsTests {
     /// is counted after.
     @Test func aWindowHoldsItsRangeAndStaysAsTaken() throws {
         var counts = Counts()
-        // The first and last minutes of the last hour's range, and one just outside each side.
+        // The first and last minutes of the last hour's range, and one just outside each side;
+        // and an hour before the opening window's first.
         counts.apply(try batch([(-3_660, "proceed", nil, "product"), (-3_600, "proceed", nil, "product"),
                                 (0, "proceed", nil, "product"), (60, "proceed", nil, "product")]), sequence: 1, now: testNow)
+        counts.apply(try batch([(-7_260, "proceed", nil, "product")]), sequence: 2, now: testNow)
         let window = counts.window(for: lastHour())
         #expect(window.buckets.keys.sorted() == [Int32((testNow - 3_600) / 60), Int32(testNow / 60)])
         #expect(window.query(lastHour()).total == 2)
@@ -90,7 +92,7 @@ struct CountsTests {
         #expect(week.buckets.keys.sorted() == [Int32(testNow / 3_600 - 2), Int32(testNow / 3_600 - 1), Int32(testNow / 3_600)])
         #expect(week.opens(from: testNow - 7_200, to: testNow, routes: ["product"]).map(\.count).reduce(0, +) == 4)
 
-        counts.apply(try batch([(0, "proceed", nil, "orders")]), sequence: 2, now: testNow)
+        counts.apply(try batch([(0, "proceed", nil, "orders")]), sequence: 3, now: testNow)
         var orders = lastHour()
         orders.filters = [.route: "orders"]
         #expect(counts.query(lastHour()).total == 3)
@@ -100,6 +102,7 @@ struct CountsTests {
         #expect(week.opens(from: testNow - 7_200, to: testNow, routes: ["product", "orders"]).map(\.count).reduce(0, +) == 4)
         #expect(week.unattributedOpens(from: testNow - 7_200, to: testNow).total == 4)
         #expect(counts.unattributedOpens(from: testNow - 7_200, to: testNow).total == 5)
+        #expect(counts.unattributedOpens(from: testNow - 10_800, to: testNow).total == 6, "the hour before the window's first")
     }
 
     @Test func namesPastTheCapAreOther() throws {

@@ -141,7 +141,7 @@ struct TelemetryEndpointTests {
         defer { reopened.close() }
         var query = CountQuery(from: Int(Date().timeIntervalSince1970) - 600, to: Int(Date().timeIntervalSince1970) + 60, step: .minute)
         query.filters = [.route: "spring-sale", .reason: "expired"]
-        #expect(reopened.read { $0.query(query).total } == 3)
+        #expect(reopened.read { $0.window(for: query) }.query(query).total == 3)
     }
 }
 
