@@ -134,21 +134,33 @@ public struct Counts: Sendable {
 
     static func hour(ofMinute minute: Int32) -> Int32 { minute >= 0 ? minute / 60 : (minute - 59) / 60 }
 
-    /// Drops buckets past their retention.
+    /// Drops buckets past their retention. Runs under the store's lock once a minute, so it
+    /// reads only the cells it drops (their count taken off), not every cell held.
     public mutating func prune(now: Int) {
         let oldestMinute = Int32(clamping: (now - limits.minuteRetention) / 60)
         let oldestHour = Int32(clamping: (now - limits.hourRetention) / 3_600)
+        for (minute, table) in minutes where minute < oldestMinute { forget(table) }
+        for (hour, table) in hours where hour < oldestHour { forget(table) }
         minutes = minutes.filter { $0.key >= oldestMinute }
         hours = hours.filter { $0.key >= oldestHour }
         batchIDs.prune(now: now)
-        recountCells()
+    }
+
+    /// Takes a dropped bucket's cells off the tallies.
+    private mutating func forget(_ table: CountTable) {
+        cells -= table.count
+        namedCells -= Self.namedCells(in: table)
+    }
+
+    /// The cells of a table that keep their names (not their own fold).
+    private static func namedCells(in table: CountTable) -> Int {
+        table.reduce(0) { $0 + (fold($1.0) != $1.0 ? 1 : 0) }
     }
 
     /// Sets `cells` from the buckets held (after pruning or decoding).
     mutating func recountCells() {
         cells = minutes.values.reduce(0) { $0 + $1.count } + hours.values.reduce(0) { $0 + $1.count }
-        namedCells = minutes.values.reduce(0) { $0 + $1.reduce(0) { $0 + (Self.fold($1.0) != $1.0 ? 1 : 0) } }
-            + hours.values.reduce(0) { $0 + $1.reduce(0) { $0 + (Self.fold($1.0) != $1.0 ? 1 : 0) } }
+        namedCells = minutes.values.reduce(0) { $0 + Self.namedCells(in: $1) } + hours.values.reduce(0) { $0 + Self.namedCells(in: $1) }
     }
 
     /// Buckets held, for tests and metrics.

@@ -17,6 +17,15 @@ func batch(_ events: [(Int, String, String?, String?)], platform: String = "ios"
     return try BatchParser(vocabulary: vocabulary).parse(Array(batchBody(items, client: client).utf8), now: testNow)
 }
 
+/// Pruning takes the dropped buckets' cells off the tallies rather than counting every cell
+/// again: both must agree with a count from scratch.
+func expectTalliesAsRecounted(_ counts: Counts, sourceLocation: SourceLocation = #_sourceLocation) {
+    var recounted = counts
+    recounted.recountCells()
+    #expect(counts.cells == recounted.cells, "cells", sourceLocation: sourceLocation)
+    #expect(counts.namedCells == recounted.namedCells, "named cells", sourceLocation: sourceLocation)
+}
+
 func lastHour(step: Step = .minute) -> CountQuery {
     CountQuery(from: testNow - 3_600, to: testNow + 60, step: step)
 }
@@ -165,6 +174,7 @@ struct CountsTests {
         // Pruning frees cells; later combinations get their names again.
         counts.prune(now: testNow + 90 * 86_400 - 3_600)
         #expect(counts.cells < limits.maximumCells)
+        expectTalliesAsRecounted(counts)
         counts.apply(try batch([(0, "proceed", nil, "r5")], appVersion: "1.0", revision: 9, vocabulary: known), sequence: 301, now: testNow)
         query = CountQuery(from: testNow - 60, to: testNow + 60, step: .minute)
         query.groupBy = [.route]
@@ -197,15 +207,18 @@ struct CountsTests {
         #expect(counts.bucketCounts.hours == 2)
         counts.prune(now: testNow + 2 * 86_400)
         #expect(counts.bucketCounts.minutes == 0)
+        expectTalliesAsRecounted(counts)
         #expect(counts.bucketCounts.hours == 2)
         var query = CountQuery(from: testNow - 4 * 86_400, to: testNow, step: .hour)
         #expect(counts.query(query).total == 2)
         counts.prune(now: testNow + 88 * 86_400)
         #expect(counts.bucketCounts.hours == 1)
+        expectTalliesAsRecounted(counts)
         query.to = testNow + 88 * 86_400
         #expect(counts.query(query).total == 1)
         counts.prune(now: testNow + 91 * 86_400)
         #expect(counts.bucketCounts.hours == 0)
+        expectTalliesAsRecounted(counts)
     }
 
     @Test func snapshotRoundTrips() throws {
