@@ -73,7 +73,7 @@ extension ManifestStore {
                 tallyRefusal(action: "cancelSchedule", actor: actor, reason: "notPending", now: now)
                 return .notPending(found)
             }
-            return .cancelled(try setStatus(of: found, to: .cancelled(by: actor), routes: nil, action: "cancelSchedule", actor: actor, now: now))
+            return .cancelled(try setStatus(of: found, to: .cancelled(by: actor), routes: [], action: "cancelSchedule", actor: actor, now: now))
         }
     }
 
@@ -144,7 +144,7 @@ extension ManifestStore {
                         }
                     }
                 }
-                return try setStatus(of: fresh, to: status, routes: routes, action: "fireSchedule", actor: fresh.author, now: now)
+                return try setStatus(of: fresh, to: status, routes: [], action: "fireSchedule", actor: fresh.author, now: now)
             }
             if let result { changed.append(result) }
         }
@@ -152,8 +152,11 @@ extension ManifestStore {
     }
 
     /// Writes the schedule's new status durably with its audit entry. Under the writer lock.
-    /// `routes`: its document when the caller has read it; nil, the body is taken from its
-    /// file as it is (a cancel need not read and hash it; a damaged one is kept as found).
+    /// `routes`: the document its record keeps, `[]` once it has ended (fired: the revision
+    /// it published holds them; skipped or cancelled: nothing will publish them), so a token
+    /// that schedules and cancels in a loop cannot fill the disk with documents (only pending
+    /// ones are bounded); nil, the body is taken from its file as it is (a damaged one is
+    /// kept as found).
     private func setStatus(of item: ScheduledPublish, to status: ScheduledPublish.Status, routes: [UInt8]?, action: String, actor: String,
                            now: Date) throws(StoreError) -> ScheduledPublish {
         var updated = item

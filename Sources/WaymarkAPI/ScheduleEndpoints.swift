@@ -80,6 +80,11 @@ struct ScheduleEndpoints: EndpointGroup {
     private func one(_ call: RouteCall) throws(Refusal) -> HTTPResponse {
         let item = try found(call["id"])
         guard case .object(var object) = item.json else { return APIResponse.json(item.json) }
+        // Only a pending schedule keeps its document (`ManifestStore.setStatus`).
+        guard item.status == .pending else {
+            object["routes"] = .null
+            return APIResponse.json(.object(object))
+        }
         let routes: [UInt8]
         do throws(StoreError) {
             routes = try context.store.scheduledRoutes(of: item)

@@ -117,10 +117,36 @@ struct HistoryTests {
             #expect(fired.map(\.status) == [.fired(revision: 4)])
             #expect(try store.routes(of: store.snapshot.revision(4)!) == routesWithCampaign("e"))
         }
-        // Its record was rewritten with its new status, the same routes in it.
+        // Its record was rewritten with its new status and without its routes: revision 4 holds them.
         let reopened = try ManifestStore.open(at: scratch.path).store
         #expect(reopened.snapshot.schedules[0].status == .fired(revision: 4))
-        #expect(try reopened.scheduledRoutes(of: reopened.snapshot.schedules[0]) == routesWithCampaign("e"))
+        #expect(reopened.snapshot.schedules[0].bytes == 0)
+        #expect(try reopened.scheduledRoutes(of: reopened.snapshot.schedules[0]) == [])
+        #expect(try scheduleFileSize(scratch, 1) < 1_024)
+    }
+
+    /// Only pending schedules are bounded (count and bytes), so an ended one keeps no
+    /// document: scheduling and cancelling in a loop cannot fill the disk.
+    @Test func aCancelledScheduleKeepsNoDocument() throws {
+        let scratch = ScratchDirectory()
+        do {
+            let store = try history(scratch)
+            guard case .scheduled(let item) = try store.schedule(routes: routesWithCampaign("f"), at: now.addingTimeInterval(60), base: 3,
+                                                                 author: "m", message: "f", now: now) else {
+                Issue.record("not scheduled")
+                return
+            }
+            #expect(try scheduleFileSize(scratch, item.id) > routesWithCampaign("f").count)
+            guard case .cancelled(let cancelled) = try store.cancelSchedule(item.id, actor: "m", now: now) else {
+                Issue.record("not cancelled")
+                return
+            }
+            #expect(cancelled.bytes == 0)
+            #expect(try scheduleFileSize(scratch, item.id) < 1_024)
+        }
+        let reopened = try ManifestStore.open(at: scratch.path).store
+        #expect(reopened.snapshot.schedules[0].status == .cancelled(by: "m"))
+        #expect(try reopened.scheduledRoutes(of: reopened.snapshot.schedules[0]) == [])
     }
 
     @Test func aDamagedScheduleIsSkippedNamingItsFileAndTheNextOneStillFires() throws {
@@ -146,4 +172,10 @@ struct HistoryTests {
         #expect(changed[1].status == .fired(revision: 4))
         #expect(store.snapshot.revisions.count == 4)
     }
+}
+
+/// The size of schedule `id`'s record in `DIR/schedules/`.
+private func scheduleFileSize(_ scratch: ScratchDirectory, _ id: Int) throws -> Int {
+    let name = String(repeating: "0", count: max(0, 8 - String(id).count)) + String(id)
+    return try FileManager.default.attributesOfItem(atPath: scratch.path + "/schedules/" + name)[.size] as? Int ?? -1
 }

@@ -36,7 +36,9 @@
      and read nothing more: what waits for them stays within the peer's share of the
      output budget (the slowest reset past it) and RSS grows by less than the share + 32 MB.
  11. Big documents as marketing: a 10,000,000-byte note is refused naming the route and the
-     field; ~14 MB documents scheduled back to back stop at 64 MiB pending; RSS, and a
+     field; ~14 MB documents scheduled back to back stop at 64 MiB pending; cancelled and
+     scheduled again, they leave the data directory as large as before (an ended schedule
+     keeps no document); RSS, and a
      restart's time and RSS, stay under their bounds (a restart under 64 MB: pending
      schedules' routes are read from disk when they fire, never held).
  12. Request ids say nothing of the traffic: 100 requests between two ids do not show.
@@ -979,6 +981,11 @@ def slow_manifest_file_readers(daemon, binary, data):
 
 # 11 -----------------------------------------------------------------------------------------
 
+def data_mib(data):
+    """The bytes of every file under a data directory, in MiB."""
+    return sum(os.path.getsize(os.path.join(root, name)) for root, _, names in os.walk(data) for name in names) / 1048576
+
+
 def big_documents(binary, scratch):
     """Marketing's token against the store's memory: a route with a 10,000,000-byte note is
     refused naming the route and the field; ~14 MB documents (notes at their 4,096-byte
@@ -1012,7 +1019,31 @@ def big_documents(binary, scratch):
         else:
             fail("scheduling a %d-byte document answered %d %s" % (len(sent), status, answer[:300]))
     rss = rss_mb(daemon.process.pid)
-    size = sum(os.path.getsize(os.path.join(root, name)) for root, _, names in os.walk(data) for name in names) / 1048576
+    size = data_mib(data)
+    # Only pending schedules are bounded, so one that ends keeps no document: cancelling the
+    # pending ones and filling the bound again leaves the data directory as large as before
+    # (each cancelled one kept its ~14 MB before).
+    def cancel_pending():
+        status, listing, _ = call(daemon.port, marketing, "GET", "/v1/schedules")
+        pending = [item["id"] for item in json_of(listing)["schedules"] if item["status"] == "pending"] if status == 200 else []
+        for number in pending:
+            status, answer, _ = call(daemon.port, marketing, "DELETE", "/v1/schedules/%d" % number)
+            if status != 200:
+                fail("cancelling schedule %d answered %d %s" % (number, status, answer[:200]))
+        return len(pending)
+    cancelled = cancel_pending()
+    again = 0
+    while again <= scheduled:
+        status, answer, _ = call(daemon.port, marketing, "POST", "/v1/schedules", sent,
+                                 {"If-Match": '"rev-1"', "Content-Type": "application/json"}, timeout=60)
+        if status != 201:
+            break
+        again += 1
+    cancelled += cancel_pending()
+    cycled = data_mib(data)
+    if again != scheduled or cycled > size + 16:
+        fail("after cancelling %d big schedules and scheduling %d again (the first time %d), the data directory went from %.1f to %.1f MiB"
+             % (cancelled, again, scheduled, size, cycled))
     daemon.stop()
     restarted = time.monotonic()
     daemon = Daemon(binary, data)
@@ -1026,8 +1057,9 @@ def big_documents(binary, scratch):
         fail("under big schedules RSS %.1f MB, data %.1f MiB; restarted in %.1f s at %.1f MB" % (rss, size, restart, restart_rss))
     print("hostile: as marketing, a 10,000,000-byte note refused naming the route and the field; %.1f MB documents scheduled "
           "back to back: %d taken, then 409 tooManySchedules (64 MiB pending at most); RSS %.1f MB (bound 400), data directory "
-          "%.1f MiB; restarted in %.2f s at %.1f MB RSS (bounds 5 s, 64 MB: the schedules' routes stay on disk)"
-          % (len(sent) / 1e6, scheduled, rss, size, restart, restart_rss))
+          "%.1f MiB; cancelled, %d scheduled again and cancelled (%d cancels in all): %.2f MiB (bound +16: an ended schedule keeps no document); "
+          "restarted in %.2f s at %.1f MB RSS (bounds 5 s, 64 MB: the schedules' routes stay on disk)"
+          % (len(sent) / 1e6, scheduled, rss, size, again, cancelled, cycled, restart, restart_rss))
 
 
 # 12 -----------------------------------------------------------------------------------------
@@ -1548,7 +1580,8 @@ def main():
     chosen = sys.argv[2:]
     if chosen:
         # Attacks that start daemons of their own, by name.
-        alone = {"impact_flood": impact_flood, "old_revisions": old_revisions, "counts_beside_ingestion": counts_beside_ingestion}
+        alone = {"impact_flood": impact_flood, "old_revisions": old_revisions, "counts_beside_ingestion": counts_beside_ingestion,
+                 "big_documents": big_documents}
         unknown = [name for name in chosen if name not in alone]
         if unknown:
             fail("no attack %s runs alone; these do: %s" % (", ".join(unknown), ", ".join(sorted(alone))))
