@@ -172,9 +172,6 @@ public struct Counts: Sendable {
     /// what names `sinceStart`'s keys once it is read out of the store's lock.
     public var names: CountNames { CountNames(routes: routes, preconditions: preconditions, appVersions: appVersions) }
 
-    /// The packed value of a dimension's name, or nil if no count can have it.
-    public func value(of name: String, for dimension: TelemetryDimension) -> UInt64? { names.value(of: name, for: dimension) }
-
     /// Whether `name` is a value the dimension can ever have (as opposed to one not seen yet).
     public static func isValid(_ name: String, for dimension: TelemetryDimension) -> Bool {
         switch dimension {
@@ -186,9 +183,6 @@ public struct Counts: Sendable {
         case .route, .precondition, .appVersion: !name.isEmpty && name.utf8.count <= 128
         }
     }
-
-    /// The name of a packed value; "none" for an absent route, reason or precondition.
-    public func name(of value: UInt64, for dimension: TelemetryDimension) -> String { names.name(of: value, for: dimension) }
 }
 
 /// The names of the dimensions counted by name (routes, preconditions, app versions) and

@@ -9,10 +9,11 @@ import Testing
 /// order compare equal.
 func canonical(_ counts: Counts) -> [String: UInt64] {
     var out: [String: UInt64] = [:]
+    let naming = counts.names
     for (kind, buckets) in [("m", counts.minutes), ("h", counts.hours)] {
         for (bucket, table) in buckets {
             for (key, count) in table {
-                let names = TelemetryDimension.allCases.map { "\($0.rawValue)=\(counts.name(of: $0.value(of: key), for: $0))" }
+                let names = TelemetryDimension.allCases.map { "\($0.rawValue)=\(naming.name(of: $0.value(of: key), for: $0))" }
                 out["\(kind)\(bucket) " + names.joined(separator: " "), default: 0] += count
             }
         }
