@@ -74,7 +74,7 @@ final class APIContext: Sendable {
         self.telemetry = telemetry
         self.options = options
         documents = RevisionDocuments(store: store)
-        preparer = GenerationPreparer(manifests: manifests, landings: landings, documents: documents, now: options.clock.now)
+        preparer = GenerationPreparer(manifests: manifests, landings: landings, documents: documents, vocabulary: vocabulary, now: options.clock.now)
         work = WorkQueue(capacity: options.maximumQueuedWork)
         shapeAllowance = ShapeAllowance(perSource: options.shapesPerSource, perNetwork: options.shapesPerNetwork)
         landingCounter = LandingCounter(telemetry: telemetry, now: options.clock.now, currentRevision: { store.snapshot.current?.number })

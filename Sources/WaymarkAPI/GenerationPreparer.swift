@@ -9,7 +9,8 @@ import Synchronization
 /// follower's copy of the primary's) moves the store to a new generation. What it serves —
 /// the manifest views of the builds that were being fetched, the landing table, the
 /// associated-domain files — is built here, under the store's writer lock, before the
-/// change returns (`ManifestStore.observeChanges`): the change's answer is sent once they
+/// change returns (`ManifestStore.observeChanges`), with telemetry's parser when the
+/// change gave it something new to name (`VocabularyCache`): the change's answer is sent once they
 /// are ready, so whoever made it reads what they wrote, and changes wait for one another,
 /// never readers. Meanwhile every reader is answered from the previous generation, whole
 /// (`ManifestCache.served(stale:)`, `LandingCache.newestTable`, the kept associated-domain
@@ -27,10 +28,12 @@ final class GenerationPreparer: Sendable {
     private let manifests: ManifestCache
     private let landings: LandingCache
     private let documents: RevisionDocuments
+    private let vocabulary: VocabularyCache
     private let now: @Sendable () -> Date
 
-    init(manifests: ManifestCache, landings: LandingCache, documents: RevisionDocuments, now: @escaping @Sendable () -> Date) {
-        (self.manifests, self.landings, self.documents, self.now) = (manifests, landings, documents, now)
+    init(manifests: ManifestCache, landings: LandingCache, documents: RevisionDocuments, vocabulary: VocabularyCache,
+         now: @escaping @Sendable () -> Date) {
+        (self.manifests, self.landings, self.documents, self.vocabulary, self.now) = (manifests, landings, documents, vocabulary, now)
     }
 
     /// Whether a reader of `generation` is answered from the one before: only while
@@ -69,7 +72,8 @@ final class GenerationPreparer: Sendable {
         }
     }
 
-    /// What `prepare` runs: `generation`'s views, landing table and files, from the store's snapshot.
+    /// What `prepare` runs: `generation`'s views, landing table and files, and telemetry's
+    /// parser if what it names changed, from the store's snapshot.
     func make(generation: Int) {
         let snapshot = documents.store.snapshot
         manifests.prepare(generation: generation, snapshot: snapshot, builds: manifests.servedBuilds, documents: documents)
@@ -85,5 +89,7 @@ final class GenerationPreparer: Sendable {
             routes = served
             return AssociatedDomainFiles(schemas: snapshot.orderedSchemas.map(\.schema), routes: served, host: host)
         }
+        // Last: the views made above keep the new revision's parsed document, which it reads.
+        vocabulary.refresh(store: documents.store, documents: documents)
     }
 }

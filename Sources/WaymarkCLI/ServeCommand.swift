@@ -61,7 +61,9 @@ enum ServeCommand {
           --pin-threads            Pin event loop i to the i-th allowed CPU
           --telemetry-minutes H    Keep per-minute telemetry counts for H hours (default 48)
           --telemetry-hours D      Keep per-hour telemetry counts for D days (default 90)
-          --telemetry-max-routes N Route ids counted by name; the rest are "other" (default 10000)
+          --telemetry-max-routes N Route ids counted by name, and history's route ids a batch may
+                                   name beside the served revisions'; the rest are "other"
+                                   (default 10000)
           --telemetry-max-versions N
                                    App versions counted by name (default 1000)
           --telemetry-max-cells N  Count cells (combinations per minute or hour) kept with their

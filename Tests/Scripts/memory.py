@@ -11,7 +11,8 @@ whose current revision has 10,000 routes, for 20 builds. The daemon is restarted
 it must be listening within 2 s and under LIMIT_MB of RSS, serve every build's manifest,
 and serve old revisions (1, 500, 999 and a diff) exactly as they were published — the
 SHA-256 acknowledged, the document sent, the file's body — and after 300 reads of
-different old revisions and telemetry naming revision 1's route id, RSS must stay under
+different old revisions and telemetry naming history's route ids up to its bound (revision
+501's, read in the background, and not revision 500's), RSS must stay under
 LIMIT_MB + 32 (what history's reads may keep: revision answers and parsed documents).
 
 Usage: memory.py WAYMARK_RELEASE_BINARY [LIMIT_MB]
@@ -32,6 +33,8 @@ import waymark_daemon
 from waymark_daemon import rss_mb
 
 ROUTES, BUILDS, IDLE = 10_000, 20, 1_000
+# Route ids telemetry may name on the history's restart (--telemetry-max-routes).
+NAMED_ROUTES = 10_500
 HISTORY, HISTORY_ROUTES, START_SECONDS = 1_000, 1_000, 2.0
 
 
@@ -205,7 +208,10 @@ def history(binary, limit):
               % (HISTORY, HISTORY_ROUTES, written, ROUTES, stored / 1e6))
 
         started = time.time()
-        process, _, port = waymark_daemon.start(binary, data, "--threads", "2", "--no-seed", seed=False)
+        # Telemetry names the served revision's 10,000 route ids and at most 10,500 of
+        # history's, newest first: 500 revisions' own ids (1,000 down to 501) beside them.
+        process, _, port = waymark_daemon.start(binary, data, "--threads", "2", "--no-seed", "--telemetry-max-routes", str(NAMED_ROUTES),
+                                                seed=False)
         took = time.time() - started
         if port is None:
             process.kill()
@@ -249,29 +255,40 @@ def history(binary, limit):
             reads = time.time() - read_started
             time.sleep(1.5)
             steps.append(("300 other old revisions read (%.1f ms each)" % (reads / 300 * 1000), rss_mb(process.pid)))
-            # Telemetry names every route id history ever had: the newest revisions' at once,
-            # older ones (revision 1's "history-1") once a background read reaches them.
-            # A batch a round naming it, until the counts show it by name.
+            # Telemetry names history's route ids newest first up to --telemetry-max-routes: the
+            # newest revisions' at once, older ones once a background read reaches them
+            # (revision 501's "history-501", the oldest within the bound); revision 500's
+            # is past it and counts as other. A batch a round naming both, until the
+            # counts show the first by name.
             named_started = time.time()
             since = time.strftime("%Y-%m-%dT%H:%M:00Z", time.gmtime(time.time() - 120))
+            oldest = current - (NAMED_ROUTES - ROUTES)
             while True:
                 batch = {"client": {"platform": "ios", "appVersion": versions[0], "revision": current},
                          "events": [{"ts": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "entry": "universalLink",
-                                     "outcome": "proceed", "route": "history-1"}]}
+                                     "outcome": "proceed", "route": "history-%d" % number} for number in (oldest, oldest - 1)]}
                 status, body = call(port, token, "POST", "/v1/telemetry", batch)
                 if status != 202:
                     fail("telemetry: %d %s" % (status, body[:200]))
                 status, body = call(port, token, "GET", "/v1/telemetry/counts?groupBy=route&from=" + since)
                 if status != 200:
                     fail("telemetry counts: %d %s" % (status, body[:200]))
-                if any(group["key"]["route"] == "history-1" for group in json.loads(body)["groups"]):
+                named_routes = {group["key"]["route"] for group in json.loads(body)["groups"]}
+                if "history-%d" % (oldest - 1) in named_routes:
+                    fail("revision %d's route id was named by telemetry, past the %d ids it may name" % (oldest - 1, NAMED_ROUTES))
+                if "history-%d" % oldest in named_routes:
                     break
                 if time.time() - named_started > 120:
-                    fail("revision 1's route id was never named by telemetry")
+                    fail("revision %d's route id was never named by telemetry" % oldest)
                 time.sleep(0.5)
             named = time.time() - named_started
+            status, body = call(port, token, "GET", "/metrics")
+            vocabulary = re.search(r"^waymark_telemetry_vocabulary_routes (\d+)$", body.decode(), re.M)
+            if not vocabulary or int(vocabulary.group(1)) != NAMED_ROUTES:
+                fail("telemetry's vocabulary names %s route ids, not %d" % (vocabulary and vocabulary.group(1), NAMED_ROUTES))
             time.sleep(1.5)
-            steps.append(("telemetry naming revision 1's route after %.1f s (every revision's ids read)" % named, rss_mb(process.pid)))
+            steps.append(("telemetry naming revision %d's route after %.1f s, not %d's (%d route ids named)" % (oldest, named, oldest - 1, NAMED_ROUTES),
+                          rss_mb(process.pid)))
         finally:
             process.kill()
             process.wait()
