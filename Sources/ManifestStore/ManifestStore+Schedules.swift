@@ -14,6 +14,11 @@ extension ManifestStore {
     /// Bytes of routes all pending schedules may hold together, on disk (each is read from
     /// its file when it fires or is asked for, never kept in memory): four of the largest documents.
     public static let maximumPendingScheduleBytes = 64 << 20
+    /// Ended schedules (fired, skipped, cancelled) kept to be listed: as more end, those that
+    /// ended first are removed (record and file; the audit log keeps their history).
+    /// A token that schedules and cancels in a loop cannot grow the list, the directory or
+    /// the memory that holds them. Ids are never reused: the highest is always kept.
+    public static let maximumEndedSchedules = 1_000
 
     /// Schedules `routes` to be published at `at` on top of `base` (the current revision's
     /// number, nil before the first): refused now if they do not validate, if `base` is
@@ -51,7 +56,7 @@ extension ManifestStore {
                 return .invalid(report)
             }
             let stamp = Timestamp.parse(Timestamp.format(now)) ?? now
-            let item = ScheduledPublish(id: current.schedules.count + 1, at: Timestamp.parse(Timestamp.format(at)) ?? at, base: base,
+            let item = ScheduledPublish(id: (current.schedules.last?.id ?? 0) + 1, at: Timestamp.parse(Timestamp.format(at)) ?? at, base: base,
                                         author: author, created: stamp, message: message, bytes: routes.count, sha256: SHA256.hex(routes),
                                         rollout: rollout, status: .pending, changed: stamp)
             try writeAudited(item.record(routes: routes).encoded, "schedules", ScheduledPublish.fileName(item.id), replacing: false,
@@ -173,11 +178,30 @@ extension ManifestStore {
         (updated.bytes, updated.sha256) = (body.count, record.sha256)
         try writeAudited(record.encoded, "schedules", ScheduledPublish.fileName(item.id), replacing: true,
                          Self.scheduleAudit(updated, action: action, actor: actor), time: now)
+        let removed = removeOldestEnded(after: updated)
         state.withLock { snapshot in
             if let index = snapshot.schedules.firstIndex(where: { $0.id == item.id }) { snapshot.schedules[index] = updated }
+            snapshot.schedules.removeAll { removed.contains($0.id) }
         }
         changed()
         return updated
+    }
+
+    /// Once `item` has ended, removes the files of the schedules that ended first, past
+    /// `endedSchedulesKept`, never the highest id (the next is after it), and returns their
+    /// ids. One whose file could not be removed stays, and goes with a later end; one a
+    /// crash brings back is listed again, harmlessly. Under the writer lock.
+    private func removeOldestEnded(after item: ScheduledPublish) -> Set<Int> {
+        guard item.status != .pending else { return [] }
+        let highest = snapshot.schedules.last?.id
+        let ended = snapshot.schedules.map { $0.id == item.id ? item : $0 }.filter { $0.status != .pending }
+        guard ended.count > endedSchedulesKept else { return [] }
+        var removed: Set<Int> = []
+        let first = ended.filter { $0.id != highest }.sorted { ($0.changed, $0.id) < ($1.changed, $1.id) }
+        for old in first.prefix(ended.count - endedSchedulesKept) {
+            if (try? directory.remove("schedules/" + ScheduledPublish.fileName(old.id))) != nil { removed.insert(old.id) }
+        }
+        return removed
     }
 
     static func scheduleAudit(_ item: ScheduledPublish, action: String, actor: String) -> [String: JSONValue] {

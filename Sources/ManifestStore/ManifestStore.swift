@@ -10,7 +10,8 @@ import SystemIO
 ///     DIR/LOCK                  flock: one daemon per directory
 ///     DIR/revisions/00000001    a Record per revision (never overwritten)
 ///     DIR/schemas/ios@5.3.0     a Record per app build (replaced on re-registration)
-///     DIR/schedules/00000001    a Record per scheduled publish (replaced as its status changes)
+///     DIR/schedules/00000001    a Record per scheduled publish (replaced as its status changes;
+///                               the oldest ended ones removed past `maximumEndedSchedules`)
 ///     DIR/rollout               the newest rollout's state (replaced as it changes; docs/rollouts.md)
 ///     DIR/audit.log             one JSON line per change and per refused attempt
 ///     DIR/tokens.json           bearer tokens: names, scopes, SHA-256 hashes (`TokenStore`)
@@ -73,9 +74,14 @@ public final class ManifestStore: Sendable {
     /// (`auditEntries` reads the file right after). Taken before the writer lock, never under it.
     let flushing = Mutex<Void>(())
 
-    private init(directory: DataDirectory, snapshot: StoreSnapshot, auditRotationBytes: Int) throws(StoreError) {
+    /// Ended schedules (fired, skipped, cancelled) kept to be listed; older ones are removed
+    /// as more end (`maximumEndedSchedules`; fewer in tests).
+    let endedSchedulesKept: Int
+
+    private init(directory: DataDirectory, snapshot: StoreSnapshot, auditRotationBytes: Int, endedSchedulesKept: Int) throws(StoreError) {
         self.directory = directory
         self.auditRotationBytes = auditRotationBytes
+        self.endedSchedulesKept = max(1, endedSchedulesKept)
         tokens = try TokenStore(directory: directory, auditRotationBytes: auditRotationBytes)
         state = Mutex(snapshot)
     }
@@ -86,8 +92,10 @@ public final class ManifestStore: Sendable {
     /// a torn audit tail. Time and memory grow with the number of revisions, by a header
     /// each, not with their documents. A damaged store is
     /// refused with an error naming the file, rather than served in part.
-    /// `auditRotationBytes`: the size at which `audit.log` is moved aside (64 MiB).
-    public static func open(at path: String, auditRotationBytes: Int = DataDirectory.defaultAuditRotationBytes) throws(StoreError) -> (store: ManifestStore, report: OpenReport) {
+    /// `auditRotationBytes`: the size at which `audit.log` is moved aside (64 MiB);
+    /// `endedSchedulesKept`: ended schedules listed, at least one (`maximumEndedSchedules`).
+    public static func open(at path: String, auditRotationBytes: Int = DataDirectory.defaultAuditRotationBytes,
+                            endedSchedulesKept: Int = maximumEndedSchedules) throws(StoreError) -> (store: ManifestStore, report: OpenReport) {
         let directory = try onDisk { () throws(IOError) in try DataDirectory(path: path, subdirectories: subdirectories) }
         var report = OpenReport()
         report.removedTemporaries = try onDisk { () throws(IOError) in try directory.removeStaleTemporaries(in: ["."] + subdirectories) }
@@ -117,12 +125,13 @@ public final class ManifestStore: Sendable {
             let revision = snapshot.revisions[number - 1]
             snapshot.pinBodies(adding: number, try readRoutes(directory, revision))
         }
-        for (index, name) in try onDisk({ () throws(IOError) in try directory.list("schedules") }).enumerated() {
+        // Ascending ids; the oldest ended ones may have been removed (`maximumEndedSchedules`).
+        for name in try onDisk({ () throws(IOError) in try directory.list("schedules") }) {
             let relative = "schedules/" + name
-            guard Int(name) == index + 1 else {
-                throw damaged(directory, relative, "schedules must be numbered 1, 2, 3… without gaps; expected \(ScheduledPublish.fileName(index + 1))")
+            guard let id = Int(name), id >= 1, name == ScheduledPublish.fileName(id) else {
+                throw damaged(directory, relative, "a schedule's file is named by its id, 8 digits such as \(ScheduledPublish.fileName(1))")
             }
-            switch ScheduledPublish.from(try loadHeader(directory, relative), id: index + 1) {
+            switch ScheduledPublish.from(try loadHeader(directory, relative), id: id) {
             case .success(let item): snapshot.schedules.append(item)
             case .failure(let problem): throw damaged(directory, relative, problem.message)
             }
@@ -130,7 +139,8 @@ public final class ManifestStore: Sendable {
 
         // `waymark token` appends to the audit log under this lock: never cut its line in half.
         return try directory.withFileLock(TokenStore.lockName, failure: StoreError.init) { () throws(StoreError) in
-            let store = try ManifestStore(directory: directory, snapshot: snapshot, auditRotationBytes: auditRotationBytes)
+            let store = try ManifestStore(directory: directory, snapshot: snapshot, auditRotationBytes: auditRotationBytes,
+                                          endedSchedulesKept: endedSchedulesKept)
             try store.repairAudit(&report)
             try store.repairScheduleAudit(&report)
             try store.repairRolloutAudit(&report)

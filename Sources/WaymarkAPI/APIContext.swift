@@ -28,6 +28,8 @@ final class APIContext: Sendable {
     let landingCounter: LandingCounter
     /// `GET /v1/revisions` as answered in one store generation (`RevisionEndpoints`).
     let revisionList = Mutex<(generation: Int, response: HTTPResponse)?>(nil)
+    /// `GET /v1/schedules` as answered in one store generation (`ScheduleEndpoints`).
+    let scheduleList = Mutex<(generation: Int, response: HTTPResponse)?>(nil)
     /// Revision and diff answers, which never change.
     let revisionAnswers = ResponseCache()
     /// QR codes by their parameters (link, level, format, scale): a code asked again is a

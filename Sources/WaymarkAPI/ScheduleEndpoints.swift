@@ -62,8 +62,15 @@ struct ScheduleEndpoints: EndpointGroup {
         }
     }
 
+    /// Every pending schedule and the newest ended ones (`ManifestStore.maximumEndedSchedules`),
+    /// made once per store generation: any manifest:read token (the app's too) may ask.
     private func list() -> HTTPResponse {
-        APIResponse.json(["schedules": .array(context.store.snapshot.schedules.map(\.json))])
+        // The generation is read before the snapshot: a list kept under it is never older than it.
+        let generation = context.store.generation
+        if let kept = context.scheduleList.withLock({ $0?.generation == generation ? $0?.response : nil }) { return kept }
+        let response = APIResponse.json(["schedules": .array(context.store.snapshot.schedules.map(\.json))]).prepared()
+        context.scheduleList.withLock { kept in if kept.map({ $0.generation < generation }) ?? true { kept = (generation, response) } }
+        return response
     }
 
     private func found(_ text: String) throws(Refusal) -> ScheduledPublish {

@@ -171,6 +171,55 @@ struct ScheduleTests {
         #expect(store.snapshot.revisions.count == 1)
     }
 
+    @Test("Only the last ended schedules are kept: those that ended first go with their files, a pending one never, and ids are never reused")
+    func endedSchedulesAreBounded() throws {
+        let scratch = ScratchDirectory()
+        do { _ = try seeded(scratch) }
+        do {
+            let store = try ManifestStore.open(at: scratch.path, endedSchedulesKept: 3).store
+            // 1 waits throughout; 2…6 are scheduled and cancelled (6 ends after a restart).
+            for index in 0..<5 {
+                guard case .scheduled(let item) = try store.schedule(routes: routesWithCampaign(), at: Self.minutes(Double(10 + index)), base: 1,
+                                                                     author: "m", message: "\(index)", now: now) else {
+                    Issue.record("schedule \(index)")
+                    return
+                }
+                if index > 0, index < 4 { _ = try store.cancelSchedule(item.id, actor: "m", now: Self.minutes(1)) }
+            }
+            _ = try store.cancelSchedule(5, actor: "m", now: Self.minutes(1))
+            #expect(store.snapshot.schedules.map(\.id) == [1, 3, 4, 5], "2 went once a fourth ended")
+            #expect(try FileManager.default.contentsOfDirectory(atPath: scratch.path + "/schedules").sorted() == ["00000001", "00000003", "00000004", "00000005"])
+        }
+        let reopened = try ManifestStore.open(at: scratch.path, endedSchedulesKept: 3).store
+        #expect(reopened.snapshot.schedules.map(\.id) == [1, 3, 4, 5])
+        guard case .scheduled(let next) = try reopened.schedule(routes: routesWithCampaign(), at: Self.minutes(30), base: 1, author: "m", message: "",
+                                                                now: now) else {
+            Issue.record("scheduled after the restart")
+            return
+        }
+        #expect(next.id == 6, "after the highest, never a removed one's")
+        // Ended before the others (a clock set back): still kept, being the highest.
+        _ = try reopened.cancelSchedule(6, actor: "m", now: now)
+        #expect(reopened.snapshot.schedules.map(\.id) == [1, 4, 5, 6])
+        #expect(reopened.snapshot.schedules.first?.status == .pending)
+        guard case .scheduled(let seventh) = try reopened.schedule(routes: routesWithCampaign(), at: Self.minutes(30), base: 1, author: "m",
+                                                                   message: "", now: now) else {
+            Issue.record("scheduled again")
+            return
+        }
+        #expect(seventh.id == 7)
+        _ = try reopened.cancelSchedule(7, actor: "m", now: Self.minutes(2))
+        #expect(reopened.snapshot.schedules.map(\.id) == [1, 4, 5, 7], "6, no longer the highest, ended first")
+        guard case .unknownSchedule(3) = try reopened.cancelSchedule(3, actor: "m", now: Self.minutes(2)) else {
+            Issue.record("a removed schedule is unknown")
+            return
+        }
+        // It fires as before, and the one that ended first goes.
+        #expect(try reopened.fireDueSchedules(now: Self.minutes(11)).map(\.status) == [.fired(revision: 2)])
+        #expect(reopened.snapshot.schedules.map(\.id) == [1, 5, 7], "4 ended first")
+        #expect(reopened.snapshot.schedules.first?.status == .fired(revision: 2))
+    }
+
     @Test("A crash after the publish and before the schedule's status: the next look finds it fired, not stale")
     func crashBetweenPublishAndStatus() throws {
         let scratch = ScratchDirectory()
