@@ -188,20 +188,20 @@ extension ManifestStore {
     }
 
     /// Once `item` has ended, removes the files of the schedules that ended first, past
-    /// `endedSchedulesKept`, never the highest id (the next is after it), and returns their
-    /// ids. One whose file could not be removed stays, and goes with a later end; one a
-    /// crash brings back is listed again, harmlessly. Under the writer lock.
+    /// `endedSchedulesKept` (all at once, with one sync of `schedules/`: a store upgraded
+    /// with thousands of ended ones sheds them in one change), never `item` itself nor the
+    /// highest id (the next is after it), and returns their ids. One whose file could not
+    /// be removed stays, and goes with a later end. Under the writer lock.
     private func removeOldestEnded(after item: ScheduledPublish) -> Set<Int> {
         guard item.status != .pending else { return [] }
         let highest = snapshot.schedules.last?.id
         let ended = snapshot.schedules.map { $0.id == item.id ? item : $0 }.filter { $0.status != .pending }
         guard ended.count > endedSchedulesKept else { return [] }
-        var removed: Set<Int> = []
-        let first = ended.filter { $0.id != highest }.sorted { ($0.changed, $0.id) < ($1.changed, $1.id) }
-        for old in first.prefix(ended.count - endedSchedulesKept) {
-            if (try? directory.remove("schedules/" + ScheduledPublish.fileName(old.id))) != nil { removed.insert(old.id) }
-        }
-        return removed
+        let first = ended.filter { $0.id != highest && $0.id != item.id }.sorted { ($0.changed, $0.id) < ($1.changed, $1.id) }
+        let names = first.prefix(ended.count - endedSchedulesKept).map { ScheduledPublish.fileName($0.id) }
+        // A sync that failed: the files are gone from the directory this process sees.
+        let gone = (try? directory.remove(names, in: "schedules")) ?? names.filter { !directory.exists("schedules/" + $0) }
+        return Set(gone.compactMap { Int($0) })
     }
 
     static func scheduleAudit(_ item: ScheduledPublish, action: String, actor: String) -> [String: JSONValue] {

@@ -207,6 +207,23 @@ public final class DataDirectory: Sendable {
         try FileSystem.syncDirectory(path)
     }
 
+    /// Removes `names` from `subdirectory`, then makes that durable with one sync of it.
+    /// Returns the names no longer there (removed, or already gone); one that could not be
+    /// removed is left out, and the others are still removed.
+    public func remove(_ names: [String], in subdirectory: String) throws(IOError) -> [String] {
+        var gone: [String] = []
+        for name in names {
+            do throws(IOError) {
+                try FileSystem.unlink(path + "/" + subdirectory + "/" + name)
+                gone.append(name)
+            } catch {
+                if error.errno == ENOENT { gone.append(name) }
+            }
+        }
+        if !gone.isEmpty { try FileSystem.syncDirectory(path + "/" + subdirectory) }
+        return gone
+    }
+
     /// Removes temporary files a crash left behind; they were never acknowledged.
     /// Returns their paths relative to the data directory.
     public func removeStaleTemporaries(in subdirectories: [String]) throws(IOError) -> [String] {
