@@ -43,9 +43,17 @@ extension APIContext {
         }
         // Rated as the route's own scope whichever of the two the token has: the work asked
         // for is the same.
-        if let wait = rates.take(record, scope: scope) {
+        if let refused = rates.take(record, scope: scope, peer: EvidenceNetwork.peer(of: head, trustForwardedFor: options.trustForwardedFor)) {
+            let rate = record.rate(for: scope), wait = refused.wait
+            if let share = refused.peerRate {
+                audit(action, actor: record.name, reason: "overPeerRateShare", scope: scope, head)
+                throw Refusal(.tooManyRequests, "rateLimited",
+                              "This address is over its share of the token \"\(record.name)\"'s rate for \(scope.rawValue) (\(share)/s of \(rate): the token is "
+                                + "shared, and one address may not spend it for everyone); retry in \(wait) s.",
+                              details: ["rate": .string(rate.description), "peerRate": .int(share), "retryAfter": .int(wait)],
+                              headers: [("Retry-After", String(wait))])
+            }
             audit(action, actor: record.name, reason: "rateLimited", scope: scope, head)
-            let rate = record.rate(for: scope)
             throw Refusal(.tooManyRequests, "rateLimited",
                           "The token \"\(record.name)\" is over its rate for \(scope.rawValue) (\(rate), bursts of \(rate.burst)); retry in \(wait) s.",
                           details: ["rate": .string(rate.description), "retryAfter": .int(wait)], headers: [("Retry-After", String(wait))])

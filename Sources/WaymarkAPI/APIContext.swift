@@ -80,7 +80,7 @@ final class APIContext: Sendable {
         work = WorkQueue(capacity: options.maximumQueuedWork)
         shapeAllowance = ShapeAllowance(perSource: options.shapesPerSource, perNetwork: options.shapesPerNetwork)
         landingCounter = LandingCounter(telemetry: telemetry, now: options.clock.now, currentRevision: { store.snapshot.current?.number })
-        rates = RateLimiter(clock: options.monotonicClock)
+        rates = RateLimiter(peerPercent: options.rateSharePerPeer, clock: options.monotonicClock)
         linkChecker = options.linkChecks.map(LinkChecker.init)
     }
 

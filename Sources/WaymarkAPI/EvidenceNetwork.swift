@@ -13,13 +13,19 @@ import HTTPCore
 /// that field is missing or not an address.
 enum EvidenceNetwork {
     static func of(_ head: HTTPRequestHead, trustForwardedFor: Bool) -> UInt64 {
-        guard let peer = head.peer else { return 0 }
+        peer(of: head, trustForwardedFor: trustForwardedFor)?.networkKey ?? 0
+    }
+
+    /// The client a request comes from as a peer (an IPv4 address, an IPv6 /64): the
+    /// connection's, or behind a trusted proxy on loopback the address it forwards. Nil in process.
+    static func peer(of head: HTTPRequestHead, trustForwardedFor: Bool) -> PeerAddress? {
+        guard let peer = head.peer else { return nil }
         if trustForwardedFor, isLoopback(peer), let forwarded = head.headers["X-Forwarded-For"],
            let last = forwarded.split(separator: ",").last.map({ $0.trimmingCharacters(in: .whitespaces) }),
            let address = parse(last) {
-            return address.networkKey
+            return address
         }
-        return peer.networkKey
+        return peer
     }
 
     static func isLoopback(_ peer: PeerAddress) -> Bool {

@@ -49,9 +49,15 @@ struct MetricsEndpoints: EndpointGroup {
         family("waymark_telemetry_client_dropped_total", "counter",
                "Resolutions clients reported dropping before they could send them (client.dropped: their storage bound), in batches accepted since start, by platform.")
         for platform in [Platform.ios, .android] { out += "waymark_telemetry_client_dropped_total{platform=\"\(platform.name)\"} \(dropped[Int(platform.rawValue)])\n" }
+        let rateRefusals = context.rates.refusals
         family("waymark_rate_limited_total", "counter", "Requests answered 429 because their token was over its rate for the route's scope, since start.")
-        for refusal in context.rates.refusals {
+        for refusal in rateRefusals where refusal.count > 0 {
             out += "waymark_rate_limited_total{token=\"\(label(refusal.token))\",scope=\"\(refusal.scope.rawValue)\"} \(refusal.count)\n"
+        }
+        family("waymark_rate_limited_over_peer_share_total", "counter",
+               "Requests answered 429 because their address (an IPv4 address, an IPv6 /64) was over its share of their token's rate (--rate-share-per-peer), since start.")
+        for refusal in rateRefusals where refusal.overPeerShare > 0 {
+            out += "waymark_rate_limited_over_peer_share_total{token=\"\(label(refusal.token))\",scope=\"\(refusal.scope.rawValue)\"} \(refusal.overPeerShare)\n"
         }
         let statistics = context.telemetry.currentStatistics
         let (cells, cellLimit, folded, late, batchIDs) = context.telemetry.read { ($0.cells, $0.limits.maximumCells, $0.foldedEvents, $0.lateEvents, $0.batchIDs.count) }

@@ -1,4 +1,5 @@
 import Dispatch
+import HTTPCore
 import ManifestStore
 import Synchronization
 
@@ -7,7 +8,15 @@ import Synchronization
 /// Checked at the end of a request's head, after the token and its scope, so a request
 /// over its rate costs no body read and no handler. Unlimited rates take no lock.
 ///
-/// Buckets are few: one per live token and scope it uses, and only an admin creates tokens.
+/// A token's rate is shared by whoever holds it, and the app's token is held by every
+/// install (and by anyone who unpacks the app): so one peer (an IPv4 address, an IPv6 /64;
+/// behind a trusted proxy, the address it forwards) may use at most `peerPercent` of a
+/// token's rate, and never less than `peerFloor` a second, in a bucket of its own. One
+/// address flooding the app's telemetry token gets its share, not every phone's.
+///
+/// Token buckets are few: one per live token and scope it uses, and only an admin creates
+/// tokens. Peer buckets are at most `maximumPeerBuckets`; past it the idle ones (refilled
+/// whole) go first, then the least recently used.
 final class RateLimiter: Sendable {
     private struct Bucket {
         var available: Double
@@ -15,6 +24,15 @@ final class RateLimiter: Sendable {
         var updated: UInt64
         var name: String
         var refused: UInt64 = 0
+        var refusedOverPeerShare: UInt64 = 0
+
+        /// Refills at `rate` up to `burst` for the time since the last refill (none if the
+        /// clock went back).
+        mutating func refill(rate: Int, burst: Int, now: UInt64) {
+            let elapsed = now > updated ? Double(now - updated) / 1e9 : 0
+            available = min(Double(burst), available + elapsed * Double(rate))
+            updated = max(updated, now)
+        }
     }
 
     private struct Key: Hashable {
@@ -22,45 +40,122 @@ final class RateLimiter: Sendable {
         let scope: Scope
     }
 
-    private let buckets = Mutex<[Key: Bucket]>([:])
+    private struct PeerKey: Hashable {
+        let token: String
+        let scope: Scope
+        let peer: PeerAddress
+    }
+
+    private struct PeerBucket {
+        var available: Double
+        var updated: UInt64
+        let rate: Int
+    }
+
+    private struct State {
+        var buckets: [Key: Bucket] = [:]
+        var peers: [PeerKey: PeerBucket] = [:]
+    }
+
+    /// Why a request was refused, and when to come back (whole seconds, at least 1).
+    struct Refusal: Equatable {
+        let wait: Int
+        /// The peer's share of the token's rate, when that share, not the token's rate, was spent.
+        let peerRate: Int?
+    }
+
+    /// The percent of a token's rate one peer may use (0: no share).
+    let peerPercent: Int
+    /// A peer may always use this many requests a second of a token's rate (or all of a smaller rate).
+    static let peerFloor = 10
+    static let maximumPeerBuckets = 10_000
+
+    private let state = Mutex(State())
     /// Nanoseconds since some start; tests move it.
     private let clock: @Sendable () -> UInt64
 
-    init(clock: @escaping @Sendable () -> UInt64 = { DispatchTime.now().uptimeNanoseconds }) {
+    init(peerPercent: Int = 5, clock: @escaping @Sendable () -> UInt64 = { DispatchTime.now().uptimeNanoseconds }) {
+        self.peerPercent = peerPercent
         self.clock = clock
     }
 
-    /// Takes one request from `record`'s bucket for `scope`: nil when it may go ahead, else
-    /// the whole seconds until one more would be allowed (for `Retry-After`, at least 1).
-    func take(_ record: TokenRecord, scope: Scope) -> Int? {
+    /// One peer's rate of a token's `rate`: nil when it is the whole rate (no share to keep).
+    func peerRate(of rate: Int) -> Int? {
+        guard peerPercent > 0 else { return nil }
+        let share = max(rate * peerPercent / 100, Self.peerFloor)
+        return share < rate ? share : nil
+    }
+
+    /// Takes one request from `record`'s bucket for `scope`, and from `peer`'s share of it:
+    /// nil when it may go ahead. A request refused takes nothing from either.
+    func take(_ record: TokenRecord, scope: Scope, peer: PeerAddress? = nil) -> Refusal? {
         guard case .perSecond(let rate) = record.rate(for: scope) else { return nil }
-        let burst = Double(record.rate(for: scope).burst)
-        return buckets.withLock { buckets in
+        let burst = record.rate(for: scope).burst
+        let share = peer.flatMap { _ in peerRate(of: rate) }
+        return state.withLock { state in
             // The clock is read under the lock: read before it, a loop that waited for the
             // lock would bring an older time than the bucket's, and the refill must never
             // see time run backwards (it wrapped to a full bucket: a token at 10/s got 406
             // requests through in 6 s across two loops). Negative elapsed time counts as none.
             let now = clock()
             let key = Key(token: record.id, scope: scope)
-            var bucket = buckets[key] ?? Bucket(available: burst, updated: now, name: record.name)
-            let elapsed = now > bucket.updated ? Double(now - bucket.updated) / 1e9 : 0
-            bucket.available = min(burst, bucket.available + elapsed * Double(rate))
-            bucket.updated = max(bucket.updated, now)
-            defer { buckets[key] = bucket }
-            if bucket.available >= 1 {
-                bucket.available -= 1
-                return nil
+            var bucket = state.buckets[key] ?? Bucket(available: Double(burst), updated: now, name: record.name)
+            bucket.refill(rate: rate, burst: burst, now: now)
+            defer { state.buckets[key] = bucket }
+            guard bucket.available >= 1 else {
+                bucket.refused += 1
+                return Refusal(wait: Self.wait(bucket.available, rate), peerRate: nil)
             }
-            bucket.refused += 1
-            let wait = (1 - bucket.available) / Double(rate)
-            return max(1, Int(wait.rounded(.up)))
+            if let share, let peer {
+                let peerKey = PeerKey(token: record.id, scope: scope, peer: peer)
+                let peerBurst = TokenRate.perSecond(share).burst
+                var held = state.peers[peerKey] ?? {
+                    Self.makeRoom(in: &state, now: now)
+                    return PeerBucket(available: Double(peerBurst), updated: now, rate: share)
+                }()
+                var refilling = Bucket(available: held.available, updated: held.updated, name: "")
+                refilling.refill(rate: share, burst: peerBurst, now: now)
+                (held.available, held.updated) = (refilling.available, refilling.updated)
+                guard held.available >= 1 else {
+                    state.peers[peerKey] = held
+                    bucket.refusedOverPeerShare += 1
+                    return Refusal(wait: Self.wait(held.available, share), peerRate: share)
+                }
+                held.available -= 1
+                state.peers[peerKey] = held
+            }
+            bucket.available -= 1
+            return nil
         }
     }
 
-    /// Requests refused so far, by token name and scope (for `/metrics`).
-    var refusals: [(token: String, scope: Scope, count: UInt64)] {
-        buckets.withLock { buckets in
-            buckets.compactMap { key, bucket in bucket.refused > 0 ? (bucket.name, key.scope, bucket.refused) : nil }
+    private static func wait(_ available: Double, _ rate: Int) -> Int {
+        max(1, Int(((1 - available) / Double(rate)).rounded(.up)))
+    }
+
+    /// Before a new peer bucket: at the bound, drops the idle ones (refilled whole), and if
+    /// none is, the least recently used quarter.
+    private static func makeRoom(in state: inout State, now: UInt64) {
+        guard state.peers.count >= maximumPeerBuckets else { return }
+        state.peers = state.peers.filter { _, held in
+            let elapsed = now > held.updated ? Double(now - held.updated) / 1e9 : 0
+            return held.available + elapsed * Double(held.rate) < Double(TokenRate.perSecond(held.rate).burst)
+        }
+        guard state.peers.count >= maximumPeerBuckets else { return }
+        let oldest = state.peers.sorted { $0.value.updated < $1.value.updated }.prefix(maximumPeerBuckets / 4).map(\.key)
+        for key in oldest { state.peers[key] = nil }
+    }
+
+    /// Peer buckets held (tests: bounded by `maximumPeerBuckets`).
+    var peerBuckets: Int { state.withLock { $0.peers.count } }
+
+    /// Requests refused so far, by token name and scope (for `/metrics`): over the token's
+    /// rate, and over one peer's share of it.
+    var refusals: [(token: String, scope: Scope, count: UInt64, overPeerShare: UInt64)] {
+        state.withLock { state in
+            state.buckets.compactMap { key, bucket in
+                bucket.refused + bucket.refusedOverPeerShare > 0 ? (bucket.name, key.scope, bucket.refused, bucket.refusedOverPeerShare) : nil
+            }
         }.sorted { ($0.token, $0.scope) < ($1.token, $1.scope) }
     }
 }

@@ -58,6 +58,10 @@ enum ServeCommand {
                                    apart, costly reads (QR, previews, revisions, diffs; a quarter
                                    per token or peer) that may wait or run off the event loops at
                                    once; more get 503. Builds are never refused (default 64)
+          --rate-share-per-peer P  The percent of a token's rate one IPv4 address or IPv6 /64
+                                   may use, and never less than 10/s: the app's token is
+                                   every install's (default 5; 0: no share — behind a proxy
+                                   use 0, or --trust-forwarded-for)
           --pin-threads            Pin event loop i to the i-th allowed CPU
           --telemetry-minutes H    Keep per-minute telemetry counts for H hours (default 48)
           --telemetry-hours D      Keep per-hour telemetry counts for D days (default 90)
@@ -121,7 +125,7 @@ enum ServeCommand {
 
     static func run(_ arguments: [String], output: inout Output) throws(CLIError) -> ExitCode {
         let parsed = try Arguments(arguments, command: "serve",
-                                   options: Set(["--host", "--port", "--data-dir", "--seed", "--threads", "--max-connections", "--max-connections-per-peer", "--max-buffered-body-bytes", "--max-buffered-body-bytes-per-peer", "--max-queued-output-bytes", "--max-queued-output-bytes-per-peer", "--memory-limit", "--max-document-bytes", "--max-queued-work", "--telemetry-max-cells",
+                                   options: Set(["--host", "--port", "--data-dir", "--seed", "--threads", "--max-connections", "--max-connections-per-peer", "--max-buffered-body-bytes", "--max-buffered-body-bytes-per-peer", "--max-queued-output-bytes", "--max-queued-output-bytes-per-peer", "--memory-limit", "--max-document-bytes", "--max-queued-work", "--rate-share-per-peer", "--telemetry-max-cells",
                                              "--follow", "--follow-token", "--follow-token-file", "--follow-interval", "--rollout-look-interval", "--clock-file",
                                              "--telemetry-minutes", "--telemetry-hours", "--telemetry-max-routes", "--telemetry-max-versions",
                                              "--guard-installs", "--guard-networks", "--guard-per-source", "--guard-per-network",
@@ -181,6 +185,7 @@ enum ServeCommand {
         }
         options.maximumQueuedWork = try parsed.number("--max-queued-work", in: 1...100_000, expected: "1 to 100000")
             ?? options.maximumQueuedWork
+        options.rateSharePerPeer = try parsed.number("--rate-share-per-peer", in: 0...100, expected: "0 to 100 percent") ?? options.rateSharePerPeer
         options.linkChecks = try LinkCheckArguments.parse(parsed, cache: true)
         options.rolloutLookInterval = try parsed.number("--rollout-look-interval", in: 1...3_600, expected: "1 to 3600 seconds").map(Double.init)
             ?? options.rolloutLookInterval

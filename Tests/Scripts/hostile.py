@@ -95,6 +95,13 @@
      for that list from 8 connections for 3 s is answered from one list made per store
      generation, and an app's manifests go on at least half as often as before (made for
      each request on the loop, the list cut them to a third).
+ 24. The app's token is everyone's: one address floods telemetry posts with a fleet token
+     (rate 200/s, scaled so one Python process outruns it; the default is 2,000/s) from 4
+     keep-alive connections for 5 s, while 8 phones at other addresses post a batch every
+     0.5 s: at least 95 % of the phones' posts are accepted, the flooder is held to its
+     address's share (5 %, at least 10/s: 429 saying so), and /metrics counts it. Before,
+     the flooder spent the token's bucket and the phones got 429 (the rollout guard goes
+     blind on what it cannot count).
 
 Prints each figure; exits 1 on the first failure.
 Usage: hostile.py WAYMARK_RELEASE_BINARY [ATTACK...] (attacks by name, e.g. impact_flood: only those, each on a daemon of its own)
@@ -1768,6 +1775,81 @@ def ended_schedules(binary, scratch):
           % (cycles, cycling, len(ids), ids[0], ids[-1], len(listing), answered[200], len(manifests), len(quiet), 1000 * slowest, rss, after))
 
 
+# 24 -----------------------------------------------------------------------------------------
+def shared_token_flood(binary, scratch):
+    """One address spending the app's telemetry token (held by every install) as fast as it
+    can: it gets its address's share of the token's rate, and phones elsewhere are answered."""
+    import uuid
+    data = os.path.join(scratch, "shared-token")
+    daemon = Daemon(binary, data)
+    fleet = token(binary, data, "fleet", "telemetry:write", rate=200)
+
+    def batch():
+        return json.dumps({"batch": uuid.uuid4().hex, "client": {"platform": "ios", "appVersion": "5.3.0", "revision": 1},
+                           "events": [{"ts": iso(int(time.time()) - 30), "entry": "scheme", "outcome": "proceed", "route": "product"}]})
+
+    headers = {"Authorization": "Bearer " + fleet, "Content-Type": "application/json"}
+    stop = threading.Event()
+    flood = {"accepted": 0, "share": 0, "other": []}
+    phones = {"accepted": 0, "refused": []}
+    lock = threading.Lock()
+
+    def flooder():
+        connection = None
+        while not stop.is_set():
+            try:
+                if connection is None:
+                    connection = http.client.HTTPConnection("127.0.0.1", daemon.port, timeout=30)
+                connection.request("POST", "/v1/telemetry", body=batch(), headers=headers)
+                response = connection.getresponse()
+                answer = response.read()
+                with lock:
+                    if response.status == 202:
+                        flood["accepted"] += 1
+                    elif response.status == 429 and b"over its share" in answer:
+                        flood["share"] += 1
+                    else:
+                        flood["other"].append(response.status)
+                if response.getheader("Connection", "").lower() == "close":
+                    connection.close()
+                    connection = None
+            except (OSError, http.client.HTTPException):
+                connection = None
+
+    def phone(address):
+        while not stop.is_set():
+            connection = http.client.HTTPConnection("127.0.0.1", daemon.port, timeout=30, source_address=(address, 0))
+            connection.request("POST", "/v1/telemetry", body=batch(), headers=headers)
+            response = connection.getresponse()
+            response.read()
+            connection.close()
+            with lock:
+                if response.status == 202:
+                    phones["accepted"] += 1
+                else:
+                    phones["refused"].append(response.status)
+            stop.wait(0.5)
+    threads = [threading.Thread(target=flooder) for _ in range(4)] + [threading.Thread(target=phone, args=("127.0.0.%d" % (2 + index),))
+                                                                      for index in range(8)]
+    seconds = run_for(threads, 5, stop)
+    refused = daemon.metric('waymark_rate_limited_over_peer_share_total{token="fleet",scope="telemetry:write"}')
+    alive = daemon.alive()
+    daemon.stop()
+    if not alive:
+        fail("the daemon died under the shared token's flood")
+    sent = phones["accepted"] + len(phones["refused"])
+    if sent == 0 or phones["accepted"] < 0.95 * sent:
+        fail("phones beside one address flooding their shared token: %d of %d posts accepted (%s)"
+             % (phones["accepted"], sent, sorted(set(phones["refused"]))))
+    if flood["other"] or flood["share"] == 0 or flood["accepted"] > 10 * seconds + 50 + 10:
+        fail("the flooding address: %d accepted, %d over its share, others %s" % (flood["accepted"], flood["share"], sorted(set(flood["other"]))))
+    if not refused or refused < flood["share"]:
+        fail("/metrics counts %s refusals over the peer share, the flooder saw %d" % (refused, flood["share"]))
+    print("hostile: one address flooding the fleet's telemetry token (200/s) from 4 connections for %.1f s: %d accepted (its share: "
+          "10/s, bursts of 50), %d answered 429 over its share; 8 phones at other addresses: %d of %d posts accepted"
+          % (seconds, flood["accepted"], flood["share"], phones["accepted"], sent))
+
+
 def main():
     if len(sys.argv) < 2:
         fail("usage: hostile.py WAYMARK_RELEASE_BINARY")
@@ -1778,7 +1860,8 @@ def main():
     if chosen:
         # Attacks that start daemons of their own, by name.
         alone = {"impact_flood": impact_flood, "old_revisions": old_revisions, "counts_beside_ingestion": counts_beside_ingestion,
-                 "big_documents": big_documents, "vocabulary_growth": vocabulary_growth, "ended_schedules": ended_schedules}
+                 "big_documents": big_documents, "vocabulary_growth": vocabulary_growth, "ended_schedules": ended_schedules,
+                 "shared_token_flood": shared_token_flood}
         unknown = [name for name in chosen if name not in alone]
         if unknown:
             fail("no attack %s runs alone; these do: %s" % (", ".join(unknown), ", ".join(sorted(alone))))
@@ -1819,6 +1902,7 @@ def main():
             counts_beside_ingestion(binary, scratch)
             vocabulary_growth(binary, scratch)
             ended_schedules(binary, scratch)
+            shared_token_flood(binary, scratch)
         finally:
             if daemon.alive():
                 daemon.process.kill()

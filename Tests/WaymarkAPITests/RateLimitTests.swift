@@ -1,4 +1,5 @@
 import Foundation
+import HTTPCore
 import ManifestStore
 @testable import WaymarkAPI
 import Synchronization
@@ -104,5 +105,52 @@ struct RateLimitTests {
                 _ = try scratch.store.tokens.create(name: name, scopes: [.manifestRead], actor: "test")
             }
         }
+    }
+
+    static func address(_ last: UInt64) -> PeerAddress { PeerAddress(high: 0xFFFF, low: 0x7F00_0000 | last) }
+
+    /// Each row: the token's rate, the share percent, the requests peer A then peer B make at
+    /// once, what each gets through, and A's through after one more second of 60 more.
+    static let shareRows: [(String, Int, Int, Int, (Int, Int), Int)] = [
+        // 200/s, burst 1,000: a peer's share is 10/s (5 %), burst 50.
+        ("a peer holds its share, another peer its own", 200, 5, 60, (50, 50), 10),
+        ("no share", 200, 0, 60, (60, 60), 60),
+        // 5 % of 50/s is 2.5: the floor of 10/s (burst 50).
+        ("the floor", 50, 5, 60, (50, 50), 10),
+        // 5 % of 10/s is under the floor, which is the whole rate: no share (burst 50 for both).
+        ("a rate at the floor is one bucket", 10, 5, 60, (50, 0), 10),
+    ]
+
+    @Test(arguments: shareRows)
+    func onePeerGetsItsShareOfASharedToken(_ label: String, _ rate: Int, _ percent: Int, _ asked: Int, _ through: (Int, Int), _ later: Int) throws {
+        let service = try LiveService(transport: .inProcess)
+        let record = try service.store.tokens.create(name: "app", scopes: [.telemetryWrite], rate: .perSecond(rate), actor: "test").record
+        let clock = Clock()
+        let limiter = RateLimiter(peerPercent: percent, clock: { clock.nanoseconds.load(ordering: .relaxed) })
+        let a = (0..<asked).filter { _ in limiter.take(record, scope: .telemetryWrite, peer: Self.address(1)) == nil }.count
+        let b = (0..<asked).filter { _ in limiter.take(record, scope: .telemetryWrite, peer: Self.address(2)) == nil }.count
+        #expect(a == through.0 && b == through.1, "\(label): \(a), \(b)")
+        clock.advance(seconds: 1)
+        let again = (0..<asked).filter { _ in limiter.take(record, scope: .telemetryWrite, peer: Self.address(1)) == nil }.count
+        #expect(again == later, "\(label): \(again) a second later")
+        // A refusal over a peer's share says so and takes nothing from the token's bucket:
+        // what the token has left is its burst and a second's refill less what went through.
+        let share = limiter.peerRate(of: rate)
+        if let share {
+            #expect(limiter.take(record, scope: .telemetryWrite, peer: Self.address(1)) == RateLimiter.Refusal(wait: 1, peerRate: share), "\(label)")
+            let left = (0..<10_000).filter { _ in limiter.take(record, scope: .telemetryWrite) == nil }.count
+            let burst = TokenRate.perSecond(rate).burst
+            #expect(left == min(burst, burst - a - b + rate) - again, "\(label): \(left) left")
+        }
+    }
+
+    @Test func peerBucketsAreBounded() throws {
+        let service = try LiveService(transport: .inProcess)
+        let record = try service.store.tokens.create(name: "app", scopes: [.telemetryWrite], rate: .perSecond(1_000_000), actor: "test").record
+        let limiter = RateLimiter(peerPercent: 5, clock: { 1_000_000_000 })
+        for index in 0...UInt64(RateLimiter.maximumPeerBuckets) {
+            #expect(limiter.take(record, scope: .telemetryWrite, peer: PeerAddress(high: 0x2001_0db8_0000_0000 | index, low: 1)) == nil)
+        }
+        #expect(limiter.peerBuckets <= RateLimiter.maximumPeerBuckets)
     }
 }
