@@ -28,9 +28,10 @@ public final class API: Sendable {
         /// quarter per token or peer) may wait or run off the loops at once; beyond it such
         /// requests get `503`. Builds (manifest views, landing tables) are never refused.
         public var maximumQueuedWork = 64
-        /// The percent of a token's rate one peer (an IPv4 address, an IPv6 /64; behind a
-        /// trusted proxy, the address it forwards) may use, and never less than 10 a second
-        /// (`RateLimiter`; 0: no share). The app's token is every install's.
+        /// The percent of the app's token's rate (one with `telemetry:write`: every install's)
+        /// one peer (an IPv4 address, an IPv6 /64; behind a trusted proxy, the address it
+        /// forwards) may use, and never less than 10 a second; while the token's bucket is
+        /// below half only quiet peers are served (`RateLimiter`; 0: off).
         public var rateSharePerPeer = 5
         /// Monotonic nanoseconds, for per-token rate limits; tests move it.
         public var monotonicClock: @Sendable () -> UInt64 = { DispatchTime.now().uptimeNanoseconds }

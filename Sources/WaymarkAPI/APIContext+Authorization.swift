@@ -48,8 +48,9 @@ extension APIContext {
             if let share = refused.peerRate {
                 audit(action, actor: record.name, reason: "overPeerRateShare", scope: scope, head)
                 throw Refusal(.tooManyRequests, "rateLimited",
-                              "This address is over its share of the token \"\(record.name)\"'s rate for \(scope.rawValue) (\(share)/s of \(rate): the token is "
-                                + "shared, and one address may not spend it for everyone); retry in \(wait) s.",
+                              "This address is over its share of the token \"\(record.name)\"'s rate for \(scope.rawValue) (\(share)/s of \(rate), and only "
+                                + "quiet addresses while the token is near its rate: every install shares it, and one address may not spend it for the "
+                                + "others); retry in \(wait) s.",
                               details: ["rate": .string(rate.description), "peerRate": .int(share), "retryAfter": .int(wait)],
                               headers: [("Retry-After", String(wait))])
             }
@@ -126,6 +127,8 @@ extension APIContext {
         // minute by action, actor, reason and the client's network (an IPv4 /24, an IPv6
         // /48): refusals from many addresses of one network are one line, not one each.
         guard scope != .manifestRead else { return }
-        store.recordRefusal(action: action, actor: actor, reason: reason, peer: head.peer?.network)
+        // Behind a trusted proxy, the client's network, not the proxy's.
+        store.recordRefusal(action: action, actor: actor, reason: reason,
+                            peer: EvidenceNetwork.peer(of: head, trustForwardedFor: options.trustForwardedFor)?.network)
     }
 }

@@ -50,12 +50,13 @@ struct MetricsEndpoints: EndpointGroup {
                "Resolutions clients reported dropping before they could send them (client.dropped: their storage bound), in batches accepted since start, by platform.")
         for platform in [Platform.ios, .android] { out += "waymark_telemetry_client_dropped_total{platform=\"\(platform.name)\"} \(dropped[Int(platform.rawValue)])\n" }
         let rateRefusals = context.rates.refusals
-        family("waymark_rate_limited_total", "counter", "Requests answered 429 because their token was over its rate for the route's scope, since start.")
-        for refusal in rateRefusals where refusal.count > 0 {
-            out += "waymark_rate_limited_total{token=\"\(label(refusal.token))\",scope=\"\(refusal.scope.rawValue)\"} \(refusal.count)\n"
+        family("waymark_rate_limited_total", "counter",
+               "Requests answered 429 because their token was over its rate for the route's scope, or their address over its share of it, since start.")
+        for refusal in rateRefusals {
+            out += "waymark_rate_limited_total{token=\"\(label(refusal.token))\",scope=\"\(refusal.scope.rawValue)\"} \(refusal.count + refusal.overPeerShare)\n"
         }
         family("waymark_rate_limited_over_peer_share_total", "counter",
-               "Requests answered 429 because their address (an IPv4 address, an IPv6 /64) was over its share of their token's rate (--rate-share-per-peer), since start.")
+               "Of those, the app's token's requests refused because their address (an IPv4 address, an IPv6 /64) was over its share of the rate (--rate-share-per-peer), or busy while the token's bucket was below half, since start.")
         for refusal in rateRefusals where refusal.overPeerShare > 0 {
             out += "waymark_rate_limited_over_peer_share_total{token=\"\(label(refusal.token))\",scope=\"\(refusal.scope.rawValue)\"} \(refusal.overPeerShare)\n"
         }

@@ -1,4 +1,5 @@
 import Dispatch
+import Foundation
 import HTTPCore
 import ManifestStore
 import Synchronization
@@ -8,11 +9,16 @@ import Synchronization
 /// Checked at the end of a request's head, after the token and its scope, so a request
 /// over its rate costs no body read and no handler. Unlimited rates take no lock.
 ///
-/// A token's rate is shared by whoever holds it, and the app's token is held by every
-/// install (and by anyone who unpacks the app): so one peer (an IPv4 address, an IPv6 /64;
-/// behind a trusted proxy, the address it forwards) may use at most `peerPercent` of a
-/// token's rate, and never less than `peerFloor` a second, in a bucket of its own. One
-/// address flooding the app's telemetry token gets its share, not every phone's.
+/// The app's token (one holding `telemetry:write`) is held by every install and by anyone
+/// who unpacks the app, so its rate is shared out by peer (an IPv4 address, an IPv6 /64;
+/// behind a trusted proxy, the address it forwards):
+/// - one peer may use at most `peerPercent` of the token's rate, and never less than
+///   `peerFloor` a second, in a bucket of its own: one address flooding it gets its share;
+/// - while the token's bucket is below half, only quiet peers (about one request a second
+///   or less over the last `quietHalfLife` seconds, as an install posting its batches is)
+///   may take from it: a few dozen addresses each spending its share cannot spend what
+///   the installs need.
+/// Other tokens are credentials of the people and machines that hold them: one bucket.
 ///
 /// Token buckets are few: one per live token and scope it uses, and only an admin creates
 /// tokens. Peer buckets are at most `maximumPeerBuckets`; past it the idle ones (refilled
@@ -26,13 +32,17 @@ final class RateLimiter: Sendable {
         var refused: UInt64 = 0
         var refusedOverPeerShare: UInt64 = 0
 
-        /// Refills at `rate` up to `burst` for the time since the last refill (none if the
-        /// clock went back).
         mutating func refill(rate: Int, burst: Int, now: UInt64) {
-            let elapsed = now > updated ? Double(now - updated) / 1e9 : 0
-            available = min(Double(burst), available + elapsed * Double(rate))
-            updated = max(updated, now)
+            RateLimiter.refill(&available, &updated, rate: rate, burst: burst, now: now)
         }
+    }
+
+    /// Refills `available` at `rate` up to `burst` for the time since `updated` (none if
+    /// the clock went back), and moves `updated` to `now`.
+    private static func refill(_ available: inout Double, _ updated: inout UInt64, rate: Int, burst: Int, now: UInt64) {
+        let elapsed = now > updated ? Double(now - updated) / 1e9 : 0
+        available = min(Double(burst), available + elapsed * Double(rate))
+        updated = max(updated, now)
     }
 
     private struct Key: Hashable {
@@ -49,7 +59,9 @@ final class RateLimiter: Sendable {
     private struct PeerBucket {
         var available: Double
         var updated: UInt64
-        let rate: Int
+        var rate: Int
+        /// Requests taken, decayed by half every `quietHalfLife` seconds.
+        var recent: Double = 0
     }
 
     private struct State {
@@ -60,7 +72,8 @@ final class RateLimiter: Sendable {
     /// Why a request was refused, and when to come back (whole seconds, at least 1).
     struct Refusal: Equatable {
         let wait: Int
-        /// The peer's share of the token's rate, when that share, not the token's rate, was spent.
+        /// The peer's share of the token's rate, when that share, not the token's rate, was
+        /// spent, or the peer was too busy to take from a token's bucket below half.
         let peerRate: Int?
     }
 
@@ -69,6 +82,10 @@ final class RateLimiter: Sendable {
     /// A peer may always use this many requests a second of a token's rate (or all of a smaller rate).
     static let peerFloor = 10
     static let maximumPeerBuckets = 10_000
+    /// A peer is quiet while its decayed count of requests is at most `quietRequests`
+    /// (about one a second, with a half-life of `quietHalfLife` seconds).
+    static let quietHalfLife = 10.0
+    static let quietRequests = 15.0
 
     private let state = Mutex(State())
     /// Nanoseconds since some start; tests move it.
@@ -91,7 +108,8 @@ final class RateLimiter: Sendable {
     func take(_ record: TokenRecord, scope: Scope, peer: PeerAddress? = nil) -> Refusal? {
         guard case .perSecond(let rate) = record.rate(for: scope) else { return nil }
         let burst = record.rate(for: scope).burst
-        let share = peer.flatMap { _ in peerRate(of: rate) }
+        // Shared out only for the app's token.
+        let share = record.scopes.contains(.telemetryWrite) ? peer.flatMap { _ in peerRate(of: rate) } : nil
         return state.withLock { state in
             // The clock is read under the lock: read before it, a loop that waited for the
             // lock would bring an older time than the bucket's, and the refill must never
@@ -111,17 +129,22 @@ final class RateLimiter: Sendable {
                 let peerBurst = TokenRate.perSecond(share).burst
                 var held = state.peers[peerKey] ?? {
                     Self.makeRoom(in: &state, now: now)
-                    return PeerBucket(available: Double(peerBurst), updated: now, rate: share)
+                    // One quiet request, then busy unless it stays quiet: a fresh address is no free burst.
+                    return PeerBucket(available: Double(peerBurst), updated: now, rate: share, recent: Self.quietRequests - 1)
                 }()
-                var refilling = Bucket(available: held.available, updated: held.updated, name: "")
-                refilling.refill(rate: share, burst: peerBurst, now: now)
-                (held.available, held.updated) = (refilling.available, refilling.updated)
-                guard held.available >= 1 else {
+                let elapsed = now > held.updated ? Double(now - held.updated) / 1e9 : 0
+                held.recent *= exp2(-elapsed / Self.quietHalfLife)
+                Self.refill(&held.available, &held.updated, rate: share, burst: peerBurst, now: now)
+                held.rate = share
+                // Below half the token's bucket, a busy peer waits for the quiet ones.
+                let busy = held.recent >= Self.quietRequests && bucket.available < Double(burst) / 2
+                guard held.available >= 1, !busy else {
                     state.peers[peerKey] = held
                     bucket.refusedOverPeerShare += 1
-                    return Refusal(wait: Self.wait(held.available, share), peerRate: share)
+                    return Refusal(wait: busy ? 1 : Self.wait(held.available, share), peerRate: share)
                 }
                 held.available -= 1
+                held.recent += 1
                 state.peers[peerKey] = held
             }
             bucket.available -= 1
@@ -150,7 +173,7 @@ final class RateLimiter: Sendable {
     var peerBuckets: Int { state.withLock { $0.peers.count } }
 
     /// Requests refused so far, by token name and scope (for `/metrics`): over the token's
-    /// rate, and over one peer's share of it.
+    /// rate, and over one peer's share of it (or busy while the token's bucket was low).
     var refusals: [(token: String, scope: Scope, count: UInt64, overPeerShare: UInt64)] {
         state.withLock { state in
             state.buckets.compactMap { key, bucket in

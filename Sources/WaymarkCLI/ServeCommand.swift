@@ -58,10 +58,11 @@ enum ServeCommand {
                                    apart, costly reads (QR, previews, revisions, diffs; a quarter
                                    per token or peer) that may wait or run off the event loops at
                                    once; more get 503. Builds are never refused (default 64)
-          --rate-share-per-peer P  The percent of a token's rate one IPv4 address or IPv6 /64
-                                   may use, and never less than 10/s: the app's token is
-                                   every install's (default 5; 0: no share — behind a proxy
-                                   use 0, or --trust-forwarded-for)
+          --rate-share-per-peer P  The percent of the app's token's rate (telemetry:write: every
+                                   install's) one IPv4 address or IPv6 /64 may use, and never
+                                   less than 10/s; below half, only quiet addresses are served
+                                   (default 5; 0: off — behind a proxy use 0, or
+                                   --trust-forwarded-for)
           --pin-threads            Pin event loop i to the i-th allowed CPU
           --telemetry-minutes H    Keep per-minute telemetry counts for H hours (default 48)
           --telemetry-hours D      Keep per-hour telemetry counts for D days (default 90)

@@ -153,4 +153,45 @@ struct RateLimitTests {
         }
         #expect(limiter.peerBuckets <= RateLimiter.maximumPeerBuckets)
     }
+
+    /// Below half the token's bucket, only quiet peers take from it: twenty addresses each
+    /// spending its share leave the rest to installs that post now and then.
+    @Test func busyPeersWaitWhileTheAppsTokenIsLow() throws {
+        let service = try LiveService(transport: .inProcess)
+        let record = try service.store.tokens.create(name: "app", scopes: [.telemetryWrite], rate: .perSecond(200), actor: "test").record
+        let clock = Clock()
+        let limiter = RateLimiter(peerPercent: 5, clock: { clock.nanoseconds.load(ordering: .relaxed) })
+        func through(_ peer: UInt64, _ asked: Int) -> Int {
+            (0..<asked).filter { _ in limiter.take(record, scope: .telemetryWrite, peer: Self.address(peer)) == nil }.count
+        }
+        // Burst 1,000; each peer's share 10/s, burst 50. Ten take the token to half.
+        #expect((1...10).map { through($0, 60) } == Array(repeating: 50, count: 10))
+        // Past half, each further peer is served while quiet: a new one once (fresh addresses
+        // are not free), then it waits.
+        #expect((11...20).map { through($0, 60) } == Array(repeating: 1, count: 10))
+        #expect(through(21, 1) == 1, "an install posting now and then")
+        #expect(limiter.take(record, scope: .telemetryWrite, peer: Self.address(1)) == RateLimiter.Refusal(wait: 1, peerRate: 10))
+        // Three half-lives later the busy ones are quiet again, and the token full.
+        clock.advance(seconds: 30)
+        #expect(through(1, 60) == 50)
+        // Another token's rate (a credential, not the app's label) is one bucket.
+        let publisher = try service.store.tokens.create(name: "ci", scopes: [.routesPublish], rate: .perSecond(200), actor: "test").record
+        #expect((0..<60).filter { _ in limiter.take(publisher, scope: .routesPublish, peer: Self.address(1)) == nil }.count == 60)
+    }
+
+    /// The address a trusted proxy forwards, as the rate's peer and the guard's network.
+    static let forwardedRows: [(String, String?)] = [
+        ("203.0.113.7", "203.0.113.7"),
+        ("203.0.113.7:5000", "203.0.113.7"),
+        ("::ffff:203.0.113.7", "203.0.113.7"),
+        ("2001:db8:1:2::7", "2001:db8:1:2::/64"),
+        ("[2001:db8:1:2::7]:443", "2001:db8:1:2::/64"),
+        ("unknown", nil),
+        ("", nil),
+    ]
+
+    @Test(arguments: forwardedRows)
+    func forwardedAddressesAreRead(_ written: String, _ expected: String?) {
+        #expect(EvidenceNetwork.parse(written)?.description == expected, "\(written)")
+    }
 }
