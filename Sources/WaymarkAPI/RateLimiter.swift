@@ -56,12 +56,29 @@ final class RateLimiter: Sendable {
         let peer: PeerAddress
     }
 
-    private struct PeerBucket {
+    struct PeerBucket {
         var available: Double
         var updated: UInt64
         var rate: Int
         /// Requests taken, decayed by half every `quietHalfLife` seconds.
         var recent: Double = 0
+
+        /// Whether dropping it changes nothing: its share refilled whole by `now` and its
+        /// count of requests decayed below one (a busy peer dropped would come back quiet).
+        func isIdle(at now: UInt64) -> Bool {
+            let elapsed = now > updated ? Double(now - updated) / 1e9 : 0
+            return available + elapsed * Double(rate) >= Double(TokenRate.perSecond(rate).burst)
+                && recent * exp2(-elapsed / RateLimiter.quietHalfLife) < 1
+        }
+
+        /// Whether one more request would make it busy: its decayed count is past
+        /// `quietRequests - 1` (a new peer starts there: one quiet request, then busy).
+        var isBusy: Bool { recent + 1 > RateLimiter.quietRequests }
+
+        /// Whole seconds until its count decays back to a quiet one's (at least 1).
+        var quietAgain: Int {
+            max(1, Int((RateLimiter.quietHalfLife * log2(recent / (RateLimiter.quietRequests - 1))).rounded(.up)))
+        }
     }
 
     private struct State {
@@ -82,8 +99,8 @@ final class RateLimiter: Sendable {
     /// A peer may always use this many requests a second of a token's rate (or all of a smaller rate).
     static let peerFloor = 10
     static let maximumPeerBuckets = 10_000
-    /// A peer is quiet while its decayed count of requests is at most `quietRequests`
-    /// (about one a second, with a half-life of `quietHalfLife` seconds).
+    /// A peer is quiet while its decayed count of requests plus the one it asks for is at
+    /// most `quietRequests` (about one a second, with a half-life of `quietHalfLife` seconds).
     static let quietHalfLife = 10.0
     static let quietRequests = 15.0
 
@@ -92,7 +109,7 @@ final class RateLimiter: Sendable {
     private let clock: @Sendable () -> UInt64
 
     init(peerPercent: Int = 5, clock: @escaping @Sendable () -> UInt64 = { DispatchTime.now().uptimeNanoseconds }) {
-        self.peerPercent = peerPercent
+        self.peerPercent = min(max(peerPercent, 0), 100)
         self.clock = clock
     }
 
@@ -137,11 +154,11 @@ final class RateLimiter: Sendable {
                 Self.refill(&held.available, &held.updated, rate: share, burst: peerBurst, now: now)
                 held.rate = share
                 // Below half the token's bucket, a busy peer waits for the quiet ones.
-                let busy = held.recent >= Self.quietRequests && bucket.available < Double(burst) / 2
+                let busy = held.isBusy && bucket.available < Double(burst) / 2
                 guard held.available >= 1, !busy else {
                     state.peers[peerKey] = held
                     bucket.refusedOverPeerShare += 1
-                    return Refusal(wait: busy ? 1 : Self.wait(held.available, share), peerRate: share)
+                    return Refusal(wait: busy ? held.quietAgain : Self.wait(held.available, share), peerRate: share)
                 }
                 held.available -= 1
                 held.recent += 1
@@ -156,14 +173,11 @@ final class RateLimiter: Sendable {
         max(1, Int(((1 - available) / Double(rate)).rounded(.up)))
     }
 
-    /// Before a new peer bucket: at the bound, drops the idle ones (refilled whole), and if
-    /// none is, the least recently used quarter.
+    /// Before a new peer bucket: at the bound, drops the idle ones (`PeerBucket.isIdle`),
+    /// and if none is, the least recently used quarter.
     private static func makeRoom(in state: inout State, now: UInt64) {
         guard state.peers.count >= maximumPeerBuckets else { return }
-        state.peers = state.peers.filter { _, held in
-            let elapsed = now > held.updated ? Double(now - held.updated) / 1e9 : 0
-            return held.available + elapsed * Double(held.rate) < Double(TokenRate.perSecond(held.rate).burst)
-        }
+        state.peers = state.peers.filter { _, held in !held.isIdle(at: now) }
         guard state.peers.count >= maximumPeerBuckets else { return }
         let oldest = state.peers.sorted { $0.value.updated < $1.value.updated }.prefix(maximumPeerBuckets / 4).map(\.key)
         for key in oldest { state.peers[key] = nil }

@@ -154,8 +154,8 @@ struct RateLimitTests {
         #expect(limiter.peerBuckets <= RateLimiter.maximumPeerBuckets)
     }
 
-    /// Below half the token's bucket, only quiet peers take from it: twenty addresses each
-    /// spending its share leave the rest to installs that post now and then.
+    /// Below half the token's bucket, only quiet peers take from it: a few dozen addresses
+    /// each spending its share leave the rest to installs that post now and then.
     @Test func busyPeersWaitWhileTheAppsTokenIsLow() throws {
         let service = try LiveService(transport: .inProcess)
         let record = try service.store.tokens.create(name: "app", scopes: [.telemetryWrite], rate: .perSecond(200), actor: "test").record
@@ -164,19 +164,39 @@ struct RateLimitTests {
         func through(_ peer: UInt64, _ asked: Int) -> Int {
             (0..<asked).filter { _ in limiter.take(record, scope: .telemetryWrite, peer: Self.address(peer)) == nil }.count
         }
-        // Burst 1,000; each peer's share 10/s, burst 50. Ten take the token to half.
-        #expect((1...10).map { through($0, 60) } == Array(repeating: 50, count: 10))
-        // Past half, each further peer is served while quiet: a new one once (fresh addresses
-        // are not free), then it waits.
-        #expect((11...20).map { through($0, 60) } == Array(repeating: 1, count: 10))
+        // Burst 1,000; each peer's share 10/s, burst 50. Nine take 450, a tenth 30: 520 left.
+        #expect((1...9).map { through($0, 50) } == Array(repeating: 50, count: 9))
+        #expect(through(10, 30) == 30)
+        // Past half, a busy peer is refused with its share unspent (20 left), until its count
+        // decays to a quiet one's: 10 · log2(44 / 14) s.
+        #expect(through(11, 30) == 21, "to half, then the one request that crosses it")
+        #expect(limiter.take(record, scope: .telemetryWrite, peer: Self.address(10)) == RateLimiter.Refusal(wait: 17, peerRate: 10))
+        // A new address is served once, then waits, even a moment later.
         #expect(through(21, 1) == 1, "an install posting now and then")
-        #expect(limiter.take(record, scope: .telemetryWrite, peer: Self.address(1)) == RateLimiter.Refusal(wait: 1, peerRate: 10))
-        // Three half-lives later the busy ones are quiet again, and the token full.
-        clock.advance(seconds: 30)
-        #expect(through(1, 60) == 50)
+        clock.advance(seconds: 0.001)
+        #expect(through(21, 1) == 0)
+        // Above half again, busy or not, a peer takes its share.
+        clock.advance(seconds: 1)
+        #expect(through(10, 30) == 30)
         // Another token's rate (a credential, not the app's label) is one bucket.
         let publisher = try service.store.tokens.create(name: "ci", scopes: [.routesPublish], rate: .perSecond(200), actor: "test").record
         #expect((0..<60).filter { _ in limiter.take(publisher, scope: .routesPublish, peer: Self.address(1)) == nil }.count == 60)
+    }
+
+    /// Each row: a peer bucket (10/s, burst 50) and whether dropping it at once changes
+    /// nothing: only a full share with a count decayed below one.
+    static let idleRows: [(String, Double, Double, Double, Bool)] = [
+        ("full and quiet", 50, 0.5, 0, true),
+        ("full but busy: dropped, it would come back quiet", 50, 24, 0, false),
+        ("busy until its count decays", 50, 24, 46, true),
+        ("its share not refilled", 20, 0, 0, false),
+        ("refilled by now", 20, 0, 3, true),
+    ]
+
+    @Test(arguments: idleRows)
+    func aPeerBucketIsIdleOnlyWhenDroppingItChangesNothing(_ label: String, _ available: Double, _ recent: Double, _ later: Double, _ idle: Bool) {
+        let bucket = RateLimiter.PeerBucket(available: available, updated: 1_000_000_000, rate: 10, recent: recent)
+        #expect(bucket.isIdle(at: 1_000_000_000 + UInt64(later * 1e9)) == idle, "\(label)")
     }
 
     /// The address a trusted proxy forwards, as the rate's peer and the guard's network.
