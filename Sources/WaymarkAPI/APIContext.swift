@@ -27,9 +27,9 @@ final class APIContext: Sendable {
     /// Link landings, counted as telemetry (entry `web`).
     let landingCounter: LandingCounter
     /// `GET /v1/revisions` as answered in one store generation (`RevisionEndpoints`).
-    let revisionList = Mutex<(generation: Int, response: HTTPResponse)?>(nil)
+    let revisionList = GenerationAnswer()
     /// `GET /v1/schedules` as answered in one store generation (`ScheduleEndpoints`).
-    let scheduleList = Mutex<(generation: Int, response: HTTPResponse)?>(nil)
+    let scheduleList = GenerationAnswer()
     /// Revision and diff answers, which never change.
     let revisionAnswers = ResponseCache()
     /// QR codes by their parameters (link, level, format, scale): a code asked again is a

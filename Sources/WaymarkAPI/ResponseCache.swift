@@ -52,3 +52,21 @@ final class ResponseCache: Sendable {
     /// Answers kept now (tests).
     var count: Int { kept.withLock { $0.entries.count } }
 }
+
+/// One answer kept for the store generation it was made in: a list that changes with every
+/// change (`GET /v1/revisions`, `GET /v1/schedules`), made once per generation whoever asks.
+final class GenerationAnswer: Sendable {
+    private let kept = Mutex<(generation: Int, response: HTTPResponse)?>(nil)
+
+    /// The generation the kept answer was made in (tests).
+    var generation: Int? { kept.withLock { $0?.generation } }
+
+    /// The answer for `generation`, made by `make` the first time. Read the generation
+    /// before the snapshot `make` reads: an answer kept under it is never older than it.
+    func response(for generation: Int, make: () -> HTTPResponse) -> HTTPResponse {
+        if let found = kept.withLock({ $0?.generation == generation ? $0?.response : nil }) { return found }
+        let response = make()
+        kept.withLock { kept in if kept.map({ $0.generation < generation }) ?? true { kept = (generation, response) } }
+        return response
+    }
+}

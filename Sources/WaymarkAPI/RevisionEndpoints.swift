@@ -61,16 +61,13 @@ struct RevisionEndpoints: EndpointGroup {
     /// The list grows with history and any reading token may ask it as often as its rate
     /// allows, on the loop: it is made once per store generation and answered from there.
     private func revisions() -> HTTPResponse {
-        // The generation is read before the snapshot: a list kept under it is never older than it.
-        let generation = context.store.generation
-        if let kept = context.revisionList.withLock({ $0?.generation == generation ? $0?.response : nil }) { return kept }
-        let snapshot = context.store.snapshot
-        var headers: [(String, String)] = [("Cache-Control", "no-cache")]
-        if let current = snapshot.current { headers.append(("ETag", Self.etag(current))) }
-        let response = APIResponse.json(["current": snapshot.current.map { .int($0.number) } ?? .null,
-                                         "revisions": .array(snapshot.revisions.reversed().map(Self.summary))], headers: headers).prepared()
-        context.revisionList.withLock { kept in if kept.map({ $0.generation < generation }) ?? true { kept = (generation, response) } }
-        return response
+        context.revisionList.response(for: context.store.generation) {
+            let snapshot = context.store.snapshot
+            var headers: [(String, String)] = [("Cache-Control", "no-cache")]
+            if let current = snapshot.current { headers.append(("ETag", Self.etag(current))) }
+            return APIResponse.json(["current": snapshot.current.map { .int($0.number) } ?? .null,
+                                     "revisions": .array(snapshot.revisions.reversed().map(Self.summary))], headers: headers).prepared()
+        }
     }
 
     private func revision(_ request: HTTPRequest, _ call: RouteCall) throws(Refusal) -> HTTPResponse {

@@ -65,12 +65,9 @@ struct ScheduleEndpoints: EndpointGroup {
     /// Every pending schedule and the newest ended ones (`ManifestStore.maximumEndedSchedules`),
     /// made once per store generation: any manifest:read token (the app's too) may ask.
     private func list() -> HTTPResponse {
-        // The generation is read before the snapshot: a list kept under it is never older than it.
-        let generation = context.store.generation
-        if let kept = context.scheduleList.withLock({ $0?.generation == generation ? $0?.response : nil }) { return kept }
-        let response = APIResponse.json(["schedules": .array(context.store.snapshot.schedules.map(\.json))]).prepared()
-        context.scheduleList.withLock { kept in if kept.map({ $0.generation < generation }) ?? true { kept = (generation, response) } }
-        return response
+        context.scheduleList.response(for: context.store.generation) {
+            APIResponse.json(["schedules": .array(context.store.snapshot.schedules.map(\.json))]).prepared()
+        }
     }
 
     private func found(_ text: String) throws(Refusal) -> ScheduledPublish {

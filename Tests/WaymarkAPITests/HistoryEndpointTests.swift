@@ -33,7 +33,7 @@ struct HistoryEndpointTests {
         let read = service.tokens[.manifestRead]
         let first = service.call("GET", "/v1/revisions", token: read)
         #expect(first.status == 200 && first.json["current"]?.intValue == 1)
-        #expect(service.api.context.revisionList.withLock { $0?.generation } == service.store.generation, "kept for the generation")
+        #expect(service.api.context.revisionList.generation == service.store.generation, "kept for the generation")
         #expect(service.call("GET", "/v1/revisions", token: read).body == first.body)
         #expect(service.call("POST", "/v1/revisions", token: service.tokens[.routesPublish], headers: rev1,
                              body: publishBody(extraRoute: "listed")).status == 201)
