@@ -10,11 +10,15 @@ import RouteEngine
 /// --allow-private-fallbacks` allows them, for tests against servers on loopback only.
 /// The ranges are `AddressPolicy`'s, the ones link checks never connect to.
 public enum FallbackAddresses {
-    /// One `insecureFallback` error per route whose fallback names such a host.
+    /// One `insecureFallback` error per route whose fallback names such a host (the first
+    /// `ValidationReport.listLimit` of them listed).
     /// - Complexity: O(routes).
-    public static func problems(in routes: JSONValue) -> [ValidationProblem] {
-        guard case .array(let list)? = routes["routes"] else { return [] }
-        var problems: [ValidationProblem] = []
+    public static func problems(in routes: JSONValue) -> [ValidationProblem] { report(in: routes).problems }
+
+    /// `problems(in:)` as a report, which also counts those past the list's limit.
+    public static func report(in routes: JSONValue) -> ValidationReport {
+        guard case .array(let list)? = routes["routes"] else { return ValidationReport() }
+        var problems = ValidationReport()
         for (index, route) in list.enumerated() {
             guard let url = route["fallbackURL"]?.stringValue, let (range, kind) = refusal(url) else { continue }
             let id = route["id"]?.stringValue.flatMap { $0.utf8.count <= 40 && RouteSpec.isValidID($0) ? "Route \"\($0)\"" : nil } ?? "This route"

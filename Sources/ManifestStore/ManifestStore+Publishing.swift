@@ -146,7 +146,7 @@ extension ManifestStore {
     public static func validate(_ routes: [UInt8], against snapshot: StoreSnapshot, now: Date = Date()) -> ValidationReport {
         let json: JSONValue
         do {
-            json = try JSONParser().parse(routes)
+            json = try JSONParser.requests.parse(routes)
         } catch {
             return ValidationReport([ValidationProblem(.invalidFormat, at: .root, "The routes document is not valid JSON: \(error.message)")])
         }
@@ -163,7 +163,7 @@ extension ManifestStore {
     public func registerSchema(_ bytes: [UInt8], expected: SchemaKey?, author: String, now: Date = Date()) throws(StoreError) -> SchemaOutcome {
         // Parsed and decoded before the writer lock is taken.
         let decoding: Result<(schema: Schema, warnings: [ValidationProblem]), SchemaError>
-        switch Result(catching: { () throws(JSONParseError) in try JSONParser().parse(bytes) }) {
+        switch Result(catching: { () throws(JSONParseError) in try JSONParser.requests.parse(bytes) }) {
         case .success(let json): decoding = Schema.decode(json)
         case .failure(let error):
             decoding = .failure(SchemaError(problems: [ValidationProblem(.invalidFormat, at: .root, "The schema is not valid JSON: \(error.message)")]))

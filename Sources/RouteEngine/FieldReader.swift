@@ -1,11 +1,19 @@
 /// Reads typed fields out of a `JSONValue`, recording an `invalidFormat` problem with the
 /// field's path for each one that is missing or of the wrong type, so a document's format
 /// problems are reported all at once rather than one per attempt.
+/// Held as a `ValidationReport`, so what it keeps is bounded however many it finds.
 struct FieldReader {
-    private(set) var problems: [ValidationProblem] = []
+    private(set) var found = ValidationReport()
+
+    /// The problems it keeps, errors first.
+    var problems: [ValidationProblem] { found.problems }
+
+    /// Every error found so far, kept or only counted: a decoder compares it before and
+    /// after a part to know whether that part had one.
+    var errorCount: Int { found.errorCount }
 
     mutating func report(_ code: ProblemCode, at path: JSONPath, _ message: String) {
-        problems.append(ValidationProblem(code, at: path, message))
+        found.append(ValidationProblem(code, at: path, message))
     }
 
     private mutating func wrongType(_ value: JSONValue, at path: JSONPath, expected: String) {

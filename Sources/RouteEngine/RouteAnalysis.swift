@@ -8,7 +8,10 @@ public struct RouteAnalysis: Sendable {
     public let document: RoutesDocument
     /// Per route (in `document.routes` order), its patterns; nil where a pattern is invalid.
     let patterns: [[URLPattern?]]
-    public private(set) var problems: [ValidationProblem] = []
+    /// What it found, bounded as every report is (`ValidationReport.listLimit`).
+    public private(set) var report = ValidationReport()
+    /// The problems it lists, errors first.
+    public var problems: [ValidationProblem] { report.problems }
     /// Positions in `document.routes` of routes that must not be served.
     public private(set) var excluded: Set<Int> = []
 
@@ -19,7 +22,7 @@ public struct RouteAnalysis: Sendable {
     public init(document: RoutesDocument, now: Date, workLimit: Int = RouteAnalysis.defaultWorkLimit) {
         self.document = document
         var patterns: [[URLPattern?]] = []
-        var problems: [ValidationProblem] = []
+        var problems = ValidationReport()
         var excluded: Set<Int> = []
         var firstWithID: [String: Int] = [:]
         for (position, route) in document.routes.enumerated() {
@@ -65,7 +68,7 @@ public struct RouteAnalysis: Sendable {
             }
         }
         self.patterns = patterns
-        self.problems = problems
+        self.report = problems
         self.excluded = excluded
         findCompetingRoutes(workLimit: workLimit)
     }
@@ -109,17 +112,17 @@ public struct RouteAnalysis: Sendable {
                 let secondPattern = second.patterns[b.pattern]
                 let path = second.path + "patterns" + b.pattern
                 if found.isExact {
-                    problems.append(ValidationProblem(.conflict, at: path,
+                    report.append(ValidationProblem(.conflict, at: path,
                         "Routes \"\(first.id)\" (\(firstPattern)) and \"\(second.id)\" (\(secondPattern)) match exactly the same links; remove one or give them different hosts or dates."))
                 } else {
-                    problems.append(ValidationProblem(.shadowed, at: path,
+                    report.append(ValidationProblem(.shadowed, at: path,
                         "Route \"\(second.id)\" (\(secondPattern)) can never be used: route \"\(first.id)\" (\(firstPattern)), listed earlier, already takes every link it matches. Move it above \"\(first.id)\" or change its pattern."))
                 }
                 excluded.insert(b.route)
             }
             if work > workLimit {
                 let route = document.routes[entries[terminal[0]].route]
-                problems.append(ValidationProblem(.tooComplex, at: route.path + "patterns" + entries[terminal[0]].pattern,
+                report.append(ValidationProblem(.tooComplex, at: route.path + "patterns" + entries[terminal[0]].pattern,
                     "The \(terminal.count) routes on the pattern shape of \(route.patterns[entries[terminal[0]].pattern]) use too many different host and scheme lists to be checked for conflicts (more than \(workLimit) comparisons); give fewer of them their own hosts or schemes."))
                 excluded.formUnion(terminal.map { entries[$0].route })
                 return

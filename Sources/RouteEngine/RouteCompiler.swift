@@ -55,12 +55,13 @@ struct RouteCompiler {
 
     /// The compiled route and one binding list per pattern, or the problems that stop this build from resolving it.
     func compile(_ route: RouteSpec, patterns: [URLPattern?]) -> (route: CompiledRoute, bindings: [[Binding]]?, problems: [ValidationProblem]) {
-        var problems: [ValidationProblem] = []
+        // Bounded as a report is: a route may name thousands of params.
+        var problems = ValidationReport()
         let path = route.path
         guard let destination = schema.destinations[route.destination] else {
             problems.append(ValidationProblem(.unknownDestination, at: path + "destination",
                 "The destination \"\(route.destination)\" does not exist in the app (\(schema.buildName))."))
-            return (compiledRoute(route, destination: DestinationSpec()), nil, problems)
+            return (compiledRoute(route, destination: DestinationSpec()), nil, problems.problems)
         }
         for (index, host) in (route.hosts ?? []).enumerated() where !schema.declaresHost(host.lowercased()) {
             problems.append(ValidationProblem(.undeclaredHost, at: path + "hosts" + index,
@@ -135,7 +136,7 @@ struct RouteCompiler {
             problems.append(ValidationProblem(.missingParam, at: path + "params" + name,
                 "\(route.destination) requires \(name) (\(describe(destination.params[name]!))), but this route does not provide it\(where_). Capture it in the pattern or map it in params."))
         }
-        return (compiledRoute(route, destination: destination), problems.isEmpty ? bindings : nil, problems)
+        return (compiledRoute(route, destination: destination), problems.problems.isEmpty ? bindings : nil, problems.problems)
     }
 
     private func compiledRoute(_ route: RouteSpec, destination: DestinationSpec) -> CompiledRoute {

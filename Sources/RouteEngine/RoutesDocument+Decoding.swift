@@ -6,26 +6,33 @@ extension RoutesDocument {
     /// that are not well-formed are left out of the result (and reported); nil only when
     /// the document as a whole is unusable.
     public static func decode(_ json: JSONValue) -> (document: RoutesDocument?, problems: [ValidationProblem]) {
+        let (document, report) = decodeReporting(json)
+        return (document, report.problems)
+    }
+
+    /// `decode`, with its problems as a report: at most `ValidationReport.listLimit` of
+    /// each severity listed, the rest counted.
+    public static func decodeReporting(_ json: JSONValue) -> (document: RoutesDocument?, report: ValidationReport) {
         var reader = FieldReader()
         let root = JSONPath.root
-        guard let object = reader.object(json, at: root) else { return (nil, reader.problems) }
+        guard let object = reader.object(json, at: root) else { return (nil, reader.found) }
         let hasFormat = reader.checkFormat(object, expected: format)
         reader.warnUnknownKeys(object, known: ["format", "app", "routes"], at: root)
         let app = reader.requiredString(object, "app", at: root)
         guard let routesValue = object["routes"] else {
             reader.missing("routes", at: root)
-            return (nil, reader.problems)
+            return (nil, reader.found)
         }
         guard case .array(let entries) = routesValue else {
             reader.report(.invalidFormat, at: root + "routes", "routes must be a list, but it is \(routesValue.typeName).")
-            return (nil, reader.problems)
+            return (nil, reader.found)
         }
         var routes: [RouteSpec] = []
         for (index, entry) in entries.enumerated() {
             if let route = decodeRoute(entry, index: index, reader: &reader) { routes.append(route) }
         }
-        guard hasFormat, let app else { return (nil, reader.problems) }
-        return (RoutesDocument(app: app, routes: routes, declaredRouteCount: entries.count), reader.problems)
+        guard hasFormat, let app else { return (nil, reader.found) }
+        return (RoutesDocument(app: app, routes: routes, declaredRouteCount: entries.count), reader.found)
     }
 
     private static let routeFields: Set<String> = [
@@ -35,7 +42,7 @@ extension RoutesDocument {
     private static func decodeRoute(_ value: JSONValue, index: Int, reader: inout FieldReader) -> RouteSpec? {
         let path = JSONPath.root + "routes" + index
         guard let object = reader.object(value, at: path) else { return nil }
-        let before = reader.problems.count
+        let before = reader.errorCount
         reader.warnUnknownKeys(object, known: routeFields, at: path)
         let id = reader.requiredString(object, "id", at: path)
         if let id, !RouteSpec.isValidID(id) {
@@ -82,7 +89,7 @@ extension RoutesDocument {
             reader.report(.invalidFormat, at: path + field,
                           "\(named): \(field) is \(text.utf8.count) bytes; it holds at most \(limit) (a few lines: link to a longer brief).")
         }
-        let hasErrors = reader.problems[before...].contains { $0.severity == .error }
+        let hasErrors = reader.errorCount > before
         guard !hasErrors, let id, let destination, let patterns else { return nil }
         return RouteSpec(index: index, id: id, patterns: patterns, destination: destination, params: params, hosts: hosts,
                          schemes: schemes, window: window, fallbackURL: fallbackURL, owner: owner, notes: notes)

@@ -127,7 +127,7 @@ extension Schema {
             return nil
         }
         var spec = ParamSpec(type: type, isOptional: reader.bool(object, "optional", at: path) ?? false)
-        let before = reader.problems.count
+        let before = reader.errorCount
         func only(_ key: String, for types: [ParamType]) -> Bool {
             guard object[key] != nil else { return false }
             guard types.contains(type) else {
@@ -172,7 +172,7 @@ extension Schema {
         if type == .enum, spec.values?.isEmpty ?? true {
             reader.report(.invalidFormat, at: path + "values", "An enum param needs a non-empty list of values.")
         }
-        return reader.problems[before...].contains { $0.severity == .error } ? nil : spec
+        return reader.errorCount > before ? nil : spec
     }
 
     /// Fills each destination's depth and tab from its ancestry; reports unknown parents

@@ -72,10 +72,19 @@ public struct ValidationProblem: Hashable, Sendable {
     }
 }
 
-/// Every problem found in a document, errors and warnings apart.
+/// Every problem found in a document, errors and warnings apart: at most `listLimit` of
+/// each are kept, and past that they are only counted, so a document of millions of small
+/// mistakes (a 16 MiB list of `{"a":0}`) costs a report of a bounded size, not hundreds of
+/// times the document's (a report of every one of them took a daemon past 5 GB).
 public struct ValidationReport: Hashable, Sendable {
+    /// How many errors, and how many warnings, a report lists.
+    public static let listLimit = 1_000
+
     public private(set) var errors: [ValidationProblem]
     public private(set) var warnings: [ValidationProblem]
+    /// Found past `listLimit`: counted, not listed.
+    public private(set) var omittedErrors = 0
+    public private(set) var omittedWarnings = 0
 
     public init(_ problems: [ValidationProblem] = []) {
         errors = []
@@ -86,12 +95,16 @@ public struct ValidationReport: Hashable, Sendable {
     /// True when nothing blocks publishing.
     public var isValid: Bool { errors.isEmpty }
 
+    /// Every error found, listed or not.
+    public var errorCount: Int { errors.count + omittedErrors }
+
+    /// The listed problems, errors first.
     public var problems: [ValidationProblem] { errors + warnings }
 
     public mutating func append(_ problem: ValidationProblem) {
         switch problem.severity {
-        case .error: errors.append(problem)
-        case .warning: warnings.append(problem)
+        case .error: if errors.count < Self.listLimit { errors.append(problem) } else { omittedErrors += 1 }
+        case .warning: if warnings.count < Self.listLimit { warnings.append(problem) } else { omittedWarnings += 1 }
         }
     }
 
@@ -99,8 +112,21 @@ public struct ValidationReport: Hashable, Sendable {
         for problem in problems { append(problem) }
     }
 
-    /// The report as the API and `waymark validate --json` give it.
+    /// Another report's problems after this one's, and what it counted without listing.
+    public mutating func append(_ other: ValidationReport) {
+        append(contentsOf: other.errors)
+        append(contentsOf: other.warnings)
+        omittedErrors += other.omittedErrors
+        omittedWarnings += other.omittedWarnings
+    }
+
+    /// The report as the API and `waymark validate --json` give it; `omitted` only when
+    /// more were found than are listed.
     public var json: JSONValue {
-        ["valid": .bool(isValid), "errors": .array(errors.map(\.json)), "warnings": .array(warnings.map(\.json))]
+        var object: [String: JSONValue] = ["valid": .bool(isValid), "errors": .array(errors.map(\.json)), "warnings": .array(warnings.map(\.json))]
+        if omittedErrors > 0 || omittedWarnings > 0 {
+            object["omitted"] = ["errors": .int(omittedErrors), "warnings": .int(omittedWarnings)]
+        }
+        return .object(object)
     }
 }

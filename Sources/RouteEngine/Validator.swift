@@ -7,10 +7,9 @@ public enum Validator {
     /// `workLimit`: see `RouteAnalysis.init`.
     public static func validate(_ json: JSONValue, against schemas: [Schema], now: Date = Date(),
                                 workLimit: Int = RouteAnalysis.defaultWorkLimit) -> ValidationReport {
-        let (document, decodeProblems) = RoutesDocument.decode(json)
-        var report = ValidationReport(decodeProblems)
+        var (document, report) = RoutesDocument.decodeReporting(json)
         guard let document else { return report }
-        report.append(contentsOf: validate(RouteAnalysis(document: document, now: now, workLimit: workLimit), against: schemas).problems)
+        report.append(validate(RouteAnalysis(document: document, now: now, workLimit: workLimit), against: schemas))
         return report
     }
 
@@ -19,7 +18,7 @@ public enum Validator {
     /// one no build can resolve is an error.
     /// - Complexity: O(routes × schemas) plus the analysis.
     public static func validate(_ analysis: RouteAnalysis, against schemas: [Schema]) -> ValidationReport {
-        var report = ValidationReport(analysis.problems)
+        var report = analysis.report
         let document = analysis.document
         for schema in schemas where schema.app != document.app {
             report.append(ValidationProblem(.invalidFormat, at: JSONPath.root + "app",
@@ -44,9 +43,10 @@ public enum Validator {
             }
         }
         // Every build fails: what they have in common explains it; otherwise say how each fails.
-        let common = perSchema[0].filter { problem in
-            perSchema.dropFirst().allSatisfy { others in others.contains { $0.code == problem.code && $0.path == problem.path } }
-        }
+        // (Looked up in sets: a route can bring thousands of problems, one per param it names.)
+        struct Place: Hashable { let code: ProblemCode; let path: JSONPath }
+        let others = perSchema.dropFirst().map { Set($0.map { Place(code: $0.code, path: $0.path) }) }
+        let common = perSchema[0].filter { problem in others.allSatisfy { $0.contains(Place(code: problem.code, path: problem.path)) } }
         if !common.isEmpty { return common }
         let reasons = failing.map { "\(schemas[$0].buildName): \(perSchema[$0][0].message)" }.joined(separator: " ")
         return [ValidationProblem(.unsupportedByAllVersions, at: route.path,

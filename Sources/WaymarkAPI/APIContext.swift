@@ -99,16 +99,18 @@ final class APIContext: Sendable {
     /// nothing is registered to check against, else from the link-check queue once every
     /// fetch has ended.
     func withLinkFindings(_ routes: @autoclosure () -> JSONValue?, against snapshot: StoreSnapshot,
-                          _ body: @escaping @Sendable ([ValidationProblem]) -> Void) {
+                          _ body: @escaping @Sendable (ValidationReport) -> Void) {
         let schemas = snapshot.orderedSchemas.map(\.schema)
         let routes = routes()
         // Fallbacks at non-public addresses, whether or not link checks run (`FallbackAddresses`).
-        let addresses = options.allowPrivateFallbacks ? [] : routes.map(FallbackAddresses.problems) ?? []
+        let addresses = options.allowPrivateFallbacks ? ValidationReport() : routes.map(FallbackAddresses.report) ?? ValidationReport()
         guard let linkChecker, !schemas.isEmpty, let routes else { return body(addresses) }
         linkCheckQueue.async { [self] in
             let findings = linkChecker.check(routes, against: schemas)
             linkFindings.add(UInt64(findings.count), ordering: .relaxed)
-            body(addresses + findings)
+            var all = addresses
+            all.append(contentsOf: findings)
+            body(all)
         }
     }
 }

@@ -35,6 +35,19 @@ struct Refusal: Error {
 }
 
 extension Refusal {
+    /// A client's JSON document (`JSONParser.requests`: at most 250,000 objects and arrays, 1,000,000 values),
+    /// or `400 badJSON` saying what it must be (`expected`) and, when it is not JSON a
+    /// server takes, why.
+    static func requestJSON(_ body: [UInt8], _ expected: String) throws(Refusal) -> JSONValue {
+        do {
+            return try JSONParser.requests.parse(body)
+        } catch {
+            throw Refusal(.badRequest, "badJSON", "\(expected) \(error.message)")
+        }
+    }
+}
+
+extension Refusal {
     /// A change the store could not make: `507` with `Retry-After` when the disk is full
     /// (it may succeed once space is freed), else `500`; the message names no path of the
     /// server's.

@@ -87,9 +87,9 @@ struct ImpactEndpoints: EndpointGroup {
     private func impact(_ request: HTTPRequest, _ call: RouteCall) throws(Refusal) -> HTTPResponse {
         let snapshot = context.store.snapshot
         let base = try RevisionEndpoints.revision(call["a"], in: snapshot)
-        guard let json = try? JSONParser().parse(request.body), case .object = json else {
-            throw Refusal(.badRequest, "badJSON", "The body must be a routes document: {\"format\", \"app\", \"routes\": [...]}.")
-        }
+        let expected = "The body must be a routes document: {\"format\", \"app\", \"routes\": [...]}."
+        let json = try Refusal.requestJSON(request.body, expected)
+        guard case .object = json else { throw Refusal(.badRequest, "badJSON", expected) }
         let (decoded, problems) = RoutesDocument.decode(json)
         guard let draft = decoded else {
             throw Refusal(.unprocessableContent, "invalidRoutes", "The draft is not a routes document the validator can read.",

@@ -24,9 +24,8 @@ struct PreviewEndpoints: EndpointGroup {
     }
 
     private func resolve(_ request: HTTPRequest, _ call: RouteCall) throws(Refusal) -> HTTPResponse {
-        guard let json = try? JSONParser().parse(request.body), case .object(let object) = json else {
-            throw Refusal(.badRequest, "badJSON", "The body must be a JSON object: {\"url\", \"platform\", \"version\", \"satisfied\"?, \"now\"?, \"routes\"?}.")
-        }
+        let expected = "The body must be a JSON object: {\"url\", \"platform\", \"version\", \"satisfied\"?, \"now\"?, \"routes\"?}."
+        guard case .object(let object) = try Refusal.requestJSON(request.body, expected) else { throw Refusal(.badRequest, "badJSON", expected) }
         let unknown = Set(object.keys).subtracting(["url", "platform", "version", "satisfied", "now", "routes"])
         guard unknown.isEmpty else { throw Refusal(.badRequest, "unknownField", "Unknown field(s): \(unknown.sorted().joined(separator: ", ")).") }
         guard let url = object["url"]?.stringValue else { throw Refusal(.badRequest, "missingField", "url is a required string.") }

@@ -44,7 +44,7 @@ struct PublishingEndpoints: EndpointGroup {
             }
             context.withLinkFindings(body.routes, against: store.snapshot) { findings in
                 responder.respond(Self.outcome(context, Result { () throws(StoreError) in
-                    try store.publish(routes: routes, base: base, author: author, message: body.message, findings: findings,
+                    try store.publish(routes: routes, base: base, author: author, message: body.message, findings: findings.problems,
                                       supersede: supersede, now: context.now())
                 }))
             }
@@ -73,9 +73,9 @@ struct PublishingEndpoints: EndpointGroup {
         let snapshot = context.store.snapshot
         let validated = ManifestStore.validate(request.body, against: snapshot)
         // The body is parsed a second time only when the links are checked.
-        context.withLinkFindings(try? JSONParser().parse(request.body), against: snapshot) { findings in
+        context.withLinkFindings(try? JSONParser.requests.parse(request.body), against: snapshot) { findings in
             var report = validated
-            report.append(contentsOf: findings)
+            report.append(findings)
             guard case .object(var object) = report.json else { return responder.respond(APIResponse.json(report.json)) }
             object["valid"] = .bool(report.isValid)
             object["schemas"] = .array(snapshot.schemas.keys.sorted().map { .string($0.description) })
@@ -87,9 +87,8 @@ struct PublishingEndpoints: EndpointGroup {
     static func envelope(_ request: HTTPRequest, requireRoutes: Bool, also fields: Set<String> = [])
         throws(Refusal) -> (message: String, routes: JSONValue?, object: [String: JSONValue]) {
         if request.body.isEmpty, !requireRoutes { return ("", nil, [:]) }
-        guard let json = try? JSONParser().parse(request.body), case .object(let object) = json else {
-            throw Refusal(.badRequest, "badJSON", "The body must be a JSON object: {\"message\": \"…\", \"routes\": {…}}.")
-        }
+        let expected = "The body must be a JSON object: {\"message\": \"…\", \"routes\": {…}}."
+        guard case .object(let object) = try Refusal.requestJSON(request.body, expected) else { throw Refusal(.badRequest, "badJSON", expected) }
         let unknown = Set(object.keys).subtracting(fields.union(requireRoutes ? ["message", "routes"] : ["message"]))
         guard unknown.isEmpty else {
             throw Refusal(.badRequest, "unknownField", requireRoutes ? "Unknown field(s): \(unknown.sorted().joined(separator: ", "))."
@@ -112,11 +111,11 @@ struct PublishingEndpoints: EndpointGroup {
     /// schedule.
     static func stored(_ routes: JSONValue?, context: APIContext) throws(Refusal) -> [UInt8] {
         if let routes, !context.options.allowPrivateFallbacks {
-            let problems = FallbackAddresses.problems(in: routes)
-            if !problems.isEmpty {
+            let problems = FallbackAddresses.report(in: routes)
+            if problems.errorCount > 0 {
                 throw Refusal(.unprocessableContent, "invalidRoutes",
-                              "The routes fail validation (\(problems.count) error(s)): a fallback at an address no visitor can reach; nothing was changed.",
-                              details: ValidationReport(problems).json)
+                              "The routes fail validation (\(problems.errorCount) error(s)): a fallback at an address no visitor can reach; nothing was changed.",
+                              details: problems.json)
             }
         }
         let bytes = routes?.serializedBytes(pretty: true) ?? []

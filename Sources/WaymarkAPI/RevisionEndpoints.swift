@@ -99,9 +99,9 @@ struct RevisionEndpoints: EndpointGroup {
     /// From revision `a` to the draft routes document in the body.
     private func diffDraft(_ request: HTTPRequest, _ call: RouteCall) throws(Refusal) -> HTTPResponse {
         let a = try Self.revision(call["a"], in: context.store.snapshot)
-        guard let json = try? JSONParser().parse(request.body), case .object(let document) = json,
-              case .array(let entries)? = document["routes"]
-        else { throw Refusal(.badRequest, "badJSON", "The body must be a routes document: {\"format\", \"app\", \"routes\": [...]}.") }
+        let expected = "The body must be a routes document: {\"format\", \"app\", \"routes\": [...]}."
+        guard case .object(let document) = try Refusal.requestJSON(request.body, expected), case .array(let entries)? = document["routes"]
+        else { throw Refusal(.badRequest, "badJSON", expected) }
         var routes: [(id: String, json: JSONValue)] = []
         for (index, entry) in entries.enumerated() {
             guard case .object(let route) = entry, let id = route["id"]?.stringValue else {

@@ -35,7 +35,7 @@ enum ValidateCommand {
         let routes = try InputFiles.json(at: routesPath)
         var report = Validator.validate(routes, against: schemas, now: now)
         // As the server refuses them (`serve --allow-private-fallbacks` aside).
-        report.append(contentsOf: FallbackAddresses.problems(in: routes))
+        report.append(FallbackAddresses.report(in: routes))
         if let linkChecks { report.append(contentsOf: LinkChecker(options: linkChecks).check(routes, against: schemas)) }
         if parsed.has("--json") {
             output.print(report.json.serialized(pretty: true))
