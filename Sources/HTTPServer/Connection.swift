@@ -103,10 +103,11 @@ final class Connection {
         return added
     }
 
-    /// Counts `bytes` of a large body just queued in the output budget. Only bodies of
-    /// `shareThreshold` or more are counted: what is smaller is bounded per connection by
-    /// `outputHighWater` (reading pauses past it), and a response of a few hundred bytes —
-    /// most of them — then costs the budget nothing, not even a lock.
+    /// Counts `bytes` just queued in the output budget: a body of `shareThreshold` or more,
+    /// or a whole answer queued behind output not yet written (a client pipelining without
+    /// reading: 600 such connections of small answers once held 700 MB). A small answer
+    /// to a client that reads — most of them, written at once — costs the budget nothing,
+    /// not even a lock.
     func countQueued(_ bytes: Int) {
         guard let outputBudget else { return }
         budgeted += bytes

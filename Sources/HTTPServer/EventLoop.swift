@@ -412,20 +412,26 @@ final class EventLoop: @unchecked Sendable {
         nextRequestID()
         let isHead = request.head.method == "HEAD"
         let dateLine = dateLine()
+        // An answer queued behind output not yet written: its client sends requests without
+        // reading the answers (pipelining), so even a small one counts in the output budget.
+        let behindUnwritten = connection.hasPendingOutput
         var bytes = connection.enqueue { out in
             HTTPResponseSerializer.serializeHead(response, dateLine: dateLine, keepAlive: keepAlive,
                                                  fieldName: configuration.requestIDHeader, fieldLine: requestIDLine, into: &out)
         }
+        var counted = 0
         if HTTPResponseSerializer.sendsContent(response, isHead: isHead) {
             // The file only when it is the body's size: Content-Length and the budget count `body`.
             if let file = response.bodyFile, file.count == response.body.count { connection.enqueue(file) } else { connection.enqueue(response.body) }
             bytes += response.body.count
-            if response.body.count >= Connection.shareThreshold, let outputBudget {
-                connection.countQueued(response.body.count)
-                // Past the budget: the slowest readers make room (never this connection,
-                // whose answer is being queued; the sweep sees to it if it stays slow).
-                if outputBudget.isOver || outputBudget.isOver(connection.peer) { shedSlowReaders(sparing: connection) }
-            }
+            if response.body.count >= Connection.shareThreshold { counted = response.body.count }
+        }
+        if counted == 0, behindUnwritten { counted = bytes }
+        if counted > 0, let outputBudget {
+            connection.countQueued(counted)
+            // Past the budget: the slowest readers make room (never this connection,
+            // whose answer is being queued; the sweep sees to it if it stays slow).
+            if outputBudget.isOver || outputBudget.isOver(connection.peer) { shedSlowReaders(sparing: connection) }
         }
         if configuration.accessLog { logAccess(request, response, id: requestID(), bytes: bytes, started: started) }
         let queued = clock.now()

@@ -75,4 +75,49 @@ struct OutputBudgetTests {
         for _ in 0..<200 where server.outputBudget.queued > 0 { Thread.sleep(forTimeInterval: 0.01) }
         #expect(server.outputBudget.queued == 0, "closed connections give their bytes back")
     }
+
+    /// Four clients from 127.0.0.1 pipeline 20,000 requests for a 600-byte answer each and
+    /// never read, against a share of 256 KiB a peer: answers queued behind unwritten ones
+    /// count, so the slowest are reset. Before, small answers counted nowhere and each such
+    /// connection held up to 1 MiB (600 of them, 700 MB).
+    @Test func pipelinedSmallAnswersCountOnceTheyWait() throws {
+        let small = [UInt8](repeating: 0x61, count: 600)
+        var router = Router()
+        try router.add("GET", "/small") { _, _ in HTTPResponse(status: .ok, contentType: "text/plain", body: small) }
+        var configuration = ServerConfiguration()
+        configuration.port = 0
+        configuration.threads = 2
+        configuration.accessLog = false
+        configuration.maximumQueuedOutputBytes = 64 << 20
+        configuration.maximumQueuedOutputBytesPerPeer = 256 << 10
+        let server = HTTPServer(configuration: configuration, router: router)
+        try server.start()
+        defer {
+            server.shutdown()
+            server.wait()
+        }
+        let batch = Array(Array(repeating: Array("GET /small HTTP/1.1\r\nHost: a\r\n\r\n".utf8), count: 20_000).joined())
+        var silent: [LoopbackClient] = []
+        for _ in 0..<4 {
+            let client = try LoopbackClient(port: server.port)
+            // A small window, and sends that give up once the server stops reading.
+            var window: Int32 = 4096
+            setsockopt(client.fd, SOL_SOCKET, SO_RCVBUF, &window, socklen_t(MemoryLayout<Int32>.size))
+            var wait = timeval(tv_sec: 0, tv_usec: 200_000)
+            setsockopt(client.fd, SOL_SOCKET, SO_SNDTIMEO, &wait, socklen_t(MemoryLayout<timeval>.size))
+            client.send(bytes: batch)
+            silent.append(client)
+        }
+        var shed: UInt64 = 0
+        for _ in 0..<300 where shed < 1 {
+            Thread.sleep(forTimeInterval: 0.01)
+            shed = server.outputBudget.shed.load(ordering: .relaxed)
+        }
+        #expect(shed >= 1, "of 4 clients pipelining without reading, the slowest were reset")
+        let local = PeerAddress(high: 0xFFFF, low: 0x7F00_0001)
+        #expect(server.outputBudget.queued(by: local) <= (256 << 10) + (1 << 20), "the share, and one connection's answers past it")
+        silent.removeAll()
+        for _ in 0..<200 where server.outputBudget.queued > 0 { Thread.sleep(forTimeInterval: 0.01) }
+        #expect(server.outputBudget.queued == 0, "closed connections give their bytes back")
+    }
 }

@@ -111,6 +111,16 @@
      250,000 objects and lists or 1,000,000 values). The daemon's peak RSS grows at most
      256 MB over them all. Before, a 1 MB document's report was 70 MB and took the daemon
      to 449 MB, and 16 MB took it to 5.8 GB.
+ 26. Pipelined small answers nobody reads: 300 connections from one address each send
+     1,200 requests for an unknown link on the link host (a 627-byte page) with a 4 KiB
+     receive window, and never read: answers queued behind unwritten ones count in the
+     output budget, so the address is held to its 32 MiB share (the slowest reset) and
+     RSS grows at most 100 MB (each of the 2 event loops sheds its own connections, so
+     until the other loop's next turn or sweep each may hold the share and a connection's
+     1 MiB, 2 x 33 MiB, in a malloc arena of its own that keeps it; 30 MB besides);
+     another client's manifest is answered meanwhile. Before,
+     small answers counted nowhere: each such connection held up to 1 MiB (600 of them,
+     +700 MB).
 
 Prints each figure; exits 1 on the first failure.
 Usage: hostile.py WAYMARK_RELEASE_BINARY [ATTACK...] (attacks by name, e.g. impact_flood: only those, each on a daemon of its own)
@@ -1953,6 +1963,72 @@ def mistake_reports(binary, scratch):
           % ("; ".join(figures), peak, started))
 
 
+# 26 -----------------------------------------------------------------------------------------
+def pipelined_small_answers(binary, scratch):
+    """One address pipelining small answers on 300 connections without reading them: held
+    to its output share, RSS bounded, another client served."""
+    data = os.path.join(scratch, "pipelined")
+    daemon = Daemon(binary, data)
+    app = token(binary, data, "pipelined-app", "manifest:read")
+    request = (b"GET /zz/unknown/link HTTP/1.1\r\nHost: storefront.example\r\n"
+               b"User-Agent: Mozilla/5.0 (X11; Linux x86_64)\r\n\r\n") * 1_200
+    try:
+        status, page, _ = call(daemon.port, None, "GET", "/zz/unknown/link", None, {"Host": "storefront.example"})
+        if status != 404:
+            fail("an unknown link on the link host answered %d" % status)
+        before = rss_mb(daemon.process.pid)
+        connections = []
+        for _ in range(300):
+            connection = socket.socket()
+            connection.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            connection.bind(("127.0.0.77", 0))
+            connection.connect(("127.0.0.1", daemon.port))
+            connection.setblocking(False)
+            connections.append([connection, 0])
+        deadline = time.monotonic() + 6
+        while time.monotonic() < deadline:
+            progress = False
+            for entry in connections:
+                if entry[1] < len(request):
+                    try:
+                        sent = entry[0].send(request[entry[1]:entry[1] + 65536])
+                        entry[1] += sent
+                        progress = progress or sent > 0
+                    except BlockingIOError:
+                        pass
+                    except OSError:
+                        entry[1] = len(request)  # reset by the server
+            if not progress:
+                time.sleep(0.05)
+        time.sleep(1)
+        during = rss_mb(daemon.process.pid)
+        queued = daemon.metric("waymark_http_output_bytes_queued") or 0
+        shed = daemon.metric("waymark_http_slow_readers_shed_total") or 0
+        began = time.monotonic()
+        status, _, _ = call(daemon.port, app, "GET", "/v1/manifest?platform=ios&version=5.3.0")
+        other = time.monotonic() - began
+        sent = sum(entry[1] for entry in connections)
+        for entry in connections:
+            entry[0].close()
+        alive = daemon.alive()
+    finally:
+        daemon.stop()
+    if not alive:
+        fail("the daemon died under pipelined answers nobody reads")
+    if status != 200 or other > 2:
+        fail("another client's manifest beside them: %d in %.2f s" % (status, other))
+    # Each event loop sheds its own connections, so until the other's next turn or sweep
+    # both may hold the share and a connection's 1 MiB (2 x 33 MiB), each in a malloc arena
+    # of its own that keeps what it freed; 30 MB besides.
+    if during - before > 100:
+        fail("300 connections pipelining small answers without reading took RSS from %.1f to %.1f MB" % (before, during))
+    if queued > 32 * 1024 * 1024 + 1024 * 1024:
+        fail("%.1f MiB of answers queued for one address (its share is 32 MiB)" % (queued / 1048576))
+    print("hostile: 300 connections from one address pipelined %.1f MB of requests for a %d-byte page without reading: %d reset "
+          "as the slowest past its 32 MiB share, %.1f MiB queued; RSS %.1f -> %.1f MB (bound +100); another client's manifest in %.0f ms"
+          % (sent / 1e6, len(page), shed, queued / 1048576, before, during, 1000 * other))
+
+
 def main():
     if len(sys.argv) < 2:
         fail("usage: hostile.py WAYMARK_RELEASE_BINARY")
@@ -1964,7 +2040,8 @@ def main():
         # Attacks that start daemons of their own, by name.
         alone = {"impact_flood": impact_flood, "old_revisions": old_revisions, "counts_beside_ingestion": counts_beside_ingestion,
                  "big_documents": big_documents, "vocabulary_growth": vocabulary_growth, "ended_schedules": ended_schedules,
-                 "shared_token_flood": shared_token_flood, "mistake_reports": mistake_reports}
+                 "shared_token_flood": shared_token_flood, "mistake_reports": mistake_reports,
+                 "pipelined_small_answers": pipelined_small_answers}
         unknown = [name for name in chosen if name not in alone]
         if unknown:
             fail("no attack %s runs alone; these do: %s" % (", ".join(unknown), ", ".join(sorted(alone))))
@@ -2007,6 +2084,7 @@ def main():
             ended_schedules(binary, scratch)
             shared_token_flood(binary, scratch)
             mistake_reports(binary, scratch)
+            pipelined_small_answers(binary, scratch)
         finally:
             if daemon.alive():
                 daemon.process.kill()
