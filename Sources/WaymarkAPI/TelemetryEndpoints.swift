@@ -82,9 +82,11 @@ struct TelemetryEndpoints: EndpointGroup {
         let accepted = Self.acceptedResponse(batch)
         let network = EvidenceNetwork.of(request.head, trustForwardedFor: context.options.trustForwardedFor)
         if !batch.shapes.isEmpty {
-            // Each shape counts once, from a source with its allowance left this minute.
+            // Each shape counts once, from a source with its allowance left this minute, and
+            // is remembered by its network: a source key is the client's own word, so one
+            // address making up keys is still one of the sources a suggestion needs.
             let source = batch.source, allowance = context.shapeAllowance
-            let hash = ShapeAllowance.sourceHash(source: source.map { ($0.high, $0.low) }, network: network)
+            let hash = ShapeAllowance.sourceHash(source: nil, network: network)
             batch.shapes = batch.shapes.filter { _ in
                 allowance.allow(source: source.map { $0.high ^ $0.low }, network: network, now: now)
             }.map { var shape = $0; shape.source = hash; return shape }

@@ -16,7 +16,8 @@ with the shape of an unknown link they followed.
      1,000 chosen shapes with count 1,000 each, and 2,000 random-word links: the rollout
      completes; the guard never says "0 resolutions" while phones post; the present's
      minute cells keep their route names; the real shapes stay on top of the unknown links,
-     with their suggestion, and nothing of the attacker's words is suggested.
+     with their suggestion, and nothing of the attacker's words is suggested, not even a
+     shape close to a route (`/products/:param`) offered under 8 made-up source keys.
   2. A candidate that breaks `product` on 5.3.0 (40 %) while the attacker posts 1,000
      forged successes for it every round trips at its first step, 1 %.
   3. `Tests/Scripts/guard-reference.py --check`: the exact p-values in the guard's Swift
@@ -46,6 +47,8 @@ PER_ROUND = 1_200
 ROUND = 120
 BUILDS = ["5.2.0", "5.3.0"]
 REAL_SHAPES = ["/spring/deals", "/summer/deals"]
+# Close to the example's product route: 3 sources would get it suggested as /products/:id.
+STEERED = "/products/:param"
 
 
 def fail(message):
@@ -211,6 +214,17 @@ class Attacker:
                 if status != 202:
                     fail("an old batch answered %d: %s" % (status, answer[:200]))
 
+    def steer(self, shape):
+        """One shape close to a route, offered under 8 made-up source keys from one address."""
+        for _ in range(8):
+            event = {"ts": iso(self.daemon.now - 30), "entry": "universalLink", "outcome": "notFound", "reason": "unknownRoute",
+                     "shape": shape}
+            status, answer = self.connection.post("/v1/telemetry", {"client": {"platform": "ios", "appVersion": "5.3.0", "revision": 1,
+                                                                                "source": "%032x" % self.random.getrandbits(128)},
+                                                                     "events": [event]})
+            if status != 202:
+                fail("a steering batch answered %d: %s" % (status, answer[:200]))
+
     def wipe_shapes(self):
         events = [{"ts": iso(self.daemon.now - 30), "entry": "universalLink", "outcome": "notFound", "reason": "unknownRoute",
                    "shape": "/attacker/%s" % self.word(), "count": 1_000} for _ in range(1_000)]
@@ -299,18 +313,23 @@ def present_is_not_blind(daemon):
           % (routes.get("product", 0), routes.get("other", 0), late))
 
 
-def unknown_links_hold(daemon):
-    status, listing = daemon.call("GET", "/v1/telemetry/unknown-links?limit=5")
+def unknown_links_hold(daemon, attacker):
+    attacker.steer(STEERED)
+    status, listing = daemon.call("GET", "/v1/telemetry/unknown-links?limit=200")
     if status != 200:
         fail("unknown-links answered %d" % status)
     top = [shape["shape"] for shape in listing["shapes"][:2]]
     if sorted(top) != sorted(REAL_SHAPES):
         fail("the real shapes are not on top: %s" % json.dumps(listing["shapes"][:4]))
     for shape in listing["shapes"]:
-        if shape["shape"].startswith("/attacker") and shape["suggestion"] is not None:
+        if (shape["shape"].startswith("/attacker") or shape["shape"] == STEERED) and shape["suggestion"] is not None:
             fail("an attacker's shape got a suggestion: %s" % shape)
-    print("guard-attacks: unknown links: %s on top (%s sources each), %d shapes refused past a source's or network's allowance"
-          % (top, [shape["sources"] for shape in listing["shapes"][:2]], listing["refused"]))
+    steered = [shape for shape in listing["shapes"] if shape["shape"] == STEERED]
+    if len(steered) != 1 or steered[0]["sources"] != 1:
+        fail("the shape one address offered under 8 source keys: %s" % steered)
+    print("guard-attacks: unknown links: %s on top (%s sources each), %d shapes refused past a source's or network's allowance; "
+          "%s offered under 8 source keys from one address: %d source, no suggestion"
+          % (top, [shape["sources"] for shape in listing["shapes"][:2]], listing["refused"], STEERED, steered[0]["sources"]))
 
 
 def broken_candidate(daemon, fleet, attacker):
@@ -345,7 +364,7 @@ def main():
         attacker = Attacker(daemon)
         healthy_walk(daemon, fleet, attacker)
         present_is_not_blind(daemon)
-        unknown_links_hold(daemon)
+        unknown_links_hold(daemon, attacker)
         broken_candidate(daemon, fleet, attacker)
         print("guard-attacks: ok in %.0f s" % (time.time() - started))
     finally:
