@@ -14,14 +14,17 @@ struct PublishingEndpoints: EndpointGroup {
 
     func register(on registry: inout EndpointRegistry) throws(RouterError) {
         let documentLimit = context.options.maximumDocumentBytes
-        try registry.addDeferred("POST", "/v1/revisions", .scope(.routesPublish, action: "publish"), maximumBody: documentLimit) {
+        // A change its token cannot queue now (past its share of the changes lane) is refused at the head.
+        let work = context.work
+        let busy: @Sendable (HTTPRequestHead, String) -> Refusal? = { head, actor in work.refusalAtHead(.changes, for: WorkCaller(head, actor: actor)) }
+        try registry.addDeferred("POST", "/v1/revisions", .scope(.routesPublish, action: "publish"), maximumBody: documentLimit, busy: busy) {
             request, call, responder throws(Refusal) in try publish(request, call, responder)
         }
         try registry.addOffLoop("POST", "/v1/revisions/:number/rollback", .scope(.routesPublish, action: "rollback"), maximumBody: 64 << 10,
-                                lane: .changes) {
+                                lane: .controls) {
             request, call throws(Refusal) in try rollback(request, call)
         }
-        try registry.addDeferred("POST", "/v1/validate", .scope(.routesPublish, action: "validate"), maximumBody: documentLimit) {
+        try registry.addDeferred("POST", "/v1/validate", .scope(.routesPublish, action: "validate"), maximumBody: documentLimit, busy: busy) {
             request, call, responder throws(Refusal) in try validate(request, call, responder)
         }
     }
@@ -32,7 +35,7 @@ struct PublishingEndpoints: EndpointGroup {
         try context.requirePrimary()
         let base = try base(request)
         let (context, store, author) = (context, context.store, call.actor)
-        context.work.run(responder, in: .changes) { () throws(Refusal) in
+        context.work.run(responder, in: .changes, for: WorkCaller(request, actor: call.actor)) { () throws(Refusal) in
             let body = try Self.envelope(request, requireRoutes: true, also: ["rollout", "supersede"])
             let routes = try Self.stored(body.routes, context: context)
             // `"supersede": true`: publish over an active rollout, ending it.
@@ -64,7 +67,7 @@ struct PublishingEndpoints: EndpointGroup {
 
     private func validate(_ request: HTTPRequest, _ call: RouteCall, _ responder: Responder) throws(Refusal) {
         guard !request.body.isEmpty else { throw Refusal(.badRequest, "missingBody", "Send the routes document to validate as the body.") }
-        context.work.run(responder, in: .changes) { [context] in
+        context.work.run(responder, in: .changes, for: WorkCaller(request, actor: call.actor)) { [context] in
             Self.validate(request, context: context, responder)
         }
     }

@@ -131,10 +131,11 @@ struct EndpointRegistry {
                              largerBody: RouteDeclaration.LargerBody? = nil, lane: WorkLane = .reads,
                              _ handler: @escaping Handler) throws(RouterError) {
         let work = context.work
-        // A costly read its caller cannot queue now is refused at the head, its body unread.
+        // A job its caller cannot queue now (a costly read or a change past its share) is
+        // refused at the head, its body unread.
         var busy: (@Sendable (HTTPRequestHead, String) -> Refusal?)?
-        if lane == .reads {
-            busy = { @Sendable head, actor in work.refusalAtHead(.reads, for: WorkCaller(head, actor: actor)) }
+        if lane.isShared {
+            busy = { @Sendable head, actor in work.refusalAtHead(lane, for: WorkCaller(head, actor: actor)) }
         }
         try addDeferred(method, path, access, maximumBody: maximumBody, largerBody: largerBody, busy: busy, mode: .offLoop) { request, call, responder in
             work.answer(responder, in: lane, for: WorkCaller(request, actor: call.actor)) { () throws(Refusal) in try handler(request, call) }

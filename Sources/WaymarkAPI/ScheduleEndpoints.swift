@@ -19,7 +19,7 @@ struct ScheduleEndpoints: EndpointGroup {
         try registry.addOffLoop("GET", "/v1/schedules/:id", .scope(.manifestRead, action: "readSchedule")) { _, call throws(Refusal) in
             try one(call)
         }
-        try registry.addOffLoop("DELETE", "/v1/schedules/:id", .scope(.routesPublish, action: "cancelSchedule"), maximumBody: 0, lane: .changes) {
+        try registry.addOffLoop("DELETE", "/v1/schedules/:id", .scope(.routesPublish, action: "cancelSchedule"), maximumBody: 0, lane: .controls) {
             _, call throws(Refusal) in try cancel(call)
         }
     }

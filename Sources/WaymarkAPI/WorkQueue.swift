@@ -8,23 +8,32 @@ import SystemIO
 /// view, reading a revision, a diff, a preview — so that no event loop spends more than a
 /// lookup on any request and a slow document never delays the next connection.
 ///
-/// Three lanes (`WorkLane`), below the loops' priority, so that one kind of caller cannot
-/// starve another: reads never fill the lane changes run in, and building what a new
-/// generation serves is never refused. Changes and builds run on concurrent queues; reads
-/// on one serial queue per core but one (at least one), so that however many reads are
-/// queued, a thread is left for a change or a build. Changes and costly reads
-/// each hold at most `capacity` jobs waiting or running; in the reads lane one caller (a
-/// token) and one peer (an IPv4 address, an IPv6 /64) hold at most `share` of them. One
-/// more is refused with `503` and `Retry-After` rather than queued without bound
+/// Four lanes (`WorkLane`), below the loops' priority, so that one kind of caller cannot
+/// starve another: reads never fill the lane changes run in, documents never fill the lane
+/// rollout controls run in, and building what a new generation serves is never refused.
+/// Changes and builds run on concurrent queues; controls on a serial one, which gets a
+/// thread even while every pooled thread is busy; reads on one serial queue per core but
+/// one (at least one), so that however many reads are queued, a thread is left for a
+/// change or a build. Changes, controls and costly reads each hold at most
+/// `capacity` jobs waiting or running; in the changes and reads lanes one caller (a token)
+/// and one peer (an IPv4 address, an IPv6 /64) hold at most `share` of them (a token at
+/// most `changesShare` changes), so one marketer validating large documents leaves
+/// places, and turns, for everyone else. One more is
+/// refused with `503` and `Retry-After` rather than queued without bound
 /// (`waymark_work_refused_total{lane}`).
 final class WorkQueue: Sendable {
     /// Jobs each bounded lane may hold waiting or running.
     let capacity: Int
     /// Of the reads lane's `capacity`, what one token or one peer may hold.
     let share: Int
+    /// What one token may hold of the changes lane: 4, a few documents at once (each may
+    /// take a second of CPU), so that another's change waits behind at most that many of
+    /// its jobs (the lane is first come, first served).
+    let changesShare: Int
     private let lanes: [Lane]
-    /// Reads held per token and per peer, only while they hold some.
-    private let held = Mutex<Shares>(Shares())
+    /// Jobs held per token and per peer in each shared lane (`WorkLane.isShared`), only
+    /// while they hold some.
+    private let held = Mutex<[Shares]>(Array(repeating: Shares(), count: WorkLane.allCases.count))
     /// What is pending across the lanes, for releasing memory when all fall quiet.
     private let pendingAll = Atomic<Int>(0)
 
@@ -64,26 +73,38 @@ final class WorkQueue: Sendable {
     init(capacity: Int, readers: Int = max(1, System.coreCount - 1)) {
         self.capacity = capacity
         share = max(1, capacity / 4)
+        changesShare = min(share, 4)
         // Changes and builds are few and someone waits on each (an operator, every phone
         // after a publish): above the reads, which anyone with a read token can multiply.
         lanes = [Lane("changes", qos: .userInitiated), Lane("builds", qos: .userInitiated),
-                 Lane("reads", qos: .utility, serial: max(1, readers))]
+                 Lane("reads", qos: .utility, serial: max(1, readers)),
+                 // Serial: a serial queue gets a thread of its own (libdispatch's overcommit
+                 // pool) when the pool's threads are all busy with documents; a concurrent
+                 // one waits behind their queued jobs (an abort took 4-6 s behind one
+                 // marketer's validations). Controls are short, and the store takes them one
+                 // at a time anyway.
+                 Lane("controls", qos: .userInitiated, serial: 1)]
     }
 
     /// Jobs waiting or running now, in all lanes.
     var queued: Int { pendingAll.load(ordering: .relaxed) }
     /// Jobs waiting or running now in `lane`.
     func queued(_ lane: WorkLane) -> Int { lanes[lane.rawValue].pending.load(ordering: .relaxed) }
+    /// What one caller may hold of `lane`.
+    func share(of lane: WorkLane) -> Int { lane == .changes ? changesShare : share }
     /// Jobs refused in `lane` since start (a full lane, or a caller past its share).
     func refused(_ lane: WorkLane) -> UInt64 { lanes[lane.rawValue].refused.load(ordering: .relaxed) }
     /// Jobs refused in all lanes since start.
     var refused: UInt64 { lanes.reduce(0) { $0 + $1.refused.load(ordering: .relaxed) } }
     /// Reads `token` holds now (tests).
-    func reads(heldBy token: String) -> Int { held.withLock { $0.tokens[token, default: 0] } }
+    func reads(heldBy token: String) -> Int { held(in: .reads, by: token) }
+    /// Jobs `token` holds now in `lane` (tests).
+    func held(in lane: WorkLane, by token: String) -> Int { held.withLock { $0[lane.rawValue].tokens[token, default: 0] } }
 
     /// Runs `job` off the loop in `lane`; the reason it was not run (nothing run) when the
     /// lane is full or, in the reads lane, `caller` holds its share.
     func submit(_ lane: WorkLane, for caller: WorkCaller = WorkCaller(), _ job: @escaping @Sendable () -> Void) -> WorkRefusal? {
+        let caller = lane.sharer(caller)
         let slot = lanes[lane.rawValue]
         if lane != .builds {
             guard slot.pending.add(1, ordering: .acquiringAndReleasing).newValue <= capacity else {
@@ -96,7 +117,7 @@ final class WorkQueue: Sendable {
             // and a job queued behind the one that builds finds what it built.
             slot.pending.add(1, ordering: .relaxed)
         }
-        if lane == .reads, !takeShare(caller) {
+        if lane.isShared, !takeShare(caller, in: lane) {
             slot.pending.subtract(1, ordering: .relaxed)
             slot.refused.add(1, ordering: .relaxed)
             return .overShare
@@ -105,26 +126,30 @@ final class WorkQueue: Sendable {
         let queue = slot.queue
         queue.async { [self] in
             job()
-            if lane == .reads { giveShare(caller) }
+            if lane.isShared { giveShare(caller, in: lane) }
             slot.pending.subtract(1, ordering: .relaxed)
             if pendingAll.subtract(1, ordering: .relaxed).newValue == 0 { releaseMemory(on: lanes[WorkLane.builds.rawValue].queue) }
         }
         return nil
     }
 
-    /// Takes one of the reads lane's places for `caller`'s token and peer; false (nothing
-    /// taken) when either holds its share. Anonymous and public callers are one peer each.
-    private func takeShare(_ caller: WorkCaller) -> Bool {
-        held.withLock { held in
-            if held.holdsShare(caller, share) { return false }
+    /// Takes one of `lane`'s places for `caller`'s token and peer; false (nothing taken)
+    /// when either holds its share. Anonymous and public callers are one peer each.
+    private func takeShare(_ caller: WorkCaller, in lane: WorkLane) -> Bool {
+        held.withLock { lanes in
+            if lanes[lane.rawValue].holdsShare(caller, share(of: lane)) { return false }
+            var held = lanes[lane.rawValue]
+            defer { lanes[lane.rawValue] = held }
             if let token = caller.token { held.tokens[token, default: 0] += 1 }
             if let peer = caller.peer { held.peers[peer, default: 0] += 1 }
             return true
         }
     }
 
-    private func giveShare(_ caller: WorkCaller) {
-        held.withLock { held in
+    private func giveShare(_ caller: WorkCaller, in lane: WorkLane) {
+        held.withLock { lanes in
+            var held = lanes[lane.rawValue]
+            defer { lanes[lane.rawValue] = held }
             if let token = caller.token {
                 let left = held.tokens[token, default: 1] - 1
                 held.tokens[token] = left > 0 ? left : nil
@@ -163,8 +188,9 @@ final class WorkQueue: Sendable {
     func wouldRefuse(_ lane: WorkLane, for caller: WorkCaller) -> WorkRefusal? {
         guard lane != .builds else { return nil }
         if lanes[lane.rawValue].pending.load(ordering: .relaxed) >= capacity { return .full }
-        guard lane == .reads else { return nil }
-        return held.withLock { $0.holdsShare(caller, share) } ? .overShare : nil
+        guard lane.isShared else { return nil }
+        let caller = lane.sharer(caller)
+        return held.withLock { $0[lane.rawValue].holdsShare(caller, share(of: lane)) } ? .overShare : nil
     }
 
     /// `wouldRefuse` for a request's head: the `503 busy` to answer it with, counted as refused.
@@ -183,7 +209,7 @@ final class WorkQueue: Sendable {
                     headers: [("Retry-After", "1")])
         case .overShare:
             Refusal(.serviceUnavailable, "busy",
-                    "You have \(share) requests' worth of \(lane.work) under way, as many as one caller may; retry in a moment.",
+                    "You have \(share(of: lane)) requests' worth of \(lane.work) under way, as many as one caller may; retry in a moment.",
                     headers: [("Retry-After", "1")])
         }
     }
@@ -213,8 +239,8 @@ final class WorkQueue: Sendable {
 
 /// The lane a job runs in (`WorkQueue`).
 enum WorkLane: Int, Sendable, CaseIterable {
-    /// Changes and rollout controls: publish, rollback, validation, schedules, rollout
-    /// controls, schema registration. No read is ever queued here.
+    /// Changes that bring a document: publish, validation, schedules, schema registration.
+    /// No read is ever queued here; one token's and one peer's share at a time.
     case changes
     /// What a new generation serves: a build's manifest view, the landing table, the
     /// associated-domain files. Never refused; until built, nothing else waits for it.
@@ -222,12 +248,23 @@ enum WorkLane: Int, Sendable, CaseIterable {
     /// Costly reads: QR codes, previews, revision documents, diffs, unknown links; shared,
     /// one token's and one peer's share at a time.
     case reads
+    /// Rollout controls (advance, pause, resume, abort, promote), rollbacks and cancelled
+    /// schedules: no document, so however many documents are being validated, an abort in
+    /// an incident waits for none of them.
+    case controls
 
-    var name: String { ["changes", "builds", "reads"][rawValue] }
-    var work: String { ["changes", "building", "costly reads"][rawValue] }
+    var name: String { ["changes", "builds", "reads", "controls"][rawValue] }
+    var work: String { ["changes", "building", "costly reads", "rollout controls"][rawValue] }
+    /// Whether one caller holds at most a share of its places.
+    var isShared: Bool { self == .changes || self == .reads }
+
+    /// Who holds a share: in the reads lane the token and the peer; in the changes lane
+    /// the token alone (every change needs one, a credential of its own, and behind a
+    /// proxy every caller would be one peer, an operator's abort beside a marketer's flood).
+    func sharer(_ caller: WorkCaller) -> WorkCaller { self == .changes ? WorkCaller(token: caller.token) : caller }
 }
 
-/// Who a job is for, for the reads lane's shares: the token's name (nil for a public or
+/// Who a job is for, for the changes and reads lanes' shares: the token's name (nil for a public or
 /// anonymous caller, who is known by its peer alone) and the connection's peer.
 struct WorkCaller: Sendable {
     var token: String?

@@ -91,12 +91,26 @@ struct OffLoopWorkTests {
          [(.reads, WorkCaller(token: "a", peer: alice)), (.reads, WorkCaller(token: "b", peer: alice))], (.reads, WorkCaller(token: "c", peer: alice)), .overShare),
         ("anonymous callers are known by their peer",
          [(.reads, WorkCaller(peer: alice)), (.reads, WorkCaller(peer: alice))], (.reads, WorkCaller(peer: alice)), .overShare),
+        ("a token past its share of the changes lane, whatever its peer",
+         [(.changes, WorkCaller(token: "mkt", peer: alice)), (.changes, WorkCaller(token: "mkt", peer: bob))],
+         (.changes, WorkCaller(token: "mkt", peer: bob)), .overShare),
+        ("in the changes lane a peer holds no share: an operator behind the marketer's proxy gets in",
+         [(.changes, WorkCaller(token: "mkt", peer: alice)), (.changes, WorkCaller(token: "mkt", peer: alice))],
+         (.changes, WorkCaller(token: "ops", peer: alice)), nil),
+        ("changes fill their lane: a rollout control still runs",
+         (0..<8).map { (.changes, WorkCaller(token: "c\($0)")) }, (.controls, WorkCaller(token: "ops")), nil),
+        ("reads fill their lane: a rollout control still runs",
+         (0..<8).map { (.reads, WorkCaller(token: "r\($0)")) }, (.controls, WorkCaller(token: "ops")), nil),
+        ("a full controls lane refuses a control",
+         (0..<8).map { _ in (.controls, WorkCaller(token: "ops")) }, (.controls, WorkCaller(token: "ops")), .full),
     ]
 
     @Test(arguments: lanes)
     func lanesAndShares(_ label: String, _ held: [(WorkLane, WorkCaller)], _ next: (WorkLane, WorkCaller), _ expected: WorkRefusal?) {
         let queue = WorkQueue(capacity: 8)
-        #expect(queue.share == 2)
+        #expect(queue.share(of: .reads) == 2 && queue.share(of: .changes) == 2)
+        let large = WorkQueue(capacity: 64)
+        #expect(large.share(of: .reads) == 16 && large.share(of: .changes) == 4, "a token holds a few documents' changes at once")
         let holds = WorkLane.allCases.map { lane in Hold(queue, lane, callers: held.filter { $0.0 == lane }.map(\.1)) }
         let ran = DispatchSemaphore(value: 0)
         let outcome = queue.submit(next.0, for: next.1) { ran.signal() }
