@@ -39,8 +39,9 @@ final class Connection {
 
     /// Who it comes from, when the per-peer cap counted it (released on close).
     let peer: PeerAddress?
-    /// Where its large bodies' queued output is counted (nil: nowhere), and how much of it
-    /// is not written yet (written bytes are taken from it first, whatever they were).
+    /// Where its large bodies' (and its answers queued behind unwritten ones') output is
+    /// counted (nil: nowhere), and how much of it is not written yet (written bytes are
+    /// taken from it first, whatever they were).
     private let outputBudget: OutputBudget?
     @exclusivity(unchecked) private(set) var budgeted = 0
 

@@ -540,7 +540,7 @@ final class EventLoop: @unchecked Sendable {
     /// loop's connections whose output has waited longest (of that peer, for a share), so
     /// slow readers cannot hold the server's memory: the other loops do the same with
     /// theirs. `sparing` is the connection whose answer is being queued now.
-    /// - Complexity: O(connections with a large body queued × log) when past, else O(1).
+    /// - Complexity: O(connections with counted output queued × log) when past, else O(1).
     private func shedSlowReaders(sparing: Connection?) {
         guard let outputBudget else { return }
         var waiting: [(connection: Connection, since: Int64)] = []

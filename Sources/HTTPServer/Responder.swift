@@ -8,7 +8,9 @@ public final class Responder: Sendable {
     private let deliver: @Sendable (HTTPResponse) -> Void
     private let answered = Atomic<Bool>(false)
 
-    init(deliver: @escaping @Sendable (HTTPResponse) -> Void) {
+    /// `deliver` is called once, with the first response (or, if none is given, a `500`
+    /// when the responder is released): a wrapper around another responder, say.
+    public init(deliver: @escaping @Sendable (HTTPResponse) -> Void) {
         self.deliver = deliver
     }
 

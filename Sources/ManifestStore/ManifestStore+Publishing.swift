@@ -142,11 +142,15 @@ extension ManifestStore {
         return .published(revision)
     }
 
-    /// The validator's report for `routes` against every schema registered in `snapshot`.
-    public static func validate(_ routes: [UInt8], against snapshot: StoreSnapshot, now: Date = Date()) -> ValidationReport {
+    /// The validator's report for `routes` against every schema registered in `snapshot`:
+    /// a client's document is parsed with `JSONParser.requests`' limits, one the store holds
+    /// (a rollback's, a schedule's as it fires, a publish's once its request passed them)
+    /// without, so nothing stored before the limits can become impossible to roll back to.
+    public static func validate(_ routes: [UInt8], against snapshot: StoreSnapshot, now: Date = Date(),
+                                parser: JSONParser = JSONParser()) -> ValidationReport {
         let json: JSONValue
         do {
-            json = try JSONParser.requests.parse(routes)
+            json = try parser.parse(routes)
         } catch {
             return ValidationReport([ValidationProblem(.invalidFormat, at: .root, "The routes document is not valid JSON: \(error.message)")])
         }

@@ -135,13 +135,13 @@ extension ManifestStore {
                     let report = checked.report(for: routes, against: current, now: now)
                     if !report.isValid {
                         let first = report.errors.first.map { " The first: \($0.path): \($0.message)" } ?? ""
-                        status = .skipped(reason: "The routes no longer validate against the schemas registered now (\(report.errors.count) error(s)).\(first)")
+                        status = .skipped(reason: "The routes no longer validate against the schemas registered now (\(report.errorCount) error(s)).\(first)")
                     } else {
                         let start = fresh.rollout.flatMap { steps in fresh.base.map { RolloutStart(stable: $0, steps: steps) } }
                         switch try publishLocked(routes: routes, base: fresh.base, author: fresh.author, message: fresh.message,
                                                  restores: nil, checked: checked, now: now, rollout: start) {
                         case .published(let revision), .unchanged(let revision): status = .fired(revision: revision.number)
-                        case .invalid(let again): status = .skipped(reason: "The routes no longer validate (\(again.errors.count) error(s)).")
+                        case .invalid(let again): status = .skipped(reason: "The routes no longer validate (\(again.errorCount) error(s)).")
                         case .staleBase(let number): status = .skipped(reason: "Revision \(number ?? 0) was published since.")
                         case .unknownRevision: status = .skipped(reason: "Nothing to publish.")
                         case .rolloutInProgress(let candidate), .stableOverRollout(let candidate):

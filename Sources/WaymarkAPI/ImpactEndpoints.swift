@@ -90,10 +90,10 @@ struct ImpactEndpoints: EndpointGroup {
         let expected = "The body must be a routes document: {\"format\", \"app\", \"routes\": [...]}."
         let json = try Refusal.requestJSON(request.body, expected)
         guard case .object = json else { throw Refusal(.badRequest, "badJSON", expected) }
-        let (decoded, problems) = RoutesDocument.decode(json)
+        let (decoded, problems) = RoutesDocument.decodeReporting(json)
         guard let draft = decoded else {
             throw Refusal(.unprocessableContent, "invalidRoutes", "The draft is not a routes document the validator can read.",
-                          details: ValidationReport(problems).json)
+                          details: problems.json)
         }
         guard let baseDocument = try context.documents.read(base).document else {
             throw Refusal(.internalServerError, "damagedRevision", "Revision \(base.number) cannot be read as a routes document.")
@@ -138,7 +138,7 @@ struct ImpactEndpoints: EndpointGroup {
         var answer = Self.json(impact, base: base.number, from: from, to: now, shapesSince: shapesSince)
         if case .object(var object) = answer {
             // A route the validator cannot read is not in the draft: it counts as removed, and says so.
-            object["unreadable"] = .int(problems.count)
+            object["unreadable"] = .int(problems.errorCount + problems.warnings.count + problems.omittedWarnings)
             // Opens no route is named for: what the draft does to them cannot be known.
             object["unattributed"] = .int(Int(unattributed))
             object["allOpens"] = .int(Int(allOpens))

@@ -68,10 +68,10 @@ struct PreviewEndpoints: EndpointGroup {
                               _ snapshot: StoreSnapshot) throws(Refusal) -> HTTPResponse {
         // A draft costs what a validation does: the publishing scope, and its rate.
         _ = try context.authorize(request.head, .scope(.routesPublish, action: "resolveDraft"))
-        let (document, problems) = RoutesDocument.decode(routes)
+        let (document, problems) = RoutesDocument.decodeReporting(routes)
         guard let document else {
             throw Refusal(.unprocessableContent, "invalidRoutes", "The draft is not a routes document the validator can read.",
-                          details: ValidationReport(problems).json)
+                          details: problems.json)
         }
         let analysis = RouteAnalysis(document: document, now: resolution.now)
         func resolved(_ stored: StoredSchema) -> [String: JSONValue] {

@@ -20,8 +20,9 @@ struct PublishingEndpoints: EndpointGroup {
         try registry.addDeferred("POST", "/v1/revisions", .scope(.routesPublish, action: "publish"), maximumBody: documentLimit, busy: busy) {
             request, call, responder throws(Refusal) in try publish(request, call, responder)
         }
+        // A rollback validates the old revision's document again: the changes lane, with its token's share.
         try registry.addOffLoop("POST", "/v1/revisions/:number/rollback", .scope(.routesPublish, action: "rollback"), maximumBody: 64 << 10,
-                                lane: .controls) {
+                                lane: .changes) {
             request, call throws(Refusal) in try rollback(request, call)
         }
         try registry.addDeferred("POST", "/v1/validate", .scope(.routesPublish, action: "validate"), maximumBody: documentLimit, busy: busy) {
@@ -35,7 +36,7 @@ struct PublishingEndpoints: EndpointGroup {
         try context.requirePrimary()
         let base = try base(request)
         let (context, store, author) = (context, context.store, call.actor)
-        context.work.run(responder, in: .changes, for: WorkCaller(request, actor: call.actor)) { () throws(Refusal) in
+        context.work.run(responder, in: .changes, for: WorkCaller(request, actor: call.actor)) { responder throws(Refusal) in
             let body = try Self.envelope(request, requireRoutes: true, also: ["rollout", "supersede"])
             let routes = try Self.stored(body.routes, context: context)
             // `"supersede": true`: publish over an active rollout, ending it.
@@ -67,14 +68,14 @@ struct PublishingEndpoints: EndpointGroup {
 
     private func validate(_ request: HTTPRequest, _ call: RouteCall, _ responder: Responder) throws(Refusal) {
         guard !request.body.isEmpty else { throw Refusal(.badRequest, "missingBody", "Send the routes document to validate as the body.") }
-        context.work.run(responder, in: .changes, for: WorkCaller(request, actor: call.actor)) { [context] in
+        context.work.run(responder, in: .changes, for: WorkCaller(request, actor: call.actor)) { [context] responder in
             Self.validate(request, context: context, responder)
         }
     }
 
     private static func validate(_ request: HTTPRequest, context: APIContext, _ responder: Responder) {
         let snapshot = context.store.snapshot
-        let validated = ManifestStore.validate(request.body, against: snapshot)
+        let validated = ManifestStore.validate(request.body, against: snapshot, parser: .requests)
         // The body is parsed a second time only when the links are checked.
         context.withLinkFindings(try? JSONParser.requests.parse(request.body), against: snapshot) { findings in
             var report = validated
@@ -173,7 +174,7 @@ struct PublishingEndpoints: EndpointGroup {
                                     headers: [("ETag", RevisionEndpoints.etag(revision)), ("Location", "/v1/revisions/\(revision.number)")])
         case .success(.invalid(let report)):
             return APIResponse.error(.unprocessableContent, "invalidRoutes",
-                                     "The routes fail validation (\(report.errors.count) error(s)); nothing was published.", details: report.json)
+                                     "The routes fail validation (\(report.errorCount) error(s)); nothing was published.", details: report.json)
         case .success(.staleBase(let current)):
             return APIResponse.error(.preconditionFailed, "staleBase",
                                      "Revision \(current.map(String.init) ?? "none") was published since your base; fetch it, merge, and retry.",

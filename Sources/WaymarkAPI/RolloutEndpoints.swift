@@ -120,7 +120,7 @@ struct RolloutEndpoints: EndpointGroup {
             return APIResponse.json(.object(object), headers: [("ETag", RevisionEndpoints.etag(revision))])
         case .invalid(let report):
             return APIResponse.error(.unprocessableContent, "invalidRoutes",
-                                     "The routes fail validation (\(report.errors.count) error(s)); nothing was published.", details: report.json)
+                                     "The routes fail validation (\(report.errorCount) error(s)); nothing was published.", details: report.json)
         case .staleBase(let current):
             return APIResponse.error(.preconditionFailed, "staleBase", "Revision \(current.map(String.init) ?? "none") was published since your base.",
                                      details: ["current": current.map(JSONValue.int) ?? .null])

@@ -48,7 +48,7 @@ struct ScheduleEndpoints: EndpointGroup {
             return APIResponse.json(item.json, status: .created, headers: [("Location", "/v1/schedules/\(item.id)")])
         case .invalid(let report):
             throw Refusal(.unprocessableContent, "invalidRoutes",
-                          "The routes fail validation (\(report.errors.count) error(s)); nothing was scheduled.", details: report.json)
+                          "The routes fail validation (\(report.errorCount) error(s)); nothing was scheduled.", details: report.json)
         case .staleBase(let current):
             throw Refusal(.preconditionFailed, "staleBase",
                           "Revision \(current.map(String.init) ?? "none") is current, not the one named; schedule on top of it.",

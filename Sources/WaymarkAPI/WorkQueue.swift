@@ -15,10 +15,12 @@ import SystemIO
 /// thread even while every pooled thread is busy; reads on one serial queue per core but
 /// one (at least one), so that however many reads are queued, a thread is left for a
 /// change or a build. Changes, controls and costly reads each hold at most
-/// `capacity` jobs waiting or running; in the changes and reads lanes one caller (a token)
-/// and one peer (an IPv4 address, an IPv6 /64) hold at most `share` of them (a token at
-/// most `changesShare` changes), so one marketer validating large documents leaves
-/// places, and turns, for everyone else. One more is
+/// `capacity` jobs waiting or running; in the reads lane one caller (a token) and one peer
+/// (an IPv4 address, an IPv6 /64) hold at most `share` of them, and in the changes lane
+/// one token at most `changesShare` (`WorkLane.sharer`), so one marketer validating large
+/// documents leaves places, and turns, for everyone else. A job's place is given back as
+/// its answer is handed over (`run`), not after: a client sending one request after
+/// another never finds its own last one still holding it. One more is
 /// refused with `503` and `Retry-After` rather than queued without bound
 /// (`waymark_work_refused_total{lane}`).
 final class WorkQueue: Sendable {
@@ -102,8 +104,17 @@ final class WorkQueue: Sendable {
     func held(in lane: WorkLane, by token: String) -> Int { held.withLock { $0[lane.rawValue].tokens[token, default: 0] } }
 
     /// Runs `job` off the loop in `lane`; the reason it was not run (nothing run) when the
-    /// lane is full or, in the reads lane, `caller` holds its share.
+    /// lane is full or, in a shared lane, `caller` holds its share.
     func submit(_ lane: WorkLane, for caller: WorkCaller = WorkCaller(), _ job: @escaping @Sendable () -> Void) -> WorkRefusal? {
+        submit(lane, for: caller, releasing: { _ in job() })
+    }
+
+    /// `submit`, with `job` given what gives its caller's share back: called when its answer
+    /// is handed over, so a client that sends its next request as it reads the answer finds
+    /// its place free (and is not refused because the job had not yet returned); called
+    /// again, to no effect, when the job ends.
+    func submit(_ lane: WorkLane, for caller: WorkCaller = WorkCaller(),
+                releasing job: @escaping @Sendable (_ releaseShare: @escaping @Sendable () -> Void) -> Void) -> WorkRefusal? {
         let caller = lane.sharer(caller)
         let slot = lanes[lane.rawValue]
         if lane != .builds {
@@ -124,9 +135,13 @@ final class WorkQueue: Sendable {
         }
         pendingAll.add(1, ordering: .relaxed)
         let queue = slot.queue
+        let given = Once()
+        let release: @Sendable () -> Void = { [self] in
+            if lane.isShared, given.first() { giveShare(caller, in: lane) }
+        }
         queue.async { [self] in
-            job()
-            if lane.isShared { giveShare(caller, in: lane) }
+            job(release)
+            release()
             slot.pending.subtract(1, ordering: .relaxed)
             if pendingAll.subtract(1, ordering: .relaxed).newValue == 0 { releaseMemory(on: lanes[WorkLane.builds.rawValue].queue) }
         }
@@ -218,29 +233,35 @@ final class WorkQueue: Sendable {
     /// off the loop in `lane`; `503` with `Retry-After: 1` when it is refused.
     func answer(_ responder: Responder, in lane: WorkLane, for caller: WorkCaller = WorkCaller(),
                 _ job: @escaping @Sendable () throws(Refusal) -> HTTPResponse) {
-        run(responder, in: lane, for: caller) { () throws(Refusal) in responder.respond(try job()) }
+        run(responder, in: lane, for: caller) { answering throws(Refusal) in answering.respond(try job()) }
     }
 
     /// Runs `job`, which answers through `responder` itself (perhaps later, from elsewhere),
     /// off the loop in `lane`; a refusal it throws is the answer, and so is `503` when the
     /// lane is full or the caller holds its share.
+    /// `job` answers through the responder it is given, which gives the caller's share back
+    /// as it hands the answer over.
     func run(_ responder: Responder, in lane: WorkLane, for caller: WorkCaller = WorkCaller(),
-             _ job: @escaping @Sendable () throws(Refusal) -> Void) {
-        let refusal = submit(lane, for: caller) {
-            do throws(Refusal) {
-                try job()
-            } catch {
-                responder.respond(error.response)
+             _ job: @escaping @Sendable (Responder) throws(Refusal) -> Void) {
+        let refusal = submit(lane, for: caller, releasing: { release in
+            let answering = Responder { response in
+                release()
+                responder.respond(response)
             }
-        }
+            do throws(Refusal) {
+                try job(answering)
+            } catch {
+                answering.respond(error.response)
+            }
+        })
         if let refusal { responder.respond(busy(refusal, in: lane).response) }
     }
 }
 
 /// The lane a job runs in (`WorkQueue`).
 enum WorkLane: Int, Sendable, CaseIterable {
-    /// Changes that bring a document: publish, validation, schedules, schema registration.
-    /// No read is ever queued here; one token's and one peer's share at a time.
+    /// Changes that parse a document: publish, rollback, validation, schedules, schema
+    /// registration. No read is ever queued here; one token's share at a time.
     case changes
     /// What a new generation serves: a build's manifest view, the landing table, the
     /// associated-domain files. Never refused; until built, nothing else waits for it.
@@ -248,8 +269,8 @@ enum WorkLane: Int, Sendable, CaseIterable {
     /// Costly reads: QR codes, previews, revision documents, diffs, unknown links; shared,
     /// one token's and one peer's share at a time.
     case reads
-    /// Rollout controls (advance, pause, resume, abort, promote), rollbacks and cancelled
-    /// schedules: no document, so however many documents are being validated, an abort in
+    /// Rollout controls (advance, pause, resume, abort, promote) and cancelled schedules:
+    /// no document, so however many documents are being validated, an abort in
     /// an incident waits for none of them.
     case controls
 
@@ -289,4 +310,11 @@ struct WorkCaller: Sendable {
 enum WorkRefusal: Sendable, Equatable {
     case full
     case overShare
+}
+
+/// True the first time it is asked, from any thread.
+private final class Once: Sendable {
+    private let done = Atomic<Bool>(false)
+
+    func first() -> Bool { !done.exchange(true, ordering: .acquiringAndReleasing) }
 }

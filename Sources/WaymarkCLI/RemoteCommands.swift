@@ -165,7 +165,9 @@ enum RemoteCommands {
             let details = answer.json["error"]?["details"]
             let errors = details?["errors"]?.arrayValue ?? []
             let warnings = details?["warnings"]?.arrayValue ?? []
-            output.error("waymark: \(what) INVALID — \(ValidateCommand.count(errors.count, "error")), \(ValidateCommand.count(warnings.count, "warning")); nothing was published.")
+            let omitted = details?["omitted"]
+            let errorCount = errors.count + (omitted?["errors"]?.intValue ?? 0), warningCount = warnings.count + (omitted?["warnings"]?.intValue ?? 0)
+            output.error("waymark: \(what) INVALID — \(ValidateCommand.count(errorCount, "error")), \(ValidateCommand.count(warningCount, "warning")); nothing was published.")
             for problem in errors + warnings {
                 output.error("  \(problem["severity"]?.stringValue ?? "error") \(problem["code"]?.stringValue ?? "") at \(problem["path"]?.stringValue ?? "")")
                 output.error("      \(problem["message"]?.stringValue ?? "")")

@@ -54,10 +54,11 @@ enum ServeCommand {
           --memory-limit N         The memory it is given, in bytes (default: its cgroup's limit,
                                    if any); it refuses to start when its budgets (bodies, queued
                                    answers, schedules, caches, itself) do not fit
-          --max-queued-work N      Changes (publish, validation, schedules, rollout controls) and,
-                                   apart, costly reads (QR, previews, revisions, diffs; a quarter
-                                   per token or peer) that may wait or run off the event loops at
-                                   once; more get 503. Builds are never refused (default 64)
+          --max-queued-work N      Changes (publish, rollback, validation, schedules; 4 per
+                                   token), rollout controls and, apart, costly reads (QR,
+                                   previews, revisions, diffs; a quarter per token or peer) that
+                                   may wait or run off the event loops at once, each lane; more
+                                   get 503. Builds are never refused (default 64)
           --rate-share-per-peer P  The percent of the app's token's rate (telemetry:write: every
                                    install's) one IPv4 address or IPv6 /64 may use, and never
                                    less than 10/s; below half, only quiet addresses are served

@@ -48,10 +48,15 @@ enum ValidateCommand {
     static func printHuman(_ report: ValidationReport, routesPath: String, schemas: [Schema], output: inout Output) {
         let verdict = report.isValid ? "valid" : "INVALID"
         let builds = schemas.map(\.buildName).joined(separator: ", ")
-        output.print("\(routesPath): \(verdict) against \(builds) — \(count(report.errors.count, "error")), \(count(report.warnings.count, "warning"))")
+        output.print("\(routesPath): \(verdict) against \(builds) — \(count(report.errorCount, "error")), "
+            + "\(count(report.warnings.count + report.omittedWarnings, "warning"))")
         for problem in report.problems {
             output.print("  \(problem.severity.rawValue) \(problem.code.rawValue) at \(problem.path)")
             output.print("      \(problem.message)")
+        }
+        if report.omittedErrors + report.omittedWarnings > 0 {
+            output.print("  … and \(count(report.omittedErrors, "more error")), \(count(report.omittedWarnings, "more warning")) not listed "
+                + "(a report lists the first \(ValidationReport.listLimit) of each)")
         }
     }
 

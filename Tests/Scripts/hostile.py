@@ -123,7 +123,7 @@
      +700 MB).
  27. One marketer fills the changes lane: a publishing token (no rate) validates
      30,000-route documents (3 MB, ~0.3 s of CPU each) from 24 connections for 8 s while a
-     rollout runs: past its share (16 of the lane's 64 places) it is refused 503 at the
+     rollout runs: past its share (4 of the lane's 64 places) it is refused 503 at the
      head, body unread; the operator's abort, in a lane of its own, answers within 1 s;
      another marketer's validation and publish are answered (200, 201). Before, one
      token's flood held an abort 10 s and left others 503.

@@ -150,6 +150,28 @@ struct OffLoopWorkTests {
         #expect(metrics.contains("waymark_work_refused_total \(refusedBefore + 1)"))
     }
 
+    /// A job's share is given back as its answer is handed over, not when the job returns:
+    /// a client that sends its next change as it reads the answer is not refused by its own
+    /// last one (`crash-test.py`'s writers, one token, were refused 503 that way).
+    @Test func aShareIsGivenBackWithTheAnswer() {
+        let queue = WorkQueue(capacity: 8)
+        let marketer = WorkCaller(token: "mkt")
+        let other = Hold(queue, .changes, callers: [marketer])
+        defer { other.release() }
+        let answered = DispatchSemaphore(value: 0), finish = DispatchSemaphore(value: 0), ended = DispatchSemaphore(value: 0)
+        let responder = Responder { _ in answered.signal() }
+        queue.run(responder, in: .changes, for: marketer) { answering in
+            answering.respond(HTTPResponse(status: .ok, contentType: "text/plain", body: Array("ok".utf8)))
+            finish.wait()  // the job goes on after its answer (a log line, a release of memory)
+            ended.signal()
+        }
+        answered.wait()
+        #expect(queue.wouldRefuse(.changes, for: marketer) == nil, "its next change is taken while the last one's job ends")
+        #expect(queue.held(in: .changes, by: "mkt") == 1, "only the held job counts")
+        finish.signal()
+        ended.wait()
+    }
+
     @Test func whileTheChangesLaneIsFullCachedManifestsAreServedAndChangesAre503() throws {
         let service = try LiveService(maximumQueuedWork: 1)
         let read = service.tokens[.manifestRead]
