@@ -34,6 +34,20 @@ struct OutputBudgetTests {
         #expect(budget.queued == changes.reduce(0) { $0 + $1.1 }, "\(label)")
     }
 
+    /// A server of two loops on a port of its own, 64 MiB of queued output in all and
+    /// `perPeer` for each peer, started.
+    static func started(_ router: Router, perPeer: Int) throws -> HTTPServer {
+        var configuration = ServerConfiguration()
+        configuration.port = 0
+        configuration.threads = 2
+        configuration.accessLog = false
+        configuration.maximumQueuedOutputBytes = 64 << 20
+        configuration.maximumQueuedOutputBytesPerPeer = perPeer
+        let server = HTTPServer(configuration: configuration, router: router)
+        try server.start()
+        return server
+    }
+
     /// Eight clients from 127.0.0.1 ask a 2 MiB answer and never read it, against a share
     /// of 4 MiB a peer: the slowest are reset until the share holds, and a client from ::1
     /// (another peer) reads its whole answer meanwhile.
@@ -41,14 +55,7 @@ struct OutputBudgetTests {
         let big = [UInt8](repeating: 0x61, count: 2 << 20)
         var router = Router()
         try router.add("GET", "/big") { _, _ in HTTPResponse(status: .ok, contentType: "application/octet-stream", body: big) }
-        var configuration = ServerConfiguration()
-        configuration.port = 0
-        configuration.threads = 2
-        configuration.accessLog = false
-        configuration.maximumQueuedOutputBytes = 64 << 20
-        configuration.maximumQueuedOutputBytesPerPeer = 4 << 20
-        let server = HTTPServer(configuration: configuration, router: router)
-        try server.start()
+        let server = try Self.started(router, perPeer: 4 << 20)
         defer {
             server.shutdown()
             server.wait()
@@ -84,14 +91,7 @@ struct OutputBudgetTests {
         let small = [UInt8](repeating: 0x61, count: 600)
         var router = Router()
         try router.add("GET", "/small") { _, _ in HTTPResponse(status: .ok, contentType: "text/plain", body: small) }
-        var configuration = ServerConfiguration()
-        configuration.port = 0
-        configuration.threads = 2
-        configuration.accessLog = false
-        configuration.maximumQueuedOutputBytes = 64 << 20
-        configuration.maximumQueuedOutputBytesPerPeer = 256 << 10
-        let server = HTTPServer(configuration: configuration, router: router)
-        try server.start()
+        let server = try Self.started(router, perPeer: 256 << 10)
         defer {
             server.shutdown()
             server.wait()
