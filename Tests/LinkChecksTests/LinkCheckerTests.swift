@@ -135,8 +135,9 @@ struct LinkCheckerTests {
         let document = try JSONParser().parse("{\"format\": \"waymark.routes/1\", \"app\": \"storefront\", \"routes\": [\(routes.joined(separator: ","))]}")
         let problems = LinkChecker(options: options).check(document, against: [])
         #expect(problems == [])
-        // The most requests in progress at once, from the fixture's log. A request's END
-        // is logged after its answer is sent, so the last may lag the check a little.
+        // The most requests in progress at once, from the fixture's log. A slow request's
+        // END is logged just before its answer is sent (so a request started once that
+        // answer is in is always logged after it); the last may lag the check a little.
         var lines = site.log()
         for _ in 0..<100 where lines.filter({ $0.hasPrefix("END \(host) ") }).count < 8 {
             Thread.sleep(forTimeInterval: 0.02)

@@ -79,9 +79,16 @@ class Handler(BaseHTTPRequestHandler):
         host = (self.headers.get("Host") or "").lower()
         host = host.rsplit(":", 1)[0] if not host.endswith("]") else host
         log(f"GET {host} {self.path}")
+        self.ended = False
         try:
             self.answer(host)
         finally:
+            self.end(host)
+
+    def end(self, host):
+        """Logs END once: before a slow answer is sent, else after the answer."""
+        if not self.ended:
+            self.ended = True
             log(f"END {host} {self.path}")
 
     def answer(self, host):
@@ -109,6 +116,10 @@ class Handler(BaseHTTPRequestHandler):
                 self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
         elif url.path == "/slow":
             time.sleep(int(query.get("ms", ["300"])[0]) / 1000)
+            # END before the answer: the client's next request (its slot given back once it
+            # has this answer) is then always logged after it, so the log's count of
+            # requests in progress never counts one that has ended (it once read 4 of 3).
+            self.end(host)
             self.send(200, b"<p>slow</p>")
         elif url.path == "/hang":
             time.sleep(60)
