@@ -59,6 +59,25 @@ public enum GuardStatistics {
         return min(1, distribution[first...].reduce(0, +))
     }
 
+    /// The smallest k with P(X ≤ k) ≥ 1 − `tail`, for X binomial of `trials` at `rate`: the
+    /// most failures `trials` resolutions plausibly show at that rate (`GuardCounts.bounded`).
+    /// Summed from 0 in logarithms, so no term underflows into the sum before it matters.
+    /// - Complexity: O(the bound).
+    public static func binomialBound(trials: Int, rate: Double, tail: Double) -> Int {
+        guard trials > 0, rate > 0 else { return 0 }
+        guard rate < 1 else { return trials }
+        let logOdds = log(rate) - log1p(-rate)
+        var logTerm = Double(trials) * log1p(-rate)
+        var below = exp(logTerm)
+        var bound = 0
+        while below < 1 - tail, bound < trials {
+            logTerm += log(Double(trials - bound) / Double(bound + 1)) + logOdds
+            bound += 1
+            below += exp(logTerm)
+        }
+        return bound
+    }
+
     /// The hypergeometric probabilities of lowest…highest candidate failures, without the
     /// negligible ends: the kept terms and the count the first one stands for.
     static func hypergeometric(lowest: Int, highest: Int, drawn: Int, failures: Int, total: Int) -> ([Double], Int) {

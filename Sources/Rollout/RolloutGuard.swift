@@ -48,6 +48,10 @@ public struct GuardCounts: Hashable, Sendable {
         public var installs: Set<EvidenceSource> = []
         public var failingInstalls: Set<EvidenceSource> = []
         public var failingNetworks: Set<UInt64> = []
+        /// Per failure reason, the distinct networks that reported it (each set held up to
+        /// `breadthCap`): a reason is the stable revision's own only when as many networks
+        /// report it as a trip needs (`GuardPolicy.minimumNetworks`).
+        public var reasonNetworks: [String: Set<UInt64>] = [:]
         /// Resolutions and failures by network (evidence only): a trip must stand without
         /// the networks that supplied the most failures (`GuardPolicy.minimumNetworks`).
         public var byNetwork: [UInt64: NetworkTally] = [:]
@@ -65,6 +69,7 @@ public struct GuardCounts: Hashable, Sendable {
             Self.union(&installs, other.installs)
             Self.union(&failingInstalls, other.failingInstalls)
             Self.union(&failingNetworks, other.failingNetworks)
+            for (reason, networks) in other.reasonNetworks { Self.union(&reasonNetworks[reason, default: []], networks) }
             byNetwork.merge(other.byNetwork) { NetworkTally(total: $0.total + $1.total, failures: $0.failures + $1.failures) }
         }
 
@@ -99,6 +104,7 @@ public struct GuardCounts: Hashable, Sendable {
             outcomes.reasons[failure, default: 0] += count
             if outcomes.failingInstalls.count < Self.breadthCap { outcomes.failingInstalls.insert(contributor.source) }
             if outcomes.failingNetworks.count < Self.breadthCap { outcomes.failingNetworks.insert(contributor.network) }
+            if outcomes.reasonNetworks[failure, default: []].count < Self.breadthCap { outcomes.reasonNetworks[failure, default: []].insert(contributor.network) }
         }
         cells[cell] = outcomes
     }
@@ -118,38 +124,111 @@ public struct GuardCounts: Hashable, Sendable {
 }
 
 extension GuardCounts {
-    /// These counts with each network's share capped: a network whose resolutions (over
-    /// every cell) exceed the larger of `policy.networkFloor` and the `policy.networkQuantile`
-    /// of all networks' is scaled down to that, its failure rate kept. Counts without
-    /// networks (tables of plain counts) are returned as they are.
-    /// - Complexity: O(cells × networks in them).
+    /// These counts with each network's share capped, twice: a network whose resolutions
+    /// (over every cell) exceed the larger of `policy.networkFloor` and the
+    /// `policy.networkQuantile` of all networks' is scaled down to that; then, in each cell, a
+    /// network whose resolutions there exceed the same quantile of the networks' in that cell
+    /// is scaled down to it — its failure rate kept each time. So a network weighs like a
+    /// typical one overall and in every comparison: it cannot pour its whole share into the
+    /// one cell others spread over many. Counts without networks are returned as they are.
+    /// - Complexity: O(cells × networks in them × log).
     public func trimmed(policy: GuardPolicy) -> GuardCounts {
         var perNetwork: [UInt64: Int] = [:]
         for outcomes in cells.values { for (network, tally) in outcomes.byNetwork { perNetwork[network, default: 0] += tally.total } }
-        guard perNetwork.count > 1 else { return self }
-        let sorted = perNetwork.values.sorted()
-        let quantile = sorted[min(sorted.count - 1, Int(Double(sorted.count - 1) * policy.networkQuantile))]
-        let cap = max(policy.networkFloor, quantile)
-        let heavy = perNetwork.filter { $0.value > cap }
-        guard !heavy.isEmpty else { return self }
         var result = self
-        for (cell, outcomes) in cells {
-            var trimmed = outcomes
-            for (network, total) in heavy {
-                guard let tally = outcomes.byNetwork[network] else { continue }
-                let scale = Double(cap) / Double(total)
-                let keptTotal = Int((Double(tally.total) * scale).rounded())
-                let keptFailures = min(keptTotal, Int((Double(tally.failures) * scale).rounded()))
-                trimmed.total -= tally.total - keptTotal
-                let removedFailures = tally.failures - keptFailures
-                if removedFailures > 0, trimmed.failures > 0 {
-                    let share = Double(trimmed.failures - removedFailures) / Double(trimmed.failures)
-                    trimmed.reasons = trimmed.reasons.mapValues { Int((Double($0) * share).rounded()) }
-                }
-                trimmed.failures -= removedFailures
-                trimmed.byNetwork[network] = NetworkTally(total: keptTotal, failures: keptFailures)
+        if let cap = Self.cap(perNetwork.values, policy: policy) {
+            let scales = perNetwork.filter { $0.value > cap }.mapValues { Double(cap) / Double($0) }
+            if !scales.isEmpty {
+                for (cell, outcomes) in cells { result.cells[cell] = Self.scaled(outcomes, scales) }
             }
-            result.cells[cell] = trimmed
+        }
+        for (cell, outcomes) in result.cells {
+            guard let cap = Self.cap(outcomes.byNetwork.values.lazy.map(\.total), policy: policy) else { continue }
+            let scales = outcomes.byNetwork.filter { $0.value.total > cap }.mapValues { Double(cap) / Double($0.total) }
+            if !scales.isEmpty { result.cells[cell] = Self.scaled(outcomes, scales) }
+        }
+        return result
+    }
+
+    /// The larger of the floor and the quantile of `totals`; nil for fewer than two.
+    static func cap<Totals: Collection>(_ totals: Totals, policy: GuardPolicy) -> Int? where Totals.Element == Int {
+        guard totals.count > 1 else { return nil }
+        let sorted = totals.sorted()
+        return max(policy.networkFloor, sorted[min(sorted.count - 1, Int(Double(sorted.count - 1) * policy.networkQuantile))])
+    }
+
+    /// `outcomes` with each network in `scales` scaled down by its factor, its rate kept; the
+    /// failures removed are taken from the reasons in proportion.
+    static func scaled(_ outcomes: Outcomes, _ scales: [UInt64: Double]) -> Outcomes {
+        var trimmed = outcomes
+        for (network, scale) in scales {
+            guard let tally = outcomes.byNetwork[network] else { continue }
+            let keptTotal = Int((Double(tally.total) * scale).rounded())
+            let keptFailures = min(keptTotal, Int((Double(tally.failures) * scale).rounded()))
+            trimmed.total -= tally.total - keptTotal
+            let removedFailures = tally.failures - keptFailures
+            if removedFailures > 0, trimmed.failures > 0 {
+                let share = Double(trimmed.failures - removedFailures) / Double(trimmed.failures)
+                trimmed.reasons = trimmed.reasons.mapValues { Int((Double($0) * share).rounded()) }
+            }
+            trimmed.failures -= removedFailures
+            trimmed.byNetwork[network] = NetworkTally(total: keptTotal, failures: keptFailures)
+        }
+        return trimmed
+    }
+}
+
+extension GuardCounts {
+    /// These counts with each network's failures in each cell bounded by what its resolutions
+    /// there plausibly show at the rate of the networks that are not outliers: at most the
+    /// `1 − policy.outlierTail` quantile of a binomial of its resolutions at the rate of every
+    /// other network in the cell not yet bounded (one failure and two resolutions added, so a
+    /// rate is never 0 or 1). A network bounded once is an outlier: its failures no longer
+    /// count in the others' rate, which is computed again, with the bounds, until no new
+    /// network is bounded (at most `policy.boundingRounds` times). So networks claiming that
+    /// everything failed — however many of them — are held to what their volume plausibly
+    /// shows at the rate of the rest; honest networks exceed the bound about once in
+    /// 1 / `outlierTail`, and then by a failure or two. Failures removed are taken from the
+    /// cell's reasons in proportion, and a network left without failures stops counting as
+    /// failing. Counts without networks are returned as they are.
+    /// - Complexity: O(rounds × Σ over cells of its networks × their bound).
+    public func bounded(policy: GuardPolicy) -> GuardCounts {
+        var result = self
+        for (cell, outcomes) in cells where outcomes.failures > 0 && outcomes.byNetwork.count > 1 {
+            var tallies = outcomes.byNetwork
+            var outliers: Set<UInt64> = []
+            for _ in 0..<max(1, policy.boundingRounds) {
+                // The rate of the networks that are not outliers (each leaves itself out below).
+                var (total, failures) = (0, 0)
+                for (network, tally) in tallies where !outliers.contains(network) {
+                    (total, failures) = (total + tally.total, failures + tally.failures)
+                }
+                var found: [UInt64] = []
+                for (network, tally) in outcomes.byNetwork where tally.failures > 0 {
+                    let own = outliers.contains(network) ? NetworkTally() : tally
+                    let rate = Double(failures - own.failures + 1) / Double(total - own.total + 2)
+                    // The bound is never below the median, which is at least ⌊trials × rate⌋.
+                    let bound = Double(tally.failures) > Double(tally.total) * rate
+                        ? GuardStatistics.binomialBound(trials: tally.total, rate: rate, tail: policy.outlierTail) : tally.failures
+                    tallies[network]!.failures = min(tally.failures, bound)
+                    guard tally.failures > bound else { continue }
+                    if !outliers.contains(network) { found.append(network) }
+                }
+                guard !found.isEmpty else { break }
+                outliers.formUnion(found)
+            }
+            let kept = tallies.values.reduce(0) { $0 + $1.failures }
+            guard kept < outcomes.failures else { continue }
+            var bounded = outcomes
+            let share = Double(kept) / Double(outcomes.failures)
+            bounded.reasons = outcomes.reasons.mapValues { Int((Double($0) * share).rounded()) }
+            bounded.failures = kept
+            bounded.byNetwork = tallies
+            for (network, tally) in tallies where tally.failures == 0 && (outcomes.byNetwork[network]?.failures ?? 0) > 0 {
+                bounded.failingNetworks.remove(network)
+                for reason in bounded.reasonNetworks.keys { bounded.reasonNetworks[reason]!.remove(network) }
+            }
+            result.cells[cell] = bounded
         }
         return result
     }
@@ -183,6 +262,11 @@ public struct GuardPolicy: Hashable, Sendable {
     /// `networkQuantile` of all networks' on its side (`GuardCounts.trimmed`).
     public var networkFloor = 5
     public var networkQuantile = 0.9
+    /// A network's failures in a cell are at most the `1 − outlierTail` quantile of what its
+    /// resolutions would show at the other networks' rate (`GuardCounts.bounded`), on both
+    /// sides; bounds are recomputed up to `boundingRounds` times.
+    public var outlierTail = 0.001
+    public var boundingRounds = 8
 
     public init() {}
 
@@ -284,7 +368,10 @@ public enum RolloutGuard {
     public static func judge(candidate untrimmed: GuardCounts, stable untrimmed2: GuardCounts, policy: GuardPolicy = GuardPolicy(), look: Int = 1) -> GuardVerdict {
         // Each network counts for at most what a typical one gives (`trimmed`): however many
         // source keys a network makes up, it weighs like one of the larger honest ones.
-        let (candidate, stable) = (untrimmed.trimmed(policy: policy), untrimmed2.trimmed(policy: policy))
+        // And no network fails in a cell more than its resolutions plausibly would at the rate
+        // of the others (`bounded`): a few networks claiming failures on the stable side
+        // cannot raise its baseline over a broken candidate, nor claim the candidate fails.
+        let (candidate, stable) = (untrimmed.trimmed(policy: policy).bounded(policy: policy), untrimmed2.trimmed(policy: policy).bounded(policy: policy))
         let (candidateOverall, stableOverall) = (candidate.overall, stable.overall)
         guard candidateOverall.total >= policy.minimumResolutions, stableOverall.total >= policy.minimumResolutions else {
             return .waiting("The candidate has \(candidateOverall.total) resolutions and the stable revision \(stableOverall.total) counted as evidence; "
@@ -315,7 +402,12 @@ public enum RolloutGuard {
             let (mine, theirs) = (candidateRoutes[route]!, stableRoutes[route]!)
             let strata = byBuild { $0.route == route }
             comparisons.append(Comparison(scope: .route, route: route, strata: strata, candidate: mine))
-            for reason in mine.reasons.keys.sorted() where (theirs.reasons[reason] ?? 0) == 0 && mine.reasons[reason]! >= policy.minimumNewReasonFailures {
+            // A reason is the stable revision's own when it failed with it from as many networks
+            // as a trip needs: fewer cannot turn the comparison off by claiming it once.
+            func known(_ reason: String) -> Bool {
+                (theirs.reasons[reason] ?? 0) > 0 && (theirs.reasonNetworks[reason]?.count ?? 0) >= policy.minimumNetworks
+            }
+            for reason in mine.reasons.keys.sorted() where !known(reason) && mine.reasons[reason]! >= policy.minimumNewReasonFailures {
                 // The reason's failures against none: each build's candidate failures of that reason.
                 let reasonStrata = strata.map { stratum -> (candidate: GuardCounts.Outcomes, stable: GuardCounts.Outcomes) in
                     var only = stratum.candidate

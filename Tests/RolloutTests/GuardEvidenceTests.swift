@@ -104,7 +104,7 @@ struct GuardEvidenceTests {
         ("a healthy candidate with noise", 8_000, 400, 0.03, 0.03, 0, 0, "healthy"),
         ("too few installs to call it healthy", 40, 40, 0.03, 0.03, 0, 0, "waiting"),
         ("a healthy candidate and one network of forged failures", 8_000, 400, 0.03, 0.03, 1, 500, "healthy"),
-        ("nine networks of forged failures (fewer than J = 10) cannot trip it; they can hold its step", 2_000, 200, 0.03, 0.03, 9, 60, "waiting"),
+        ("nine networks of forged failures (fewer than J = 10) cannot trip it; bounded, they no longer hold its step", 2_000, 200, 0.03, 0.03, 9, 60, "healthy"),
         ("a regression under proceed claims from three networks of 1,000 installs each", 2_000, 200, 0.40, 0.03, 3, -1_000, "tripped"),
         ("an 8 % regression under proceed claims from twenty networks", 8_000, 400, 0.08, 0.03, 20, -100, "tripped"),
     ]
@@ -115,6 +115,79 @@ struct GuardEvidenceTests {
         let verdict = Self.judged(installs: installs, networks: networks, candidateRate: candidateRate, stableRate: stableRate,
                                   attackers: attackers, perAttacker: perAttacker)
         #expect(Self.kind(verdict) == expected, "\(label): \(verdict)")
+    }
+
+    /// 8,000 installs on 400 networks post 5 resolutions each of `product`, half on each side
+    /// (every network reaches its 50 a side): the stable revision fails `stableRate`
+    /// (validationFailed), the candidate the same plus `newReason` at `newRate`, or
+    /// `candidateRate` in all. Then `attackers` networks of 10 installs post their network's 50
+    /// stable claims, all failed with `forgedReason`.
+    static func stableForged(candidateRate: Double, stableRate: Double, newReason: Double = 0, attackers: Int,
+                             forgedReason: String = "validationFailed") -> GuardVerdict {
+        var evidence = Self.evidence()
+        var random = SplitMix(seed: 23)
+        func fails(_ rate: Double) -> Bool { Double(random.next() % 1_000_000) < rate * 1_000_000 }
+        for index in 0..<8_000 {
+            let candidate = index % 2 == 0
+            let claims = (0..<5).map { _ -> EvidenceClaim in
+                if candidate, newReason > 0, fails(newReason) {
+                    return EvidenceClaim(candidate: true, route: "product", build: "ios 5.3.0", failure: "expired", count: 1, minute: Self.minute)
+                }
+                return Self.claim(candidate, failed: fails(candidate ? candidateRate : stableRate))
+            }
+            evidence.record(claims, source: Self.source(index), network: UInt64(index % 400), cohort: candidate ? 0 : 99, percent: 50, now: Self.now)
+        }
+        for attacker in 0..<attackers {
+            for index in 0..<10 {
+                let forged = EvidenceClaim(candidate: false, route: "product", build: "ios 5.3.0", failure: forgedReason, count: 5, minute: Self.minute)
+                evidence.record([forged], source: Self.source(2_000_000 + attacker * 100 + index), network: 5_000 + UInt64(attacker),
+                                cohort: 99, percent: 50, now: Self.now)
+            }
+        }
+        #expect(evidence.stableCounts.overall.failures >= attackers * 50, "the forged claims are within the caps: they count")
+        return RolloutGuard.judge(candidate: evidence.candidateCounts, stable: evidence.stableCounts, look: 1)
+    }
+
+    /// (label, candidate rate, stable rate, the candidate's new reason, attacker networks, the reason they forge, expected)
+    static let stableRows: [(String, Double, Double, Double, Int, String, String)] = [
+        ("a 20 % regression under stable failures forged from 60 networks (15 % of them), each within its caps",
+         0.20, 0.03, 0, 60, "validationFailed", "tripped"),
+        ("the same regression under stable failures forged from 200 networks (a third of them)", 0.20, 0.03, 0, 200, "validationFailed", "tripped"),
+        ("a healthy candidate under the same forged stable failures", 0.03, 0.03, 0, 60, "validationFailed", "healthy"),
+        ("a new reason at 4 points over an 11 % baseline", 0.11, 0.11, 0.04, 0, "validationFailed", "tripped"),
+        ("the same, with the reason claimed once for the stable revision from one network", 0.11, 0.11, 0.04, 1, "expired", "tripped"),
+        ("the same, with the reason claimed from 9 networks (fewer than a trip needs)", 0.11, 0.11, 0.04, 9, "expired", "tripped"),
+    ]
+
+    @Test(arguments: stableRows)
+    func stableSideForgeries(_ label: String, _ candidateRate: Double, _ stableRate: Double, _ newReason: Double, _ attackers: Int,
+                             _ forgedReason: String, _ expected: String) {
+        let verdict = Self.stableForged(candidateRate: candidateRate, stableRate: stableRate, newReason: newReason, attackers: attackers,
+                                        forgedReason: forgedReason)
+        #expect(Self.kind(verdict) == expected, "\(label): \(verdict)")
+    }
+
+    @Test("Bounding leaves honest noise alone and brings one network's forged rate down to a plausible one")
+    func boundedFailures() {
+        var counts = GuardCounts()
+        var random = SplitMix(seed: 5)
+        let cell = GuardCounts.Cell(route: "product", build: "ios 5.3.0")
+        for network in 0..<400 {
+            for index in 0..<50 {
+                let failed = random.next() % 100 < 3
+                counts.add(cell, count: 1, failure: failed ? "validationFailed" : nil,
+                           from: .init(source: Self.source(network * 100 + index), network: UInt64(network)))
+            }
+        }
+        let honest = counts.cells[cell]!.failures
+        #expect(counts.bounded(policy: GuardPolicy()).cells[cell]!.failures >= honest - 2, "at most a network or two of 400 lose a failure")
+        for index in 0..<50 {
+            counts.add(cell, count: 1, failure: "expired", from: .init(source: Self.source(1_000_000 + index), network: 9_999))
+        }
+        let bounded = counts.bounded(policy: GuardPolicy()).cells[cell]!
+        let forged = bounded.byNetwork[9_999]!
+        #expect(forged.total == 50 && forged.failures <= 7, "50 of 50 at a 3 % rate is bounded to what 50 plausibly show: \(forged)")
+        #expect(abs(bounded.failures - bounded.reasons.values.reduce(0, +)) <= 2, "reasons follow the failures")
     }
 
     @Test("Looks come as the evidence grows by a quarter, and once per step at its minimum")

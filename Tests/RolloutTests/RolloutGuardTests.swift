@@ -36,6 +36,18 @@ struct RolloutGuardTests {
         #expect(abs(p - expected) <= expected * 1e-9 + 1e-300, "\(label): \(p) against \(expected)")
     }
 
+    /// The bound against the binomial quantile, from `Tests/Scripts/guard-reference.py`:
+    /// (trials, rate, tail, bound).
+    static let bounds: [(Int, Double, Double, Int)] = [
+        (50, 0.03, 0.001, 6), (25, 0.03, 0.001, 4), (50, 0.155, 0.001, 16), (1, 0.5, 0.001, 1), (400, 0.0005, 0.001, 3),
+        (100000, 0.1, 0.001, 10294), (20, 0.0, 0.001, 0), (20, 1.0, 0.001, 20),
+    ]
+
+    @Test(arguments: bounds)
+    func binomialBound(_ row: (Int, Double, Double, Int)) {
+        #expect(GuardStatistics.binomialBound(trials: row.0, rate: row.1, tail: row.2) == row.3, "\(row)")
+    }
+
     /// The rule without breadth (these tables hold counts, not installs): the statistics alone.
     static let statisticsOnly: GuardPolicy = {
         var policy = GuardPolicy()

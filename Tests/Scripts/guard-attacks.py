@@ -20,7 +20,9 @@ with the shape of an unknown link they followed.
      shape close to a route (`/products/:param`) offered under 8 made-up source keys.
   2. A candidate that breaks `product` on 5.3.0 (40 %) while the attacker posts 1,000
      forged successes for it every round trips at its first step, 1 %.
-  3. `Tests/Scripts/guard-reference.py --check`: the exact p-values in the guard's Swift
+  3. A candidate that breaks `product` on 5.3.0 at 20 % while 20 attacker networks post their
+     day's share of stable failures for that route and build trips at its first step, 10 %.
+  4. `Tests/Scripts/guard-reference.py --check`: the exact p-values in the guard's Swift
      table equal the Python reference's.
 
 Usage: guard-attacks.py WAYMARK_BINARY
@@ -134,14 +136,14 @@ class Fleet:
         day = datetime.datetime.fromtimestamp(now, datetime.timezone.utc).strftime("%Y-%m-%d")
         return hashlib.sha256(("waymark-source/1|%s|%s" % (install["id"], day)).encode()).digest()[:16].hex()
 
-    def round(self, rollout, broken=None):
+    def round(self, rollout, broken=None, broken_rate=0.40):
         """One round: a sample of installs each posts one batch for the revision it is served."""
         ts = iso(self.daemon.now - 30)
         posted = 0
         for install in self.random.sample(self.installs, PER_ROUND):
             on_candidate = rollout["status"] in ("running", "paused") and install["cohort"] < rollout["percent"]
             revision = rollout["candidate"] if on_candidate or rollout["status"] == "completed" else rollout["stable"]
-            product_rate = 0.40 if broken and on_candidate and install["build"] == broken else 0.03
+            product_rate = broken_rate if broken and on_candidate and install["build"] == broken else 0.03
             events = []
             for route, rate in (("product", product_rate), ("home", 0.03), ("category", 0.03)):
                 failed = self.random.random() < rate
@@ -240,6 +242,28 @@ class Attacker:
             fail("1,000 chosen shapes answered %d: %s" % (status, answer[:200]))
 
 
+class StableForger:
+    """Attacker networks 127.1.N.0/24 (N = 1 .. networks), the app's token: each posts its
+    network's day of stable evidence (50: 10 made-up installs of 5), every claim a failure of
+    `product` on 5.3.0, to raise the baseline a broken candidate is judged against."""
+
+    def __init__(self, daemon, networks):
+        self.daemon = daemon
+        self.connections = [Connection(daemon.port, "127.1.%d.2" % (index + 1), daemon.token) for index in range(networks)]
+        self.random = random.Random(31)
+
+    def forge(self, rollout):
+        ts = iso(self.daemon.now - 30)
+        event = {"ts": ts, "entry": "universalLink", "outcome": "notFound", "reason": "validationFailed", "route": "product", "count": 5}
+        for connection in self.connections:
+            for _ in range(10):
+                body = {"client": {"platform": "ios", "appVersion": "5.3.0", "revision": rollout["stable"], "cohort": 99,
+                                   "source": "%032x" % self.random.getrandbits(128)}, "events": [event]}
+                status, answer = connection.post("/v1/telemetry", body)
+                if status != 202:
+                    fail("a forged stable batch answered %d: %s" % (status, answer[:200]))
+
+
 def rollout_state(daemon):
     status, state = daemon.call("GET", "/v1/rollout")
     if status != 200:
@@ -259,12 +283,12 @@ def looked(daemon):
     fail("no look within 20 s")
 
 
-def publish(daemon, route_id):
+def publish(daemon, route_id, rollout=None):
     with open(os.path.join(waymark_daemon.EXAMPLE, "routes.json")) as source:
         document = json.load(source)
     document["routes"].append({"id": route_id, "patterns": ["/%s" % route_id], "destination": "home"})
     _, revisions = daemon.call("GET", "/v1/revisions")
-    status, answer = daemon.call("POST", "/v1/revisions", {"message": route_id, "routes": document, "rollout": {}},
+    status, answer = daemon.call("POST", "/v1/revisions", {"message": route_id, "routes": document, "rollout": rollout or {}},
                                  {"If-Match": '"rev-%d"' % revisions["current"]})
     if status != 201:
         fail("publishing %s: %d %s" % (route_id, status, answer))
@@ -348,6 +372,33 @@ def broken_candidate(daemon, fleet, attacker):
           % (state["candidate"], rounds, state["findings"][0]["text"]))
 
 
+def hidden_break(daemon, fleet):
+    """A candidate that fails product on 5.3.0 at 20 % (against 3 %), rolled out 10 % -> 100 %,
+    while 20 attacker networks (10 % as many as the fleet's) fill the stable side of that cell
+    with failures."""
+    steps = [{"percent": 10, "minimumDuration": 600, "minimumResolutions": 200},
+             {"percent": 100, "minimumDuration": 600, "minimumResolutions": 200}]
+    publish(daemon, "hidden", {"steps": steps})
+    forger = StableForger(daemon, 20)
+    state = rollout_state(daemon)
+    rounds, percents = 0, [state["percent"]]
+    while state["status"] == "running" and rounds < 40:
+        daemon.set_clock(daemon.now + ROUND)
+        rounds += 1
+        forger.forge(state)
+        fleet.round(state, broken="5.3.0", broken_rate=0.20)
+        state = looked(daemon)
+        if state["percent"] != percents[-1]:
+            percents.append(state["percent"])
+    if state["status"] != "tripped" or state["percent"] > 10:
+        fail("a 20 %% break under forged stable failures from 20 networks was not stopped at 10 %% (%s): %s"
+             % (" -> ".join("%d%%" % p for p in percents), json.dumps(state)[:800]))
+    stable = state["guard"]["stable"]
+    print("guard-attacks: a 20 %% break under stable failures forged from 20 networks (stable evidence %d resolutions, %d failures) "
+          "went %s and tripped in round %d: %s"
+          % (stable["resolutions"], stable["failures"], " -> ".join("%d%%" % p for p in percents), rounds, state["findings"][0]["text"]))
+
+
 def main():
     binary = sys.argv[1]
     started = time.time()
@@ -366,6 +417,7 @@ def main():
         present_is_not_blind(daemon)
         unknown_links_hold(daemon, attacker)
         broken_candidate(daemon, fleet, attacker)
+        hidden_break(daemon, fleet)
         print("guard-attacks: ok in %.0f s" % (time.time() - started))
     finally:
         daemon.stop()

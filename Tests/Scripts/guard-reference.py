@@ -6,9 +6,11 @@ arithmetic (mpmath), as the reference the Swift tables are checked against:
     (Fisher's exact test with one stratum), every term summed, nothing pruned;
   - alpha spending over looks: look j spends alpha / (j (j + 1));
   - the rise a trip needs: the candidate's rate against the stable rate standardised to the
-    candidate's builds, at least min_increase points and min_ratio times.
+    candidate's builds, at least min_increase points and min_ratio times;
+  - the bound on one network's failures in a cell (`GuardCounts.bounded`): the smallest k
+    with P(X <= k) >= 1 - tail, X binomial of its resolutions at the others' rate.
 
-`python3 guard-reference.py` prints the p-values and boundary rows that
+`python3 guard-reference.py` prints the p-values, boundary rows and bounds that
 Tests/RolloutTests/RolloutGuardTests.swift holds; `--check` recomputes them and exits 1 if any
 differs from the values in that file by more than 1e-9 relative.
 """
@@ -73,6 +75,25 @@ def boundary(look):
     return next(x for x in range(401) if stratified_p([(x, 400, 12, 1000)]) < threshold)
 
 
+# (trials, rate, tail): the bound GuardStatistics.binomialBound must give.
+BOUND_ROWS = [(50, "0.03", "0.001"), (25, "0.03", "0.001"), (50, "0.155", "0.001"), (1, "0.5", "0.001"),
+              (400, "0.0005", "0.001"), (100000, "0.1", "0.001"), (20, "0.0", "0.001"), (20, "1.0", "0.001")]
+
+
+def binomial_bound(trials, rate, tail):
+    rate, tail = mpf(rate), mpf(tail)
+    if trials == 0 or rate == 0:
+        return 0
+    if rate >= 1:
+        return trials
+    below = mpf(0)
+    for k in range(trials + 1):
+        below += binomial(trials, k) * rate ** k * (1 - rate) ** (trials - k)
+        if below >= 1 - tail:
+            return k
+    return trials
+
+
 def main():
     rows = [(label, strata, stratified_p(strata)) for label, strata in P_ROWS]
     if "--check" in sys.argv:
@@ -93,7 +114,12 @@ def main():
             if "(look: %d, trips: %d)" % (look, trips) not in text:
                 print("boundary at look %d: the reference trips at %d failures, the table says otherwise" % (look, trips))
                 bad += 1
-        print("guard-reference: %d rows and %d boundaries, %d differ" % (len(rows), len(BOUNDARY_LOOKS), bad))
+        for trials, rate, tail in BOUND_ROWS:
+            row = "(%d, %s, %s, %d)" % (trials, rate, tail, binomial_bound(trials, rate, tail))
+            if row not in text:
+                print("bound %s: the table does not hold the reference's row" % row)
+                bad += 1
+        print("guard-reference: %d rows, %d boundaries and %d bounds, %d differ" % (len(rows), len(BOUNDARY_LOOKS), len(BOUND_ROWS), bad))
         sys.exit(1 if bad else 0)
     for label, strata, p in rows:
         print('("%s", [%s], %s),' % (label, ", ".join("(%d, %d, %d, %d)" % s for s in strata), mp.nstr(p, 17, min_fixed=0, max_fixed=0)))
@@ -101,6 +127,8 @@ def main():
         print("alpha at look %d: %s" % (look, alpha_at(look)))
     for look in BOUNDARY_LOOKS:
         print("(look: %d, trips: %d)" % (look, boundary(look)))
+    for trials, rate, tail in BOUND_ROWS:
+        print("(%d, %s, %s, %d)," % (trials, rate, tail, binomial_bound(trials, rate, tail)))
 
 
 if __name__ == "__main__":
