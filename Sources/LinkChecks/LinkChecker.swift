@@ -8,13 +8,22 @@ public struct LinkCheckOptions: Hashable, Sendable {
     public var fetch = FetchOptions()
     /// Findings are warnings unless configured to block publishing.
     public var severity: Severity = .warning
-    /// Fetches in flight at once, across all checks running together.
+    /// Fetches in flight at once, across all checks of one purpose (validations, publishes)
+    /// running together.
     public var parallelism = 8
     /// Distinct URLs one check fetches at most; a document naming more is checked in part
     /// (`linksNotChecked`), so one request cannot make the server send thousands.
     public var maximumFetchesPerCheck = 200
     /// Seconds a fetched result is reused (0: never).
     public var cacheSeconds = 300
+    /// Checks in progress at once (`admit`), of each kind, and for one holder (a token):
+    /// past them a check is not started. Each runs at most `parallelism` threads, so the
+    /// threads link checks hold are bounded by these and not by the requests that ask.
+    public var maximumChecks = 4
+    public var maximumChecksPerHolder = 1
+    /// Seconds a check waits for its fetches: addresses not fetched by then are reported as
+    /// not checked (`linksNotChecked`), and its answer does not wait for them (0: no limit).
+    public var checkSeconds = 30
     /// The largest associated-domain file read (Apple's limit is 128 KB).
     public var maximumFileBytes = 128 << 10
 
@@ -33,14 +42,62 @@ public final class LinkChecker: Sendable {
     private let cache = Mutex<[Job: (outcome: Outcome, expires: ContinuousClock.Instant)]>([:])
     /// Fetch rounds made (not cache hits), since start: for tests and metrics.
     public let fetches = Atomic<Int>(0)
-    /// `parallelism` slots shared by every check in progress.
-    private let slots: DispatchSemaphore
+    /// `parallelism` slots for each purpose, shared by its checks in progress: validations
+    /// cannot hold a publish's fetches.
+    private let slots: [DispatchSemaphore]
+    /// Checks in progress, by kind (index) and holder.
+    private let places = Mutex<[(total: Int, holders: [String: Int])]>([(0, [:]), (0, [:])])
 
     public init(options: LinkCheckOptions = LinkCheckOptions()) {
         self.options = options
         self.fetcher = HTTPSFetcher(options: options.fetch)
-        self.slots = DispatchSemaphore(value: max(1, options.parallelism))
+        self.slots = [DispatchSemaphore(value: max(1, options.parallelism)), DispatchSemaphore(value: max(1, options.parallelism))]
     }
+
+    /// What a check is for: its places are counted apart, so dry runs cannot keep a publish
+    /// from being checked.
+    public enum Purpose: Int, Sendable {
+        case validation, publish
+    }
+
+    /// One check's place (`admit`): given back when the place is released — after the check
+    /// has answered and its last fetch has ended, so a check that answered at its deadline
+    /// still holds its place while its fetches run out.
+    public final class Place: Sendable {
+        public let purpose: Purpose
+        fileprivate let release: @Sendable () -> Void
+
+        fileprivate init(_ purpose: Purpose, release: @escaping @Sendable () -> Void) {
+            self.purpose = purpose
+            self.release = release
+        }
+
+        deinit { release() }
+    }
+
+    /// A place for `holder`'s check of `purpose`, or nil when `maximumChecks` of that purpose,
+    /// or `maximumChecksPerHolder` of the holder's, are in progress.
+    public func admit(_ holder: String, for purpose: Purpose) -> Place? {
+        let (limit, perHolder) = (max(1, options.maximumChecks), max(1, options.maximumChecksPerHolder))
+        let taken = places.withLock { places -> Bool in
+            let kind = places[purpose.rawValue]
+            guard kind.total < limit, kind.holders[holder, default: 0] < perHolder else { return false }
+            places[purpose.rawValue].total += 1
+            places[purpose.rawValue].holders[holder, default: 0] += 1
+            return true
+        }
+        guard taken else { return nil }
+        return Place(purpose) { [self] in
+            places.withLock { places in
+                places[purpose.rawValue].total -= 1
+                let left = places[purpose.rawValue].holders[holder, default: 1] - 1
+                places[purpose.rawValue].holders[holder] = left > 0 ? left : nil
+            }
+        }
+    }
+
+    /// Checks in progress now, of each purpose (tests, metrics).
+    public func checksInProgress(_ purpose: Purpose) -> Int { places.withLock { $0[purpose.rawValue].total } }
 
     enum Job: Hashable, Sendable {
         case fallback(String)
@@ -63,8 +120,10 @@ public final class LinkChecker: Sendable {
     }
 
     /// The findings for a routes document against the schemas it is validated with. A
-    /// document that does not decode gives none: the validator reports why.
-    public func check(_ routes: JSONValue, against schemas: [Schema]) -> [ValidationProblem] {
+    /// document that does not decode gives none: the validator reports why. `place`, when
+    /// given, is held until the check's last fetch has ended. At most `checkSeconds`: the
+    /// addresses not fetched by then are reported as not checked.
+    public func check(_ routes: JSONValue, against schemas: [Schema], in place: Place? = nil) -> [ValidationProblem] {
         guard let document = RoutesDocument.decode(routes).document else { return [] }
         let routes = document.routes
         var apple: [String: [String]] = [:]
@@ -80,12 +139,17 @@ public final class LinkChecker: Sendable {
         let hostJobs = apple.keys.sorted().map { Job.apple(host: $0) } + android.keys.sorted().map { Job.android(host: $0) }
         let wanted = unique(hostJobs + fallbacks.map(Job.fallback))
         let jobs = Array(wanted.prefix(options.maximumFetchesPerCheck))
-        let outcomes = Dictionary(uniqueKeysWithValues: zip(jobs, run(jobs)))
+        let outcomes = Dictionary(uniqueKeysWithValues: zip(jobs, run(jobs, holding: place)).compactMap { job, outcome in outcome.map { (job, $0) } })
 
         var problems: [ValidationProblem] = []
         if wanted.count > jobs.count {
             problems.append(ValidationProblem(.linksNotChecked, at: .root,
                 "Only \(jobs.count) of the \(wanted.count) addresses these routes name were checked (the limit for one validation); the fallbacks of the rest were not."))
+        }
+        if outcomes.count < jobs.count {
+            problems.append(ValidationProblem(.linksNotChecked, at: .root,
+                "Only \(outcomes.count) of the \(jobs.count) addresses these routes name could be checked within \(options.checkSeconds) s "
+                + "(the limit for one check); the rest were not."))
         }
         for route in routes {
             guard let url = route.fallbackURL, case .fallback(.unreachable(let reason))? = outcomes[.fallback(url)] else { continue }
@@ -161,25 +225,31 @@ public final class LinkChecker: Sendable {
 
     // MARK: Fetching
 
-    /// Each job's outcome, from the cache or fetched, `parallelism` at a time.
-    private func run(_ jobs: [Job]) -> [Outcome] {
+    /// Each job's outcome, from the cache or fetched, `parallelism` at a time; nil for a job
+    /// not fetched within `checkSeconds`. The fetching threads hold `place`.
+    private func run(_ jobs: [Job], holding place: Place?) -> [Outcome?] {
         let now = ContinuousClock.now
         var outcomes: [Outcome?] = cache.withLock { cache in
             cache = cache.filter { $0.value.expires > now }
             return jobs.map { cache[$0]?.outcome }
         }
         let missing = jobs.indices.filter { outcomes[$0] == nil }
-        let fetched = Self.parallelMap(missing.map { jobs[$0] }, width: options.parallelism) { [self] job in fetch(job) }
+        let deadline: DispatchTime = options.checkSeconds > 0 ? .now() + .seconds(options.checkSeconds) : .distantFuture
+        let fetched = Self.parallelMap(missing.map { jobs[$0] }, width: options.parallelism, until: deadline) { [self] job in
+            withExtendedLifetime(place) { fetch(job, slots: slots[(place?.purpose ?? .publish).rawValue]) }
+        }
         fetches.add(missing.count, ordering: .relaxed)
         let expires = ContinuousClock.now + .seconds(options.cacheSeconds)
         cache.withLock { cache in
-            for (index, outcome) in zip(missing, fetched) where options.cacheSeconds > 0 { cache[jobs[index]] = (outcome, expires) }
+            for (index, outcome) in zip(missing, fetched) where options.cacheSeconds > 0 {
+                if let outcome { cache[jobs[index]] = (outcome, expires) }
+            }
         }
         for (index, outcome) in zip(missing, fetched) { outcomes[index] = outcome }
-        return outcomes.map { $0! }
+        return outcomes
     }
 
-    private func fetch(_ job: Job) -> Outcome {
+    private func fetch(_ job: Job, slots: DispatchSemaphore) -> Outcome {
         slots.wait()
         defer { slots.signal() }
         switch job {
@@ -208,8 +278,11 @@ public final class LinkChecker: Sendable {
     }
 
     /// `body` over `items` on `width` threads of their own (the work blocks on the network,
-    /// so Dispatch's pool, sized to the cores, would run too few at once).
-    static func parallelMap<T: Sendable, R: Sendable>(_ items: [T], width: Int, _ body: @escaping @Sendable (T) -> R) -> [R] {
+    /// so Dispatch's pool, sized to the cores, would run too few at once), until `deadline`:
+    /// then what has finished (nil for the rest), and the threads take no new item; those in
+    /// the middle of one end with it, in the background.
+    static func parallelMap<T: Sendable, R: Sendable>(_ items: [T], width: Int, until deadline: DispatchTime = .distantFuture,
+                                                      _ body: @escaping @Sendable (T) -> R) -> [R?] {
         guard !items.isEmpty else { return [] }
         let results = Mutex<[R?]>(Array(repeating: nil, count: items.count))
         let next = Atomic<Int>(0)
@@ -225,8 +298,11 @@ public final class LinkChecker: Sendable {
             }
             thread.start()
         }
-        done.wait()
-        return results.withLock { $0.map { $0! } }
+        if done.wait(timeout: deadline) == .timedOut {
+            // No new item is started; what is in progress ends on its own.
+            next.store(items.count, ordering: .relaxed)
+        }
+        return results.withLock { $0 }
     }
 
     private func unique<T: Hashable>(_ items: [T]) -> [T] {

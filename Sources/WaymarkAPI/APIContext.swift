@@ -94,19 +94,35 @@ final class APIContext: Sendable {
             + "publish, roll back and register schemas there.", details: ["primary": .string(follower.client.base)])
     }
 
+    /// A place for a link check of `holder`'s (a token's) `purpose` against `snapshot`'s
+    /// schemas: nil when checks are off or nothing is registered to check against (then
+    /// nothing is checked), `503 linkChecksBusy` when the checker has no place free. Taken
+    /// before the document is validated, so a refused request costs nothing more.
+    func linkCheckPlace(for holder: String, _ purpose: LinkChecker.Purpose, against snapshot: StoreSnapshot) throws(Refusal) -> LinkChecker.Place? {
+        guard let linkChecker, !snapshot.schemas.isEmpty else { return nil }
+        guard let place = linkChecker.admit(holder, for: purpose) else {
+            let limits = linkChecker.options
+            throw Refusal(.serviceUnavailable, "linkChecksBusy",
+                          "Link checks are busy: \(limits.maximumChecks) \(purpose == .publish ? "publishes" : "validations") at once, "
+                          + "\(limits.maximumChecksPerHolder) for one token; retry in a moment.",
+                          headers: [("Retry-After", "5")])
+        }
+        return place
+    }
+
     /// Calls `body` with the link checks' findings for `routes` against `snapshot`'s
-    /// schemas: at once with none when checks are off (then `routes` is never evaluated) or
-    /// nothing is registered to check against, else from the link-check queue once every
-    /// fetch has ended.
-    func withLinkFindings(_ routes: @autoclosure () -> JSONValue?, against snapshot: StoreSnapshot,
+    /// schemas, in `place` (`linkCheckPlace`): at once with none when there is no place
+    /// (checks off, nothing registered; then `routes` is never evaluated), else from the
+    /// link-check queue once the check has ended (its fetches, or its `checkSeconds`).
+    func withLinkFindings(_ routes: @autoclosure () -> JSONValue?, against snapshot: StoreSnapshot, in place: LinkChecker.Place?,
                           _ body: @escaping @Sendable (ValidationReport) -> Void) {
         let schemas = snapshot.orderedSchemas.map(\.schema)
         let routes = routes()
         // Fallbacks at non-public addresses, whether or not link checks run (`FallbackAddresses`).
         let addresses = options.allowPrivateFallbacks ? ValidationReport() : routes.map(FallbackAddresses.report) ?? ValidationReport()
-        guard let linkChecker, !schemas.isEmpty, let routes else { return body(addresses) }
+        guard let linkChecker, let place, !schemas.isEmpty, let routes else { return body(addresses) }
         linkCheckQueue.async { [self] in
-            let findings = linkChecker.check(routes, against: schemas)
+            let findings = linkChecker.check(routes, against: schemas, in: place)
             linkFindings.add(UInt64(findings.count), ordering: .relaxed)
             var all = addresses
             all.append(contentsOf: findings)

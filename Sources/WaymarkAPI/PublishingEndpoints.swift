@@ -46,7 +46,9 @@ struct PublishingEndpoints: EndpointGroup {
                 return responder.respond(RolloutEndpoints.start(context, routes: routes, steps: rollout, base: base, author: author,
                                                                 message: body.message, supersede: supersede))
             }
-            context.withLinkFindings(body.routes, against: store.snapshot) { findings in
+            let snapshot = store.snapshot
+            let place = try context.linkCheckPlace(for: author, .publish, against: snapshot)
+            context.withLinkFindings(body.routes, against: snapshot, in: place) { findings in
                 responder.respond(Self.outcome(context, Result { () throws(StoreError) in
                     try store.publish(routes: routes, base: base, author: author, message: body.message, findings: findings.problems,
                                       supersede: supersede, now: context.now())
@@ -68,16 +70,17 @@ struct PublishingEndpoints: EndpointGroup {
 
     private func validate(_ request: HTTPRequest, _ call: RouteCall, _ responder: Responder) throws(Refusal) {
         guard !request.body.isEmpty else { throw Refusal(.badRequest, "missingBody", "Send the routes document to validate as the body.") }
-        context.work.run(responder, in: .changes, for: WorkCaller(request, actor: call.actor)) { [context] responder in
-            Self.validate(request, context: context, responder)
+        context.work.run(responder, in: .changes, for: WorkCaller(request, actor: call.actor)) { [context] responder throws(Refusal) in
+            try Self.validate(request, context: context, holder: call.actor, responder)
         }
     }
 
-    private static func validate(_ request: HTTPRequest, context: APIContext, _ responder: Responder) {
+    private static func validate(_ request: HTTPRequest, context: APIContext, holder: String, _ responder: Responder) throws(Refusal) {
         let snapshot = context.store.snapshot
+        let place = try context.linkCheckPlace(for: holder, .validation, against: snapshot)
         let validated = ManifestStore.validate(request.body, against: snapshot, parser: .requests)
         // The body is parsed a second time only when the links are checked.
-        context.withLinkFindings(try? JSONParser.requests.parse(request.body), against: snapshot) { findings in
+        context.withLinkFindings(try? JSONParser.requests.parse(request.body), against: snapshot, in: place) { findings in
             var report = validated
             report.append(findings)
             guard case .object(var object) = report.json else { return responder.respond(APIResponse.json(report.json)) }

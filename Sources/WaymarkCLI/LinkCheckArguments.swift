@@ -3,7 +3,8 @@ import LinkChecks
 /// The link-check options `validate` and `serve` share.
 enum LinkCheckArguments {
     static let options: Set<String> = [
-        "--link-findings", "--link-parallelism", "--link-timeout", "--link-cache", "--ca-file", "--connect-to", "--allow-address",
+        "--link-findings", "--link-parallelism", "--link-timeout", "--link-cache", "--link-checks", "--link-check-seconds", "--ca-file",
+        "--connect-to", "--allow-address",
     ]
 
     static let help = """
@@ -13,6 +14,9 @@ enum LinkCheckArguments {
           --link-findings W        warning (default) or error: errors block publishing
           --link-parallelism N     Fetches at once (default 8)
           --link-timeout MS        Longest a fetch may take, in milliseconds (default 8000)
+          --link-check-seconds S   Longest one check waits for its fetches (default 30; 0: no
+                                   limit); addresses not fetched by then are reported as not
+                                   checked
           --ca-file FILE           Trust the CAs in this PEM file instead of the system's
           --connect-to H:P:H2:P2   Connect to H2:P2 when a check asks for H:P (curl's
                                    --connect-to); repeatable
@@ -22,9 +26,12 @@ enum LinkCheckArguments {
 
     static let cacheHelp = """
           --link-cache SECONDS     Reuse a fetched result this long (default 300; 0: never)
+          --link-checks N          Checks at once: N validations and N publishes, one of each
+                                   per token (default 4); past them 503 linkChecksBusy
         """
 
-    /// The options, or nil without `--check-links`. `cache`: whether `--link-cache` applies.
+    /// The options, or nil without `--check-links`. `cache`: whether `--link-cache` and
+    /// `--link-checks` apply (serve).
     static func parse(_ parsed: Arguments, cache: Bool) throws(CLIError) -> LinkCheckOptions? {
         let given = options.filter { parsed.last($0) != nil }.sorted()
         guard parsed.has("--check-links") else {
@@ -34,6 +41,9 @@ enum LinkCheckArguments {
         if !cache, let value = parsed.last("--link-cache") {
             throw .invalidValue(option: "--link-cache", value: value, expected: "no cache for a single validation (serve only)")
         }
+        if !cache, let value = parsed.last("--link-checks") {
+            throw .invalidValue(option: "--link-checks", value: value, expected: "one check for a single validation (serve only)")
+        }
         var options = LinkCheckOptions()
         switch parsed.last("--link-findings") {
         case nil, "warning": options.severity = .warning
@@ -42,6 +52,8 @@ enum LinkCheckArguments {
         }
         options.parallelism = try parsed.number("--link-parallelism", in: 1...64, expected: "1 to 64") ?? options.parallelism
         options.cacheSeconds = try parsed.number("--link-cache", in: 0...86_400, expected: "0 to 86400 seconds") ?? options.cacheSeconds
+        options.maximumChecks = try parsed.number("--link-checks", in: 1...64, expected: "1 to 64") ?? options.maximumChecks
+        options.checkSeconds = try parsed.number("--link-check-seconds", in: 0...3_600, expected: "0 to 3600 seconds") ?? options.checkSeconds
         if let timeout = try parsed.number("--link-timeout", in: 100...120_000, expected: "100 to 120000 milliseconds") {
             options.fetch.totalTimeout = timeout
             options.fetch.connectTimeout = min(options.fetch.connectTimeout, timeout)

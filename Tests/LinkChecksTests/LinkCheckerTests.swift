@@ -122,17 +122,25 @@ struct LinkCheckerTests {
         #expect(fresh.fetches.load(ordering: .relaxed) == 10)
     }
 
-    @Test func fetchesRunInParallelUpToTheBound() throws {
+    /// Options that send `host` to the HTTPS fixture, `parallelism` fetches at once, and a
+    /// document of `count` routes whose fallbacks are its `/slow` page, answered after `ms`.
+    func slowFallbacks(host: String, count: Int, ms: Int, parallelism: Int) throws -> (LinkCheckOptions, JSONValue) {
         let site = HTTPSFixture.site
         var options = LinkCheckOptions()
         options.fetch = site.options()
-        options.parallelism = 3
-        let host = "parallel.waymark.test"
+        options.parallelism = parallelism
         options.fetch.connectTo = [site.connect(host)]
-        let routes = (0..<8).map { index in
-            "{\"id\": \"r\(index)\", \"patterns\": [\"/r\(index)\"], \"destination\": \"home\", \"fallbackURL\": \"https://\(host)/slow?ms=250&n=\(index)\"}"
+        let routes = (0..<count).map { index in
+            "{\"id\": \"r\(index)\", \"patterns\": [\"/r\(index)\"], \"destination\": \"home\", \"fallbackURL\": \"https://\(host)/slow?ms=\(ms)&n=\(index)\"}"
         }
         let document = try JSONParser().parse("{\"format\": \"waymark.routes/1\", \"app\": \"storefront\", \"routes\": [\(routes.joined(separator: ","))]}")
+        return (options, document)
+    }
+
+    @Test func fetchesRunInParallelUpToTheBound() throws {
+        let site = HTTPSFixture.site
+        let host = "parallel.waymark.test"
+        let (options, document) = try slowFallbacks(host: host, count: 8, ms: 250, parallelism: 3)
         let problems = LinkChecker(options: options).check(document, against: [])
         #expect(problems == [])
         // The most requests in progress at once, from the fixture's log. A slow request's
@@ -151,5 +159,45 @@ struct LinkCheckerTests {
         }
         #expect(inFlight == 0)
         #expect(most == 3, "at most 3 at once, and 8 requests of 250 ms leave time to reach 3")
+    }
+
+    @Test func placesAreBoundedPerPurposeAndHolderAndGivenBackWithTheLastReference() {
+        var options = LinkCheckOptions()
+        options.maximumChecks = 2
+        let checker = LinkChecker(options: options)
+        var first = checker.admit("a", for: .validation)
+        #expect(first != nil)
+        #expect(checker.admit("a", for: .validation) == nil, "one check at a time for one token")
+        let second = checker.admit("b", for: .validation)
+        #expect(second != nil)
+        #expect(checker.admit("c", for: .validation) == nil, "two validations at once in all")
+        let publish = checker.admit("c", for: .publish)
+        #expect(publish != nil, "publishes have places of their own")
+        #expect(checker.checksInProgress(.validation) == 2 && checker.checksInProgress(.publish) == 1)
+        first = nil
+        #expect(checker.checksInProgress(.validation) == 1)
+        #expect(checker.admit("c", for: .validation) != nil)
+        withExtendedLifetime((first, second, publish)) {}
+    }
+
+    @Test func aCheckAnswersAtItsDeadlineAndHoldsItsPlaceUntilItsFetchesEnd() throws {
+        let site = HTTPSFixture.site
+        let host = "deadline.waymark.test"
+        var (options, document) = try slowFallbacks(host: host, count: 4, ms: 1_500, parallelism: 2)
+        options.checkSeconds = 1
+        let checker = LinkChecker(options: options)
+        var place = checker.admit("marketing", for: .validation)
+        let problems = checker.check(document, against: [], in: place)
+        // Every fetch takes 1.5 s: none is done at the 1 s deadline, and two are under way.
+        #expect(problems.map(\.code) == [.linksNotChecked])
+        #expect(problems.first?.message.hasPrefix("Only 0 of the 4 addresses these routes name could be checked within 1 s") == true,
+                "\(problems.map(\.message))")
+        place = nil
+        #expect(checker.checksInProgress(.validation) == 1, "the place is held while its fetches run out")
+        for _ in 0..<500 where checker.checksInProgress(.validation) > 0 { Thread.sleep(forTimeInterval: 0.02) }
+        #expect(checker.checksInProgress(.validation) == 0, "and given back when they end")
+        let started = site.log().filter { $0.hasPrefix("GET \(host) ") }.count
+        #expect(started == 2, "no fetch starts after the deadline: \(started)")
+        withExtendedLifetime(place) {}
     }
 }

@@ -127,6 +127,15 @@
      head, body unread; the operator's abort, in a lane of its own, answers within 1 s;
      another marketer's validation and publish are answered (200, 201). Before, one
      token's flood held an abort 10 s and left others 503.
+ 28. Link checks that never end, with `serve --check-links`: six marketing tokens each
+     validate, from 4 connections for 20 s, documents naming 200 fallbacks on a host that
+     accepts connections and never answers a byte. At most 4 validations are checked at
+     once, one per token (503 linkChecksBusy past them, before the document is read), each
+     answering by its 30 s deadline with what was not checked; the daemon's threads stay
+     under 4 x 2 checks x (8 fetches + 1) + 40; the operator's publish, checked with
+     fetches of its own, is answered within 10 s. Before, every validation started a check
+     of 8 threads that queued for 8 shared fetches (hundreds of threads) and the publish
+     waited behind them.
 
 Prints each figure; exits 1 on the first failure.
 Usage: hostile.py WAYMARK_RELEASE_BINARY [ATTACK...] (attacks by name, e.g. impact_flood: only those, each on a daemon of its own)
@@ -2115,6 +2124,116 @@ def changes_flood(binary, scratch):
           % (tally.get(200, 0), tally.get(503, 0), 1000 * abort, validation, publish))
 
 
+def silent_listener(stop):
+    """A TCP listener on loopback that accepts and never sends a byte: (port, thread)."""
+    server = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    server.bind(("127.0.0.1", 0))
+    server.listen(1024)
+    server.settimeout(0.2)
+    held = []
+
+    def accept():
+        while not stop.is_set():
+            try:
+                held.append(server.accept()[0])
+            except socket.timeout:
+                continue
+        for connection in held:
+            connection.close()
+        server.close()
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    return server.getsockname()[1], thread
+
+
+def threads_of(pid):
+    with open("/proc/%d/status" % pid) as status:
+        return next(int(line.split()[1]) for line in status if line.startswith("Threads:"))
+
+
+def link_check_flood(binary, scratch):
+    """Marketing tokens validating documents whose fallbacks never answer, with link checks on:
+    bounded checks and threads; the operator's publish is checked and answered."""
+    data = os.path.join(scratch, "links")
+    stop = threading.Event()
+    silent, listener = silent_listener(stop)
+    closed_socket = socket.socket()
+    closed_socket.bind(("127.0.0.1", 0))
+    closed = closed_socket.getsockname()[1]  # bound, never listening: connections are refused
+    arguments = ["--check-links", "--link-cache", "0",
+                 "--connect-to", "slow.example:443:127.0.0.1:%d" % silent, "--allow-address", "127.0.0.1:%d" % silent,
+                 "--allow-address", "127.0.0.1:%d" % closed]
+    for host in ("storefront.example", "www.storefront.example"):
+        arguments += ["--connect-to", "%s:443:127.0.0.1:%d" % (host, closed)]
+    daemon = Daemon(binary, data, *arguments)
+    flooders = [token(binary, data, "links-%d" % index, "routes:publish", rate="unlimited") for index in range(6)]
+    routes = json.load(open(os.path.join(EXAMPLE, "routes.json")))
+    tally, lock, peak = {}, threading.Lock(), [0]
+    base_threads = threads_of(daemon.process.pid)
+
+    def flood(bearer, worker):
+        for round_ in range(1_000_000):
+            if stop.is_set():
+                return
+            document = json.loads(json.dumps(routes))
+            document["routes"] += [{"id": "slow%d" % index, "patterns": ["/slow/%d" % index], "destination": "home",
+                                    "fallbackURL": "https://slow.example/%d/%d/%d" % (worker, round_, index)} for index in range(200)]
+            try:
+                status, body, _ = call(daemon.port, bearer, "POST", "/v1/validate", document, timeout=120)
+                key = "503 %s" % ((json_of(body) or {}).get("error") or {}).get("code", "") if status == 503 else status
+            except (OSError, http.client.HTTPException):
+                key = "reset"
+            with lock:
+                tally[key] = tally.get(key, 0) + 1
+
+    def sample():
+        while not stop.is_set():
+            peak[0] = max(peak[0], threads_of(daemon.process.pid))
+            time.sleep(0.1)
+
+    workers = [threading.Thread(target=flood, args=(bearer, index * 4 + connection))
+               for index, bearer in enumerate(flooders) for connection in range(4)]
+    sampler = threading.Thread(target=sample)
+    try:
+        sampler.start()
+        for worker in workers:
+            worker.start()
+        time.sleep(6)
+        operator = json.loads(json.dumps(routes))
+        operator["routes"][0]["notes"] = "published beside the link-check flood"
+        began = time.monotonic()
+        try:
+            published, answer, _ = call(daemon.port, daemon.admin, "POST", "/v1/revisions", {"message": "beside the flood", "routes": operator},
+                                        {"If-Match": '"rev-1"'}, timeout=60)
+        except (OSError, http.client.HTTPException) as error:
+            published, answer = 0, str(error).encode()
+        publish = time.monotonic() - began
+        time.sleep(14)
+        stop.set()
+        for worker in workers:
+            worker.join()
+        sampler.join()
+        alive = daemon.alive()
+    finally:
+        stop.set()
+        daemon.stop()
+        closed_socket.close()
+    if not alive:
+        fail("the daemon died under a flood of link checks")
+    bound = 4 * 2 * (8 + 1) + 40
+    if peak[0] > base_threads + bound:
+        fail("link checks took the daemon from %d to %d threads (bound: %d more): %s" % (base_threads, peak[0], bound, tally))
+    if published != 201 or publish > 10:
+        fail("the operator's publish beside the link-check flood: %d in %.1f s: %s" % (published, publish, answer[:300]))
+    if tally.get("503 linkChecksBusy", 0) == 0 or tally.get(200, 0) == 0:
+        fail("the flooders' validations: %s" % tally)
+    print("hostile: 6 tokens validating 200 fallbacks that never answer from 24 connections for 20 s: %s; threads %d at most "
+          "(%d at rest); the operator's publish, checked beside them, in %.2f s"
+          % (", ".join("%s: %d" % item for item in sorted(tally.items(), key=str)), peak[0], base_threads, publish))
+
+
 def main():
     if len(sys.argv) < 2:
         fail("usage: hostile.py WAYMARK_RELEASE_BINARY")
@@ -2127,7 +2246,8 @@ def main():
         alone = {"impact_flood": impact_flood, "old_revisions": old_revisions, "counts_beside_ingestion": counts_beside_ingestion,
                  "big_documents": big_documents, "vocabulary_growth": vocabulary_growth, "ended_schedules": ended_schedules,
                  "shared_token_flood": shared_token_flood, "mistake_reports": mistake_reports,
-                 "pipelined_small_answers": pipelined_small_answers, "changes_flood": changes_flood}
+                 "pipelined_small_answers": pipelined_small_answers, "changes_flood": changes_flood,
+                 "link_check_flood": link_check_flood}
         unknown = [name for name in chosen if name not in alone]
         if unknown:
             fail("no attack %s runs alone; these do: %s" % (", ".join(unknown), ", ".join(sorted(alone))))
@@ -2172,6 +2292,7 @@ def main():
             mistake_reports(binary, scratch)
             pipelined_small_answers(binary, scratch)
             changes_flood(binary, scratch)
+            link_check_flood(binary, scratch)
         finally:
             if daemon.alive():
                 daemon.process.kill()
