@@ -48,9 +48,9 @@ extension APIContext {
             if let share = refused.peerRate {
                 audit(action, actor: record.name, reason: "overPeerRateShare", scope: scope, head)
                 throw Refusal(.tooManyRequests, "rateLimited",
-                              "This address is over its share of the token \"\(record.name)\"'s rate for \(scope.rawValue) (\(share)/s of \(rate), and only "
-                                + "quiet addresses while the token is near its rate: every install shares it, and one address may not spend it for the "
-                                + "others); retry in \(wait) s.",
+                              "This address (or its network) is over its share of the token \"\(record.name)\"'s rate for \(scope.rawValue) (\(share)/s of \(rate), "
+                                + "and only quiet addresses while the token is near its rate: every install shares it, and one address or network may "
+                                + "not spend it for the others); retry in \(wait) s.",
                               details: ["rate": .string(rate.description), "peerRate": .int(share), "retryAfter": .int(wait)],
                               headers: [("Retry-After", String(wait))])
             }

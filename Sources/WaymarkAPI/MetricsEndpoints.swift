@@ -56,7 +56,7 @@ struct MetricsEndpoints: EndpointGroup {
             out += "waymark_rate_limited_total{token=\"\(label(refusal.token))\",scope=\"\(refusal.scope.rawValue)\"} \(refusal.count + refusal.overPeerShare)\n"
         }
         family("waymark_rate_limited_over_peer_share_total", "counter",
-               "Of those, the app's token's requests refused because their address (an IPv4 address, an IPv6 /64) was over its share of the rate (--rate-share-per-peer), or busy while the token's bucket was below half, since start.")
+               "Of those, the app's token's requests refused because their address (an IPv4 address, an IPv6 /64) or its IPv6 /56 or /48 was over its share of the rate (--rate-share-per-peer; twice and four times it), or busy while the token's bucket was below half, since start.")
         for refusal in rateRefusals where refusal.overPeerShare > 0 {
             out += "waymark_rate_limited_over_peer_share_total{token=\"\(label(refusal.token))\",scope=\"\(refusal.scope.rawValue)\"} \(refusal.overPeerShare)\n"
         }

@@ -14,6 +14,9 @@ import Synchronization
 /// behind a trusted proxy, the address it forwards):
 /// - one peer may use at most `peerPercent` of the token's rate, and never less than
 ///   `peerFloor` a second, in a bucket of its own: one address flooding it gets its share;
+/// - an IPv6 peer's /56 at most twice that and its /48 four times, each in a bucket of its
+///   own, since whoever holds a /48 holds 65,536 /64s: one site's network, however many
+///   addresses it spreads over, gets at most four peers' shares;
 /// - while the token's bucket is below half, only quiet peers (about one request a second
 ///   or less over the last `quietHalfLife` seconds, as an install posting its batches is)
 ///   may take from it: a few dozen addresses each spending its share cannot spend what
@@ -54,6 +57,16 @@ final class RateLimiter: Sendable {
         let token: String
         let scope: Scope
         let peer: PeerAddress
+        /// 0: the peer (an IPv4 address, an IPv6 /64); 1: its IPv6 /56; 2: its /48.
+        let level: UInt8
+    }
+
+    /// The buckets a request from `peer` takes from: the peer's, and for IPv6 its /56 and
+    /// /48 (the /64's address with the rest of its bits cleared), each with its multiple of
+    /// the peer's share.
+    private static func levels(of peer: PeerAddress) -> [(peer: PeerAddress, level: UInt8, multiple: Int)] {
+        guard peer.low == 1 else { return [(peer, 0, 1)] }
+        return [(peer, 0, 1), (PeerAddress(high: peer.high & ~0xFF, low: 1), 1, 2), (PeerAddress(high: peer.high & ~0xFFFF, low: 1), 2, 4)]
     }
 
     struct PeerBucket {
@@ -142,27 +155,37 @@ final class RateLimiter: Sendable {
                 return Refusal(wait: Self.wait(bucket.available, rate), peerRate: nil)
             }
             if let share, let peer {
-                let peerKey = PeerKey(token: record.id, scope: scope, peer: peer)
-                let peerBurst = TokenRate.perSecond(share).burst
-                var held = state.peers[peerKey] ?? {
-                    Self.makeRoom(in: &state, now: now)
-                    // One quiet request, then busy unless it stays quiet: a fresh address is no free burst.
-                    return PeerBucket(available: Double(peerBurst), updated: now, rate: share, recent: Self.quietRequests - 1)
-                }()
-                let elapsed = now > held.updated ? Double(now - held.updated) / 1e9 : 0
-                held.recent *= exp2(-elapsed / Self.quietHalfLife)
-                Self.refill(&held.available, &held.updated, rate: share, burst: peerBurst, now: now)
-                held.rate = share
-                // Below half the token's bucket, a busy peer waits for the quiet ones.
-                let busy = held.isBusy && bucket.available < Double(burst) / 2
-                guard held.available >= 1, !busy else {
-                    state.peers[peerKey] = held
-                    bucket.refusedOverPeerShare += 1
-                    return Refusal(wait: busy ? held.quietAgain : Self.wait(held.available, share), peerRate: share)
+                var taken: [(PeerKey, PeerBucket)] = []
+                for (address, level, multiple) in Self.levels(of: peer) {
+                    let peerKey = PeerKey(token: record.id, scope: scope, peer: address, level: level)
+                    let levelShare = min(rate, share * multiple)
+                    let peerBurst = TokenRate.perSecond(levelShare).burst
+                    var held = state.peers[peerKey] ?? {
+                        Self.makeRoom(in: &state, now: now)
+                        // One quiet request, then busy unless it stays quiet: a fresh address is no free burst.
+                        return PeerBucket(available: Double(peerBurst), updated: now, rate: levelShare, recent: Self.quietRequests - 1)
+                    }()
+                    let elapsed = now > held.updated ? Double(now - held.updated) / 1e9 : 0
+                    held.recent *= exp2(-elapsed / Self.quietHalfLife)
+                    Self.refill(&held.available, &held.updated, rate: levelShare, burst: peerBurst, now: now)
+                    held.rate = levelShare
+                    // Below half the token's bucket, a busy peer waits for the quiet ones (the
+                    // peer itself: a network is many installs, never quiet).
+                    let busy = level == 0 && held.isBusy && bucket.available < Double(burst) / 2
+                    guard held.available >= 1, !busy else {
+                        // Nothing is taken: what the levels before had refilled is kept.
+                        for (key, value) in taken { state.peers[key] = value }
+                        state.peers[peerKey] = held
+                        bucket.refusedOverPeerShare += 1
+                        return Refusal(wait: busy ? held.quietAgain : Self.wait(held.available, levelShare), peerRate: levelShare)
+                    }
+                    taken.append((peerKey, held))
                 }
-                held.available -= 1
-                held.recent += 1
-                state.peers[peerKey] = held
+                for (key, var held) in taken {
+                    held.available -= 1
+                    held.recent += 1
+                    state.peers[key] = held
+                }
             }
             bucket.available -= 1
             return nil

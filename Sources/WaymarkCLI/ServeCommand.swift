@@ -61,7 +61,8 @@ enum ServeCommand {
                                    get 503. Builds are never refused (default 64)
           --rate-share-per-peer P  The percent of the app's token's rate (telemetry:write: every
                                    install's) one IPv4 address or IPv6 /64 may use, and never
-                                   less than 10/s; below half, only quiet addresses are served
+                                   less than 10/s (an IPv6 /56 twice it, a /48 four times);
+                                   below half, only quiet addresses are served
                                    (default 5; 0: off — behind a proxy use 0, or
                                    --trust-forwarded-for)
           --pin-threads            Pin event loop i to the i-th allowed CPU

@@ -136,6 +136,11 @@
      fetches of its own, is answered within 10 s. Before, every validation started a check
      of 8 threads that queued for 8 shared fetches (hundreds of threads) and the publish
      waited behind them.
+ 29. The app's token from one IPv6 /48 behind a trusted proxy (`--trust-forwarded-for`):
+     12 connections flood it for 6 s from 256 /64s of 2001:db8:77::/48 (each /64 quiet
+     enough, alone), while 16 installs in other /48s post a batch every 2 s: the /48 gets at
+     most four peers' shares (its /56s two each) and at least 95 % of the installs' posts
+     are accepted. Before, each /64 was a peer of its own and the /48 spent the token.
 
 Prints each figure; exits 1 on the first failure.
 Usage: hostile.py WAYMARK_RELEASE_BINARY [ATTACK...] (attacks by name, e.g. impact_flood: only those, each on a daemon of its own)
@@ -1907,6 +1912,91 @@ def shared_token_flood(binary, scratch):
           % (one["accepted"], one["share"], many["accepted"], many["share"], many["rate"], accepted_one, sent_one, accepted_many, sent_many))
 
 
+def ipv6_network_flood(binary, scratch):
+    """The app's token spent from 256 /64s of one /48 behind a trusted proxy: the /48 is held
+    to four peers' shares, and installs in other networks are answered."""
+    import uuid
+    data = os.path.join(scratch, "ipv6-network")
+    daemon = Daemon(binary, data, "--trust-forwarded-for")
+    fleet = token(binary, data, "fleet6", "telemetry:write", rate=200)
+    stop = threading.Event()
+    flood = {"accepted": 0, "share": 0, "rate": 0, "other": []}
+    phones = {"accepted": 0, "refused": []}
+    lock = threading.Lock()
+
+    def batch():
+        return json.dumps({"batch": uuid.uuid4().hex, "client": {"platform": "ios", "appVersion": "5.3.0", "revision": 1},
+                           "events": [{"ts": iso(int(time.time()) - 30), "entry": "scheme", "outcome": "proceed", "route": "product"}]})
+
+    def headers(address):
+        return {"Authorization": "Bearer " + fleet, "Content-Type": "application/json", "X-Forwarded-For": address}
+
+    def flooder(worker):
+        connection = None
+        for count in range(10 ** 9):
+            if stop.is_set():
+                break
+            subnet = (worker * 7919 + count) % 256
+            address = "2001:db8:77:%x::%x" % ((subnet // 16) << 8 | subnet % 16, 1 + count % 50)
+            try:
+                if connection is None:
+                    connection = http.client.HTTPConnection("127.0.0.1", daemon.port, timeout=30)
+                connection.request("POST", "/v1/telemetry", body=batch(), headers=headers(address))
+                response = connection.getresponse()
+                answer = response.read()
+                with lock:
+                    if response.status == 202:
+                        flood["accepted"] += 1
+                    elif response.status == 429 and b"over its share" in answer:
+                        flood["share"] += 1
+                    elif response.status == 429:
+                        flood["rate"] += 1
+                    else:
+                        flood["other"].append(response.status)
+                if response.getheader("Connection", "").lower() == "close":
+                    connection.close()
+                    connection = None
+            except (OSError, http.client.HTTPException):
+                connection = None
+
+    def phone(index):
+        while not stop.is_set():
+            connection = http.client.HTTPConnection("127.0.0.1", daemon.port, timeout=30)
+            connection.request("POST", "/v1/telemetry", body=batch(), headers=headers("2001:db8:%x:1::1" % (0x100 + index)))
+            response = connection.getresponse()
+            response.read()
+            connection.close()
+            with lock:
+                if response.status == 202:
+                    phones["accepted"] += 1
+                else:
+                    phones["refused"].append(response.status)
+            stop.wait(2)
+
+    threads = [threading.Thread(target=flooder, args=(worker,)) for worker in range(12)]
+    threads += [threading.Thread(target=phone, args=(index,)) for index in range(16)]
+    try:
+        seconds = run_for(threads, 6, stop)
+        alive = daemon.alive()
+    finally:
+        stop.set()
+        daemon.stop()
+    if not alive:
+        fail("the daemon died under a /48's flood")
+    sent = phones["accepted"] + len(phones["refused"])
+    # Four peers' shares: 40/s, a burst of 200, and the token's own first request.
+    allowed = 40 * seconds + 200 + 10
+    if flood["accepted"] > allowed or flood["other"] or flood["share"] == 0:
+        fail("one /48 over 256 /64s: %d accepted in %.1f s (its share: 40/s, bursts of 200), %d over its share, %d over the token's rate, "
+             "others %s" % (flood["accepted"], seconds, flood["share"], flood["rate"], sorted(set(flood["other"]))))
+    if sent == 0 or phones["accepted"] < 0.95 * sent:
+        fail("installs beside one /48 flooding their shared token: %d of %d posts accepted (%s); the /48 %d accepted"
+             % (phones["accepted"], sent, sorted(set(phones["refused"])), flood["accepted"]))
+    print("hostile: the fleet's telemetry token (200/s) flooded for %.1f s from 256 /64s of one /48 behind the proxy: %d accepted "
+          "(its share: 40/s, bursts of 200), %d answered 429 over its share, %d over the token's rate; 16 installs in other /48s: "
+          "%d of %d accepted" % (seconds, flood["accepted"], flood["share"], flood["rate"], phones["accepted"], sent))
+
+
 # 25 -----------------------------------------------------------------------------------------
 def mistake_reports(binary, scratch):
     """Marketing's token sending documents of many small mistakes: the report is bounded,
@@ -2247,7 +2337,7 @@ def main():
                  "big_documents": big_documents, "vocabulary_growth": vocabulary_growth, "ended_schedules": ended_schedules,
                  "shared_token_flood": shared_token_flood, "mistake_reports": mistake_reports,
                  "pipelined_small_answers": pipelined_small_answers, "changes_flood": changes_flood,
-                 "link_check_flood": link_check_flood}
+                 "link_check_flood": link_check_flood, "ipv6_network_flood": ipv6_network_flood}
         unknown = [name for name in chosen if name not in alone]
         if unknown:
             fail("no attack %s runs alone; these do: %s" % (", ".join(unknown), ", ".join(sorted(alone))))
@@ -2289,6 +2379,7 @@ def main():
             vocabulary_growth(binary, scratch)
             ended_schedules(binary, scratch)
             shared_token_flood(binary, scratch)
+            ipv6_network_flood(binary, scratch)
             mistake_reports(binary, scratch)
             pipelined_small_answers(binary, scratch)
             changes_flood(binary, scratch)

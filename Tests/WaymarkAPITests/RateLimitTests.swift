@@ -154,6 +154,32 @@ struct RateLimitTests {
         #expect(limiter.peerBuckets <= RateLimiter.maximumPeerBuckets)
     }
 
+    /// An IPv6 peer is a /64; whoever holds a /48 holds 65,536 of them, so its /56 may take
+    /// twice a peer's share and its /48 four times (`RateLimiter.levels`).
+    @Test func anIPv6NetworkGetsFourSharesHoweverManyAddressesItSpreadsOver() throws {
+        let service = try LiveService(transport: .inProcess)
+        let record = try service.store.tokens.create(name: "app", scopes: [.telemetryWrite], rate: .perSecond(200), actor: "test").record
+        let clock = Clock()
+        let limiter = RateLimiter(peerPercent: 5, clock: { clock.nanoseconds.load(ordering: .relaxed) })
+        // 2001:db8:77:SSPP::/64: /56 number SS, /64 PP within it.
+        func peer(_ subnet: UInt64, _ index: UInt64, network: UInt64 = 0x77) -> PeerAddress {
+            PeerAddress(high: 0x2001_0db8_0000_0000 | network << 16 | subnet << 8 | index, low: 1)
+        }
+        func through(_ address: PeerAddress, _ asked: Int) -> Int {
+            (0..<asked).filter { _ in limiter.take(record, scope: .telemetryWrite, peer: address) == nil }.count
+        }
+        // Shares of 200/s: a /64 10/s (burst 50), a /56 20/s (burst 100), a /48 40/s (burst 200).
+        let first56 = (0..<16).map { through(peer(0, $0), 10) }
+        #expect(first56.reduce(0, +) == 100, "one /56: twice a peer's burst, over 16 /64s: \(first56)")
+        let all = (1..<4).flatMap { subnet in (0..<16).map { through(peer(subnet, $0), 10) } }
+        #expect(all.reduce(0, +) == 100, "the /48: four times a peer's burst, over 64 /64s")
+        #expect(limiter.take(record, scope: .telemetryWrite, peer: peer(3, 99)) == RateLimiter.Refusal(wait: 1, peerRate: 40))
+        #expect(through(peer(0, 0, network: 0x78), 60) == 50, "another /48's peer gets its own share")
+        #expect(through(Self.address(1), 60) == 50, "and an IPv4 address its own")
+        clock.advance(seconds: 1)
+        #expect((0..<64).map { through(peer($0 / 16, $0 % 16), 10) }.reduce(0, +) == 40, "a second later, the /48's 40")
+    }
+
     /// Below half the token's bucket, only quiet peers take from it: a few dozen addresses
     /// each spending its share leave the rest to installs that post now and then.
     @Test func busyPeersWaitWhileTheAppsTokenIsLow() throws {
