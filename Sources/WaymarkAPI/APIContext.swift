@@ -62,6 +62,8 @@ final class APIContext: Sendable {
     let linkFindings = Atomic<UInt64>(0)
     /// Requests by route and status with latency, filled by the `HTTPServer` serving the API.
     let httpMetrics = HTTPMetrics()
+    /// Unknown links' route suggestions, kept per shape for the current revision and schemas.
+    let suggestions = SuggestionCache()
     /// Present when link checks are on; its cache lives as long as the service.
     let linkChecker: LinkChecker?
     /// Validation, build views, revision reads and other work that grows with a document.

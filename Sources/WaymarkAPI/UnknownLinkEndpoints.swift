@@ -11,12 +11,16 @@ import Telemetry
 /// people follow, as shapes (`docs/link-shapes.md`), most followed first, each with when it
 /// was first and last seen, its platforms and entry points, and a route suggestion that
 /// validates against the registered schemas (`RouteSuggestion`). Off the loop: suggesting
-/// validates.
+/// validates. Suggestions are kept per shape for the current revision and schemas
+/// (`SuggestionCache`), and one request makes at most `suggestionsPerRequest` new ones: the
+/// rest are `null` and counted in `pending` (asked again, it makes the next ones).
 struct UnknownLinkEndpoints: EndpointGroup {
     let context: APIContext
 
     static let defaultLimit = 20
     static let maximumLimit = 200
+    /// Suggestions one request makes that were not made before (each validates a document).
+    static let suggestionsPerRequest = 20
 
     func register(on registry: inout EndpointRegistry) throws(RouterError) {
         try registry.addOffLoop("GET", "/v1/telemetry/unknown-links", .scope(.telemetryRead, action: "readTelemetry")) { request, _ throws(Refusal) in
@@ -44,6 +48,8 @@ struct UnknownLinkEndpoints: EndpointGroup {
         let schemas = snapshot.orderedSchemas.map(\.schema)
         let current = try snapshot.current.map { revision throws(Refusal) in try context.documents.read(revision) }
         let now = context.now()
+        let stamp = SuggestionCache.Stamp(snapshot)
+        var (made, pending) = (0, 0)
         let shapes: [JSONValue] = top.map { entry in
             var item: [String: JSONValue] = [
                 "shape": .string(entry.key), "count": .int(Int(entry.count)), "error": .int(Int(entry.error)),
@@ -56,8 +62,21 @@ struct UnknownLinkEndpoints: EndpointGroup {
             ]
             let path = String(entry.key.prefix { $0 != "?" })
             // A suggestion only for what several sources follow: one cannot put words in marketing's mouth.
-            if entry.note.sources.count >= context.options.sourcesForSuggestion, let current, let document = current.document,
-               let suggestion = RouteSuggestion.suggest(for: path, routes: current.json, document: document, against: schemas, now: now) {
+            guard entry.note.sources.count >= context.options.sourcesForSuggestion, let current, let document = current.document else {
+                return .object(item)
+            }
+            let suggestion: RouteSuggestion?
+            if let kept = context.suggestions.suggestion(for: path, at: stamp) {
+                suggestion = kept
+            } else if made < Self.suggestionsPerRequest {
+                made += 1
+                suggestion = RouteSuggestion.suggest(for: path, routes: current.json, document: document, against: schemas, now: now)
+                context.suggestions.keep(suggestion, for: path, at: stamp)
+            } else {
+                pending += 1
+                return .object(item)
+            }
+            if let suggestion {
                 item["suggestion"] = ["route": .string(suggestion.route), "destination": .string(suggestion.destination),
                                       "pattern": .string(suggestion.pattern), "from": .string(suggestion.from)]
             }
@@ -65,7 +84,7 @@ struct UnknownLinkEndpoints: EndpointGroup {
         }
         return APIResponse.json(["total": .int(Int(total)), "capacity": .int(capacity), "revision": .int(snapshot.current?.number ?? 0),
                                  "since": .string(Timestamp.format((Int(windowStart) - Int(ShapeSketch.window)) * 60)),
-                                 "refused": .int(Int(context.shapeAllowance.refused.load(ordering: .relaxed))),
+                                 "refused": .int(Int(context.shapeAllowance.refused.load(ordering: .relaxed))), "pending": .int(pending),
                                  "shapes": .array(shapes)], headers: [("Cache-Control", "no-store")])
     }
 }

@@ -141,6 +141,12 @@
      enough, alone), while 16 installs in other /48s post a batch every 2 s: the /48 gets at
      most four peers' shares (its /56s two each) and at least 95 % of the installs' posts
      are accepted. Before, each /64 was a peer of its own and the /48 spent the token.
+ 30. The unknown-links listing asked for again and again: 200 shapes close to the routes of
+     a 1,000-route document, each from 3 networks, listed with limit=200 twenty times by a
+     telemetry:read token. A suggestion validates a document, so one request makes at most
+     20 new ones (`pending` counts the rest) and keeps them for the revision: the second
+     ten listings cost at most a tenth of the CPU of the first ten. Before, every listing
+     validated for all 200 shapes again.
 
 Prints each figure; exits 1 on the first failure.
 Usage: hostile.py WAYMARK_RELEASE_BINARY [ATTACK...] (attacks by name, e.g. impact_flood: only those, each on a daemon of its own)
@@ -1997,6 +2003,67 @@ def ipv6_network_flood(binary, scratch):
           "%d of %d accepted" % (seconds, flood["accepted"], flood["share"], flood["rate"], phones["accepted"], sent))
 
 
+def cpu_seconds(pid):
+    with open("/proc/%d/stat" % pid) as stat:
+        fields = stat.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def suggestion_listing(binary, scratch):
+    """The unknown-links listing of 200 suggestible shapes, twenty times: suggestions are made
+    at most 20 a request and kept, so listings after the first ten cost little CPU."""
+    data = os.path.join(scratch, "suggestions")
+    daemon = Daemon(binary, data, "--shapes-per-source", "1000", "--shapes-per-network", "1000")
+    app = token(binary, data, "suggest-app", "telemetry:write", rate="unlimited")
+    reader = token(binary, data, "suggest-reader", "telemetry:read", rate="unlimited")
+    try:
+        routes = json.load(open(os.path.join(EXAMPLE, "routes.json")))
+        routes["routes"] += [{"id": "f%d" % index, "patterns": ["/f/%d" % index], "destination": "home"} for index in range(1_000)]
+        status, answer, _ = call(daemon.port, daemon.admin, "POST", "/v1/revisions", {"message": "1,000 routes", "routes": routes},
+                                 {"If-Match": '"rev-1"'}, timeout=120)
+        if status != 201:
+            fail("publishing 1,000 routes: %d %s" % (status, answer[:200]))
+        words = ["".join(chr(97 + (index // 26 ** place) % 26) for place in range(3)) for index in range(200)]
+        events = [{"ts": iso(int(time.time()) - 30), "entry": "universalLink", "outcome": "notFound", "reason": "unknownRoute",
+                   "shape": "https://storefront.example/f/q%s" % word} for word in words]
+        for network in range(3):
+            connection = http.client.HTTPConnection("127.0.0.1", daemon.port, timeout=30, source_address=("127.0.%d.2" % (network + 1), 0))
+            connection.request("POST", "/v1/telemetry", body=json.dumps({"client": {"platform": "ios", "appVersion": "5.3.0", "revision": 2},
+                                                                         "events": events}),
+                               headers={"Authorization": "Bearer " + app, "Content-Type": "application/json"})
+            response = connection.getresponse()
+            answer = response.read()
+            connection.close()
+            if response.status != 202:
+                fail("posting 200 shapes: %d %s" % (response.status, answer[:200]))
+
+        def listings(count):
+            before, pending, suggested = cpu_seconds(daemon.process.pid), [], 0
+            for _ in range(count):
+                status, answer, _ = call(daemon.port, reader, "GET", "/v1/telemetry/unknown-links?limit=200", timeout=120)
+                if status != 200:
+                    fail("the unknown-links listing answered %d: %s" % (status, answer[:200]))
+                listing = json_of(answer)
+                pending.append(listing.get("pending"))
+                suggested = sum(1 for shape in listing["shapes"] if shape["suggestion"] is not None)
+            return cpu_seconds(daemon.process.pid) - before, pending, suggested
+
+        first, first_pending, _ = listings(10)
+        second, second_pending, suggested = listings(10)
+        alive = daemon.alive()
+    finally:
+        daemon.stop()
+    if not alive:
+        fail("the daemon died listing unknown links")
+    if suggested < 190:
+        fail("only %d of 200 shapes got a suggestion (pending %s)" % (suggested, second_pending))
+    if second > 0.1 * first:
+        fail("ten listings of 200 suggestible shapes cost %.2f s of CPU, ten more %.2f s (bound: a tenth); pending %s, then %s"
+             % (first, second, first_pending, second_pending))
+    print("hostile: 200 suggestible shapes on a 1,000-route revision listed with limit=200: ten listings %.2f s of CPU (pending %s), "
+          "ten more %.2f s (pending %s), %d suggestions" % (first, first_pending, second, second_pending, suggested))
+
+
 # 25 -----------------------------------------------------------------------------------------
 def mistake_reports(binary, scratch):
     """Marketing's token sending documents of many small mistakes: the report is bounded,
@@ -2337,7 +2404,8 @@ def main():
                  "big_documents": big_documents, "vocabulary_growth": vocabulary_growth, "ended_schedules": ended_schedules,
                  "shared_token_flood": shared_token_flood, "mistake_reports": mistake_reports,
                  "pipelined_small_answers": pipelined_small_answers, "changes_flood": changes_flood,
-                 "link_check_flood": link_check_flood, "ipv6_network_flood": ipv6_network_flood}
+                 "link_check_flood": link_check_flood, "ipv6_network_flood": ipv6_network_flood,
+                 "suggestion_listing": suggestion_listing}
         unknown = [name for name in chosen if name not in alone]
         if unknown:
             fail("no attack %s runs alone; these do: %s" % (", ".join(unknown), ", ".join(sorted(alone))))
@@ -2384,6 +2452,7 @@ def main():
             pipelined_small_answers(binary, scratch)
             changes_flood(binary, scratch)
             link_check_flood(binary, scratch)
+            suggestion_listing(binary, scratch)
         finally:
             if daemon.alive():
                 daemon.process.kill()

@@ -189,4 +189,24 @@ struct LandingEndpointTests {
         #expect(harness.call("GET", "/v1/telemetry/unknown-links?since=1", token: harness.tokens[.telemetryRead]!).errorCode == "unknownParameter")
         #expect(harness.call("GET", "/v1/telemetry/unknown-links", token: harness.tokens[.manifestRead]!).status == 403)
     }
+
+    /// A suggestion validates a document: one request makes at most 20 that were not made
+    /// before, says how many it left (`pending`), and the next request finds them kept.
+    @Test func suggestionsAreMadeTwentyARequestAndKept() throws {
+        let harness = try Self.harness()
+        let letters = Array("abcdefghijklmnopqrstuvwxy")
+        let events = letters.map { letter in
+            #"{"entry": "universalLink", "outcome": "notFound", "reason": "unknownRoute", "shape": "https://storefront.example/prodz\#(letter)/123"}"#
+        }
+        #expect(harness.call("POST", "/v1/telemetry", token: harness.tokens[.telemetryWrite]!, body: telemetryBody(events)).status == 202)
+        func listing() -> (suggested: Int, pending: Int?, shapes: Int) {
+            let reply = harness.call("GET", "/v1/telemetry/unknown-links?limit=30", token: harness.tokens[.telemetryRead]!)
+            let shapes = reply.json["shapes"]?.arrayValue ?? []
+            return (shapes.filter { $0["suggestion"]?["route"]?.stringValue == "product" }.count, reply.json["pending"]?.intValue, shapes.count)
+        }
+        let first = listing()
+        #expect(first.shapes == 25 && first.suggested == 20 && first.pending == 5, "\(first)")
+        let second = listing()
+        #expect(second.shapes == 25 && second.suggested == 25 && second.pending == 0, "\(second)")
+    }
 }
