@@ -186,14 +186,30 @@ extension GuardCounts {
     /// rate is never 0 or 1). A network bounded once is an outlier: its failures no longer
     /// count in the others' rate, which is computed again, with the bounds, until no new
     /// network is bounded (at most `policy.boundingRounds` times). So networks claiming that
-    /// everything failed — however many of them — are held to what their volume plausibly
-    /// shows at the rate of the rest; honest networks exceed the bound about once in
-    /// 1 / `outlierTail`, and then by a failure or two. Failures removed are taken from the
-    /// cell's reasons in proportion, and a network left without failures stops counting as
-    /// failing. Counts without networks are returned as they are.
+    /// everything failed are held to what their volume plausibly shows at the rate of the
+    /// rest. Failures removed are taken from the cell's reasons in proportion, and a network
+    /// left without failures stops counting as failing. Counts without networks are returned
+    /// as they are. The guard bounds both sides together (`bounded(candidate:stable:policy:)`).
     /// - Complexity: O(rounds × Σ over cells of its networks × their bound).
-    public func bounded(policy: GuardPolicy) -> GuardCounts {
-        var result = self
+    public func bounded(policy: GuardPolicy) -> GuardCounts { keeping(keptShares(policy: policy)) }
+
+    /// Both sides bounded together: each network in each cell keeps the smaller of the shares
+    /// of its failures that bounding each side alone would keep, on both sides. An honest
+    /// network that fails more than most is then cut alike on both sides (the stable side,
+    /// with more resolutions per network, is where its bound bites first: bounded alone, the
+    /// stable rate fell and the candidate looked worse), while a network forging failures on
+    /// one side loses them there and has none to lose on the other.
+    public static func bounded(candidate: GuardCounts, stable: GuardCounts, policy: GuardPolicy) -> (candidate: GuardCounts, stable: GuardCounts) {
+        var shares = candidate.keptShares(policy: policy)
+        for (cell, networks) in stable.keptShares(policy: policy) {
+            for (network, share) in networks { shares[cell, default: [:]][network] = min(share, shares[cell]?[network] ?? 1) }
+        }
+        return (candidate.keeping(shares), stable.keeping(shares))
+    }
+
+    /// Per cell, the share of each bounded network's failures that its bound keeps (below 1).
+    func keptShares(policy: GuardPolicy) -> [Cell: [UInt64: Double]] {
+        var result: [Cell: [UInt64: Double]] = [:]
         for (cell, outcomes) in cells where outcomes.failures > 0 && outcomes.byNetwork.count > 1 {
             var tallies = outcomes.byNetwork
             var outliers: Set<UInt64> = []
@@ -216,6 +232,25 @@ extension GuardCounts {
                 }
                 guard !found.isEmpty else { break }
                 outliers.formUnion(found)
+            }
+            for (network, tally) in tallies {
+                let original = outcomes.byNetwork[network]!.failures
+                if tally.failures < original { result[cell, default: [:]][network] = Double(tally.failures) / Double(original) }
+            }
+        }
+        return result
+    }
+
+    /// These counts with each listed network's failures in a cell cut to its share (rounded
+    /// to the nearest), the cell's reasons in proportion.
+    func keeping(_ shares: [Cell: [UInt64: Double]]) -> GuardCounts {
+        var result = self
+        for (cell, networks) in shares {
+            guard let outcomes = cells[cell] else { continue }
+            var tallies = outcomes.byNetwork
+            for (network, share) in networks {
+                guard let tally = tallies[network], tally.failures > 0 else { continue }
+                tallies[network]!.failures = min(tally.failures, Int((Double(tally.failures) * share).rounded()))
             }
             let kept = tallies.values.reduce(0) { $0 + $1.failures }
             guard kept < outcomes.failures else { continue }
@@ -253,6 +288,10 @@ public struct GuardPolicy: Hashable, Sendable {
     public var minimumRatio = 1.5
     /// Failures of a reason a route never had on the stable revision, at least, to count as new.
     public var minimumNewReasonFailures = 5
+    /// A reason is a route's on the stable revision only when it failed with it from at least
+    /// this many networks (after bounding): one network claiming it once does not make it so.
+    /// Few, so that a reason honest networks report now and then stays known.
+    public var minimumReasonNetworks = 3
     /// Breadth: a finding needs candidate failures from at least this many installs
     /// (install-days) and networks, and a step advances only on evidence from at least
     /// `minimumInstalls` installs. At most `GuardCounts.breadthCap`.
@@ -371,7 +410,8 @@ public enum RolloutGuard {
         // And no network fails in a cell more than its resolutions plausibly would at the rate
         // of the others (`bounded`): a few networks claiming failures on the stable side
         // cannot raise its baseline over a broken candidate, nor claim the candidate fails.
-        let (candidate, stable) = (untrimmed.trimmed(policy: policy).bounded(policy: policy), untrimmed2.trimmed(policy: policy).bounded(policy: policy))
+        let (candidate, stable) = GuardCounts.bounded(candidate: untrimmed.trimmed(policy: policy), stable: untrimmed2.trimmed(policy: policy),
+                                                      policy: policy)
         let (candidateOverall, stableOverall) = (candidate.overall, stable.overall)
         guard candidateOverall.total >= policy.minimumResolutions, stableOverall.total >= policy.minimumResolutions else {
             return .waiting("The candidate has \(candidateOverall.total) resolutions and the stable revision \(stableOverall.total) counted as evidence; "
@@ -402,10 +442,10 @@ public enum RolloutGuard {
             let (mine, theirs) = (candidateRoutes[route]!, stableRoutes[route]!)
             let strata = byBuild { $0.route == route }
             comparisons.append(Comparison(scope: .route, route: route, strata: strata, candidate: mine))
-            // A reason is the stable revision's own when it failed with it from as many networks
-            // as a trip needs: fewer cannot turn the comparison off by claiming it once.
+            // A reason is the stable revision's own when it failed with it from
+            // `minimumReasonNetworks` networks: one cannot turn the comparison off by claiming it once.
             func known(_ reason: String) -> Bool {
-                (theirs.reasons[reason] ?? 0) > 0 && (theirs.reasonNetworks[reason]?.count ?? 0) >= policy.minimumNetworks
+                (theirs.reasons[reason] ?? 0) > 0 && (theirs.reasonNetworks[reason]?.count ?? 0) >= policy.minimumReasonNetworks
             }
             for reason in mine.reasons.keys.sorted() where !known(reason) && mine.reasons[reason]! >= policy.minimumNewReasonFailures {
                 // The reason's failures against none: each build's candidate failures of that reason.

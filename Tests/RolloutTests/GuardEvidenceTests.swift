@@ -156,7 +156,7 @@ struct GuardEvidenceTests {
         ("a healthy candidate under the same forged stable failures", 0.03, 0.03, 0, 60, "validationFailed", "healthy"),
         ("a new reason at 4 points over an 11 % baseline", 0.11, 0.11, 0.04, 0, "validationFailed", "tripped"),
         ("the same, with the reason claimed once for the stable revision from one network", 0.11, 0.11, 0.04, 1, "expired", "tripped"),
-        ("the same, with the reason claimed from 9 networks (fewer than a trip needs)", 0.11, 0.11, 0.04, 9, "expired", "tripped"),
+        ("the same, with the reason claimed from 2 networks (fewer than minimumReasonNetworks)", 0.11, 0.11, 0.04, 2, "expired", "tripped"),
     ]
 
     @Test(arguments: stableRows)
@@ -188,6 +188,36 @@ struct GuardEvidenceTests {
         let forged = bounded.byNetwork[9_999]!
         #expect(forged.total == 50 && forged.failures <= 7, "50 of 50 at a 3 % rate is bounded to what 50 plausibly show: \(forged)")
         #expect(abs(bounded.failures - bounded.reasons.values.reduce(0, +)) <= 2, "reasons follow the failures")
+    }
+
+    /// An honest fleet whose networks fail at different rates: 10 % of 300 fail at 40 %, the
+    /// rest at 2 %, alike on both sides; each has 80 stable resolutions in the cell and 12
+    /// candidate ones. Bounded each on its own, the stable side (more resolutions, a tighter
+    /// bound) loses far more of its failures and the candidate looks worse; bounded together,
+    /// the two rates stay alike.
+    @Test func bothSidesAreBoundedAlike() {
+        var random = SplitMix(seed: 9)
+        var (candidate, stable) = (GuardCounts(), GuardCounts())
+        let cell = GuardCounts.Cell(route: "product", build: "ios 5.3.0")
+        for network in 0..<300 {
+            let rate = network % 10 == 0 ? 0.40 : 0.02
+            for (side, count) in [(0, 80), (1, 12)] {
+                for index in 0..<count {
+                    let failed = Double(random.next() % 1_000_000) < rate * 1_000_000
+                    let from = GuardCounts.Contributor(source: Self.source(network * 1_000 + side * 500 + index), network: UInt64(network))
+                    if side == 0 { stable.add(cell, count: 1, failure: failed ? "validationFailed" : nil, from: from) }
+                    else { candidate.add(cell, count: 1, failure: failed ? "validationFailed" : nil, from: from) }
+                }
+            }
+        }
+        let policy = GuardPolicy()
+        func ratio(_ c: GuardCounts, _ s: GuardCounts) -> Double { c.cells[cell]!.rate / s.cells[cell]!.rate }
+        let raw = ratio(candidate, stable)
+        let alone = ratio(candidate.bounded(policy: policy), stable.bounded(policy: policy))
+        let together = GuardCounts.bounded(candidate: candidate, stable: stable, policy: policy)
+        let joint = ratio(together.candidate, together.stable)
+        #expect(alone > raw * 1.2, "bounded alone, the candidate looks worse: \(raw) -> \(alone)")
+        #expect(abs(joint - raw) < raw * 0.1, "bounded together, the ratio stays: \(raw) -> \(joint)")
     }
 
     @Test("Looks come as the evidence grows by a quarter, and once per step at its minimum")

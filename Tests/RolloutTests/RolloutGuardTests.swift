@@ -53,6 +53,7 @@ struct RolloutGuardTests {
         var policy = GuardPolicy()
         policy.minimumInstalls = 0
         policy.minimumNetworks = 0
+        policy.minimumReasonNetworks = 0
         return policy
     }()
 
