@@ -147,7 +147,9 @@ public final class LinkChecker: Sendable {
                 "Only \(jobs.count) of the \(wanted.count) addresses these routes name were checked (the limit for one validation); the fallbacks of the rest were not."))
         }
         if outcomes.count < jobs.count {
-            problems.append(ValidationProblem(.linksNotChecked, at: .root,
+            // With the findings' severity: where they block publishing, links left unchecked
+            // (a slow or flooded network) do too, rather than letting a broken one through.
+            problems.append(problem(.linksNotChecked, at: .root,
                 "Only \(outcomes.count) of the \(jobs.count) addresses these routes name could be checked within \(options.checkSeconds) s "
                 + "(the limit for one check); the rest were not."))
         }

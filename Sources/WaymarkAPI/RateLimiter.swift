@@ -155,16 +155,17 @@ final class RateLimiter: Sendable {
                 return Refusal(wait: Self.wait(bucket.available, rate), peerRate: nil)
             }
             if let share, let peer {
-                var taken: [(PeerKey, PeerBucket)] = []
-                for (address, level, multiple) in Self.levels(of: peer) {
+                // Widest first (the /48, the /56, then the peer), and a bucket is made only for a
+                // request every level lets through: a refused one stores nothing new, so it
+                // cannot fill the table and push out others' buckets (or a spent network's).
+                var passed: [(key: PeerKey, held: PeerBucket, new: Bool)] = []
+                for (address, level, multiple) in Self.levels(of: peer).reversed() {
                     let peerKey = PeerKey(token: record.id, scope: scope, peer: address, level: level)
                     let levelShare = min(rate, share * multiple)
                     let peerBurst = TokenRate.perSecond(levelShare).burst
-                    var held = state.peers[peerKey] ?? {
-                        Self.makeRoom(in: &state, now: now)
-                        // One quiet request, then busy unless it stays quiet: a fresh address is no free burst.
-                        return PeerBucket(available: Double(peerBurst), updated: now, rate: levelShare, recent: Self.quietRequests - 1)
-                    }()
+                    let existing = state.peers[peerKey]
+                    // One quiet request, then busy unless it stays quiet: a fresh address is no free burst.
+                    var held = existing ?? PeerBucket(available: Double(peerBurst), updated: now, rate: levelShare, recent: Self.quietRequests - 1)
                     let elapsed = now > held.updated ? Double(now - held.updated) / 1e9 : 0
                     held.recent *= exp2(-elapsed / Self.quietHalfLife)
                     Self.refill(&held.available, &held.updated, rate: levelShare, burst: peerBurst, now: now)
@@ -173,15 +174,16 @@ final class RateLimiter: Sendable {
                     // peer itself: a network is many installs, never quiet).
                     let busy = level == 0 && held.isBusy && bucket.available < Double(burst) / 2
                     guard held.available >= 1, !busy else {
-                        // Nothing is taken: what the levels before had refilled is kept.
-                        for (key, value) in taken { state.peers[key] = value }
-                        state.peers[peerKey] = held
+                        // Nothing is taken; buckets that existed keep their refill, none is made.
+                        for entry in passed where !entry.new { state.peers[entry.key] = entry.held }
+                        if existing != nil { state.peers[peerKey] = held }
                         bucket.refusedOverPeerShare += 1
                         return Refusal(wait: busy ? held.quietAgain : Self.wait(held.available, levelShare), peerRate: levelShare)
                     }
-                    taken.append((peerKey, held))
+                    passed.append((peerKey, held, existing == nil))
                 }
-                for (key, var held) in taken {
+                if passed.contains(where: \.new) { Self.makeRoom(in: &state, now: now) }
+                for (key, var held, _) in passed {
                     held.available -= 1
                     held.recent += 1
                     state.peers[key] = held

@@ -183,18 +183,18 @@ struct LinkCheckerTests {
     @Test func aCheckAnswersAtItsDeadlineAndHoldsItsPlaceUntilItsFetchesEnd() throws {
         let site = HTTPSFixture.site
         let host = "deadline.waymark.test"
-        var (options, document) = try slowFallbacks(host: host, count: 4, ms: 1_500, parallelism: 2)
+        var (options, document) = try slowFallbacks(host: host, count: 4, ms: 4_000, parallelism: 2)
         options.checkSeconds = 1
         let checker = LinkChecker(options: options)
         var place = checker.admit("marketing", for: .validation)
         let problems = checker.check(document, against: [], in: place)
-        // Every fetch takes 1.5 s: none is done at the 1 s deadline, and two are under way.
+        // Every fetch takes 4 s: none is done at the 1 s deadline, and two are under way.
         #expect(problems.map(\.code) == [.linksNotChecked])
         #expect(problems.first?.message.hasPrefix("Only 0 of the 4 addresses these routes name could be checked within 1 s") == true,
                 "\(problems.map(\.message))")
         place = nil
         #expect(checker.checksInProgress(.validation) == 1, "the place is held while its fetches run out")
-        for _ in 0..<500 where checker.checksInProgress(.validation) > 0 { Thread.sleep(forTimeInterval: 0.02) }
+        for _ in 0..<1_000 where checker.checksInProgress(.validation) > 0 { Thread.sleep(forTimeInterval: 0.02) }
         #expect(checker.checksInProgress(.validation) == 0, "and given back when they end")
         let started = site.log().filter { $0.hasPrefix("GET \(host) ") }.count
         #expect(started == 2, "no fetch starts after the deadline: \(started)")

@@ -130,7 +130,7 @@
  28. Link checks that never end, with `serve --check-links`: six marketing tokens each
      validate, from 4 connections for 20 s, documents naming 200 fallbacks on a host that
      accepts connections and never answers a byte. At most 4 validations are checked at
-     once, one per token (503 linkChecksBusy past them, before the document is read), each
+     once, one per token (503 linkChecksBusy past them, before the document is validated), each
      answering by its 30 s deadline with what was not checked; the daemon's threads stay
      under 4 x 2 checks x (8 fetches + 1) + 40; the operator's publish, checked with
      fetches of its own, is answered within 10 s. Before, every validation started a check

@@ -174,6 +174,11 @@ struct RateLimitTests {
         let all = (1..<4).flatMap { subnet in (0..<16).map { through(peer(subnet, $0), 10) } }
         #expect(all.reduce(0, +) == 100, "the /48: four times a peer's burst, over 64 /64s")
         #expect(limiter.take(record, scope: .telemetryWrite, peer: peer(3, 99)) == RateLimiter.Refusal(wait: 1, peerRate: 40))
+        // A refused request makes no bucket: new /64s of a spent /48 cannot fill the table
+        // and push others' buckets (or the /48's own) out.
+        let held = limiter.peerBuckets
+        #expect((0..<100).allSatisfy { limiter.take(record, scope: .telemetryWrite, peer: peer(4 + UInt64($0) / 50, UInt64($0) % 50)) != nil })
+        #expect(limiter.peerBuckets == held, "\(limiter.peerBuckets) buckets, \(held) before")
         #expect(through(peer(0, 0, network: 0x78), 60) == 50, "another /48's peer gets its own share")
         #expect(through(Self.address(1), 60) == 50, "and an IPv4 address its own")
         clock.advance(seconds: 1)
