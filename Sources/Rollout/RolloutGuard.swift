@@ -290,7 +290,9 @@ public struct GuardPolicy: Hashable, Sendable {
     public var minimumNewReasonFailures = 5
     /// A reason is a route's on the stable revision only when it failed with it from at least
     /// this many networks (after bounding): one network claiming it once does not make it so.
-    /// Few, so that a reason honest networks report now and then stays known.
+    /// Few, so that a reason honest networks report now and then stays known; never more
+    /// than `minimumNetworks` (a deployment that asks less breadth of a trip, such as one
+    /// whose phones all come through one network, asks less of a reason too).
     public var minimumReasonNetworks = 3
     /// Breadth: a finding needs candidate failures from at least this many installs
     /// (install-days) and networks, and a step advances only on evidence from at least
@@ -445,7 +447,8 @@ public enum RolloutGuard {
             // A reason is the stable revision's own when it failed with it from
             // `minimumReasonNetworks` networks: one cannot turn the comparison off by claiming it once.
             func known(_ reason: String) -> Bool {
-                (theirs.reasons[reason] ?? 0) > 0 && (theirs.reasonNetworks[reason]?.count ?? 0) >= policy.minimumReasonNetworks
+                (theirs.reasons[reason] ?? 0) > 0
+                    && (theirs.reasonNetworks[reason]?.count ?? 0) >= min(policy.minimumReasonNetworks, policy.minimumNetworks)
             }
             for reason in mine.reasons.keys.sorted() where !known(reason) && mine.reasons[reason]! >= policy.minimumNewReasonFailures {
                 // The reason's failures against none: each build's candidate failures of that reason.
