@@ -2391,6 +2391,19 @@ def link_check_flood(binary, scratch):
           % (", ".join("%s: %d" % item for item in sorted(tally.items(), key=str)), peak[0], base_threads, publish))
 
 
+SECONDS = {}
+
+
+def timed(attack, *arguments):
+    """Runs one attack, keeping its wall-clock seconds for the summary (`make test`'s time)."""
+    started = time.monotonic()
+    try:
+        return attack(*arguments)
+    finally:
+        SECONDS[attack.__name__] = SECONDS.get(attack.__name__, 0) + time.monotonic() - started
+
+
+
 def main():
     if len(sys.argv) < 2:
         fail("usage: hostile.py WAYMARK_RELEASE_BINARY")
@@ -2418,45 +2431,47 @@ def main():
         data = os.path.join(scratch, "main")
         daemon = Daemon(binary, data)
         try:
-            anonymous_bodies(daemon)
-            flood = flood_and_publish(daemon, binary, data)
-            dot_versions(daemon)
-            heads_without_bodies(daemon, binary, data)
-            two_loop_rate(daemon, binary, data)
-            qr_flood(daemon, binary, data)
-            slow_qr_readers(daemon, binary, data)
-            request_ids(daemon)
-            host_ports(daemon)
-            private_fallbacks(daemon)
-            publisher_reads_counts(daemon, binary, data)
-            slow_manifest_file_readers(daemon, binary, data)
+            timed(anonymous_bodies, daemon)
+            flood = timed(flood_and_publish, daemon, binary, data)
+            timed(dot_versions, daemon)
+            timed(heads_without_bodies, daemon, binary, data)
+            timed(two_loop_rate, daemon, binary, data)
+            timed(qr_flood, daemon, binary, data)
+            timed(slow_qr_readers, daemon, binary, data)
+            timed(request_ids, daemon)
+            timed(host_ports, daemon)
+            timed(private_fallbacks, daemon)
+            timed(publisher_reads_counts, daemon, binary, data)
+            timed(slow_manifest_file_readers, daemon, binary, data)
             if not daemon.alive():
                 fail("the daemon died")
             rss = rss_mb(daemon.process.pid)
             daemon.stop()
             audit_after_stop(data, flood)
-            cell_cap(binary, scratch)
-            silent_connections(binary, scratch)
-            batch_ids(binary, scratch)
-            big_documents(binary, scratch)
-            landing_past_an_edge(binary, scratch)
-            refusals_from_many_addresses(binary, scratch)
-            old_revisions(binary, scratch)
-            impact_flood(binary, scratch)
-            counts_beside_ingestion(binary, scratch)
-            vocabulary_growth(binary, scratch)
-            ended_schedules(binary, scratch)
-            shared_token_flood(binary, scratch)
-            ipv6_network_flood(binary, scratch)
-            mistake_reports(binary, scratch)
-            pipelined_small_answers(binary, scratch)
-            changes_flood(binary, scratch)
-            link_check_flood(binary, scratch)
-            suggestion_listing(binary, scratch)
+            timed(cell_cap, binary, scratch)
+            timed(silent_connections, binary, scratch)
+            timed(batch_ids, binary, scratch)
+            timed(big_documents, binary, scratch)
+            timed(landing_past_an_edge, binary, scratch)
+            timed(refusals_from_many_addresses, binary, scratch)
+            timed(old_revisions, binary, scratch)
+            timed(impact_flood, binary, scratch)
+            timed(counts_beside_ingestion, binary, scratch)
+            timed(vocabulary_growth, binary, scratch)
+            timed(ended_schedules, binary, scratch)
+            timed(shared_token_flood, binary, scratch)
+            timed(ipv6_network_flood, binary, scratch)
+            timed(mistake_reports, binary, scratch)
+            timed(pipelined_small_answers, binary, scratch)
+            timed(changes_flood, binary, scratch)
+            timed(link_check_flood, binary, scratch)
+            timed(suggestion_listing, binary, scratch)
         finally:
             if daemon.alive():
                 daemon.process.kill()
     print("hostile: every attack survived, the first daemon at %.1f MB RSS at the end; %.0f s" % (rss, time.monotonic() - started))
+    slowest = sorted(SECONDS.items(), key=lambda item: -item[1])
+    print("hostile: seconds per attack, slowest first: " + ", ".join("%s %.1f" % item for item in slowest))
 
 
 if __name__ == "__main__":
