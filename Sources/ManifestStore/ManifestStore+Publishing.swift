@@ -18,11 +18,13 @@ extension ManifestStore {
     /// base is checked, and the document is validated again only if a schema changed
     /// meanwhile.
     /// `supersede`: publish even while a rollout is active, ending it (status `superseded`).
-    public func publish(routes: [UInt8], base: Int?, author: String, message: String, findings: [ValidationProblem] = [],
-                        supersede: Bool = false, now: Date = Date()) throws(StoreError) -> PublishOutcome {
+    /// `parsed`: `routes` already parsed (a request's envelope holds them), so the document
+    /// is not parsed a second time beside the first.
+    public func publish(routes: [UInt8], parsed: JSONValue? = nil, base: Int?, author: String, message: String,
+                        findings: [ValidationProblem] = [], supersede: Bool = false, now: Date = Date()) throws(StoreError) -> PublishOutcome {
         let seen = snapshot
         // Revisions only grow: a base that is stale now stays stale, so it is not validated.
-        let checked = base == seen.current?.number ? Checked(routes: routes, against: seen, findings: findings, now: now) : nil
+        let checked = base == seen.current?.number ? Checked(routes: routes, parsed: parsed, against: seen, findings: findings, now: now) : nil
         return try writer.withLock { _ throws(StoreError) in
             try publishLocked(routes: routes, base: base, author: author, message: message, restores: nil, checked: checked, now: now,
                               supersede: supersede)
@@ -48,9 +50,10 @@ extension ManifestStore {
     /// Whether two routes documents are the same content: equal bytes, or equal once both
     /// are parsed and written in canonical JSON (sorted keys, no whitespace) — key order,
     /// spacing and escapes do not make a new revision.
-    static func canonicallyEqual(_ first: [UInt8], _ second: [UInt8]) -> Bool {
+    /// `parsed`: `first`, parsed already.
+    static func canonicallyEqual(_ first: [UInt8], _ second: [UInt8], parsed: JSONValue? = nil) -> Bool {
         if first == second { return true }
-        guard let a = try? JSONParser().parse(first), let b = try? JSONParser().parse(second) else { return false }
+        guard let a = parsed ?? (try? JSONParser().parse(first)), let b = try? JSONParser().parse(second) else { return false }
         return a.serializedBytes() == b.serializedBytes()
     }
 
@@ -63,14 +66,16 @@ extension ManifestStore {
         /// canonically (the current revision's document is kept in memory).
         let sameAs: Int?
 
-        init(routes: [UInt8], against snapshot: StoreSnapshot, findings: [ValidationProblem], now: Date) {
-            var report = ManifestStore.validate(routes, against: snapshot, now: now)
+        /// `parsed`: `routes` parsed already (nil: parsed here).
+        init(routes: [UInt8], parsed: JSONValue? = nil, against snapshot: StoreSnapshot, findings: [ValidationProblem], now: Date) {
+            var report = parsed.map { ManifestStore.validate(parsed: $0, against: snapshot, now: now) }
+                ?? ManifestStore.validate(routes, against: snapshot, now: now)
             report.append(contentsOf: findings)
             self.report = report
             schemas = snapshot.schemas.mapValues(\.sha256)
             self.findings = findings
             sameAs = snapshot.current.flatMap { current in
-                snapshot.pinnedRoutes(current.number).flatMap { ManifestStore.canonicallyEqual(routes, $0) ? current.number : nil }
+                snapshot.pinnedRoutes(current.number).flatMap { ManifestStore.canonicallyEqual(routes, $0, parsed: parsed) ? current.number : nil }
             }
         }
 
@@ -154,6 +159,11 @@ extension ManifestStore {
         } catch {
             return ValidationReport([ValidationProblem(.invalidFormat, at: .root, "The routes document is not valid JSON: \(error.message)")])
         }
+        return validate(parsed: json, against: snapshot, now: now)
+    }
+
+    /// `validate`, of a document parsed already.
+    public static func validate(parsed json: JSONValue, against snapshot: StoreSnapshot, now: Date = Date()) -> ValidationReport {
         let schemas = snapshot.orderedSchemas.map(\.schema)
         guard !schemas.isEmpty else {
             return ValidationReport([ValidationProblem(.invalidFormat, at: .root,

@@ -101,11 +101,12 @@ extension ManifestStore {
 
     /// Publishes `routes` as a candidate revision rolled out over the current one through
     /// `steps`: validated and based like a publish; refused while another rollout is active.
-    public func startRollout(routes: [UInt8], base: Int?, steps: [RolloutStep] = RolloutStep.defaults, author: String, message: String,
-                             supersede: Bool = false, now: Date = Date()) throws(StoreError) -> RolloutStartOutcome {
+    /// `parsed`: `routes` already parsed, as `publish` takes it.
+    public func startRollout(routes: [UInt8], parsed: JSONValue? = nil, base: Int?, steps: [RolloutStep] = RolloutStep.defaults,
+                             author: String, message: String, supersede: Bool = false, now: Date = Date()) throws(StoreError) -> RolloutStartOutcome {
         if let problem = RolloutState.validate(steps) { return .refused(problem) }
         let seen = snapshot
-        let checked = base == seen.current?.number ? Checked(routes: routes, against: seen, findings: [], now: now) : nil
+        let checked = base == seen.current?.number ? Checked(routes: routes, parsed: parsed, against: seen, findings: [], now: now) : nil
         return try writer.withLock { _ throws(StoreError) in
             guard let stable = snapshot.current else { return .refused("A rollout needs a current revision to roll out from; publish the first one.") }
             switch try publishLocked(routes: routes, base: base, author: author, message: message, restores: nil, checked: checked, now: now,

@@ -24,8 +24,9 @@ extension ManifestStore {
     /// number, nil before the first): refused now if they do not validate, if `base` is
     /// stale, or if `at` is not in the future (within `maximumScheduleAhead`).
     /// With `rollout`, it starts a rollout over `base` through those steps when it fires.
-    public func schedule(routes: [UInt8], at: Date, base: Int?, author: String, message: String, rollout: [RolloutStep]? = nil,
-                         now: Date = Date()) throws(StoreError) -> ScheduleOutcome {
+    /// `parsed`: `routes` already parsed, as `publish` takes it.
+    public func schedule(routes: [UInt8], parsed: JSONValue? = nil, at: Date, base: Int?, author: String, message: String,
+                         rollout: [RolloutStep]? = nil, now: Date = Date()) throws(StoreError) -> ScheduleOutcome {
         if let rollout {
             if let problem = RolloutState.validate(rollout) { return .badRollout(problem) }
             guard base != nil else { return .badRollout("A rollout needs a current revision to roll out from; schedule a plain publish of the first one.") }
@@ -35,7 +36,7 @@ extension ManifestStore {
             return .badTime("A publish can be scheduled from now to a year ahead; \(Timestamp.format(at)) is not.")
         }
         let seen = snapshot
-        let checked = base == seen.current?.number ? Checked(routes: routes, against: seen, findings: [], now: now) : nil
+        let checked = base == seen.current?.number ? Checked(routes: routes, parsed: parsed, against: seen, findings: [], now: now) : nil
         return try writer.withLock { _ throws(StoreError) in
             let current = snapshot
             guard base == current.current?.number else {

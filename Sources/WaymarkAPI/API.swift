@@ -28,6 +28,15 @@ public final class API: Sendable {
         /// quarter per token or peer) may wait or run off the loops at once; beyond it such
         /// requests get `503`. Builds (manifest views, landing tables) are never refused.
         public var maximumQueuedWork = 64
+        /// How many of those changes run at once (`serve --changes-at-once`): each holds its
+        /// parsed document while it validates it, so this, times what one document may cost
+        /// (`documentInWorkBytes`), bounds what changes hold in memory; the rest wait, each
+        /// token's in turn (`WorkQueue`).
+        public var changesAtOnce = 1
+        /// What one change holds at its peak while it parses and validates a client's
+        /// document: the worst a request may send under `JSONParser.requests`' limits
+        /// (docs/operations.md, "Memory"; `hostile.py`'s `documents_in_work` measures it).
+        public static let documentInWorkBytes = 160 << 20
         /// The percent of the app's token's rate (one with `telemetry:write`: every install's)
         /// one peer (an IPv4 address, an IPv6 /64; behind a trusted proxy, the address it
         /// forwards) may use, and never less than 10 a second; while the token's bucket is

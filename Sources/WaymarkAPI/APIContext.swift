@@ -79,7 +79,7 @@ final class APIContext: Sendable {
         self.options = options
         documents = RevisionDocuments(store: store)
         preparer = GenerationPreparer(manifests: manifests, landings: landings, documents: documents, vocabulary: vocabulary, now: options.clock.now)
-        work = WorkQueue(capacity: options.maximumQueuedWork)
+        work = WorkQueue(capacity: options.maximumQueuedWork, changesAtOnce: options.changesAtOnce)
         shapeAllowance = ShapeAllowance(perSource: options.shapesPerSource, perNetwork: options.shapesPerNetwork)
         landingCounter = LandingCounter(telemetry: telemetry, now: options.clock.now, currentRevision: { store.snapshot.current?.number })
         rates = RateLimiter(peerPercent: options.rateSharePerPeer, clock: options.monotonicClock)

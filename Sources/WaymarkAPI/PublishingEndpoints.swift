@@ -43,14 +43,14 @@ struct PublishingEndpoints: EndpointGroup {
             let supersede = try Self.supersede(body.object)
             // `"rollout": {}` (the default steps) or `{"steps": [...]}`: a candidate, not a new current revision.
             if let rollout = try body.object["rollout"].map(RolloutEndpoints.requestedSteps) {
-                return responder.respond(RolloutEndpoints.start(context, routes: routes, steps: rollout, base: base, author: author,
+                return responder.respond(RolloutEndpoints.start(context, routes: routes, parsed: body.routes, steps: rollout, base: base, author: author,
                                                                 message: body.message, supersede: supersede))
             }
             let snapshot = store.snapshot
             let place = try context.linkCheckPlace(for: author, .publish, against: snapshot)
             context.withLinkFindings(body.routes, against: snapshot, in: place) { findings in
                 responder.respond(Self.outcome(context, Result { () throws(StoreError) in
-                    try store.publish(routes: routes, base: base, author: author, message: body.message, findings: findings.problems,
+                    try store.publish(routes: routes, parsed: body.routes, base: base, author: author, message: body.message, findings: findings.problems,
                                       supersede: supersede, now: context.now())
                 }))
             }

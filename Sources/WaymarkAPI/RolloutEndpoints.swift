@@ -99,11 +99,12 @@ struct RolloutEndpoints: EndpointGroup {
     }
 
     /// Starts a rollout for a publish (on the work queue).
-    static func start(_ context: APIContext, routes: [UInt8], steps: [RolloutStep], base: Int?, author: String, message: String,
-                      supersede: Bool) -> HTTPResponse {
+    /// `parsed`: `routes` as the request's envelope holds them.
+    static func start(_ context: APIContext, routes: [UInt8], parsed: JSONValue?, steps: [RolloutStep], base: Int?, author: String,
+                      message: String, supersede: Bool) -> HTTPResponse {
         let outcome: RolloutStartOutcome
         do throws(StoreError) {
-            outcome = try context.store.startRollout(routes: routes, base: base, steps: steps, author: author, message: message,
+            outcome = try context.store.startRollout(routes: routes, parsed: parsed, base: base, steps: steps, author: author, message: message,
                                                      supersede: supersede, now: context.now())
         } catch {
             return Refusal.storeFailed(error, "The candidate could not be stored", "Nothing was published.").response

@@ -38,7 +38,7 @@ struct ScheduleEndpoints: EndpointGroup {
         let (message, routes) = (body.message, try PublishingEndpoints.stored(body.routes, context: context))
         let outcome: ScheduleOutcome
         do throws(StoreError) {
-            outcome = try context.store.schedule(routes: routes, at: at, base: base, author: call.actor, message: message,
+            outcome = try context.store.schedule(routes: routes, parsed: body.routes, at: at, base: base, author: call.actor, message: message,
                                                   rollout: rollout, now: context.now())
         } catch {
             throw Refusal.storeFailed(error, "The schedule could not be stored", "Nothing was scheduled.")

@@ -23,6 +23,13 @@ import SystemIO
 /// another never finds its own last one still holding it. One more is
 /// refused with `503` and `Retry-After` rather than queued without bound
 /// (`waymark_work_refused_total{lane}`).
+///
+/// Of the changes lane's jobs, at most `changesAtOnce` run at once (`ChangeTurns`): each
+/// holds a client's parsed document while it validates it (tens of MB for the worst a
+/// request may send), so that, not the number of threads libdispatch happens to start,
+/// bounds what documents cost (docs/operations.md, "Memory"). The rest wait without a
+/// thread, one queue per token taken in turn, so a token with four documents queued
+/// delays another's change by the one running, not by four.
 final class WorkQueue: Sendable {
     /// Jobs each bounded lane may hold waiting or running.
     let capacity: Int
@@ -32,7 +39,10 @@ final class WorkQueue: Sendable {
     /// take a second of CPU), so that another's change waits behind at most that many of
     /// its jobs (the lane is first come, first served).
     let changesShare: Int
+    /// Changes lane jobs that run at once.
+    let changesAtOnce: Int
     private let lanes: [Lane]
+    private let turns: ChangeTurns
     /// Jobs held per token and per peer in each shared lane (`WorkLane.isShared`), only
     /// while they hold some.
     private let held = Mutex<[Shares]>(Array(repeating: Shares(), count: WorkLane.allCases.count))
@@ -71,11 +81,14 @@ final class WorkQueue: Sendable {
         }
     }
 
-    /// `readers`: how many reads may run at once (default: one per core but one, at least one).
-    init(capacity: Int, readers: Int = max(1, System.coreCount - 1)) {
+    /// `readers`: how many reads may run at once (default: one per core but one, at least one);
+    /// `changesAtOnce`: how many changes (default: one).
+    init(capacity: Int, readers: Int = max(1, System.coreCount - 1), changesAtOnce: Int = 1) {
         self.capacity = capacity
         share = max(1, capacity / 4)
         changesShare = min(share, 4)
+        self.changesAtOnce = max(1, changesAtOnce)
+        turns = ChangeTurns(atOnce: max(1, changesAtOnce))
         // Changes and builds are few and someone waits on each (an operator, every phone
         // after a publish): above the reads, which anyone with a read token can multiply.
         lanes = [Lane("changes", qos: .userInitiated), Lane("builds", qos: .userInitiated),
@@ -139,11 +152,26 @@ final class WorkQueue: Sendable {
         let release: @Sendable () -> Void = { [self] in
             if lane.isShared, given.first() { giveShare(caller, in: lane) }
         }
-        queue.async { [self] in
+        let run: @Sendable () -> Void = { [self] in
             job(release)
             release()
             slot.pending.subtract(1, ordering: .relaxed)
             if pendingAll.subtract(1, ordering: .relaxed).newValue == 0 { releaseMemory(on: lanes[WorkLane.builds.rawValue].queue) }
+        }
+        if lane == .changes {
+            turns.enqueue(for: caller.token ?? "") { next in
+                queue.async {
+                    run()
+                    // What the document's parse freed goes back before the next one is
+                    // parsed, perhaps on another thread and so in another malloc arena,
+                    // where it would be added to what this one keeps (311 MB at peak
+                    // where one document in work measures 121 MB, `documents_in_work`).
+                    Memory.releaseFree()
+                    next()
+                }
+            }
+        } else {
+            queue.async(execute: run)
         }
         return nil
     }
@@ -255,6 +283,70 @@ final class WorkQueue: Sendable {
             }
         })
         if let refusal { responder.respond(busy(refusal, in: lane).response) }
+    }
+}
+
+/// Whose change runs next, and how many run at once: at most `atOnce` jobs are started;
+/// the rest wait, without a thread, in one first-come queue per holder (a token), and the
+/// holders whose jobs wait take turns, one job each, the holder whose job just ended last.
+/// A started job is given what starts the next, to call once when it ends.
+final class ChangeTurns: Sendable {
+    typealias Start = @Sendable (_ next: @escaping @Sendable () -> Void) -> Void
+
+    private struct State {
+        var running = 0
+        var waiting: [String: [Start]] = [:]
+        /// Holders with jobs waiting, in the order of their turns.
+        var turns: [String] = []
+        var waitingCount = 0
+    }
+
+    let atOnce: Int
+    private let state = Mutex(State())
+
+    init(atOnce: Int) { self.atOnce = atOnce }
+
+    /// Jobs started and not yet ended, and jobs waiting (tests, metrics).
+    var counts: (running: Int, waiting: Int) { state.withLock { ($0.running, $0.waitingCount) } }
+
+    /// Starts `start` now if fewer than `atOnce` run, else when its holder's turn comes.
+    func enqueue(for holder: String, _ start: @escaping Start) {
+        let now = state.withLock { state -> Bool in
+            if state.running < atOnce {
+                state.running += 1
+                return true
+            }
+            if state.waiting[holder] == nil { state.turns.append(holder) }
+            state.waiting[holder, default: []].append(start)
+            state.waitingCount += 1
+            return false
+        }
+        if now { start { [self] in next(after: holder) } }
+    }
+
+    /// A job of `finished`'s ended: the first waiting job of the holder whose turn it is
+    /// starts in its place. The holder whose job just ran goes behind the others that wait,
+    /// so another's change waits for the one running, not also for the next of its.
+    private func next(after finished: String) {
+        let following = state.withLock { state -> (String, Start)? in
+            guard !state.turns.isEmpty else {
+                state.running -= 1
+                return nil
+            }
+            if state.turns.count > 1, state.turns[0] == finished { state.turns.append(state.turns.removeFirst()) }
+            let holder = state.turns.removeFirst()
+            var queue = state.waiting[holder] ?? []
+            let start = queue.removeFirst()
+            if queue.isEmpty {
+                state.waiting[holder] = nil
+            } else {
+                state.waiting[holder] = queue
+                state.turns.append(holder)
+            }
+            state.waitingCount -= 1
+            return (holder, start)
+        }
+        if let (holder, start) = following { start { [self] in next(after: holder) } }
     }
 }
 

@@ -119,6 +119,52 @@ struct OffLoopWorkTests {
         if outcome == nil { ran.wait() }
     }
 
+    /// At most `changesAtOnce` changes run at once, whatever libdispatch would start; the
+    /// rest wait by token and take turns, the token whose job just ran last: a token with
+    /// jobs queued delays another's by the one running, not by all (first come, first
+    /// served would run a1 a2 a3 b1 c1; turns without the last going last a1 a2 b1 c1 a3).
+    @Test func changesRunAFewAtOnceEachTokenInTurn() {
+        let queue = WorkQueue(capacity: 64, changesAtOnce: 1)
+        let order = Mutex<[String]>([]), running = Atomic<Int>(0), most = Atomic<Int>(0)
+        let first = DispatchSemaphore(value: 0), done = DispatchGroup()
+        func submit(_ name: String, token: String, wait: DispatchSemaphore? = nil) {
+            done.enter()
+            let refusal = queue.submit(.changes, for: WorkCaller(token: token)) {
+                let now = running.add(1, ordering: .relaxed).newValue
+                most.max(now, ordering: .relaxed)
+                wait?.wait()
+                usleep(2_000)  // long enough for another job to start beside it, were one let
+                order.withLock { $0.append(name) }
+                running.subtract(1, ordering: .relaxed)
+                done.leave()
+            }
+            #expect(refusal == nil, "\(name) was taken")
+        }
+        submit("a1", token: "a", wait: first)
+        submit("a2", token: "a")
+        submit("a3", token: "a")
+        submit("b1", token: "b")
+        submit("c1", token: "c")
+        first.signal()
+        done.wait()
+        #expect(order.withLock { $0 } == ["a1", "b1", "c1", "a2", "a3"])
+        #expect(most.load(ordering: .relaxed) == 1, "one change at a time")
+
+        let two = WorkQueue(capacity: 64, changesAtOnce: 2)
+        let twoRunning = Atomic<Int>(0), twoMost = Atomic<Int>(0), twoDone = DispatchGroup()
+        for index in 0..<16 {
+            twoDone.enter()
+            #expect(two.submit(.changes, for: WorkCaller(token: "t\(index % 4)")) {
+                twoMost.max(twoRunning.add(1, ordering: .relaxed).newValue, ordering: .relaxed)
+                usleep(5_000)
+                twoRunning.subtract(1, ordering: .relaxed)
+                twoDone.leave()
+            } == nil)
+        }
+        twoDone.wait()
+        #expect(twoMost.load(ordering: .relaxed) == 2, "two at once, never more")
+    }
+
     @Test func revisionAndDiffAnswersAreMadeOncePerRevision() throws {
         let service = try LiveService(transport: .inProcess)
         let token = service.tokens[.routesPublish]
@@ -154,7 +200,8 @@ struct OffLoopWorkTests {
     /// a client that sends its next change as it reads the answer is not refused by its own
     /// last one (`crash-test.py`'s writers, one token, were refused 503 that way).
     @Test func aShareIsGivenBackWithTheAnswer() {
-        let queue = WorkQueue(capacity: 8)
+        // Two changes at once: one held, the other answering.
+        let queue = WorkQueue(capacity: 8, changesAtOnce: 2)
         let marketer = WorkCaller(token: "mkt")
         let other = Hold(queue, .changes, callers: [marketer])
         defer { other.release() }

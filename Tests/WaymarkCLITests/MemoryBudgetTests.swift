@@ -8,27 +8,31 @@ import TestSupport
 /// sum and each part; a cgroup's limit is read when no --memory-limit is given.
 @Suite("Memory budget")
 struct MemoryBudgetTests {
-    /// Each row: body and output budgets in MiB, the limit in MiB; whether it starts.
-    static let rows: [(String, Int, Int, Int, Bool)] = [
-        ("the defaults in a gigabyte", 256, 128, 1_024, true),
-        ("the Kubernetes manifest's budgets in 512 MiB", 128, 64, 512, true),
-        ("exactly at the limit", 128, 64, 288, true),
-        ("small budgets in 256 MiB", 64, 32, 256, true),
-        ("the defaults one MiB short", 256, 128, 479, false),
-        ("one MiB past the limit", 128, 64, 287, false),
-        ("a huge body budget", 4_096, 128, 2_048, false),
-        ("nothing fits 64 MiB", 1, 1, 64, false),
+    /// Each row: body and output budgets in MiB, changes at once (each a 160 MiB document in
+    /// work), the limit in MiB; whether it starts.
+    static let rows: [(String, Int, Int, Int, Int, Bool)] = [
+        ("the defaults in a gigabyte", 256, 128, 1, 1_024, true),
+        ("the Kubernetes manifest's budgets in 512 MiB", 128, 64, 1, 512, true),
+        ("exactly at the limit", 128, 64, 1, 448, true),
+        ("small budgets in 384 MiB", 64, 32, 1, 384, true),
+        ("the defaults one MiB short", 256, 128, 1, 639, false),
+        ("one MiB past the limit", 128, 64, 1, 447, false),
+        ("a second change at once needs a second document's memory", 128, 64, 2, 512, false),
+        ("two changes at once in 608 MiB", 128, 64, 2, 608, true),
+        ("a huge body budget", 4_096, 128, 1, 2_048, false),
+        ("nothing fits 64 MiB", 1, 1, 1, 64, false),
     ]
 
     @Test(arguments: rows)
-    func fits(_ label: String, _ bodies: Int, _ output: Int, _ limit: Int, _ starts: Bool) {
+    func fits(_ label: String, _ bodies: Int, _ output: Int, _ changes: Int, _ limit: Int, _ starts: Bool) {
         var configuration = ServerConfiguration()
         configuration.maximumBufferedBodyBytes = bodies << 20
         configuration.maximumQueuedOutputBytes = output << 20
-        let refusal = MemoryBudget(configuration: configuration).refusal(limit: limit << 20, source: "--memory-limit")
+        let refusal = MemoryBudget(configuration: configuration, changesAtOnce: changes).refusal(limit: limit << 20, source: "--memory-limit")
         #expect((refusal == nil) == starts, "\(label): \(refusal ?? "fits")")
         if let refusal {
-            #expect(refusal.contains("\(limit) MiB") && refusal.contains("\(bodies) MiB request bodies"), "\(label): \(refusal)")
+            #expect(refusal.contains("\(limit) MiB") && refusal.contains("\(bodies) MiB request bodies")
+                    && refusal.contains("\(changes * 160) MiB documents being validated"), "\(label): \(refusal)")
         }
     }
 
