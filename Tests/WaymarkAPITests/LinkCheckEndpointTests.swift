@@ -48,6 +48,22 @@ struct LinkCheckEndpointTests {
         #expect(metrics.contains("waymark_link_check_findings_total 3\n"), "one on validate, two on publish")
     }
 
+    /// A publish the store will refuse takes no check's place and fetches nothing: tokens
+    /// sending stale `If-Match` headers cannot keep an operator's publish at `linkChecksBusy`.
+    @Test func aStalePublishIsRefusedWithoutACheck() throws {
+        let harness = try service(.warning)
+        let token = harness.tokens[.routesPublish]!
+        for _ in 0..<3 {
+            let stale = harness.call("POST", "/v1/revisions", token: token, headers: [("If-Match", "\"rev-9\"")], body: publishBody(extraRoute: "a"))
+            #expect(stale.status == 412, "\(stale.text.prefix(200))")
+        }
+        let metrics = harness.call("GET", "/metrics", token: harness.tokens[.telemetryRead]!).text
+        #expect(metrics.contains("waymark_link_check_fetches_total 0\n"), "no check ran for a stale publish")
+        let published = harness.call("POST", "/v1/revisions", token: token, headers: [("If-Match", "\"rev-1\"")], body: publishBody(extraRoute: "a"))
+        #expect(published.status == 201)
+        #expect(harness.call("GET", "/metrics", token: harness.tokens[.telemetryRead]!).text.contains("waymark_link_check_fetches_total 5\n"))
+    }
+
     @Test func findingsConfiguredAsErrorsBlockPublishingAndChangeNothing() throws {
         let harness = try service(.error)
         let token = harness.tokens[.routesPublish]!
