@@ -237,15 +237,16 @@ public final class LinkChecker: Sendable {
         }
         let missing = jobs.indices.filter { outcomes[$0] == nil }
         let deadline: DispatchTime = options.checkSeconds > 0 ? .now() + .seconds(options.checkSeconds) : .distantFuture
+        // Each outcome is counted and kept as its fetch ends, so one that ends after the
+        // deadline is there for the next check, and a fetch never started is not counted.
         let fetched = Self.parallelMap(missing.map { jobs[$0] }, width: options.parallelism, until: deadline) { [self] job in
-            withExtendedLifetime(place) { fetch(job, slots: slots[(place?.purpose ?? .publish).rawValue]) }
-        }
-        fetches.add(missing.count, ordering: .relaxed)
-        let expires = ContinuousClock.now + .seconds(options.cacheSeconds)
-        cache.withLock { cache in
-            for (index, outcome) in zip(missing, fetched) where options.cacheSeconds > 0 {
-                if let outcome { cache[jobs[index]] = (outcome, expires) }
+            let outcome = withExtendedLifetime(place) { fetch(job, slots: slots[(place?.purpose ?? .publish).rawValue]) }
+            fetches.add(1, ordering: .relaxed)
+            if options.cacheSeconds > 0 {
+                let expires = ContinuousClock.now + .seconds(options.cacheSeconds)
+                cache.withLock { $0[job] = (outcome, expires) }
             }
+            return outcome
         }
         for (index, outcome) in zip(missing, fetched) { outcomes[index] = outcome }
         return outcomes

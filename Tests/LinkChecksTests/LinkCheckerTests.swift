@@ -198,6 +198,11 @@ struct LinkCheckerTests {
         #expect(checker.checksInProgress(.validation) == 0, "and given back when they end")
         let started = site.log().filter { $0.hasPrefix("GET \(host) ") }.count
         #expect(started == 2, "no fetch starts after the deadline: \(started)")
+        #expect(checker.fetches.load(ordering: .relaxed) == 2, "only the fetches that ran are counted")
+        // What the two found after the deadline is kept: the next check has them at once.
+        let again = checker.check(document, against: [], in: nil)
+        #expect(again.first?.message.hasPrefix("Only 2 of the 4 addresses these routes name could be checked within 1 s") == true,
+                "\(again.map(\.message))")
         withExtendedLifetime(place) {}
     }
 }
