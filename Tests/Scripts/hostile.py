@@ -152,6 +152,7 @@ Prints each figure; exits 1 on the first failure.
 Usage: hostile.py WAYMARK_RELEASE_BINARY [ATTACK...] (attacks by name, e.g. impact_flood: only those, each on a daemon of its own)
 """
 import http.client
+import itertools
 import json
 import random
 import os
@@ -1830,76 +1831,99 @@ def ended_schedules(binary, scratch):
 
 
 # 24 -----------------------------------------------------------------------------------------
+def telemetry_flood(port, fleet, flooders, phones, seconds=6):
+    """The app's token spent by flooders, one connection each, as fast as they can, while
+    installs post a batch every 2 s, for `seconds`. Each flooder and install is a function
+    of its request's count giving the (source address, X-Forwarded-For) it posts from,
+    None for the default. The seconds run, the flood's tally (accepted, 429 over the peer's
+    share, 429 over the token's rate, any other status) and the installs' (accepted,
+    refused statuses)."""
+    import uuid
+    stop = threading.Event()
+    flood = {"accepted": 0, "share": 0, "rate": 0, "other": []}
+    installs = {"accepted": 0, "refused": []}
+    lock = threading.Lock()
+
+    def post(connection, forwarded):
+        batch = json.dumps({"batch": uuid.uuid4().hex, "client": {"platform": "ios", "appVersion": "5.3.0", "revision": 1},
+                            "events": [{"ts": iso(int(time.time()) - 30), "entry": "scheme", "outcome": "proceed", "route": "product"}]})
+        headers = {"Authorization": "Bearer " + fleet, "Content-Type": "application/json"}
+        if forwarded:
+            headers["X-Forwarded-For"] = forwarded
+        connection.request("POST", "/v1/telemetry", body=batch, headers=headers)
+        response = connection.getresponse()
+        return response, response.read()
+
+    def flooder(where):
+        connection, source = None, None
+        for count in itertools.count():
+            if stop.is_set():
+                break
+            address, forwarded = where(count)
+            try:
+                if connection is None or address != source:
+                    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30,
+                                                            source_address=(address, 0) if address else None)
+                    source = address
+                response, answer = post(connection, forwarded)
+                with lock:
+                    if response.status == 202:
+                        flood["accepted"] += 1
+                    elif response.status == 429 and b"over its share" in answer:
+                        flood["share"] += 1
+                    elif response.status == 429:
+                        flood["rate"] += 1
+                    else:
+                        flood["other"].append(response.status)
+                if response.getheader("Connection", "").lower() == "close":
+                    connection.close()
+                    connection = None
+            except (OSError, http.client.HTTPException):
+                connection = None
+
+    def install(where):
+        for count in itertools.count():
+            if stop.is_set():
+                break
+            address, forwarded = where(count)
+            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30, source_address=(address, 0) if address else None)
+            response, _ = post(connection, forwarded)
+            connection.close()
+            with lock:
+                if response.status == 202:
+                    installs["accepted"] += 1
+                else:
+                    installs["refused"].append(response.status)
+            stop.wait(2)
+
+    threads = [threading.Thread(target=flooder, args=(where,)) for where in flooders]
+    threads += [threading.Thread(target=install, args=(where,)) for where in phones]
+    return run_for(threads, seconds, stop), flood, installs
+
+
 def shared_token_flood(binary, scratch):
     """The app's telemetry token spent as fast as they can by one address, then by 48: each
     address gets its share of the token's rate, and while the token runs low only quiet
     addresses are served, so installs posting now and then are answered."""
-    import uuid
     data = os.path.join(scratch, "shared-token")
     daemon = Daemon(binary, data)
     fleet = token(binary, data, "fleet", "telemetry:write", rate=200)
-    headers = {"Authorization": "Bearer " + fleet, "Content-Type": "application/json"}
 
-    def batch():
-        return json.dumps({"batch": uuid.uuid4().hex, "client": {"platform": "ios", "appVersion": "5.3.0", "revision": 1},
-                           "events": [{"ts": iso(int(time.time()) - 30), "entry": "scheme", "outcome": "proceed", "route": "product"}]})
+    def at(address):
+        return lambda count: (address, None)
 
     def phase(flooders, connections_each):
-        stop = threading.Event()
-        flood = {"accepted": 0, "share": 0, "rate": 0, "other": []}
-        phones = {"accepted": 0, "refused": []}
-        lock = threading.Lock()
-
-        def flooder(address):
-            connection = None
-            while not stop.is_set():
-                try:
-                    if connection is None:
-                        connection = http.client.HTTPConnection("127.0.0.1", daemon.port, timeout=30, source_address=(address, 0))
-                    connection.request("POST", "/v1/telemetry", body=batch(), headers=headers)
-                    response = connection.getresponse()
-                    answer = response.read()
-                    with lock:
-                        if response.status == 202:
-                            flood["accepted"] += 1
-                        elif response.status == 429 and b"over its share" in answer:
-                            flood["share"] += 1
-                        elif response.status == 429:
-                            flood["rate"] += 1
-                        else:
-                            flood["other"].append(response.status)
-                    if response.getheader("Connection", "").lower() == "close":
-                        connection.close()
-                        connection = None
-                except (OSError, http.client.HTTPException):
-                    connection = None
-
-        def phone(address):
-            # An install posts a batch now and then: here every 2 s.
-            while not stop.is_set():
-                connection = http.client.HTTPConnection("127.0.0.1", daemon.port, timeout=30, source_address=(address, 0))
-                connection.request("POST", "/v1/telemetry", body=batch(), headers=headers)
-                response = connection.getresponse()
-                response.read()
-                connection.close()
-                with lock:
-                    if response.status == 202:
-                        phones["accepted"] += 1
-                    else:
-                        phones["refused"].append(response.status)
-                stop.wait(2)
-        threads = [threading.Thread(target=flooder, args=(address,)) for address in flooders for _ in range(connections_each)]
-        threads += [threading.Thread(target=phone, args=("127.0.0.%d" % (2 + index),)) for index in range(16)]
-        seconds = run_for(threads, 6, stop)
-        sent = phones["accepted"] + len(phones["refused"])
-        if sent == 0 or phones["accepted"] < 0.95 * sent:
+        seconds, flood, installs = telemetry_flood(daemon.port, fleet, [at(address) for address in flooders for _ in range(connections_each)],
+                                                   [at("127.0.0.%d" % (2 + index)) for index in range(16)])
+        sent = installs["accepted"] + len(installs["refused"])
+        if sent == 0 or installs["accepted"] < 0.95 * sent:
             fail("installs beside %d addresses flooding their shared token: %d of %d posts accepted (%s); the flooders %d accepted, "
-                 "%d over their share, %d over the token's rate" % (len(flooders), phones["accepted"], sent, sorted(set(phones["refused"])),
+                 "%d over their share, %d over the token's rate" % (len(flooders), installs["accepted"], sent, sorted(set(installs["refused"])),
                                                                     flood["accepted"], flood["share"], flood["rate"]))
         if flood["other"] or flood["share"] == 0:
             fail("%d flooding addresses: %d accepted, %d over their share, others %s"
                  % (len(flooders), flood["accepted"], flood["share"], sorted(set(flood["other"]))))
-        return seconds, flood, phones["accepted"], sent
+        return seconds, flood, installs["accepted"], sent
 
     seconds, one, accepted_one, sent_one = phase(["127.0.0.1"], 4)
     if one["accepted"] > 10 * seconds + 50 + 10:
@@ -1921,71 +1945,22 @@ def shared_token_flood(binary, scratch):
 def ipv6_network_flood(binary, scratch):
     """The app's token spent from 256 /64s of one /48 behind a trusted proxy: the /48 is held
     to four peers' shares, and installs in other networks are answered."""
-    import uuid
     data = os.path.join(scratch, "ipv6-network")
     daemon = Daemon(binary, data, "--trust-forwarded-for")
     fleet = token(binary, data, "fleet6", "telemetry:write", rate=200)
-    stop = threading.Event()
-    flood = {"accepted": 0, "share": 0, "rate": 0, "other": []}
-    phones = {"accepted": 0, "refused": []}
-    lock = threading.Lock()
-
-    def batch():
-        return json.dumps({"batch": uuid.uuid4().hex, "client": {"platform": "ios", "appVersion": "5.3.0", "revision": 1},
-                           "events": [{"ts": iso(int(time.time()) - 30), "entry": "scheme", "outcome": "proceed", "route": "product"}]})
-
-    def headers(address):
-        return {"Authorization": "Bearer " + fleet, "Content-Type": "application/json", "X-Forwarded-For": address}
 
     def flooder(worker):
-        connection = None
-        for count in range(10 ** 9):
-            if stop.is_set():
-                break
+        def where(count):
             subnet = (worker * 7919 + count) % 256
-            address = "2001:db8:77:%x::%x" % ((subnet // 16) << 8 | subnet % 16, 1 + count % 50)
-            try:
-                if connection is None:
-                    connection = http.client.HTTPConnection("127.0.0.1", daemon.port, timeout=30)
-                connection.request("POST", "/v1/telemetry", body=batch(), headers=headers(address))
-                response = connection.getresponse()
-                answer = response.read()
-                with lock:
-                    if response.status == 202:
-                        flood["accepted"] += 1
-                    elif response.status == 429 and b"over its share" in answer:
-                        flood["share"] += 1
-                    elif response.status == 429:
-                        flood["rate"] += 1
-                    else:
-                        flood["other"].append(response.status)
-                if response.getheader("Connection", "").lower() == "close":
-                    connection.close()
-                    connection = None
-            except (OSError, http.client.HTTPException):
-                connection = None
+            return None, "2001:db8:77:%x::%x" % ((subnet // 16) << 8 | subnet % 16, 1 + count % 50)
+        return where
 
-    def phone(index):
-        while not stop.is_set():
-            connection = http.client.HTTPConnection("127.0.0.1", daemon.port, timeout=30)
-            connection.request("POST", "/v1/telemetry", body=batch(), headers=headers("2001:db8:%x:1::1" % (0x100 + index)))
-            response = connection.getresponse()
-            response.read()
-            connection.close()
-            with lock:
-                if response.status == 202:
-                    phones["accepted"] += 1
-                else:
-                    phones["refused"].append(response.status)
-            stop.wait(2)
-
-    threads = [threading.Thread(target=flooder, args=(worker,)) for worker in range(12)]
-    threads += [threading.Thread(target=phone, args=(index,)) for index in range(16)]
     try:
-        seconds = run_for(threads, 6, stop)
+        seconds, flood, phones = telemetry_flood(daemon.port, fleet, [flooder(worker) for worker in range(12)],
+                                                 [(lambda index: lambda count: (None, "2001:db8:%x:1::1" % (0x100 + index)))(index)
+                                                  for index in range(16)])
         alive = daemon.alive()
     finally:
-        stop.set()
         daemon.stop()
     if not alive:
         fail("the daemon died under a /48's flood")
@@ -2001,7 +1976,6 @@ def ipv6_network_flood(binary, scratch):
     print("hostile: the fleet's telemetry token (200/s) flooded for %.1f s from 256 /64s of one /48 behind the proxy: %d accepted "
           "(its share: 40/s, bursts of 200), %d answered 429 over its share, %d over the token's rate; 16 installs in other /48s: "
           "%d of %d accepted" % (seconds, flood["accepted"], flood["share"], flood["rate"], phones["accepted"], sent))
-
 
 def cpu_seconds(pid):
     with open("/proc/%d/stat" % pid) as stat:
