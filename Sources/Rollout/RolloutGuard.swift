@@ -189,9 +189,10 @@ extension GuardCounts {
     /// everything failed are held to what their volume plausibly shows at the rate of the
     /// rest. Failures removed are taken from the cell's reasons in proportion, and a network
     /// left without failures stops counting as failing. Counts without networks are returned
-    /// as they are. The guard bounds both sides together (`bounded(candidate:stable:policy:)`).
+    /// as they are. The guard bounds both sides together (`bounded(candidate:stable:policy:)`);
+    /// one side alone is for tests, which compare the two.
     /// - Complexity: O(rounds × Σ over cells of its networks × their bound).
-    public func bounded(policy: GuardPolicy) -> GuardCounts { keeping(keptShares(policy: policy)) }
+    func bounded(policy: GuardPolicy) -> GuardCounts { keeping(keptShares(policy: policy)) }
 
     /// Both sides bounded together: each network in each cell keeps the smaller of the shares
     /// of its failures that bounding each side alone would keep, on both sides. An honest
