@@ -14,8 +14,12 @@ final class SuggestionCache: Sendable {
         let schemas: [String]
 
         init(_ snapshot: StoreSnapshot) {
-            revision = snapshot.current?.number ?? 0
-            schemas = snapshot.orderedSchemas.map(\.sha256)
+            self.init(revision: snapshot.current?.number ?? 0, schemas: snapshot.orderedSchemas.map(\.sha256))
+        }
+
+        init(revision: Int, schemas: [String]) {
+            self.revision = revision
+            self.schemas = schemas
         }
     }
 
@@ -35,7 +39,11 @@ final class SuggestionCache: Sendable {
         state.withLock { $0.stamp == stamp ? $0.made[shape] : nil }
     }
 
-    func keep(_ suggestion: RouteSuggestion?, for shape: String, at stamp: Stamp) {
+    /// Keeps `suggestion`, made against `stamp`, unless the store has moved on since
+    /// (`current`): a request that read an older snapshot neither clears what was made
+    /// against the newer one nor keeps what no longer holds.
+    func keep(_ suggestion: RouteSuggestion?, for shape: String, at stamp: Stamp, current: Stamp) {
+        guard stamp == current else { return }
         state.withLock { state in
             if state.stamp != stamp || state.made.count >= Self.capacity { state = State(stamp: stamp) }
             state.made[shape] = .some(suggestion)

@@ -71,7 +71,7 @@ struct UnknownLinkEndpoints: EndpointGroup {
             } else if made < Self.suggestionsPerRequest {
                 made += 1
                 suggestion = RouteSuggestion.suggest(for: path, routes: current.json, document: document, against: schemas, now: now)
-                context.suggestions.keep(suggestion, for: path, at: stamp)
+                context.suggestions.keep(suggestion, for: path, at: stamp, current: SuggestionCache.Stamp(context.store.snapshot))
             } else {
                 pending += 1
                 return .object(item)
