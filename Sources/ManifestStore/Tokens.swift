@@ -137,7 +137,12 @@ public struct TokenRecord: Hashable, Sendable {
     /// Token names: 1 to 100 letters, digits and `- _ . @ :`, starting with a letter or
     /// digit (the route id grammar, plus `@` and `:` for names like `ci@shop` or
     /// `telemetry:write`): nothing an audit line, a table or a terminal could misshow.
+    /// Not `public` or `anonymous`, the names of callers without a token: a token so named
+    /// would be taken for one, without a token's share of the work queue.
+    public static let reservedNames: Set<String> = ["public", "anonymous"]
+
     public static func isValidName(_ name: String) -> Bool {
+        guard !reservedNames.contains(name) else { return false }
         let bytes = Array(name.utf8)
         guard (1...100).contains(bytes.count) else { return false }
         func isAlphanumeric(_ byte: UInt8) -> Bool {
@@ -260,7 +265,8 @@ public final class TokenStore: Sendable {
     /// Creates a token (audited) and returns it; the plaintext exists only in this return value.
     public func create(name: String, scopes: Set<Scope>, rate: TokenRate? = nil, actor: String, now: Date = Date()) throws(StoreError) -> (record: TokenRecord, token: String) {
         guard TokenRecord.isValidName(name) else {
-            throw .refusedToken("A token name must be 1 to 100 letters, digits and - _ . @ :, starting with a letter or digit.")
+            throw .refusedToken("A token name must be 1 to 100 letters, digits and - _ . @ :, starting with a letter or digit, "
+                                + "and not \"public\" or \"anonymous\" (callers without a token).")
         }
         guard !scopes.isEmpty else { throw .refusedToken("A token needs at least one scope: \(Scope.allCases.map(\.rawValue).joined(separator: ", ")).") }
         return try change { current throws(StoreError) in

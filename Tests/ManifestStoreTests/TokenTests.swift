@@ -77,7 +77,8 @@ struct TokenTests {
         let scratch = ScratchDirectory()
         let store = try ManifestStore.open(at: scratch.path).store
         _ = try store.tokens.create(name: "dup", scopes: [.admin], actor: "test", now: now)
-        for (name, scopes) in [("dup", Set([Scope.admin])), ("", [.admin]), ("x\ny", [.admin]), ("none", [])] {
+        for (name, scopes) in [("dup", Set([Scope.admin])), ("", [.admin]), ("x\ny", [.admin]), ("none", []), ("anonymous", [.routesPublish]),
+                               ("public", [.manifestRead])] {
             #expect("\(name)") {
                 _ = try store.tokens.create(name: name, scopes: scopes, actor: "test", now: now)
             } throws: { error in
