@@ -47,10 +47,10 @@ struct PublishingEndpoints: EndpointGroup {
                                                                 message: body.message, supersede: supersede))
             }
             let snapshot = store.snapshot
-            // One the store will refuse (a stale base stays stale; a rollout it does not
-            // supersede) takes no check's place, nor fetches: it is refused at once.
-            let storable = base == snapshot.current?.number && (snapshot.activeRollout == nil || supersede)
-            let place = storable ? try context.linkCheckPlace(for: author, .publish, against: snapshot) : nil
+            // One the store will refuse takes no check's place, nor fetches: a stale base
+            // stays stale (revisions only grow), so it is refused at once. (A rollout in
+            // progress may end before the store looks: such a publish is checked.)
+            let place = base == snapshot.current?.number ? try context.linkCheckPlace(for: author, .publish, against: snapshot) : nil
             context.withLinkFindings(body.routes, against: snapshot, in: place) { findings in
                 responder.respond(Self.outcome(context, Result { () throws(StoreError) in
                     try store.publish(routes: routes, parsed: body.routes, base: base, author: author, message: body.message, findings: findings.problems,
