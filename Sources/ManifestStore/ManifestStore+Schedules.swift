@@ -95,6 +95,11 @@ extension ManifestStore {
         return record.body
     }
 
+    /// Whether a pending schedule's time has come (`fireDueSchedules` would fire one).
+    public func hasDueSchedules(now: Date = Date()) -> Bool {
+        snapshot.schedules.contains { $0.status == .pending && $0.at <= now }
+    }
+
     /// Fires every pending publish whose time has come (the ones a stopped daemon missed
     /// too), oldest first: validated against the schemas of now and published if its base
     /// is still current; otherwise skipped, saying why (a schedule whose stored routes are

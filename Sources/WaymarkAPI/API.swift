@@ -28,11 +28,11 @@ public final class API: Sendable {
         /// quarter per token or peer) may wait or run off the loops at once; beyond it such
         /// requests get `503`. Builds (manifest views, landing tables) are never refused.
         public var maximumQueuedWork = 64
-        /// How many of those changes run at once (`serve --changes-at-once`): each holds its
+        /// How many of those changes run at once (`serve --documents-at-once`): each holds its
         /// parsed document while it validates it, so this, times what one document may cost
         /// (`documentInWorkBytes`), bounds what changes hold in memory; the rest wait, each
         /// token's in turn (`WorkQueue`).
-        public var changesAtOnce = 1
+        public var documentsAtOnce = 1
         /// What one change holds at its peak while it parses and validates a client's
         /// document: the worst a request may send under `JSONParser.requests`' limits
         /// (docs/operations.md, "Memory"; `hostile.py`'s `documents_in_work` measures it).
@@ -122,13 +122,22 @@ public final class API: Sendable {
         let now = now ?? context.options.clock.now
         let lastLook = Mutex<UInt64?>(nil)
         let lookEvery = UInt64(max(0, context.options.rolloutLookInterval) * 1e9)
-        let ticker = Ticker(every: interval, on: DispatchQueue(label: "waymark.schedules", qos: .utility)) {
-            if let changed = try? context.store.fireDueSchedules(now: now()) {
-                for item in changed {
-                    switch item.status {
-                    case .fired: context.schedulesFired.add(1, ordering: .relaxed); context.publishes.add(1, ordering: .relaxed)
-                    case .skipped: context.schedulesSkipped.add(1, ordering: .relaxed)
-                    case .pending, .cancelled: break
+        let queue = DispatchQueue(label: "waymark.schedules", qos: .utility)
+        let firing = Atomic<Bool>(false)
+        let ticker = Ticker(every: interval, on: queue) {
+            // Firing parses and validates the schedule's document: it takes a document's
+            // turn (`WorkQueue`), one firing at a time, while the rollout looks go on.
+            if context.store.hasDueSchedules(now: now()),
+               firing.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged {
+                context.work.whenDocumentTurn(for: "waymark:schedules", on: queue) {
+                    defer { firing.store(false, ordering: .releasing) }
+                    guard let changed = try? context.store.fireDueSchedules(now: now()) else { return }
+                    for item in changed {
+                        switch item.status {
+                        case .fired: context.schedulesFired.add(1, ordering: .relaxed); context.publishes.add(1, ordering: .relaxed)
+                        case .skipped: context.schedulesSkipped.add(1, ordering: .relaxed)
+                        case .pending, .cancelled: break
+                        }
                     }
                 }
             }

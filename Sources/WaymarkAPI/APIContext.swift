@@ -79,7 +79,7 @@ final class APIContext: Sendable {
         self.options = options
         documents = RevisionDocuments(store: store)
         preparer = GenerationPreparer(manifests: manifests, landings: landings, documents: documents, vocabulary: vocabulary, now: options.clock.now)
-        work = WorkQueue(capacity: options.maximumQueuedWork, changesAtOnce: options.changesAtOnce)
+        work = WorkQueue(capacity: options.maximumQueuedWork, documentsAtOnce: options.documentsAtOnce)
         shapeAllowance = ShapeAllowance(perSource: options.shapesPerSource, perNetwork: options.shapesPerNetwork)
         landingCounter = LandingCounter(telemetry: telemetry, now: options.clock.now, currentRevision: { store.snapshot.current?.number })
         rates = RateLimiter(peerPercent: options.rateSharePerPeer, clock: options.monotonicClock)
@@ -112,14 +112,14 @@ final class APIContext: Sendable {
         return place
     }
 
-    /// Calls `body` with the link checks' findings for `routes` against `snapshot`'s
-    /// schemas, in `place` (`linkCheckPlace`): at once with none when there is no place
-    /// (checks off, nothing registered; then `routes` is never evaluated), else from the
-    /// link-check queue once the check has ended (its fetches, or its `checkSeconds`).
-    func withLinkFindings(_ routes: @autoclosure () -> JSONValue?, against snapshot: StoreSnapshot, in place: LinkChecker.Place?,
+    /// Calls `body` with the findings for `routes` against `snapshot`'s schemas: fallbacks
+    /// at non-public addresses (unless allowed), and the link checks' in `place`
+    /// (`linkCheckPlace`). At once when there is no place (checks off, nothing
+    /// registered), else from the link-check queue once the check has ended (its fetches,
+    /// or its `checkSeconds`).
+    func withLinkFindings(_ routes: JSONValue?, against snapshot: StoreSnapshot, in place: LinkChecker.Place?,
                           _ body: @escaping @Sendable (ValidationReport) -> Void) {
         let schemas = snapshot.orderedSchemas.map(\.schema)
-        let routes = routes()
         // Fallbacks at non-public addresses, whether or not link checks run (`FallbackAddresses`).
         let addresses = options.allowPrivateFallbacks ? ValidationReport() : routes.map(FallbackAddresses.report) ?? ValidationReport()
         guard let linkChecker, let place, !schemas.isEmpty, let routes else { return body(addresses) }

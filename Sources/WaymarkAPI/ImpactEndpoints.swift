@@ -40,7 +40,7 @@ struct ImpactEndpoints: EndpointGroup {
         try registry.addDeferred("POST", "/v1/revisions/:a/impact", .scope(.routesPublish, action: "impactDraft"),
                                  maximumBody: context.options.maximumDocumentBytes, busy: busy) { request, call, responder throws(Refusal) in
             guard held.take(call.actor) else { throw Self.tooMany }
-            let refusal = context.work.submit(.reads, for: WorkCaller(request, actor: call.actor)) {
+            let refusal = context.work.submit(.reads, for: WorkCaller(request, actor: call.actor), document: request.body.count > WorkQueue.documentBody) {
                 defer { held.give(call.actor) }
                 do throws(Refusal) {
                     responder.respond(try impact(request, call))

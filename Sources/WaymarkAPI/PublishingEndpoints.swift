@@ -81,9 +81,12 @@ struct PublishingEndpoints: EndpointGroup {
     private static func validate(_ request: HTTPRequest, context: APIContext, holder: String, _ responder: Responder) throws(Refusal) {
         let snapshot = context.store.snapshot
         let place = try context.linkCheckPlace(for: holder, .validation, against: snapshot)
-        let validated = ManifestStore.validate(request.body, against: snapshot, parser: .requests)
-        // The body is parsed a second time only when the links are checked.
-        context.withLinkFindings(try? JSONParser.requests.parse(request.body), against: snapshot, in: place) { findings in
+        // Parsed once, for the validator and the fallbacks' findings; a body that does not
+        // parse is reported by the validator, which parses it again to say why.
+        let parsed = try? JSONParser.requests.parse(request.body)
+        let validated = parsed.map { ManifestStore.validate(parsed: $0, against: snapshot) }
+            ?? ManifestStore.validate(request.body, against: snapshot, parser: .requests)
+        context.withLinkFindings(parsed, against: snapshot, in: place) { findings in
             var report = validated
             report.append(findings)
             guard case .object(var object) = report.json else { return responder.respond(APIResponse.json(report.json)) }

@@ -138,7 +138,10 @@ struct EndpointRegistry {
             busy = { @Sendable head, actor in work.refusalAtHead(lane, for: WorkCaller(head, actor: actor)) }
         }
         try addDeferred(method, path, access, maximumBody: maximumBody, largerBody: largerBody, busy: busy, mode: .offLoop) { request, call, responder in
-            work.answer(responder, in: lane, for: WorkCaller(request, actor: call.actor)) { () throws(Refusal) in try handler(request, call) }
+            // A draft in the body (a preview's or a diff's routes) is a document in work: it waits for a turn.
+            work.answer(responder, in: lane, for: WorkCaller(request, actor: call.actor), document: request.body.count > WorkQueue.documentBody) {
+                () throws(Refusal) in try handler(request, call)
+            }
         }
     }
 

@@ -24,8 +24,10 @@ import SystemIO
 /// refused with `503` and `Retry-After` rather than queued without bound
 /// (`waymark_work_refused_total{lane}`).
 ///
-/// Of the changes lane's jobs, at most `changesAtOnce` run at once (`ChangeTurns`): each
-/// holds a client's parsed document while it validates it (tens of MB for the worst a
+/// Of the jobs that parse a document — every change, a costly read whose body is a draft
+/// (more than `documentBody` bytes: a preview, a diff, an impact), a scheduled publish
+/// firing — at most `documentsAtOnce` run at once (`DocumentTurns`), whatever their lane:
+/// each holds a parsed document while it validates it (a hundred MB for the worst a
 /// request may send), so that, not the number of threads libdispatch happens to start,
 /// bounds what documents cost (docs/operations.md, "Memory"). The rest wait without a
 /// thread, one queue per token taken in turn, so a token with four documents queued
@@ -35,14 +37,13 @@ final class WorkQueue: Sendable {
     let capacity: Int
     /// Of the reads lane's `capacity`, what one token or one peer may hold.
     let share: Int
-    /// What one token may hold of the changes lane: 4, a few documents at once (each may
-    /// take a second of CPU), so that another's change waits behind at most that many of
-    /// its jobs (the lane is first come, first served).
+    /// What one token may hold of the changes lane: 4, a few documents queued (each may
+    /// take a second of CPU); they take their turns with other tokens' (`DocumentTurns`).
     let changesShare: Int
     /// Changes lane jobs that run at once.
-    let changesAtOnce: Int
+    let documentsAtOnce: Int
     private let lanes: [Lane]
-    private let turns: ChangeTurns
+    private let turns: DocumentTurns
     /// Jobs held per token and per peer in each shared lane (`WorkLane.isShared`), only
     /// while they hold some.
     private let held = Mutex<[Shares]>(Array(repeating: Shares(), count: WorkLane.allCases.count))
@@ -82,13 +83,13 @@ final class WorkQueue: Sendable {
     }
 
     /// `readers`: how many reads may run at once (default: one per core but one, at least one);
-    /// `changesAtOnce`: how many changes (default: one).
-    init(capacity: Int, readers: Int = max(1, System.coreCount - 1), changesAtOnce: Int = 1) {
+    /// `documentsAtOnce`: how many jobs parsing a document (default: one).
+    init(capacity: Int, readers: Int = max(1, System.coreCount - 1), documentsAtOnce: Int = 1) {
         self.capacity = capacity
         share = max(1, capacity / 4)
         changesShare = min(share, 4)
-        self.changesAtOnce = max(1, changesAtOnce)
-        turns = ChangeTurns(atOnce: max(1, changesAtOnce))
+        self.documentsAtOnce = max(1, documentsAtOnce)
+        turns = DocumentTurns(atOnce: max(1, documentsAtOnce))
         // Changes and builds are few and someone waits on each (an operator, every phone
         // after a publish): above the reads, which anyone with a read token can multiply.
         lanes = [Lane("changes", qos: .userInitiated), Lane("builds", qos: .userInitiated),
@@ -118,15 +119,34 @@ final class WorkQueue: Sendable {
 
     /// Runs `job` off the loop in `lane`; the reason it was not run (nothing run) when the
     /// lane is full or, in a shared lane, `caller` holds its share.
-    func submit(_ lane: WorkLane, for caller: WorkCaller = WorkCaller(), _ job: @escaping @Sendable () -> Void) -> WorkRefusal? {
-        submit(lane, for: caller, releasing: { _ in job() })
+    func submit(_ lane: WorkLane, for caller: WorkCaller = WorkCaller(), document: Bool = false,
+                _ job: @escaping @Sendable () -> Void) -> WorkRefusal? {
+        submit(lane, for: caller, document: document, releasing: { _ in job() })
+    }
+
+    /// A body larger than this makes a costly read a document in work (a draft): it waits
+    /// for a document's turn. Smaller ones (a URL to preview, a short draft) parse into
+    /// little.
+    static let documentBody = 64 << 10
+
+    /// Runs `job` on `queue` when a document's turn comes, outside any lane: a scheduled
+    /// publish firing, which parses and validates a stored document.
+    func whenDocumentTurn(for holder: String, on queue: DispatchQueue, _ job: @escaping @Sendable () -> Void) {
+        turns.enqueue(for: holder) { next in
+            queue.async {
+                job()
+                Memory.releaseFree()
+                next()
+            }
+        }
     }
 
     /// `submit`, with `job` given what gives its caller's share back: called when its answer
     /// is handed over, so a client that sends its next request as it reads the answer finds
     /// its place free (and is not refused because the job had not yet returned); called
     /// again, to no effect, when the job ends.
-    func submit(_ lane: WorkLane, for caller: WorkCaller = WorkCaller(),
+    /// `document`: the job parses a document (every change does), so it waits for a turn.
+    func submit(_ lane: WorkLane, for caller: WorkCaller = WorkCaller(), document: Bool = false,
                 releasing job: @escaping @Sendable (_ releaseShare: @escaping @Sendable () -> Void) -> Void) -> WorkRefusal? {
         let caller = lane.sharer(caller)
         let slot = lanes[lane.rawValue]
@@ -158,8 +178,8 @@ final class WorkQueue: Sendable {
             slot.pending.subtract(1, ordering: .relaxed)
             if pendingAll.subtract(1, ordering: .relaxed).newValue == 0 { releaseMemory(on: lanes[WorkLane.builds.rawValue].queue) }
         }
-        if lane == .changes {
-            turns.enqueue(for: caller.token ?? "") { next in
+        if lane == .changes || document {
+            turns.enqueue(for: caller.token ?? caller.peer.map { "\($0)" } ?? "") { next in
                 queue.async {
                     run()
                     // What the document's parse freed goes back before the next one is
@@ -259,9 +279,9 @@ final class WorkQueue: Sendable {
 
     /// Answers through `responder` with what `job` returns (or the refusal it throws), run
     /// off the loop in `lane`; `503` with `Retry-After: 1` when it is refused.
-    func answer(_ responder: Responder, in lane: WorkLane, for caller: WorkCaller = WorkCaller(),
+    func answer(_ responder: Responder, in lane: WorkLane, for caller: WorkCaller = WorkCaller(), document: Bool = false,
                 _ job: @escaping @Sendable () throws(Refusal) -> HTTPResponse) {
-        run(responder, in: lane, for: caller) { answering throws(Refusal) in answering.respond(try job()) }
+        run(responder, in: lane, for: caller, document: document) { answering throws(Refusal) in answering.respond(try job()) }
     }
 
     /// Runs `job`, which answers through `responder` itself (perhaps later, from elsewhere),
@@ -269,9 +289,9 @@ final class WorkQueue: Sendable {
     /// lane is full or the caller holds its share.
     /// `job` answers through the responder it is given, which gives the caller's share back
     /// as it hands the answer over.
-    func run(_ responder: Responder, in lane: WorkLane, for caller: WorkCaller = WorkCaller(),
+    func run(_ responder: Responder, in lane: WorkLane, for caller: WorkCaller = WorkCaller(), document: Bool = false,
              _ job: @escaping @Sendable (Responder) throws(Refusal) -> Void) {
-        let refusal = submit(lane, for: caller, releasing: { release in
+        let refusal = submit(lane, for: caller, document: document, releasing: { release in
             let answering = Responder { response in
                 release()
                 responder.respond(response)
@@ -290,7 +310,7 @@ final class WorkQueue: Sendable {
 /// the rest wait, without a thread, in one first-come queue per holder (a token), and the
 /// holders whose jobs wait take turns, one job each, the holder whose job just ended last.
 /// A started job is given what starts the next, to call once when it ends.
-final class ChangeTurns: Sendable {
+final class DocumentTurns: Sendable {
     typealias Start = @Sendable (_ next: @escaping @Sendable () -> Void) -> Void
 
     private struct State {

@@ -20,12 +20,12 @@ struct MemoryBudget: Equatable {
 
     static func == (a: MemoryBudget, b: MemoryBudget) -> Bool { a.parts.map(\.bytes) == b.parts.map(\.bytes) }
 
-    /// `changesAtOnce`: `--changes-at-once`, each holding a document in work.
-    init(configuration: ServerConfiguration, changesAtOnce: Int = 1) {
+    /// `documentsAtOnce`: `--documents-at-once`, each holding a document in work.
+    init(configuration: ServerConfiguration, documentsAtOnce: Int = 1) {
         parts = [
             ("request bodies (--max-buffered-body-bytes)", configuration.maximumBufferedBodyBytes),
             ("answers queued for slow readers (--max-queued-output-bytes)", configuration.maximumQueuedOutputBytes),
-            ("documents being validated (--changes-at-once)", changesAtOnce * API.Options.documentInWorkBytes),
+            ("documents being validated (--documents-at-once)", documentsAtOnce * API.Options.documentInWorkBytes),
             ("kept QR codes and revision answers", Self.answerCaches),
             ("the process itself (10,000 routes, 20 builds, 1,000 connections)", Self.baseline),
         ]
@@ -39,7 +39,7 @@ struct MemoryBudget: Equatable {
         let mib = { (bytes: Int) in "\(bytes >> 20) MiB" }
         return "budgets that fit it: Waymark may hold \(mib(total)), more than the \(mib(limit)) \(source) gives it ("
             + parts.map { "\(mib($0.bytes)) \($0.name)" }.joined(separator: ", ")
-            + "). Lower --max-buffered-body-bytes, --max-queued-output-bytes or --changes-at-once, or give it more memory"
+            + "). Lower --max-buffered-body-bytes, --max-queued-output-bytes or --documents-at-once, or give it more memory"
     }
 
     /// The cgroup's memory limit in bytes (v2 `memory.max`, else v1 `memory.limit_in_bytes`),

@@ -59,8 +59,9 @@ enum ServeCommand {
                                    previews, revisions, diffs; a quarter per token or peer) that
                                    may wait or run off the event loops at once, each lane; more
                                    get 503. Builds are never refused (default 64)
-          --changes-at-once N      Of those changes, how many run at once, each holding its
-                                   parsed document (160 MiB at most, counted in the memory
+          --documents-at-once N    Documents parsed at once (every change, a draft previewed,
+                                   diffed or replayed, a schedule firing), each held while it
+                                   is validated (160 MiB at most, counted in the memory
                                    budget); the rest wait, each token's in turn (default 1)
           --rate-share-per-peer P  The percent of the app's token's rate (telemetry:write: every
                                    install's) one IPv4 address or IPv6 /64 may use, and never
@@ -131,7 +132,7 @@ enum ServeCommand {
 
     static func run(_ arguments: [String], output: inout Output) throws(CLIError) -> ExitCode {
         let parsed = try Arguments(arguments, command: "serve",
-                                   options: Set(["--host", "--port", "--data-dir", "--seed", "--threads", "--max-connections", "--max-connections-per-peer", "--max-buffered-body-bytes", "--max-buffered-body-bytes-per-peer", "--max-queued-output-bytes", "--max-queued-output-bytes-per-peer", "--memory-limit", "--max-document-bytes", "--max-queued-work", "--changes-at-once", "--rate-share-per-peer", "--telemetry-max-cells",
+                                   options: Set(["--host", "--port", "--data-dir", "--seed", "--threads", "--max-connections", "--max-connections-per-peer", "--max-buffered-body-bytes", "--max-buffered-body-bytes-per-peer", "--max-queued-output-bytes", "--max-queued-output-bytes-per-peer", "--memory-limit", "--max-document-bytes", "--max-queued-work", "--documents-at-once", "--rate-share-per-peer", "--telemetry-max-cells",
                                              "--follow", "--follow-token", "--follow-token-file", "--follow-interval", "--rollout-look-interval", "--clock-file",
                                              "--telemetry-minutes", "--telemetry-hours", "--telemetry-max-routes", "--telemetry-max-versions",
                                              "--guard-installs", "--guard-networks", "--guard-per-source", "--guard-per-network",
@@ -160,9 +161,9 @@ enum ServeCommand {
         configuration.maximumQueuedOutputBytesPerPeer = try parsed.number("--max-queued-output-bytes-per-peer", in: 0...1 << 40,
                                                                           expected: "0 to 1 TiB in bytes")
             ?? min(configuration.maximumQueuedOutputBytesPerPeer, configuration.maximumQueuedOutputBytes)
-        let changesAtOnce = try parsed.number("--changes-at-once", in: 1...64, expected: "1 to 64") ?? API.Options().changesAtOnce
+        let documentsAtOnce = try parsed.number("--documents-at-once", in: 1...64, expected: "1 to 64") ?? API.Options().documentsAtOnce
         // The budgets must fit the memory the daemon is given, or it refuses to start.
-        let budget = MemoryBudget(configuration: configuration, changesAtOnce: changesAtOnce)
+        let budget = MemoryBudget(configuration: configuration, documentsAtOnce: documentsAtOnce)
         if let limit = try parsed.number("--memory-limit", in: 16 << 20...1 << 50, expected: "16 MiB to 1 PiB in bytes") {
             if let refusal = budget.refusal(limit: limit, source: "--memory-limit") {
                 throw .invalidValue(option: "--memory-limit", value: String(limit), expected: refusal)
@@ -192,7 +193,7 @@ enum ServeCommand {
         }
         options.maximumQueuedWork = try parsed.number("--max-queued-work", in: 1...100_000, expected: "1 to 100000")
             ?? options.maximumQueuedWork
-        options.changesAtOnce = changesAtOnce
+        options.documentsAtOnce = documentsAtOnce
         options.rateSharePerPeer = try parsed.number("--rate-share-per-peer", in: 0...100, expected: "0 to 100 percent") ?? options.rateSharePerPeer
         options.linkChecks = try LinkCheckArguments.parse(parsed, cache: true)
         options.rolloutLookInterval = try parsed.number("--rollout-look-interval", in: 1...3_600, expected: "1 to 3600 seconds").map(Double.init)

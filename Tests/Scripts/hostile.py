@@ -2380,12 +2380,13 @@ def timed(attack, *arguments):
 
 # 31 -----------------------------------------------------------------------------------------
 def documents_in_work(binary, scratch):
-    """Six publishing tokens sending, from three connections each, the documents that cost
+    """Six publishing tokens sending, from two connections each, the documents that cost
     the most to parse and validate under the request limits (about 250,000 tiny routes,
-    one route naming 249,000 params, a million values): changes run one at a time
-    (--changes-at-once 1), so the daemon's peak RSS stays within the budgets it states
-    (bodies + queued answers + one document in work + caches + the process), where
-    running every such job libdispatch starts at once had no bound."""
+    one route naming 249,000 params, a million values) to validate, publish, preview and
+    diff: documents are parsed one at a time whatever their lane (--documents-at-once 1),
+    so the daemon's peak RSS stays within the budgets it states (bodies + queued answers +
+    one document in work + caches + the process), where running every such job
+    libdispatch starts at once had no bound."""
     data = os.path.join(scratch, "documents-in-work")
     budgets = {"bodies": 64, "answers": 16, "documents": 160, "caches": 32, "process": 64}
     daemon = Daemon(binary, data, "--max-buffered-body-bytes", str(budgets["bodies"] << 20), "--max-buffered-body-bytes-per-peer", "0",
@@ -2408,11 +2409,16 @@ def documents_in_work(binary, scratch):
         while time.monotonic() < deadline:
             routes = documents[kind % len(documents)]
             kind += 1
-            if kind % 2:
-                target, body, headers = "/v1/validate", routes, {"Content-Type": "application/json"}
-            else:
+            headers = {"Content-Type": "application/json"}
+            if kind % 4 == 0:
+                target, body = "/v1/validate", routes
+            elif kind % 4 == 1:
                 target, body = "/v1/revisions", b'{"message":"work","routes":' + routes + b"}"
-                headers = {"If-Match": '"rev-1"', "Content-Type": "application/json"}
+                headers["If-Match"] = '"rev-1"'
+            elif kind % 4 == 2:  # a draft previewed: the reads lane
+                target, body = "/v1/resolve", b'{"url":"https://storefront.example/x","routes":' + routes + b"}"
+            else:  # a draft compared with revision 1
+                target, body = "/v1/revisions/1/diff", routes
             try:
                 status, _, _ = call(daemon.port, tokens[index % len(tokens)], "POST", target, body, headers, timeout=180)
             except OSError as error:
@@ -2449,7 +2455,7 @@ def documents_in_work(binary, scratch):
         fail("documents in work: peak RSS %.0f MB from %.0f, past the %.0f MB the budgets state (%s MiB)"
              % (peak, started, bound, " + ".join("%d %s" % (value, key) for key, value in budgets.items())))
     print("hostile: 6 tokens sending the costliest documents a request may hold (249,000 tiny routes, 249,000 params, 999,000 values) "
-          "from 12 connections for 4 s: %d answered, %d 503 and %d reset in %.0f s; peak RSS %.0f MB from %.0f (bound %.0f MB: %s MiB)"
+          "validated, published, previewed and diffed from 12 connections for 4 s: %d answered, %d 503 and %d reset in %.0f s; peak RSS %.0f MB from %.0f (bound %.0f MB: %s MiB)"
           % (answered, statuses.get(503, 0), statuses.get("BrokenPipeError", 0) + statuses.get("ConnectionResetError", 0), seconds, peak, started, bound,
              " + ".join("%d %s" % (value, key) for key, value in budgets.items())))
 

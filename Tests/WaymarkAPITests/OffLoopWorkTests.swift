@@ -119,12 +119,12 @@ struct OffLoopWorkTests {
         if outcome == nil { ran.wait() }
     }
 
-    /// At most `changesAtOnce` changes run at once, whatever libdispatch would start; the
+    /// At most `documentsAtOnce` changes run at once, whatever libdispatch would start; the
     /// rest wait by token and take turns, the token whose job just ran last: a token with
     /// jobs queued delays another's by the one running, not by all (first come, first
     /// served would run a1 a2 a3 b1 c1; turns without the last going last a1 a2 b1 c1 a3).
     @Test func changesRunAFewAtOnceEachTokenInTurn() {
-        let queue = WorkQueue(capacity: 64, changesAtOnce: 1)
+        let queue = WorkQueue(capacity: 64, documentsAtOnce: 1)
         let order = Mutex<[String]>([]), running = Atomic<Int>(0), most = Atomic<Int>(0)
         let first = DispatchSemaphore(value: 0), done = DispatchGroup()
         func submit(_ name: String, token: String, wait: DispatchSemaphore? = nil) {
@@ -150,7 +150,7 @@ struct OffLoopWorkTests {
         #expect(order.withLock { $0 } == ["a1", "b1", "c1", "a2", "a3"])
         #expect(most.load(ordering: .relaxed) == 1, "one change at a time")
 
-        let two = WorkQueue(capacity: 64, changesAtOnce: 2)
+        let two = WorkQueue(capacity: 64, documentsAtOnce: 2)
         let twoRunning = Atomic<Int>(0), twoMost = Atomic<Int>(0), twoDone = DispatchGroup()
         for index in 0..<16 {
             twoDone.enter()
@@ -163,6 +163,24 @@ struct OffLoopWorkTests {
         }
         twoDone.wait()
         #expect(twoMost.load(ordering: .relaxed) == 2, "two at once, never more")
+    }
+
+    /// A costly read whose body is a draft waits for a document's turn, like a change; one
+    /// without a draft does not, and neither does a change wait for a read without one.
+    @Test func aDraftTakesADocumentsTurnWhateverItsLane() {
+        let queue = WorkQueue(capacity: 64, documentsAtOnce: 1)
+        let held = DispatchSemaphore(value: 0), started = DispatchSemaphore(value: 0)
+        #expect(queue.submit(.changes, for: WorkCaller(token: "ops")) { started.signal(); held.wait() } == nil)
+        started.wait()
+        let draftRan = Atomic<Bool>(false), plainRan = DispatchSemaphore(value: 0), draftDone = DispatchSemaphore(value: 0)
+        #expect(queue.submit(.reads, for: WorkCaller(token: "mkt"), document: true) { draftRan.store(true, ordering: .relaxed); draftDone.signal() } == nil)
+        #expect(queue.submit(.reads, for: WorkCaller(token: "mkt")) { plainRan.signal() } == nil)
+        plainRan.wait()
+        usleep(20_000)
+        let ranEarly = draftRan.load(ordering: .relaxed)
+        #expect(!ranEarly, "the draft waits while a change holds the one turn")
+        held.signal()
+        draftDone.wait()
     }
 
     @Test func revisionAndDiffAnswersAreMadeOncePerRevision() throws {
@@ -201,7 +219,7 @@ struct OffLoopWorkTests {
     /// last one (`crash-test.py`'s writers, one token, were refused 503 that way).
     @Test func aShareIsGivenBackWithTheAnswer() {
         // Two changes at once: one held, the other answering.
-        let queue = WorkQueue(capacity: 8, changesAtOnce: 2)
+        let queue = WorkQueue(capacity: 8, documentsAtOnce: 2)
         let marketer = WorkCaller(token: "mkt")
         let other = Hold(queue, .changes, callers: [marketer])
         defer { other.release() }

@@ -28,7 +28,7 @@ struct MemoryBudgetTests {
         var configuration = ServerConfiguration()
         configuration.maximumBufferedBodyBytes = bodies << 20
         configuration.maximumQueuedOutputBytes = output << 20
-        let refusal = MemoryBudget(configuration: configuration, changesAtOnce: changes).refusal(limit: limit << 20, source: "--memory-limit")
+        let refusal = MemoryBudget(configuration: configuration, documentsAtOnce: changes).refusal(limit: limit << 20, source: "--memory-limit")
         #expect((refusal == nil) == starts, "\(label): \(refusal ?? "fits")")
         if let refusal {
             #expect(refusal.contains("\(limit) MiB") && refusal.contains("\(bodies) MiB request bodies")
