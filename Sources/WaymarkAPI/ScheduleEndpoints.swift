@@ -93,6 +93,12 @@ struct ScheduleEndpoints: EndpointGroup {
         do throws(StoreError) {
             routes = try context.store.scheduledRoutes(of: item)
         } catch {
+            // It may have ended (fired, skipped, cancelled) since it was looked up, and its
+            // file been written again without the document: then it is answered as it is now.
+            if let now = try? found(call["id"]), now.status != .pending, case .object(var ended) = now.json {
+                ended["routes"] = .null
+                return APIResponse.json(.object(ended))
+            }
             throw Refusal.storeFailed(error, "Schedule \(item.id)'s routes could not be read", "Nothing else is affected.")
         }
         object["routes"] = (try? JSONParser().parse(routes)) ?? .null
