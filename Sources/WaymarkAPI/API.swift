@@ -123,13 +123,16 @@ public final class API: Sendable {
         let lastLook = Mutex<UInt64?>(nil)
         let lookEvery = UInt64(max(0, context.options.rolloutLookInterval) * 1e9)
         let queue = DispatchQueue(label: "waymark.schedules", qos: .utility)
+        // Firing has a queue of its own: the rollout looks on the ticker's never wait for it.
+        let firingQueue = DispatchQueue(label: "waymark.schedules.firing", qos: .utility)
         let firing = Atomic<Bool>(false)
         let ticker = Ticker(every: interval, on: queue) {
             // Firing parses and validates the schedule's document: it takes a document's
             // turn (`WorkQueue`), one firing at a time, while the rollout looks go on.
             if context.store.hasDueSchedules(now: now()),
                firing.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged {
-                context.work.whenDocumentTurn(for: "waymark:schedules", on: queue) {
+                // (Named with a space, which no token's name holds: none can share its turns.)
+                context.work.whenDocumentTurn(for: "scheduled publishes", on: firingQueue) {
                     defer { firing.store(false, ordering: .releasing) }
                     guard let changed = try? context.store.fireDueSchedules(now: now()) else { return }
                     for item in changed {

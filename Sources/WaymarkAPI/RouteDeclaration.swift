@@ -126,9 +126,11 @@ struct EndpointRegistry {
 
     /// A route answered from the work queue, in `lane`: its access is checked on the loop,
     /// then the handler runs off it. By default a costly read (shared, a caller's share at
-    /// a time); changes name their lane.
+    /// a time); changes name their lane. A job parsing a document takes a document's turn
+    /// (`WorkQueue`): one whose body is a draft, and any of a route that reads a stored
+    /// document (`readsDocument`: old revisions, diffs, a schedule's routes).
     mutating func addOffLoop(_ method: String, _ path: String, _ access: RouteDeclaration.Access, maximumBody: Int? = nil,
-                             largerBody: RouteDeclaration.LargerBody? = nil, lane: WorkLane = .reads,
+                             largerBody: RouteDeclaration.LargerBody? = nil, lane: WorkLane = .reads, readsDocument: Bool = false,
                              _ handler: @escaping Handler) throws(RouterError) {
         let work = context.work
         // A job its caller cannot queue now (a costly read or a change past its share) is
@@ -139,7 +141,8 @@ struct EndpointRegistry {
         }
         try addDeferred(method, path, access, maximumBody: maximumBody, largerBody: largerBody, busy: busy, mode: .offLoop) { request, call, responder in
             // A draft in the body (a preview's or a diff's routes) is a document in work: it waits for a turn.
-            work.answer(responder, in: lane, for: WorkCaller(request, actor: call.actor), document: request.body.count > WorkQueue.documentBody) {
+            work.answer(responder, in: lane, for: WorkCaller(request, actor: call.actor),
+                        document: readsDocument || request.body.count > WorkQueue.documentBody) {
                 () throws(Refusal) in try handler(request, call)
             }
         }

@@ -25,8 +25,10 @@ import SystemIO
 /// (`waymark_work_refused_total{lane}`).
 ///
 /// Of the jobs that parse a document — every change, a costly read whose body is a draft
-/// (more than `documentBody` bytes: a preview, a diff, an impact), a scheduled publish
-/// firing — at most `documentsAtOnce` run at once (`DocumentTurns`), whatever their lane:
+/// (more than `documentBody` bytes: a preview, a diff, an impact) or that reads a stored
+/// one (a revision, a diff of two, a schedule's routes), a scheduled publish firing — at
+/// most `documentsAtOnce` run at once (`DocumentTurns`), whatever their lane, on the
+/// changes' concurrent queue:
 /// each holds a parsed document while it validates it (a hundred MB for the worst a
 /// request may send), so that, not the number of threads libdispatch happens to start,
 /// bounds what documents cost (docs/operations.md, "Memory"). The rest wait without a
@@ -167,7 +169,9 @@ final class WorkQueue: Sendable {
             return .overShare
         }
         pendingAll.add(1, ordering: .relaxed)
-        let queue = slot.queue
+        // A document's job runs on the changes' concurrent queue whatever its lane: on a
+        // serial reads queue it would hold its turn while the reads queued there ran first.
+        let queue = lane == .changes || document ? lanes[WorkLane.changes.rawValue].queue : slot.queue
         let given = Once()
         let release: @Sendable () -> Void = { [self] in
             if lane.isShared, given.first() { giveShare(caller, in: lane) }
@@ -179,7 +183,8 @@ final class WorkQueue: Sendable {
             if pendingAll.subtract(1, ordering: .relaxed).newValue == 0 { releaseMemory(on: lanes[WorkLane.builds.rawValue].queue) }
         }
         if lane == .changes || document {
-            turns.enqueue(for: caller.token ?? caller.peer.map { "\($0)" } ?? "") { next in
+            // Peers are named with a space, which no token name holds (`TokenRecord.isValidName`).
+            turns.enqueue(for: caller.token ?? caller.peer.map { "peer \($0)" } ?? "") { next in
                 queue.async {
                     run()
                     // What the document's parse freed goes back before the next one is

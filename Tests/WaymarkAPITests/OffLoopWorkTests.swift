@@ -183,6 +183,20 @@ struct OffLoopWorkTests {
         draftDone.wait()
     }
 
+    /// A document's job, once its turn comes, runs beside the reads queued before it, not
+    /// behind them on a serial reads queue, where it would hold the turn while they ran.
+    @Test func aDraftsTurnIsNotSpentWaitingBehindReads() {
+        let queue = WorkQueue(capacity: 64, readers: 1, documentsAtOnce: 1)
+        let held = DispatchSemaphore(value: 0), started = DispatchSemaphore(value: 0), draft = DispatchSemaphore(value: 0)
+        #expect(queue.submit(.reads, for: WorkCaller(token: "app")) { started.signal(); held.wait() } == nil)
+        started.wait()
+        #expect(queue.submit(.reads, for: WorkCaller(token: "mkt"), document: true) { draft.signal() } == nil)
+        let ran = draft.wait(timeout: .now() + 5) == .success
+        held.signal()
+        #expect(ran, "the draft ran while a read held the only reads queue")
+        if !ran { draft.wait() }
+    }
+
     @Test func revisionAndDiffAnswersAreMadeOncePerRevision() throws {
         let service = try LiveService(transport: .inProcess)
         let token = service.tokens[.routesPublish]
