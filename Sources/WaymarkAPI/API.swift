@@ -28,12 +28,12 @@ public final class API: Sendable {
         /// quarter per token or peer) may wait or run off the loops at once; beyond it such
         /// requests get `503`. Builds (manifest views, landing tables) are never refused.
         public var maximumQueuedWork = 64
-        /// How many of those changes run at once (`serve --documents-at-once`): each holds its
-        /// parsed document while it validates it, so this, times what one document may cost
-        /// (`documentInWorkBytes`), bounds what changes hold in memory; the rest wait, each
-        /// token's in turn (`WorkQueue`).
+        /// How many jobs parsing a document (changes, drafts, stored documents read, schedules
+        /// firing) run at once (`serve --documents-at-once`): each holds its parse while it
+        /// validates it, so this, times what one document may cost (`documentInWorkBytes`),
+        /// bounds what documents hold in memory; the rest wait, each token's in turn (`WorkQueue`).
         public var documentsAtOnce = 1
-        /// What one change holds at its peak while it parses and validates a client's
+        /// What one document job holds at its peak while it parses and validates a client's
         /// document: the worst a request may send under `JSONParser.requests`' limits
         /// (docs/operations.md, "Memory"; `hostile.py`'s `documents_in_work` measures it).
         public static let documentInWorkBytes = 160 << 20

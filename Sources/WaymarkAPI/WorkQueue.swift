@@ -42,8 +42,6 @@ final class WorkQueue: Sendable {
     /// What one token may hold of the changes lane: 4, a few documents queued (each may
     /// take a second of CPU); they take their turns with other tokens' (`DocumentTurns`).
     let changesShare: Int
-    /// Changes lane jobs that run at once.
-    let documentsAtOnce: Int
     private let lanes: [Lane]
     private let turns: DocumentTurns
     /// Jobs held per token and per peer in each shared lane (`WorkLane.isShared`), only
@@ -90,7 +88,6 @@ final class WorkQueue: Sendable {
         self.capacity = capacity
         share = max(1, capacity / 4)
         changesShare = min(share, 4)
-        self.documentsAtOnce = max(1, documentsAtOnce)
         turns = DocumentTurns(atOnce: max(1, documentsAtOnce))
         // Changes and builds are few and someone waits on each (an operator, every phone
         // after a publish): above the reads, which anyone with a read token can multiply.
@@ -131,8 +128,11 @@ final class WorkQueue: Sendable {
     /// little.
     static let documentBody = 64 << 10
 
-    /// Runs `job` on `queue` when a document's turn comes, outside any lane: a scheduled
-    /// publish firing, which parses and validates a stored document.
+    /// Runs `job` on `queue` when a document's turn comes: a lane's document job, or one
+    /// outside any lane (a scheduled publish firing). What the document's parse freed goes
+    /// back before the next one is parsed, perhaps on another thread and so in another
+    /// malloc arena, where it would be added to what this one keeps (311 MB at peak where
+    /// one document in work measures 121 MB, `documents_in_work`).
     func whenDocumentTurn(for holder: String, on queue: DispatchQueue, _ job: @escaping @Sendable () -> Void) {
         turns.enqueue(for: holder) { next in
             queue.async {
@@ -184,17 +184,7 @@ final class WorkQueue: Sendable {
         }
         if lane == .changes || document {
             // Peers are named with a space, which no token name holds (`TokenRecord.isValidName`).
-            turns.enqueue(for: caller.token ?? caller.peer.map { "peer \($0)" } ?? "") { next in
-                queue.async {
-                    run()
-                    // What the document's parse freed goes back before the next one is
-                    // parsed, perhaps on another thread and so in another malloc arena,
-                    // where it would be added to what this one keeps (311 MB at peak
-                    // where one document in work measures 121 MB, `documents_in_work`).
-                    Memory.releaseFree()
-                    next()
-                }
-            }
+            whenDocumentTurn(for: caller.token ?? caller.peer.map { "peer \($0)" } ?? "", on: queue, run)
         } else {
             queue.async(execute: run)
         }
@@ -311,7 +301,7 @@ final class WorkQueue: Sendable {
     }
 }
 
-/// Whose change runs next, and how many run at once: at most `atOnce` jobs are started;
+/// Whose document job runs next, and how many run at once: at most `atOnce` jobs are started;
 /// the rest wait, without a thread, in one first-come queue per holder (a token), and the
 /// holders whose jobs wait take turns, one job each, the holder whose job just ended last.
 /// A started job is given what starts the next, to call once when it ends.
@@ -323,16 +313,12 @@ final class DocumentTurns: Sendable {
         var waiting: [String: [Start]] = [:]
         /// Holders with jobs waiting, in the order of their turns.
         var turns: [String] = []
-        var waitingCount = 0
     }
 
     let atOnce: Int
     private let state = Mutex(State())
 
     init(atOnce: Int) { self.atOnce = atOnce }
-
-    /// Jobs started and not yet ended, and jobs waiting (tests, metrics).
-    var counts: (running: Int, waiting: Int) { state.withLock { ($0.running, $0.waitingCount) } }
 
     /// Starts `start` now if fewer than `atOnce` run, else when its holder's turn comes.
     func enqueue(for holder: String, _ start: @escaping Start) {
@@ -343,7 +329,6 @@ final class DocumentTurns: Sendable {
             }
             if state.waiting[holder] == nil { state.turns.append(holder) }
             state.waiting[holder, default: []].append(start)
-            state.waitingCount += 1
             return false
         }
         if now { start { [self] in next(after: holder) } }
@@ -368,7 +353,6 @@ final class DocumentTurns: Sendable {
                 state.waiting[holder] = queue
                 state.turns.append(holder)
             }
-            state.waitingCount -= 1
             return (holder, start)
         }
         if let (holder, start) = following { start { [self] in next(after: holder) } }
