@@ -7,7 +7,8 @@ import HTTPCore
 /// IPv4 address, an IPv6 /64) may hold (`maximumBufferedBodyBytesPerPeer`). A body's
 /// declared length is reserved at the end of its head, before any of it is read; a
 /// chunked body's bytes as they arrive; all of it is released once the request is
-/// answered or its connection closes. Without the total, each authorized client could make
+/// answered, or once its connection closes mid-body; a request handed to a deferred
+/// handler holds its bytes (`BodyLease`) until the handler lets go of it. Without the total, each authorized client could make
 /// the server buffer a maximum-size body at once; without the share, one address could
 /// hold the whole total and every other client's body would be refused.
 public final class BodyBudget: Sendable {
@@ -77,4 +78,24 @@ public final class BodyBudget: Sendable {
             if held <= 0 { table[peer] = nil } else { table[peer] = held }
         }
     }
+}
+
+/// A request's body bytes, reserved in a `BodyBudget`, held by whatever holds the request
+/// once its connection has handed it over (`ConnectionStateMachine.handOverBody`): given
+/// back when the last holder lets go. A deferred handler's job holds its request, body and
+/// all, until it answers, whether or not its connection is still open; were the bytes given
+/// back when a client reset its connection, every request queued behind a slow job would
+/// hold a body the budget no longer counts.
+public final class BodyLease: Sendable {
+    private let budget: BodyBudget
+    public let bytes: Int
+    private let peer: PeerAddress?
+
+    init(_ budget: BodyBudget, bytes: Int, peer: PeerAddress?) {
+        self.budget = budget
+        self.bytes = bytes
+        self.peer = peer
+    }
+
+    deinit { budget.release(bytes, for: peer) }
 }

@@ -380,6 +380,16 @@ public struct ConnectionStateMachine: Sendable {
         reservedBody = 0
     }
 
+    /// Hands the bytes reserved for the request just given out with `.handle` to whoever
+    /// holds that request (nil: none reserved): they are given back when the lease is
+    /// released, not when this connection answers or closes. Called by the shell.
+    public mutating func handOverBody() -> BodyLease? {
+        reservingAsItArrives = false
+        guard reservedBody > 0, let budget = bodyBudget else { return nil }
+        defer { reservedBody = 0 }
+        return BodyLease(budget, bytes: reservedBody, peer: peer)
+    }
+
     /// Reserves what a chunked body has brought past its reservation, a step ahead (never
     /// past the route's limit, which the decoder enforces); false when it does not fit.
     private mutating func reserveArrived() -> Bool {

@@ -355,13 +355,17 @@ final class EventLoop: @unchecked Sendable {
             switch action {
             case .handle(let request):
                 let started = clock.now()
+                // The body's bytes stay counted for as long as the request is held, even
+                // past its connection (a deferred job still queued when its client resets).
+                let body = connection.machine.handOverBody()
                 switch router.route(request, admittedAs: connection.machine.admittedAs) {
                 case .response(let response, let route):
                     let next = queue(response, to: request, on: connection, started: started, route: route)
+                    withExtendedLifetime(body) {}
                     if !next.isEmpty { pending += next }
                 case .deferred(let handler, let parameters, let route):
                     // Nothing more is decoded or read on this connection until it answers.
-                    let ticket = Ticket(connection: connection, request: request, started: started, route: route)
+                    let ticket = Ticket(connection: connection, request: request, body: body, started: started, route: route)
                     let responder = Responder { [self] response in
                         // One wake-up per batch of answers: the loop takes them all at once.
                         let first = completions.withLock { queue in
@@ -612,6 +616,9 @@ private struct Ticket: @unchecked Sendable {
     // @unchecked: the connection is only dereferenced on its own loop's thread (`finish`).
     let connection: Connection
     let request: HTTPRequest
+    /// The request body's bytes in the body budget, given back with the ticket: once the
+    /// handler and the loop are both done with the request.
+    let body: BodyLease?
     let started: Int64
     let route: Int
 }

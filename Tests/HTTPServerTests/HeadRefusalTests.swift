@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import HTTPCore
 @testable import HTTPServer
 import Testing
@@ -157,6 +158,76 @@ struct BodyBudgetShareTests {
         #expect(budget.reserved >= 100_010, "held while it is handled")
         _ = machine.responseQueued(bytes: 10, keepAlive: true, now: 0)
         #expect(budget.reserved == 0, "answered: all given back")
+    }
+
+    static func waitUntil(_ condition: () -> Bool) -> Bool {
+        let deadline = Date().addingTimeInterval(5)
+        while Date() < deadline {
+            if condition() { return true }
+            Thread.sleep(forTimeInterval: 0.005)
+        }
+        return condition()
+    }
+
+    @Test func aHandedOverBodyStaysCountedPastItsConnection() {
+        let budget = BodyBudget(limit: 1_000, perPeer: 600)
+        var machine = Self.machine(budget, peer: Self.alice)
+        let handled = Self.feed(&machine, Self.post(300) + String(repeating: "x", count: 300))
+        guard case .handle? = handled.first else {
+            Issue.record("\(handled)")
+            return
+        }
+        var lease = machine.handOverBody()
+        #expect(lease?.bytes == 300)
+        _ = machine.receivedEOF()
+        machine.releaseBody()
+        #expect(budget.reserved == 300 && budget.reserved(by: Self.alice) == 300,
+                "the client left, but its request is still held: its bytes stay counted")
+        lease = nil
+        #expect(budget.reserved == 0 && budget.reserved(by: Self.alice) == 0, "let go: given back")
+        withExtendedLifetime(lease) {}
+    }
+
+    /// On loopback: clients that send a body to a deferred handler and reset their
+    /// connections before it answers do not get their bytes back while the handler holds
+    /// the requests, so one more body past the budget is refused at its head.
+    @Test func aResetClientsQueuedBodyHoldsTheBudgetUntilItsJobEnds() throws {
+        let held = Mutex<[Responder]>([])
+        var router = Router()
+        try router.addDeferred("POST", "/slow", maximumBody: 100_000) { request, _, responder in
+            held.withLock { $0.append(responder) }
+            withExtendedLifetime(request) {}
+        }
+        var configuration = ServerConfiguration()
+        configuration.port = 0
+        configuration.threads = 1
+        configuration.accessLog = false
+        configuration.maximumBufferedBodyBytes = 250_000
+        configuration.maximumBufferedBodyBytesPerPeer = 0
+        let server = HTTPServer(configuration: configuration, router: router)
+        try server.start()
+        defer {
+            server.shutdown()
+            server.wait()
+        }
+        let body = "POST /slow HTTP/1.1\r\nHost: a\r\nContent-Length: 100000\r\n\r\n" + String(repeating: "x", count: 100_000)
+        for index in 1...2 {
+            let client = try LoopbackClient(port: server.port)
+            client.send(body)
+            #expect(Self.waitUntil { held.withLock { $0.count } == index })
+            client.reset()
+        }
+        // Both connections are gone (the server has seen both resets), both requests held.
+        #expect(Self.waitUntil { server.openConnectionsPerLoop.reduce(0, +) == 0 })
+        #expect(server.bodyBudget.reserved == 200_000, "\(server.bodyBudget.reserved)")
+        let third = try LoopbackClient(port: server.port)
+        third.send(body)
+        #expect(third.readAll().hasPrefix("HTTP/1.1 503 "), "past the budget while the two are held")
+        // The handler answers and lets go: the bytes come back.
+        for responder in held.withLock({ list in defer { list.removeAll() }; return list }) {
+            responder.respond(HTTPResponse(status: .ok))
+        }
+        #expect(Self.waitUntil { server.bodyBudget.reserved == 0 }, "\(server.bodyBudget.reserved)")
     }
 
     @Test func aChunkedBodyPastTheBudgetIsCutWith503() {

@@ -147,6 +147,17 @@
      20 new ones (`pending` counts the rest) and keeps them for the revision: the second
      ten listings cost at most a tenth of the CPU of the first ten. Before, every listing
      validated for all 200 shapes again.
+ 31. Documents in work: six publishing tokens send the documents that cost the most to
+     parse (249,000 tiny routes, one route naming 249,000 params, 999,000 values) to
+     validate, publish, preview and diff from 12 connections for 4 s: one is parsed at a
+     time (--documents-at-once 1), so peak RSS stays under the budgets' sum (352 MB here).
+     Before, every such job ran at once: 408-449 MB.
+ 32. Bodies left behind: four publishing tokens send 15 MiB drafts to preview from 16
+     connections and reset each once its body is sent, behind slow validations: a queued
+     draft's bytes stay counted in the body budget until its job lets go of it, so past
+     the budget the next head is refused and peak RSS stays under the budgets' sum (352
+     MB); every byte is given back once the drafts end. Before, a reset gave the bytes back
+     at once while the job still held them: 400 MB.
 
 Prints each figure; exits 1 on the first failure.
 Usage: hostile.py WAYMARK_RELEASE_BINARY [ATTACK...] (attacks by name, e.g. impact_flood: only those, each on a daemon of its own)
@@ -2460,6 +2471,93 @@ def documents_in_work(binary, scratch):
              " + ".join("%d %s" % (value, key) for key, value in budgets.items())))
 
 
+# 32 -----------------------------------------------------------------------------------------
+def bodies_after_reset(binary, scratch):
+    """Four publishing tokens send 15 MiB drafts to preview, from four connections each, and
+    reset each connection as soon as its body is sent, while a fifth keeps the document
+    turn busy with slow validations: each draft waits, body and all, for its turn. Its
+    bytes stay counted in the body budget until its job lets go of the request, not until
+    its client leaves, so the next draft past the budget is refused at its head and RSS
+    stays within the budgets. Before, a reset gave the bytes back at once and the queued
+    bodies had no bound (1 GB with 64 MiB stated)."""
+    data = os.path.join(scratch, "bodies-after-reset")
+    budgets = {"bodies": 64, "answers": 16, "documents": 160, "caches": 32, "process": 64}
+    daemon = Daemon(binary, data, "--max-buffered-body-bytes", str(budgets["bodies"] << 20), "--max-buffered-body-bytes-per-peer", "0",
+                    "--max-queued-output-bytes", str(budgets["answers"] << 20))
+    busy = token(binary, data, "busy", "routes:publish", rate="unlimited")
+    senders = [token(binary, data, "drafts-%d" % index, "routes:publish", rate="unlimited") for index in range(4)]
+    params = ",".join('"p%d":{"const":"x"}' % index for index in range(249_000))
+    slow = ('{"format":"waymark.routes/1","app":"storefront","routes":[{"id":"x","patterns":["/x"],"destination":"home","params":{%s}}]}'
+            % params).encode()
+    draft = (b'{"url":"https://storefront.example/x","routes":{"format":"waymark.routes/1","app":"storefront","routes":[]}}'
+             + b" " * (15 << 20))
+    deadline = time.monotonic() + 5
+    tally, lock = {"sent": 0, "refused": 0, "validated": 0}, threading.Lock()
+
+    def validate():
+        while time.monotonic() < deadline:
+            try:
+                status, _, _ = call(daemon.port, busy, "POST", "/v1/validate", slow, {"Content-Type": "application/json"}, timeout=120)
+            except OSError:
+                status = None
+            with lock:
+                tally["validated"] += status in (200, 422)
+
+    def send(bearer):
+        head = ("POST /v1/resolve HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\n"
+                "Content-Length: %d\r\n\r\n" % (bearer, len(draft))).encode()
+        while time.monotonic() < deadline:
+            connection = socket.create_connection(("127.0.0.1", daemon.port), timeout=10)
+            refused = False
+            try:
+                connection.sendall(head + draft)
+                time.sleep(0.05)  # the rest of the body out of the socket's buffers
+                connection.setblocking(False)
+                try:
+                    refused = connection.recv(64).startswith(b"HTTP/1.1 503")
+                except BlockingIOError:
+                    pass
+            except OSError:
+                refused = True  # refused at its head: the connection closed under the body
+            connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
+            connection.close()
+            with lock:
+                tally["refused" if refused else "sent"] += 1
+            if refused:
+                time.sleep(0.1)
+
+    try:
+        started = rss_mb(daemon.process.pid)
+        workers = [threading.Thread(target=validate) for _ in range(2)]
+        workers += [threading.Thread(target=send, args=(bearer,)) for bearer in senders for _ in range(4)]
+        for worker in workers:
+            worker.start()
+        for worker in workers:
+            worker.join(timeout=180)
+        peak = peak_mb(daemon.process.pid)
+        # Every queued draft ends, answered to nobody: all bytes come back.
+        drained_by = time.monotonic() + 120
+        while daemon.metric("waymark_http_body_bytes_reserved") != 0 and time.monotonic() < drained_by:
+            time.sleep(0.2)
+        left = daemon.metric("waymark_http_body_bytes_reserved")
+        alive = daemon.alive()
+    finally:
+        daemon.stop()
+    bound = sum(budgets.values()) * 1.048576
+    if not alive or any(worker.is_alive() for worker in workers):
+        fail("bodies after reset: the daemon died or a sender hung (%s)" % tally)
+    if left != 0:
+        fail("bodies after reset: %s body bytes still reserved once every draft ended" % left)
+    if peak > bound:
+        fail("bodies after reset: peak RSS %.0f MB from %.0f, past the %.0f MB the budgets state (%s MiB); %d drafts of 15 MiB sent and reset, %d refused"
+             % (peak, started, bound, " + ".join("%d %s" % (value, key) for key, value in budgets.items()), tally["sent"], tally["refused"]))
+    if tally["refused"] == 0 or tally["validated"] == 0:
+        fail("bodies after reset: nothing was refused or nothing validated (%s): the attack did not reach the budget" % tally)
+    print("hostile: 4 tokens sending 15 MiB drafts from 16 connections, each reset once its body was sent, behind slow validations for 5 s: "
+          "%d sent, %d refused at the head; peak RSS %.0f MB from %.0f (bound %.0f MB); every byte given back once the drafts ended"
+          % (tally["sent"], tally["refused"], peak, started, bound))
+
+
 def main():
     if len(sys.argv) < 2:
         fail("usage: hostile.py WAYMARK_RELEASE_BINARY")
@@ -2474,7 +2572,8 @@ def main():
                  "shared_token_flood": shared_token_flood, "mistake_reports": mistake_reports,
                  "pipelined_small_answers": pipelined_small_answers, "changes_flood": changes_flood,
                  "link_check_flood": link_check_flood, "ipv6_network_flood": ipv6_network_flood,
-                 "suggestion_listing": suggestion_listing, "documents_in_work": documents_in_work}
+                 "suggestion_listing": suggestion_listing, "documents_in_work": documents_in_work,
+                 "bodies_after_reset": bodies_after_reset}
         unknown = [name for name in chosen if name not in alone]
         if unknown:
             fail("no attack %s runs alone; these do: %s" % (", ".join(unknown), ", ".join(sorted(alone))))
@@ -2523,6 +2622,7 @@ def main():
             timed(link_check_flood, binary, scratch)
             timed(suggestion_listing, binary, scratch)
             timed(documents_in_work, binary, scratch)
+            timed(bodies_after_reset, binary, scratch)
         finally:
             if daemon.alive():
                 daemon.process.kill()

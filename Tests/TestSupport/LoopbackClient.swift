@@ -35,7 +35,19 @@ public final class LoopbackClient {
         }
     }
 
-    deinit { close(fd) }
+    private var isClosed = false
+
+    deinit { if !isClosed { close(fd) } }
+
+    /// Resets the connection (SO_LINGER 0, then close): the server sees ECONNRESET, as from
+    /// a client that gave up mid-request.
+    public func reset() {
+        guard !isClosed else { return }
+        var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
+        setsockopt(fd, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
+        close(fd)
+        isClosed = true
+    }
 
     public func send(_ text: String) { send(bytes: Array(text.utf8)) }
 
