@@ -35,7 +35,7 @@ struct ImpactEndpoints: EndpointGroup {
         // Past either, the draft is refused at the head, unread (and again when it comes).
         let busy: @Sendable (HTTPRequestHead, String) -> Refusal? = { head, actor in
             if held.holdsAll(actor) { return Self.tooMany }
-            return context.work.refusalAtHead(.reads, for: WorkCaller(head, actor: actor))
+            return context.work.refusalAtHead(.reads, for: WorkCaller(head, actor: actor), document: WorkQueue.isDocument(head, readsDocument: false))
         }
         try registry.addDeferred("POST", "/v1/revisions/:a/impact", .scope(.routesPublish, action: "impactDraft"),
                                  maximumBody: context.options.maximumDocumentBytes, busy: busy) { request, call, responder throws(Refusal) in
@@ -48,10 +48,9 @@ struct ImpactEndpoints: EndpointGroup {
                     responder.respond(error.response)
                 }
             }
-            if refusal != nil {
+            if let refusal {
                 held.give(call.actor)
-                responder.respond(Refusal(.serviceUnavailable, "busy", "The server has as many costly reads under way as it takes from you now; retry in a moment.",
-                                          headers: [("Retry-After", "1")]).response)
+                responder.respond(context.work.busy(refusal, in: .reads).response)
             }
         }
     }

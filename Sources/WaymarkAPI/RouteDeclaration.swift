@@ -137,7 +137,9 @@ struct EndpointRegistry {
         // refused at the head, its body unread.
         var busy: (@Sendable (HTTPRequestHead, String) -> Refusal?)?
         if lane.isShared {
-            busy = { @Sendable head, actor in work.refusalAtHead(lane, for: WorkCaller(head, actor: actor)) }
+            busy = { @Sendable head, actor in
+                work.refusalAtHead(lane, for: WorkCaller(head, actor: actor), document: WorkQueue.isDocument(head, readsDocument: readsDocument))
+            }
         }
         try addDeferred(method, path, access, maximumBody: maximumBody, largerBody: largerBody, busy: busy, mode: .offLoop) { request, call, responder in
             // A draft in the body (a preview's or a diff's routes) is a document in work: it waits for a turn.

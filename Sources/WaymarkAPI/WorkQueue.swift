@@ -42,6 +42,15 @@ final class WorkQueue: Sendable {
     /// What one token may hold of the changes lane: 4, a few documents queued (each may
     /// take a second of CPU); they take their turns with other tokens' (`DocumentTurns`).
     let changesShare: Int
+    /// Of a caller's share of the reads lane, how many may be document jobs (a draft
+    /// previewed, diffed or replayed; a stored revision or schedule read): 2. They wait for
+    /// their turns (`DocumentTurns`) while holding their places, so with the whole share a
+    /// few publishing tokens' drafts would fill the lane and leave QR codes, revision
+    /// lists and followers' reads `503`; the console sends one at a time.
+    static let documentShare = 2
+    /// What one peer may hold of them: 4, so a few marketers behind one office's address
+    /// preview at once.
+    static let documentPeerShare = 4
     private let lanes: [Lane]
     private let turns: DocumentTurns
     /// Jobs held per token and per peer in each shared lane (`WorkLane.isShared`), only
@@ -53,12 +62,38 @@ final class WorkQueue: Sendable {
     private struct Shares {
         var tokens: [String: Int] = [:]
         var peers: [PeerAddress: Int] = [:]
+        /// Of those, document jobs (`documentShare`), in the reads lane.
+        var documentTokens: [String: Int] = [:]
+        var documentPeers: [PeerAddress: Int] = [:]
 
         /// Whether `caller`'s token or peer already holds `share` reads.
         func holdsShare(_ caller: WorkCaller, _ share: Int) -> Bool {
             if let token = caller.token, tokens[token, default: 0] >= share { return true }
             if let peer = caller.peer, peers[peer, default: 0] >= share { return true }
             return false
+        }
+
+        /// Whether `caller`'s token or peer already holds its share of document jobs.
+        func holdsDocuments(_ caller: WorkCaller) -> Bool {
+            if let token = caller.token, documentTokens[token, default: 0] >= WorkQueue.documentShare { return true }
+            if let peer = caller.peer, documentPeers[peer, default: 0] >= WorkQueue.documentPeerShare { return true }
+            return false
+        }
+
+        mutating func add(_ caller: WorkCaller, _ change: Int, document: Bool) {
+            if let token = caller.token {
+                Self.add(change, to: token, in: &tokens)
+                if document { Self.add(change, to: token, in: &documentTokens) }
+            }
+            if let peer = caller.peer {
+                Self.add(change, to: peer, in: &peers)
+                if document { Self.add(change, to: peer, in: &documentPeers) }
+            }
+        }
+
+        private static func add<Key: Hashable>(_ change: Int, to key: Key, in table: inout [Key: Int]) {
+            let held = table[key, default: 0] + change
+            table[key] = held > 0 ? held : nil
         }
     }
 
@@ -163,10 +198,11 @@ final class WorkQueue: Sendable {
             // and a job queued behind the one that builds finds what it built.
             slot.pending.add(1, ordering: .relaxed)
         }
-        if lane.isShared, !takeShare(caller, in: lane) {
+        let countsDocument = document && lane == .reads
+        if lane.isShared, let refusal = takeShare(caller, in: lane, document: countsDocument) {
             slot.pending.subtract(1, ordering: .relaxed)
             slot.refused.add(1, ordering: .relaxed)
-            return .overShare
+            return refusal
         }
         pendingAll.add(1, ordering: .relaxed)
         // A document's job runs on the changes' concurrent queue whatever its lane: on a
@@ -174,7 +210,7 @@ final class WorkQueue: Sendable {
         let queue = lane == .changes || document ? lanes[WorkLane.changes.rawValue].queue : slot.queue
         let given = Once()
         let release: @Sendable () -> Void = { [self] in
-            if lane.isShared, given.first() { giveShare(caller, in: lane) }
+            if lane.isShared, given.first() { giveShare(caller, in: lane, document: countsDocument) }
         }
         let run: @Sendable () -> Void = { [self] in
             job(release)
@@ -191,32 +227,20 @@ final class WorkQueue: Sendable {
         return nil
     }
 
-    /// Takes one of `lane`'s places for `caller`'s token and peer; false (nothing taken)
-    /// when either holds its share. Anonymous and public callers are one peer each.
-    private func takeShare(_ caller: WorkCaller, in lane: WorkLane) -> Bool {
-        held.withLock { lanes in
-            if lanes[lane.rawValue].holdsShare(caller, share(of: lane)) { return false }
-            var held = lanes[lane.rawValue]
-            defer { lanes[lane.rawValue] = held }
-            if let token = caller.token { held.tokens[token, default: 0] += 1 }
-            if let peer = caller.peer { held.peers[peer, default: 0] += 1 }
-            return true
+    /// Takes one of `lane`'s places for `caller`'s token and peer (a document job's too);
+    /// the refusal (nothing taken) when either holds its share. Anonymous and public
+    /// callers are one peer each.
+    private func takeShare(_ caller: WorkCaller, in lane: WorkLane, document: Bool) -> WorkRefusal? {
+        held.withLock { lanes -> WorkRefusal? in
+            if lanes[lane.rawValue].holdsShare(caller, share(of: lane)) { return .overShare }
+            if document, lanes[lane.rawValue].holdsDocuments(caller) { return .overDocumentShare }
+            lanes[lane.rawValue].add(caller, 1, document: document)
+            return nil
         }
     }
 
-    private func giveShare(_ caller: WorkCaller, in lane: WorkLane) {
-        held.withLock { lanes in
-            var held = lanes[lane.rawValue]
-            defer { lanes[lane.rawValue] = held }
-            if let token = caller.token {
-                let left = held.tokens[token, default: 1] - 1
-                held.tokens[token] = left > 0 ? left : nil
-            }
-            if let peer = caller.peer {
-                let left = held.peers[peer, default: 1] - 1
-                held.peers[peer] = left > 0 ? left : nil
-            }
-        }
+    private func giveShare(_ caller: WorkCaller, in lane: WorkLane, document: Bool) {
+        held.withLock { $0[lane.rawValue].add(caller, -1, document: document) }
     }
 
     /// Monotonic nanoseconds of the last `Memory.releaseFree`, and whether one is due.
@@ -243,17 +267,31 @@ final class WorkQueue: Sendable {
     /// Why a job for `caller` in `lane` would be refused now (nil: it would be taken). Read
     /// at the end of a request's head, so a costly read past its share is refused before a
     /// byte of its body is read; `submit` decides again when the job comes.
-    func wouldRefuse(_ lane: WorkLane, for caller: WorkCaller) -> WorkRefusal? {
+    /// `document`: the job would be a document job (`submit`).
+    func wouldRefuse(_ lane: WorkLane, for caller: WorkCaller, document: Bool = false) -> WorkRefusal? {
         guard lane != .builds else { return nil }
         if lanes[lane.rawValue].pending.load(ordering: .relaxed) >= capacity { return .full }
         guard lane.isShared else { return nil }
         let caller = lane.sharer(caller)
-        return held.withLock { $0[lane.rawValue].holdsShare(caller, share(of: lane)) } ? .overShare : nil
+        return held.withLock { lanes -> WorkRefusal? in
+            if lanes[lane.rawValue].holdsShare(caller, share(of: lane)) { return .overShare }
+            if document, lane == .reads, lanes[lane.rawValue].holdsDocuments(caller) { return .overDocumentShare }
+            return nil
+        }
+    }
+
+    /// Whether a request whose head this is will be a document job in a costly-read route:
+    /// its route reads a stored document, or it declares a body longer than `documentBody`
+    /// (a chunked body is known only once it is read, and `submit` decides then).
+    static func isDocument(_ head: HTTPRequestHead, readsDocument: Bool) -> Bool {
+        if readsDocument { return true }
+        if case .contentLength(let length)? = try? HTTPBodyFraming.of(head) { return length > documentBody }
+        return false
     }
 
     /// `wouldRefuse` for a request's head: the `503 busy` to answer it with, counted as refused.
-    func refusalAtHead(_ lane: WorkLane, for caller: WorkCaller) -> Refusal? {
-        guard let refusal = wouldRefuse(lane, for: caller) else { return nil }
+    func refusalAtHead(_ lane: WorkLane, for caller: WorkCaller, document: Bool = false) -> Refusal? {
+        guard let refusal = wouldRefuse(lane, for: caller, document: document) else { return nil }
         lanes[lane.rawValue].refused.add(1, ordering: .relaxed)
         return busy(refusal, in: lane)
     }
@@ -268,6 +306,10 @@ final class WorkQueue: Sendable {
         case .overShare:
             Refusal(.serviceUnavailable, "busy",
                     "You have \(share(of: lane)) requests' worth of \(lane.work) under way, as many as one caller may; retry in a moment.",
+                    headers: [("Retry-After", "1")])
+        case .overDocumentShare:
+            Refusal(.serviceUnavailable, "busy",
+                    "You have as many documents (drafts, revisions or schedules) waiting to be read as one token (\(Self.documentShare)) or one address (\(Self.documentPeerShare)) may; retry in a moment.",
                     headers: [("Retry-After", "1")])
         }
     }
@@ -411,6 +453,8 @@ struct WorkCaller: Sendable {
 enum WorkRefusal: Sendable, Equatable {
     case full
     case overShare
+    /// A document job in the reads lane past `WorkQueue.documentShare`.
+    case overDocumentShare
 }
 
 /// True the first time it is asked, from any thread.

@@ -22,7 +22,7 @@ struct OffLoopWorkTests {
         private let gate = DispatchSemaphore(value: 0)
         let count: Int
 
-        init(_ queue: WorkQueue, _ lane: WorkLane = .changes, callers: [WorkCaller]) {
+        init(_ queue: WorkQueue, _ lane: WorkLane = .changes, callers: [WorkCaller], document: Bool = false) {
             count = callers.count
             let gate = gate
             // A job that just answered its request leaves the count only as it returns, a
@@ -30,7 +30,7 @@ struct OffLoopWorkTests {
             for caller in callers {
                 var accepted = false
                 for _ in 0..<1_000 where !accepted {
-                    accepted = queue.submit(lane, for: caller) { gate.wait() } == nil
+                    accepted = queue.submit(lane, for: caller, document: document) { gate.wait() } == nil
                     if !accepted { usleep(1_000) }
                 }
                 #expect(accepted, "the lane had room for the held jobs")
@@ -183,6 +183,39 @@ struct OffLoopWorkTests {
         draftDone.wait()
     }
 
+    /// Of its share of the reads lane, a token or a peer holds at most `documentShare`
+    /// document jobs (drafts, stored revisions), waiting or running: their turns come one
+    /// document at a time, so a few publishing tokens' drafts would otherwise hold the whole
+    /// lane while they wait. Reads without a document, and other callers' drafts, still run.
+    @Test func aCallerHoldsAtMostTwoDocumentReads() {
+        let queue = WorkQueue(capacity: 64, documentsAtOnce: 1)
+        #expect(WorkQueue.documentShare == 2 && WorkQueue.documentPeerShare == 4)
+        let held = DispatchSemaphore(value: 0), started = DispatchSemaphore(value: 0), done = DispatchGroup()
+        #expect(queue.submit(.changes, for: WorkCaller(token: "ops")) { started.signal(); held.wait() } == nil)
+        started.wait()
+        func submit(_ caller: WorkCaller, document: Bool = true) -> WorkRefusal? {
+            done.enter()
+            let refusal = queue.submit(.reads, for: caller, document: document) { done.leave() }
+            if refusal != nil { done.leave() }
+            return refusal
+        }
+        let mkt = WorkCaller(token: "mkt", peer: Self.alice)
+        #expect(submit(mkt) == nil && submit(mkt) == nil, "two drafts wait for their turns")
+        #expect(queue.wouldRefuse(.reads, for: mkt, document: true) == .overDocumentShare)
+        #expect(submit(WorkCaller(token: "mkt", peer: Self.bob)) == .overDocumentShare, "a third of the token's, from another peer")
+        #expect(submit(mkt, document: false) == nil, "a read without a document is still taken")
+        #expect(submit(WorkCaller(token: "other", peer: Self.bob)) == nil, "another caller's draft is taken")
+        // The peer holds 2; two more tokens behind it (an office's address) hold 2 more.
+        #expect(submit(WorkCaller(token: "second", peer: Self.alice)) == nil && submit(WorkCaller(token: "third", peer: Self.alice)) == nil)
+        #expect(submit(WorkCaller(token: "fourth", peer: Self.alice)) == .overDocumentShare, "a fifth from the peer, whatever its token")
+        #expect(submit(WorkCaller(peer: Self.alice)) == .overDocumentShare, "an anonymous caller is its peer")
+        #expect(queue.refused(.reads) == 3)
+        held.signal()
+        done.wait()
+        #expect(submit(mkt) == nil, "the places are given back as the drafts end")
+        done.wait()
+    }
+
     /// A document's job, once its turn comes, runs beside the reads queued before it, not
     /// behind them on a serial reads queue, where it would hold the turn while they ran.
     @Test func aDraftsTurnIsNotSpentWaitingBehindReads() {
@@ -308,5 +341,28 @@ struct OffLoopWorkTests {
         }
         #expect(context.work.refused(.reads) == refusedBefore + UInt64(costly.count), "refusals at the head are counted")
         guard case .read = decide("/v1/resolve", token: reader) else { Issue.record("another token's read is refused"); return }
+    }
+
+    /// A draft (a body past `WorkQueue.documentBody`) or a stored revision its caller
+    /// cannot queue because it holds its two document jobs is refused at the head too;
+    /// the same caller's small reads are still taken.
+    @Test func aThirdDocumentIsRefusedAtTheHead() throws {
+        let service = try LiveService(maximumQueuedWork: 64, transport: .inProcess)
+        let router = try service.api.router()
+        let context = service.api.context
+        let publisher = service.tokens[.routesPublish]!
+        func decide(_ method: String, _ target: String, length: Int) -> HeadDecision {
+            var fields = [("Host", "waymark.test"), ("Authorization", "Bearer \(publisher)")]
+            if length > 0 { fields += [("Content-Type", "application/json"), ("Content-Length", "\(length)")] }
+            return router.decide(HTTPRequestHead(method: method, target: target, headers: HTTPHeaders(fields)))
+        }
+        let hold = Hold(context.work, .reads, callers: Array(repeating: WorkCaller(token: "routes:publish"), count: 2), document: true)
+        defer { hold.release() }
+        for (method, target, length) in [("POST", "/v1/resolve", 300_000), ("POST", "/v1/revisions/1/diff", 300_000),
+                                         ("POST", "/v1/revisions/1/impact", 300_000), ("GET", "/v1/revisions/1", 0)] {
+            guard case .refuse(let response) = decide(method, target, length: length) else { Issue.record("\(target) was admitted"); continue }
+            #expect(response.status == .serviceUnavailable && String(decoding: response.body, as: UTF8.self).contains("documents"), "\(target)")
+        }
+        guard case .read = decide("POST", "/v1/resolve", length: 200) else { Issue.record("a small preview is refused"); return }
     }
 }
