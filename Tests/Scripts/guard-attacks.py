@@ -33,7 +33,9 @@ import http.client
 import json
 import os
 import random
+import re
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
@@ -119,6 +121,41 @@ class Connection:
         return 0, b""
 
 
+def pipelined(port, address, token, path, bodies):
+    """POSTs every body on one new connection from `address`, all sent before any answer is
+    read (HTTP/1.1 pipelining; the server answers in order): the (status, body) answers.
+    A phone posts one batch at a time; the fleet's many phones are played this way so a
+    round costs the test little more than the server's work."""
+    out = b"".join(b"POST %s HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\n"
+                   b"Content-Length: %d\r\n\r\n%s" % (path.encode(), token.encode(), len(body), body) for body in bodies)
+    connection = socket.create_connection(("127.0.0.1", port), timeout=30, source_address=(address, 0))
+    connection.sendall(out)
+    return connection, len(bodies)
+
+
+def answers(pending):
+    """Reads the answers `pipelined` left pending on its connection, then closes it."""
+    connection, count = pending
+    received, results = b"", []
+    try:
+        while len(results) < count:
+            end = received.find(b"\r\n\r\n")
+            if end >= 0:
+                head = received[:end].decode("latin-1")
+                length = int(re.search(r"(?im)^content-length:\s*(\d+)", head).group(1)) if "ontent-" in head else 0
+                if len(received) >= end + 4 + length:
+                    results.append((int(head.split(" ", 2)[1]), received[end + 4:end + 4 + length]))
+                    received = received[end + 4 + length:]
+                    continue
+            chunk = connection.recv(65536)
+            if not chunk:
+                fail("a pipelined connection closed after %d of %d answers" % (len(results), count))
+            received += chunk
+    finally:
+        connection.close()
+    return results
+
+
 class Fleet:
     def __init__(self, daemon, seed):
         self.daemon = daemon
@@ -129,7 +166,6 @@ class Fleet:
             cohort = int(uuid.UUID(install_id).hex[:8], 16) % 100  # docs/rollouts.md: the first 32 bits, modulo 100
             self.installs.append({"id": install_id, "cohort": cohort, "build": BUILDS[index % 2],
                                   "network": self.random.randrange(NETWORKS)})
-        self.connections = [Connection(daemon.port, "127.0.%d.2" % (network + 1), daemon.token) for network in range(NETWORKS)]
 
     @staticmethod
     def source(install, now):
@@ -139,7 +175,7 @@ class Fleet:
     def round(self, rollout, broken=None, broken_rate=0.40):
         """One round: a sample of installs each posts one batch for the revision it is served."""
         ts = iso(self.daemon.now - 30)
-        posted = 0
+        by_network = {}
         for install in self.random.sample(self.installs, PER_ROUND):
             on_candidate = rollout["status"] in ("running", "paused") and install["cohort"] < rollout["percent"]
             revision = rollout["candidate"] if on_candidate or rollout["status"] == "completed" else rollout["stable"]
@@ -157,10 +193,17 @@ class Fleet:
             batch = {"batch": uuid.uuid4().hex, "events": events,
                      "client": {"platform": "ios", "appVersion": install["build"], "revision": revision,
                                 "cohort": install["cohort"], "source": self.source(install, self.daemon.now)}}
-            status, body = self.connections[install["network"]].post("/v1/telemetry", batch)
-            if status != 202:
-                fail("a phone's batch answered %d: %s" % (status, body[:300]))
-            posted += 1
+            by_network.setdefault(install["network"], []).append(json.dumps(batch).encode())
+        # Each network's batches in order on one connection, every network's sent before any
+        # answer is read.
+        pending = [pipelined(self.daemon.port, "127.0.%d.2" % (network + 1), self.daemon.token, "/v1/telemetry", bodies)
+                   for network, bodies in sorted(by_network.items())]
+        posted = 0
+        for connection in pending:
+            for status, body in answers(connection):
+                if status != 202:
+                    fail("a phone's batch answered %d: %s" % (status, body[:300]))
+                posted += 1
         return posted
 
 
