@@ -100,15 +100,18 @@ extension ManifestStore {
         snapshot.schedules.contains { $0.status == .pending && $0.at <= now }
     }
 
-    /// Fires every pending publish whose time has come (the ones a stopped daemon missed
-    /// too), oldest first: validated against the schemas of now and published if its base
-    /// is still current; otherwise skipped, saying why (a schedule whose stored routes are
-    /// found damaged is skipped naming the file). Returns those whose status changed.
+    /// Fires pending publishes whose time has come (the ones a stopped daemon missed too),
+    /// oldest first, until `limit` have changed status: validated against the schemas of
+    /// now and published if its base is still current; otherwise skipped, saying why (a
+    /// schedule whose stored routes are found damaged is skipped naming the file). One
+    /// whose base is no longer current is skipped without being validated: a hundred due
+    /// at once on one base cost one validation, not a hundred. Returns those whose status
+    /// changed.
     @discardableResult
-    public func fireDueSchedules(now: Date = Date()) throws(StoreError) -> [ScheduledPublish] {
+    public func fireDueSchedules(now: Date = Date(), limit: Int = .max) throws(StoreError) -> [ScheduledPublish] {
         let due = snapshot.schedules.filter { $0.status == .pending && $0.at <= now }.sorted { ($0.at, $0.id) < ($1.at, $1.id) }
         var changed: [ScheduledPublish] = []
-        for item in due {
+        for item in due where changed.count < limit {
             // Read from disk and validated outside the lock, like a publish; validated again
             // inside only if the schemas changed meanwhile.
             let routes: [UInt8]?, damage: StoreError?
@@ -119,10 +122,12 @@ extension ManifestStore {
                 (routes, damage) = (nil, error)
             }
             let seen = snapshot
-            let checked = routes.map { Checked(routes: $0, against: seen, findings: [], now: now) }
+            let checked = routes.flatMap { routes in
+                seen.current?.number == item.base ? Checked(routes: routes, against: seen, findings: [], now: now) : nil
+            }
             let result = try writer.withLock { _ throws(StoreError) -> ScheduledPublish? in
                 guard let fresh = snapshot.schedules.first(where: { $0.id == item.id }), fresh.status == .pending else { return nil }
-                guard let routes, let checked else {
+                guard let routes else {
                     return try setStatus(of: fresh, to: .skipped(reason: "Its stored routes are damaged: \(damage?.message ?? ""). Nothing was published."),
                                          routes: nil, action: "fireSchedule", actor: fresh.author, now: now)
                 }
@@ -138,6 +143,8 @@ extension ManifestStore {
                     status = .skipped(reason: "Revision \(current.current?.number ?? 0) was published after revision \(fresh.base ?? 0), "
                         + "which this publish was scheduled on; schedule it again on top of the current revision.")
                 } else {
+                    // (Not checked outside the lock only if its base was not current then.)
+                    let checked = checked ?? Checked(routes: routes, against: current, findings: [], now: now)
                     let report = checked.report(for: routes, against: current, now: now)
                     if !report.isValid {
                         let first = report.errors.first.map { " The first: \($0.path): \($0.message)" } ?? ""

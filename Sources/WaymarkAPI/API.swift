@@ -126,23 +126,33 @@ public final class API: Sendable {
         // Firing has a queue of its own: the rollout looks on the ticker's never wait for it.
         let firingQueue = DispatchQueue(label: "waymark.schedules.firing", qos: .utility)
         let firing = Atomic<Bool>(false)
-        let ticker = Ticker(every: interval, on: queue) {
-            // Firing parses and validates the schedule's document: it takes a document's
-            // turn (`WorkQueue`), one firing at a time, while the rollout looks go on.
-            if context.store.hasDueSchedules(now: now()),
-               firing.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged {
-                // (Named with a space, which no token's name holds: none can share its turns.)
-                context.work.whenDocumentTurn(for: "scheduled publishes", on: firingQueue) {
-                    defer { firing.store(false, ordering: .releasing) }
-                    guard let changed = try? context.store.fireDueSchedules(now: now()) else { return }
-                    for item in changed {
-                        switch item.status {
-                        case .fired: context.schedulesFired.add(1, ordering: .relaxed); context.publishes.add(1, ordering: .relaxed)
-                        case .skipped: context.schedulesSkipped.add(1, ordering: .relaxed)
-                        case .pending, .cancelled: break
-                        }
+        // Firing parses and validates a schedule's document: it takes a document's turn
+        // (`WorkQueue`), one schedule a turn, so many due at once take turns with everyone
+        // else's documents rather than hold the one turn for all of them; the next is
+        // queued as one ends, while any is due. The rollout looks go on meanwhile.
+        @Sendable func fireNext() {
+            // (Named with a space, which no token's name holds: none can share its turns.)
+            context.work.whenDocumentTurn(for: "scheduled publishes", on: firingQueue) {
+                let changed = try? context.store.fireDueSchedules(now: now(), limit: 1)
+                for item in changed ?? [] {
+                    switch item.status {
+                    case .fired: context.schedulesFired.add(1, ordering: .relaxed); context.publishes.add(1, ordering: .relaxed)
+                    case .skipped: context.schedulesSkipped.add(1, ordering: .relaxed)
+                    case .pending, .cancelled: break
                     }
                 }
+                // A failed firing (the disk) is tried again on the next tick.
+                if let changed, !changed.isEmpty, context.store.hasDueSchedules(now: now()) {
+                    fireNext()
+                } else {
+                    firing.store(false, ordering: .releasing)
+                }
+            }
+        }
+        let ticker = Ticker(every: interval, on: queue) {
+            if context.store.hasDueSchedules(now: now()),
+               firing.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged {
+                fireNext()
             }
             let monotonic = DispatchTime.now().uptimeNanoseconds
             let due = lastLook.withLock { last in

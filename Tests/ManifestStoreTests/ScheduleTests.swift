@@ -152,6 +152,25 @@ struct ScheduleTests {
         #expect(skips.count == 2 && skips.allSatisfy { $0["reason"]?.stringValue?.isEmpty == false })
     }
 
+    @Test("Many due at once fire up to a limit at a time, oldest first; the rest, on a base no longer current, are skipped")
+    func manyDueFireALimitAtATime() throws {
+        let scratch = ScratchDirectory()
+        let store = try seeded(scratch)
+        for (index, name) in ["first", "second", "third"].enumerated() {
+            guard case .scheduled = try store.schedule(routes: routesWithCampaign(name), at: Self.minutes(10 + Double(index)), base: 1,
+                                                       author: "m", message: name, now: now) else {
+                Issue.record("\(name) not scheduled")
+                return
+            }
+        }
+        #expect(try store.fireDueSchedules(now: Self.minutes(20), limit: 1).map(\.status) == [.fired(revision: 2)], "the oldest alone")
+        #expect(store.snapshot.schedules.map(\.status.name) == ["fired", "pending", "pending"])
+        let next = try store.fireDueSchedules(now: Self.minutes(20), limit: 1)
+        #expect(next.map(\.id) == [2] && next.first?.status.name == "skipped")
+        #expect(try store.fireDueSchedules(now: Self.minutes(20)).map(\.id) == [3], "no limit: all that are left")
+        #expect(store.snapshot.revisions.count == 2 && !store.hasDueSchedules(now: Self.minutes(20)))
+    }
+
     @Test("Cancelled before its time it never fires; cancelling twice or an unknown one is refused")
     func cancel() throws {
         let scratch = ScratchDirectory()
