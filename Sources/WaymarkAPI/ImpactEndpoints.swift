@@ -29,18 +29,18 @@ struct ImpactEndpoints: EndpointGroup {
 
     func register(on registry: inout EndpointRegistry) throws(RouterError) {
         let held = Held()
-        let context = context
+        let context = context, trusted = context.options.trustForwardedFor
         // Deferred rather than plain off-loop: a token's place is taken before its job is
         // queued, so past `perToken` it is answered 503 at once, not after the queue.
         // Past either, the draft is refused at the head, unread (and again when it comes).
         let busy: @Sendable (HTTPRequestHead, String) -> Refusal? = { head, actor in
             if held.holdsAll(actor) { return Self.tooMany }
-            return context.work.refusalAtHead(.reads, for: WorkCaller(head, actor: actor), document: WorkQueue.isDocument(head, readsDocument: false))
+            return context.work.refusalAtHead(.reads, for: WorkCaller(head, actor: actor, trustForwardedFor: trusted), document: WorkQueue.isDocument(head, readsDocument: false))
         }
         try registry.addDeferred("POST", "/v1/revisions/:a/impact", .scope(.routesPublish, action: "impactDraft"),
                                  maximumBody: context.options.maximumDocumentBytes, busy: busy) { request, call, responder throws(Refusal) in
             guard held.take(call.actor) else { throw Self.tooMany }
-            let refusal = context.work.submit(.reads, for: WorkCaller(request, actor: call.actor), document: request.body.count > WorkQueue.documentBody) {
+            let refusal = context.work.submit(.reads, for: WorkCaller(request, actor: call.actor, trustForwardedFor: trusted), document: request.body.count > WorkQueue.documentBody) {
                 defer { held.give(call.actor) }
                 do throws(Refusal) {
                     responder.respond(try impact(request, call))

@@ -15,8 +15,8 @@ struct PublishingEndpoints: EndpointGroup {
     func register(on registry: inout EndpointRegistry) throws(RouterError) {
         let documentLimit = context.options.maximumDocumentBytes
         // A change its token cannot queue now (past its share of the changes lane) is refused at the head.
-        let work = context.work
-        let busy: @Sendable (HTTPRequestHead, String) -> Refusal? = { head, actor in work.refusalAtHead(.changes, for: WorkCaller(head, actor: actor)) }
+        let work = context.work, trusted = context.options.trustForwardedFor
+        let busy: @Sendable (HTTPRequestHead, String) -> Refusal? = { head, actor in work.refusalAtHead(.changes, for: WorkCaller(head, actor: actor, trustForwardedFor: trusted)) }
         try registry.addDeferred("POST", "/v1/revisions", .scope(.routesPublish, action: "publish"), maximumBody: documentLimit, busy: busy) {
             request, call, responder throws(Refusal) in try publish(request, call, responder)
         }
@@ -36,7 +36,7 @@ struct PublishingEndpoints: EndpointGroup {
         try context.requirePrimary()
         let base = try base(request)
         let (context, store, author) = (context, context.store, call.actor)
-        context.work.run(responder, in: .changes, for: WorkCaller(request, actor: call.actor)) { responder throws(Refusal) in
+        context.work.run(responder, in: .changes, for: WorkCaller(request, actor: call.actor, trustForwardedFor: context.options.trustForwardedFor)) { responder throws(Refusal) in
             let body = try Self.envelope(request, requireRoutes: true, also: ["rollout", "supersede"])
             let routes = try Self.stored(body.routes, context: context)
             // `"supersede": true`: publish over an active rollout, ending it.
@@ -73,7 +73,7 @@ struct PublishingEndpoints: EndpointGroup {
 
     private func validate(_ request: HTTPRequest, _ call: RouteCall, _ responder: Responder) throws(Refusal) {
         guard !request.body.isEmpty else { throw Refusal(.badRequest, "missingBody", "Send the routes document to validate as the body.") }
-        context.work.run(responder, in: .changes, for: WorkCaller(request, actor: call.actor)) { [context] responder throws(Refusal) in
+        context.work.run(responder, in: .changes, for: WorkCaller(request, actor: call.actor, trustForwardedFor: context.options.trustForwardedFor)) { [context] responder throws(Refusal) in
             try Self.validate(request, context: context, holder: call.actor, responder)
         }
     }

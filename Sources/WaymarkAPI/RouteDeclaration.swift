@@ -132,18 +132,18 @@ struct EndpointRegistry {
     mutating func addOffLoop(_ method: String, _ path: String, _ access: RouteDeclaration.Access, maximumBody: Int? = nil,
                              largerBody: RouteDeclaration.LargerBody? = nil, lane: WorkLane = .reads, readsDocument: Bool = false,
                              _ handler: @escaping Handler) throws(RouterError) {
-        let work = context.work
+        let work = context.work, trusted = context.options.trustForwardedFor
         // A job its caller cannot queue now (a costly read or a change past its share) is
         // refused at the head, its body unread.
         var busy: (@Sendable (HTTPRequestHead, String) -> Refusal?)?
         if lane.isShared {
             busy = { @Sendable head, actor in
-                work.refusalAtHead(lane, for: WorkCaller(head, actor: actor), document: WorkQueue.isDocument(head, readsDocument: readsDocument))
+                work.refusalAtHead(lane, for: WorkCaller(head, actor: actor, trustForwardedFor: trusted), document: WorkQueue.isDocument(head, readsDocument: readsDocument))
             }
         }
         try addDeferred(method, path, access, maximumBody: maximumBody, largerBody: largerBody, busy: busy, mode: .offLoop) { request, call, responder in
             // A draft in the body (a preview's or a diff's routes) is a document in work: it waits for a turn.
-            work.answer(responder, in: lane, for: WorkCaller(request, actor: call.actor),
+            work.answer(responder, in: lane, for: WorkCaller(request, actor: call.actor, trustForwardedFor: trusted),
                         document: readsDocument || request.body.count > WorkQueue.documentBody) {
                 () throws(Refusal) in try handler(request, call)
             }
@@ -171,7 +171,7 @@ struct EndpointRegistry {
     /// the work queue's `lane`: by default the builds lane (never refused).
     mutating func addCachedOrOffLoop(_ method: String, _ path: String, _ access: RouteDeclaration.Access, maximumBody: Int? = nil,
                                      lane: WorkLane = .builds, _ handler: @escaping AnsweringHandler) throws(RouterError) {
-        let context = context
+        let context = context, trusted = context.options.trustForwardedFor
         try router.addAnswering(method, path, maximumBody: maximumBody, admission: context.admission(access)) { request, parameters in
             let job: Job, caller: WorkCaller
             do throws(Refusal) {
@@ -180,7 +180,7 @@ struct EndpointRegistry {
                 case .now(let response): return .now(response)
                 case .work(let work): job = work
                 }
-                caller = WorkCaller(request, actor: actor)
+                caller = WorkCaller(request, actor: actor, trustForwardedFor: trusted)
             } catch {
                 return .now(error.response)
             }

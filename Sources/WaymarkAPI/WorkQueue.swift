@@ -439,13 +439,15 @@ struct WorkCaller: Sendable {
         self.peer = peer
     }
 
-    init(_ request: HTTPRequest, actor: String) {
-        self.init(request.head, actor: actor)
+    /// `trustForwardedFor`: the peer is the address a proxy on loopback names
+    /// (`EvidenceNetwork.peer`), not the proxy, which would make every caller one peer.
+    init(_ request: HTTPRequest, actor: String, trustForwardedFor: Bool) {
+        self.init(request.head, actor: actor, trustForwardedFor: trustForwardedFor)
     }
 
-    init(_ head: HTTPRequestHead, actor: String) {
+    init(_ head: HTTPRequestHead, actor: String, trustForwardedFor: Bool) {
         token = actor == "public" || actor == "anonymous" ? nil : actor
-        peer = head.peer
+        peer = EvidenceNetwork.peer(of: head, trustForwardedFor: trustForwardedFor)
     }
 }
 

@@ -216,6 +216,28 @@ struct OffLoopWorkTests {
         done.wait()
     }
 
+    /// Who a job is for: the token, unless the caller has none; the connection's peer, or
+    /// behind a proxy on loopback trusted with `--trust-forwarded-for`, the address it names
+    /// (else every caller behind the proxy would be one peer with one share).
+    static let callers: [(String, String, String?, Bool, String?, String?)] = [
+        ("a token from an address", "10.0.0.9", nil, false, "mkt", "10.0.0.9"),
+        ("behind a trusted proxy: the address it names", "127.0.0.1", "198.51.100.1, 203.0.113.7", true, "mkt", "203.0.113.7"),
+        ("a proxy not trusted: the proxy", "127.0.0.1", "203.0.113.7", false, "mkt", "127.0.0.1"),
+        ("a forwarded address from off the host is ignored", "10.0.0.9", "203.0.113.7", true, "mkt", "10.0.0.9"),
+        ("anonymous: its peer alone", "127.0.0.1", "203.0.113.7", true, nil, "203.0.113.7"),
+    ]
+
+    @Test(arguments: callers)
+    func workCallers(_ label: String, _ peer: String, _ forwarded: String?, _ trusted: Bool, _ token: String?, _ expected: String?) {
+        var fields = [("Host", "waymark.test")]
+        if let forwarded { fields.append(("X-Forwarded-For", forwarded)) }
+        var head = HTTPRequestHead(method: "GET", target: "/v1/revisions/1", headers: HTTPHeaders(fields))
+        head.peer = EvidenceNetwork.parse(peer)
+        let caller = WorkCaller(head, actor: token ?? "anonymous", trustForwardedFor: trusted)
+        #expect(caller.token == token, "\(label)")
+        #expect(caller.peer == expected.flatMap(EvidenceNetwork.parse), "\(label)")
+    }
+
     /// A document's job, once its turn comes, runs beside the reads queued before it, not
     /// behind them on a serial reads queue, where it would hold the turn while they ran.
     @Test func aDraftsTurnIsNotSpentWaitingBehindReads() {
