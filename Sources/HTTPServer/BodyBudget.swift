@@ -82,14 +82,17 @@ public final class BodyBudget: Sendable {
 
 /// A request's body bytes, reserved in a `BodyBudget`, held by whatever holds the request
 /// once its connection has handed it over (`ConnectionStateMachine.handOverBody`): given
-/// back when the last holder lets go. A deferred handler's job holds its request, body and
-/// all, until it answers, whether or not its connection is still open; were the bytes given
-/// back when a client reset its connection, every request queued behind a slow job would
-/// hold a body the budget no longer counts.
+/// back when the request is answered (`release`, before the connection decodes the next
+/// request, whose body it may then reserve) or when the last holder lets go, whichever
+/// comes first. A deferred handler's job holds its request, body and all, until it
+/// answers, whether or not its connection is still open; were the bytes given back when a
+/// client reset its connection, every request queued behind a slow job would hold a body
+/// the budget no longer counts.
 public final class BodyLease: Sendable {
     private let budget: BodyBudget
     public let bytes: Int
     private let peer: PeerAddress?
+    private let released = Atomic<Bool>(false)
 
     init(_ budget: BodyBudget, bytes: Int, peer: PeerAddress?) {
         self.budget = budget
@@ -97,5 +100,11 @@ public final class BodyLease: Sendable {
         self.peer = peer
     }
 
-    deinit { budget.release(bytes, for: peer) }
+    /// Gives the bytes back now; once, whoever calls it and however often.
+    public func release() {
+        guard !released.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        budget.release(bytes, for: peer)
+    }
+
+    deinit { release() }
 }

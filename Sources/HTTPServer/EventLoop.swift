@@ -360,8 +360,9 @@ final class EventLoop: @unchecked Sendable {
                 let body = connection.machine.handOverBody()
                 switch router.route(request, admittedAs: connection.machine.admittedAs) {
                 case .response(let response, let route):
+                    // Answered: the bytes go back before the next pipelined head reserves its own.
+                    body?.release()
                     let next = queue(response, to: request, on: connection, started: started, route: route)
-                    withExtendedLifetime(body) {}
                     if !next.isEmpty { pending += next }
                 case .deferred(let handler, let parameters, let route):
                     // Nothing more is decoded or read on this connection until it answers.
@@ -469,6 +470,7 @@ final class EventLoop: @unchecked Sendable {
     private func finish(_ completion: Completion) {
         let ticket = completion.ticket
         let connection = ticket.connection
+        ticket.body?.release()
         guard connection.isOpen, !connection.machine.isClosed else { return }
         perform(queue(completion.response, to: ticket.request, on: connection, started: ticket.started, route: ticket.route), on: connection)
     }

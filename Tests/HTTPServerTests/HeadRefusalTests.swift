@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import Synchronization
 import HTTPCore
@@ -228,6 +229,36 @@ struct BodyBudgetShareTests {
             responder.respond(HTTPResponse(status: .ok))
         }
         #expect(Self.waitUntil { server.bodyBudget.reserved == 0 }, "\(server.bodyBudget.reserved)")
+    }
+
+    /// Two pipelined bodies, each the whole budget: the first's bytes are given back as it
+    /// is answered, before the second's head reserves its own, whether its handler answered
+    /// at once or later.
+    @Test(arguments: ["/now", "/later"])
+    func pipelinedBodiesEachTheWholeBudgetAreBothRead(_ path: String) throws {
+        var router = Router()
+        try router.add("POST", "/now", maximumBody: 100_000) { request, _ in HTTPResponse(status: .ok, body: Array("\(request.body.count)".utf8)) }
+        try router.addDeferred("POST", "/later", maximumBody: 100_000) { request, _, responder in
+            DispatchQueue.global().async { responder.respond(HTTPResponse(status: .ok, body: Array("\(request.body.count)".utf8))) }
+        }
+        var configuration = ServerConfiguration()
+        configuration.port = 0
+        configuration.threads = 1
+        configuration.accessLog = false
+        configuration.maximumBufferedBodyBytes = 100_000
+        configuration.maximumBufferedBodyBytesPerPeer = 0
+        let server = HTTPServer(configuration: configuration, router: router)
+        try server.start()
+        defer {
+            server.shutdown()
+            server.wait()
+        }
+        let client = try LoopbackClient(port: server.port)
+        let one = "POST \(path) HTTP/1.1\r\nHost: a\r\nContent-Length: 100000\r\n\r\n" + String(repeating: "x", count: 100_000)
+        client.send(one + one)
+        let answers = client.read(responses: 2)
+        #expect(answers.map { String($0.head.prefix(15)) } == ["HTTP/1.1 200 OK", "HTTP/1.1 200 OK"], "\(answers.map(\.head))")
+        #expect(Self.waitUntil { server.bodyBudget.reserved == 0 })
     }
 
     @Test func aChunkedBodyPastTheBudgetIsCutWith503() {
