@@ -716,6 +716,26 @@ def main():
         shot(a, folder, "2-routes")
         step("logged in with a routes:publish token (an unknown one refused); ten routes, windows and builds shown, filters work")
 
+        # A 503 with Retry-After (the server's lanes or a token's share full) changed nothing:
+        # the page asks again; one without Retry-After is shown as it is.
+        retried = a.execute_async_script("""
+            const done = arguments[arguments.length - 1];
+            const real = window.fetch;
+            let calls = 0;
+            const busy = (headers) => Promise.resolve(new Response('{"error":{"code":"busy","message":"Busy."}}',
+                                                                   { status: 503, headers: Object.assign({ "Content-Type": "application/json" }, headers) }));
+            window.fetch = (...args) => (++calls === 1 ? busy({ "Retry-After": "0" }) : real(...args));
+            api("GET", "/v1/revisions").then((answer) => {
+              const first = [answer.status, calls];
+              calls = 0;
+              window.fetch = () => { calls++; return busy({}); };
+              return api("GET", "/v1/revisions").then((other) => { window.fetch = real; done([first, [other.status, calls]]); });
+            }).catch((error) => { window.fetch = real; done(String(error)); });
+        """)
+        if retried != [[200, 2], [503, 1]]:
+            fail("a 503 with Retry-After should be sent again (200 after 2 requests), one without shown at once (503 after 1): %r" % (retried,))
+        step("a busy answer (503, Retry-After) is asked again; one without Retry-After is shown")
+
         # Keyboard: the section tabs move with the arrow keys.
         a.find_element(By.ID, "tab-routes").send_keys(Keys.ARROW_RIGHT)
         wait(a, lambda d: d.find_element(By.ID, "panel-compose").is_displayed(), "the arrow key to open Compose")
