@@ -248,7 +248,7 @@ bench-events: deps
 	$(RELEASE)/EventDeliveryBench
 
 # libFuzzer with AddressSanitizer, for FUZZ_SECONDS each (default 60): HTTPCore's decoders
-# (HTTPFuzz), then the telemetry batch parser (TelemetryFuzz, the body of POST
+# (HTTPFuzz) and, at the same time on the other core, the telemetry batch parser (TelemetryFuzz, the body of POST
 # /v1/telemetry). One --sanitize for SwiftPM plus -sanitize=fuzzer,address for swiftc: two
 # --sanitize flags silently drop coverage. A separate scratch path keeps the normal build
 # untouched.
@@ -260,10 +260,18 @@ fuzz: deps
 	mkdir -p .build-fuzz/corpus .build-fuzz/telemetry-corpus
 	cp Tests/Fuzz/http-corpus/* .build-fuzz/corpus/
 	cp Tests/Fuzz/telemetry-corpus/* .build-fuzz/telemetry-corpus/
+	# Both at once, one core each (each fuzzer is one process); each one's log is shown
+	# whole, and either failing fails the target.
 	SWIFT_BACKTRACE=enable=no .build-fuzz/debug/HTTPFuzz .build-fuzz/corpus \
-	  -max_total_time=$(FUZZ_SECONDS) -max_len=4096 -print_final_stats=1 -artifact_prefix=.build-fuzz/
+	  -max_total_time=$(FUZZ_SECONDS) -max_len=4096 -print_final_stats=1 -artifact_prefix=.build-fuzz/ \
+	  > .build-fuzz/http.log 2>&1 & http=$$!; \
 	SWIFT_BACKTRACE=enable=no .build-fuzz/debug/TelemetryFuzz .build-fuzz/telemetry-corpus \
-	  -max_total_time=$(FUZZ_SECONDS) -max_len=8192 -print_final_stats=1 -artifact_prefix=.build-fuzz/telemetry-
+	  -max_total_time=$(FUZZ_SECONDS) -max_len=8192 -print_final_stats=1 -artifact_prefix=.build-fuzz/telemetry- \
+	  > .build-fuzz/telemetry.log 2>&1; telemetry=$$?; \
+	wait $$http; http=$$?; \
+	cat .build-fuzz/http.log .build-fuzz/telemetry.log; \
+	echo "fuzz: HTTPFuzz exited $$http, TelemetryFuzz $$telemetry"; \
+	test $$http -eq 0 && test $$telemetry -eq 0
 
 clean:
 	rm -rf .build
