@@ -114,14 +114,17 @@ public final class API: Sendable {
     /// Fires scheduled publishes whose time has come: at once (those a stopped daemon
     /// missed), then every second, off the event loops. Only on a primary: a follower
     /// mirrors the revisions a schedule publishes. The same ticker looks at a running
-    /// rollout every `options.rolloutLookInterval` seconds (`RolloutWatch`). `now` is for
-    /// tests (default: `options.clock`).
+    /// rollout every `options.rolloutLookInterval` seconds (`RolloutWatch`), and at once when
+    /// the wall clock has moved that far since the last look (a clock a test moves,
+    /// `--clock-file`, which ticks every 50 ms). `now` is for tests (default:
+    /// `options.clock`).
     public func startScheduling(every interval: Double = 1, now: (@Sendable () -> Date)? = nil) {
         guard context.options.follower == nil else { return }
         let context = context
         let now = now ?? context.options.clock.now
-        let lastLook = Mutex<UInt64?>(nil)
-        let lookEvery = UInt64(max(0, context.options.rolloutLookInterval) * 1e9)
+        let lastLook = Mutex<(monotonic: UInt64, clock: Date)?>(nil)
+        let lookInterval = max(0, context.options.rolloutLookInterval)
+        let lookEvery = UInt64(lookInterval * 1e9)
         let queue = DispatchQueue(label: "waymark.schedules", qos: .utility)
         // Firing has a queue of its own: the rollout looks on the ticker's never wait for it.
         let firingQueue = DispatchQueue(label: "waymark.schedules.firing", qos: .utility)
@@ -154,13 +157,14 @@ public final class API: Sendable {
                firing.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged {
                 fireNext()
             }
-            let monotonic = DispatchTime.now().uptimeNanoseconds
+            let monotonic = DispatchTime.now().uptimeNanoseconds, clock = now()
             let due = lastLook.withLock { last in
-                guard last.map({ monotonic &- $0 >= lookEvery }) ?? true else { return false }
-                last = monotonic
+                if let previous = last, monotonic &- previous.monotonic < lookEvery,
+                   clock.timeIntervalSince(previous.clock) < lookInterval { return false }
+                last = (monotonic, clock)
                 return true
             }
-            if due { RolloutWatch.look(context, now: now()) }
+            if due { RolloutWatch.look(context, now: clock) }
         }
         context.scheduling.withLock { running in
             running?.cancel()

@@ -116,7 +116,8 @@ enum ServeCommand {
                                    Hours an accepted batch's id is remembered (default 168)
           --clock-file F           For tests: the daemon's wall clock is the seconds since 1970
                                    written in F, read again at each use (rollout steps, schedules,
-                                   telemetry windows, revision and audit times); it never goes back
+                                   telemetry windows, revision and audit times); it never goes back.
+                                   A move of --rollout-look-interval or more brings a look at once
         \(LinkCheckArguments.help)
         \(LinkCheckArguments.cacheHelp)
                                    With --check-links, POST /v1/validate and publishing include
@@ -344,7 +345,8 @@ enum ServeCommand {
             FileHandle.standardError.write(Data("waymark: stopping: finishing requests in flight\n".utf8))
         }
         // Scheduled publishes: the ones missed while stopped fire now, the rest at their time.
-        service.startScheduling()
+        // With a clock the test moves, every 50 ms, so a look follows each move at once.
+        service.startScheduling(every: parsed.last("--clock-file") != nil ? 0.05 : 1)
         server.wait()
         service.stopScheduling()
         follower?.stop()

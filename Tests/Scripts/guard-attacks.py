@@ -315,7 +315,10 @@ def rollout_state(daemon):
 
 
 def looked(daemon):
-    """The rollout once the primary has looked at the clock's present (once a second)."""
+    """The rollout once the primary has looked at the clock's present: moving the clock a
+    second (the look interval) brings a look at once (`--clock-file`), which sees
+    everything posted before it."""
+    daemon.set_clock(daemon.now + 1)
     deadline = time.time() + 20
     while time.time() < deadline:
         state = rollout_state(daemon)

@@ -264,6 +264,33 @@ struct EndpointTests {
         #expect(metrics.contains("waymark_schedules_fired_total 1") && metrics.contains("waymark_schedules_pending 0"))
     }
 
+    @Test("A running rollout is looked at once the wall clock has moved by the look interval, not only after that long in real time")
+    func aClockMoveBringsALook() throws {
+        let harness = try LiveService(transport: .inProcess) { $0.rolloutLookInterval = 3_600 }
+        let (publish, read) = (harness.tokens[.routesPublish]!, harness.tokens[.manifestRead]!)
+        guard case .object(var body) = try JSONParser().parse(publishBody(extraRoute: "candidate", message: "Winter")) else { return }
+        body["rollout"] = [:]
+        #expect(harness.call("POST", "/v1/revisions", token: publish, headers: [("If-Match", "\"rev-1\"")], body: JSONValue.object(body).serialized()).status == 201)
+        let start = Date(timeIntervalSince1970: Double(Int(Date().timeIntervalSince1970)))
+        let clock = Mutex(start)
+        func checked(_ expected: Date) -> Bool {
+            for _ in 0..<500 {
+                if harness.call("GET", "/v1/rollout", token: read).json["guard"]?["checked"]?.stringValue == Timestamp.format(expected) { return true }
+                Thread.sleep(forTimeInterval: 0.01)
+            }
+            return false
+        }
+        harness.api.startScheduling(every: 0.02) { clock.withLock { $0 } }
+        defer { harness.api.stopScheduling() }
+        #expect(checked(start), "the first tick looks")
+        clock.withLock { $0 = start.addingTimeInterval(3_599) }
+        Thread.sleep(forTimeInterval: 0.2)
+        #expect(harness.call("GET", "/v1/rollout", token: read).json["guard"]?["checked"]?.stringValue == Timestamp.format(start),
+                "a move short of the interval brings none")
+        clock.withLock { $0 = start.addingTimeInterval(3_600) }
+        #expect(checked(start.addingTimeInterval(3_600)), "a move of the interval brings one at once, not an hour later")
+    }
+
     @Test("A rollout over the API: the candidate reaches only its cohorts, controls need the version, promote makes it current")
     func rollout() throws {
         let harness = try LiveService(transport: .inProcess)
