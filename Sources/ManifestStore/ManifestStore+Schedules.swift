@@ -45,10 +45,10 @@ extension ManifestStore {
             }
             let pending = current.schedules.filter { $0.status == .pending }
             let pendingBytes = pending.reduce(0) { $0 + $1.bytes }
-            guard pending.count < Self.maximumPendingSchedules, pendingBytes + routes.count <= Self.maximumPendingScheduleBytes else {
+            guard pending.count < Self.maximumPendingSchedules, pendingBytes + routes.count <= pendingScheduleBytes else {
                 tallyRefusal(action: "schedule", actor: author, reason: "tooManySchedules", now: now)
                 return .full("\(pending.count) publishes are scheduled, holding \(pendingBytes) bytes of routes; at most "
-                    + "\(Self.maximumPendingSchedules) may wait, holding \(Self.maximumPendingScheduleBytes) bytes together. "
+                    + "\(Self.maximumPendingSchedules) may wait, holding \(pendingScheduleBytes) bytes together. "
                     + "Cancel one, or let one fire, before scheduling this one (\(routes.count) bytes).")
             }
             let report = (checked ?? Checked(routes: routes, against: current, findings: [], now: now)).report(for: routes, against: current, now: now)

@@ -77,11 +77,16 @@ public final class ManifestStore: Sendable {
     /// Ended schedules (fired, skipped, cancelled) kept to be listed; older ones are removed
     /// as more end (`maximumEndedSchedules`; fewer in tests).
     let endedSchedulesKept: Int
+    /// The bytes of routes pending schedules may hold together (`maximumPendingScheduleBytes`;
+    /// less in tests, which then fill it with fewer documents).
+    let pendingScheduleBytes: Int
 
-    private init(directory: DataDirectory, snapshot: StoreSnapshot, auditRotationBytes: Int, endedSchedulesKept: Int) throws(StoreError) {
+    private init(directory: DataDirectory, snapshot: StoreSnapshot, auditRotationBytes: Int, endedSchedulesKept: Int,
+                 pendingScheduleBytes: Int) throws(StoreError) {
         self.directory = directory
         self.auditRotationBytes = auditRotationBytes
         self.endedSchedulesKept = max(1, endedSchedulesKept)
+        self.pendingScheduleBytes = pendingScheduleBytes
         tokens = try TokenStore(directory: directory, auditRotationBytes: auditRotationBytes)
         state = Mutex(snapshot)
     }
@@ -93,9 +98,11 @@ public final class ManifestStore: Sendable {
     /// each, not with their documents. A damaged store is
     /// refused with an error naming the file, rather than served in part.
     /// `auditRotationBytes`: the size at which `audit.log` is moved aside (64 MiB);
-    /// `endedSchedulesKept`: ended schedules listed, at least one (`maximumEndedSchedules`).
+    /// `endedSchedulesKept`: ended schedules listed, at least one (`maximumEndedSchedules`);
+    /// `pendingScheduleBytes`: routes pending schedules may hold (`maximumPendingScheduleBytes`).
     public static func open(at path: String, auditRotationBytes: Int = DataDirectory.defaultAuditRotationBytes,
-                            endedSchedulesKept: Int = maximumEndedSchedules) throws(StoreError) -> (store: ManifestStore, report: OpenReport) {
+                            endedSchedulesKept: Int = maximumEndedSchedules,
+                            pendingScheduleBytes: Int = maximumPendingScheduleBytes) throws(StoreError) -> (store: ManifestStore, report: OpenReport) {
         let directory = try onDisk { () throws(IOError) in try DataDirectory(path: path, subdirectories: subdirectories) }
         var report = OpenReport()
         report.removedTemporaries = try onDisk { () throws(IOError) in try directory.removeStaleTemporaries(in: ["."] + subdirectories) }
@@ -140,7 +147,7 @@ public final class ManifestStore: Sendable {
         // `waymark token` appends to the audit log under this lock: never cut its line in half.
         return try directory.withFileLock(TokenStore.lockName, failure: StoreError.init) { () throws(StoreError) in
             let store = try ManifestStore(directory: directory, snapshot: snapshot, auditRotationBytes: auditRotationBytes,
-                                          endedSchedulesKept: endedSchedulesKept)
+                                          endedSchedulesKept: endedSchedulesKept, pendingScheduleBytes: pendingScheduleBytes)
             try store.repairAudit(&report)
             try store.repairScheduleAudit(&report)
             try store.repairRolloutAudit(&report)
