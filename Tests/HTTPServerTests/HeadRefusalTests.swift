@@ -161,6 +161,20 @@ struct BodyBudgetShareTests {
         #expect(budget.reserved == 0, "answered: all given back")
     }
 
+    /// A started server on loopback, one loop, with `router` and a body budget of
+    /// `bodyBudget` bytes (no per-peer share).
+    static func server(_ router: Router, bodyBudget: Int) throws -> HTTPServer {
+        var configuration = ServerConfiguration()
+        configuration.port = 0
+        configuration.threads = 1
+        configuration.accessLog = false
+        configuration.maximumBufferedBodyBytes = bodyBudget
+        configuration.maximumBufferedBodyBytesPerPeer = 0
+        let server = HTTPServer(configuration: configuration, router: router)
+        try server.start()
+        return server
+    }
+
     static func waitUntil(_ condition: () -> Bool) -> Bool {
         let deadline = Date().addingTimeInterval(5)
         while Date() < deadline {
@@ -199,14 +213,7 @@ struct BodyBudgetShareTests {
             held.withLock { $0.append(responder) }
             withExtendedLifetime(request) {}
         }
-        var configuration = ServerConfiguration()
-        configuration.port = 0
-        configuration.threads = 1
-        configuration.accessLog = false
-        configuration.maximumBufferedBodyBytes = 250_000
-        configuration.maximumBufferedBodyBytesPerPeer = 0
-        let server = HTTPServer(configuration: configuration, router: router)
-        try server.start()
+        let server = try Self.server(router, bodyBudget: 250_000)
         defer {
             server.shutdown()
             server.wait()
@@ -241,14 +248,7 @@ struct BodyBudgetShareTests {
         try router.addDeferred("POST", "/later", maximumBody: 100_000) { request, _, responder in
             DispatchQueue.global().async { responder.respond(HTTPResponse(status: .ok, body: Array("\(request.body.count)".utf8))) }
         }
-        var configuration = ServerConfiguration()
-        configuration.port = 0
-        configuration.threads = 1
-        configuration.accessLog = false
-        configuration.maximumBufferedBodyBytes = 100_000
-        configuration.maximumBufferedBodyBytesPerPeer = 0
-        let server = HTTPServer(configuration: configuration, router: router)
-        try server.start()
+        let server = try Self.server(router, bodyBudget: 100_000)
         defer {
             server.shutdown()
             server.wait()

@@ -249,6 +249,16 @@ class Daemon:
         return float(match.group(1)) if match else None
 
 
+def moved_clock(path):
+    """A function that sets the clock a daemon reads with `--clock-file path` (written
+    whole, then renamed into place, so the daemon never reads half a number)."""
+    def set_clock(seconds):
+        with open(path + ".tmp", "w") as out:
+            out.write("%d\n" % seconds)
+        os.replace(path + ".tmp", path)
+    return set_clock
+
+
 def peak_mb(pid):
     """The process's peak resident memory so far (VmHWM), in MB."""
     for line in open("/proc/%d/status" % pid):
@@ -1207,12 +1217,7 @@ def landing_past_an_edge(binary, scratch):
     data = os.path.join(scratch, "edges")
     clock = os.path.join(scratch, "edges-clock")
     start = int(time.time())
-
-    def set_clock(seconds):
-        with open(clock + ".tmp", "w") as out:
-            out.write("%d\n" % seconds)
-        os.replace(clock + ".tmp", clock)
-
+    set_clock = moved_clock(clock)
     set_clock(start)
     daemon = Daemon(binary, data, "--clock-file", clock)
     routes = json.load(open(os.path.join(EXAMPLE, "routes.json")))
@@ -2683,12 +2688,7 @@ def many_due_schedules(binary, scratch):
     data = os.path.join(scratch, "many-due-schedules")
     clock = os.path.join(scratch, "many-due-schedules-clock")
     start = int(time.time())
-
-    def set_clock(seconds):
-        with open(clock + ".tmp", "w") as out:
-            out.write("%d\n" % seconds)
-        os.replace(clock + ".tmp", clock)
-
+    set_clock = moved_clock(clock)
     set_clock(start)
     daemon = Daemon(binary, data, "--clock-file", clock)  # the test moves the daemon's clock to their time
     scheduler = token(binary, data, "scheduler", "routes:publish", rate="unlimited")
