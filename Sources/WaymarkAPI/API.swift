@@ -125,17 +125,16 @@ public final class API: Sendable {
         let lastLook = Mutex<(monotonic: UInt64, clock: Date)?>(nil)
         let lookInterval = max(0, context.options.rolloutLookInterval)
         let lookEvery = UInt64(lookInterval * 1e9)
-        let queue = DispatchQueue(label: "waymark.schedules", qos: .utility)
-        // Firing has a queue of its own: the rollout looks on the ticker's never wait for it.
-        let firingQueue = DispatchQueue(label: "waymark.schedules.firing", qos: .utility)
-        let firing = Atomic<Bool>(false)
+        let run = SchedulerRun()
         // Firing parses and validates a schedule's document: it takes a document's turn
         // (`WorkQueue`), one schedule a turn, so many due at once take turns with everyone
         // else's documents rather than hold the one turn for all of them; the next is
-        // queued as one ends, while any is due. The rollout looks go on meanwhile.
+        // queued as one ends, while any is due. The rollout looks go on meanwhile. A turn
+        // that comes after `stopScheduling` fires nothing.
         @Sendable func fireNext() {
             // (Named with a space, which no token's name holds: none can share its turns.)
-            context.work.whenDocumentTurn(for: "scheduled publishes", on: firingQueue) {
+            context.work.whenDocumentTurn(for: "scheduled publishes", on: run.firingQueue) {
+                guard !run.stopped.load(ordering: .acquiring) else { return }
                 let changed = try? context.store.fireDueSchedules(now: now(), limit: 1)
                 for item in changed ?? [] {
                     switch item.status {
@@ -148,13 +147,14 @@ public final class API: Sendable {
                 if let changed, !changed.isEmpty, context.store.hasDueSchedules(now: now()) {
                     fireNext()
                 } else {
-                    firing.store(false, ordering: .releasing)
+                    run.firing.store(false, ordering: .releasing)
                 }
             }
         }
-        let ticker = Ticker(every: interval, on: queue) {
+        run.start(every: interval) {
+            guard !run.stopped.load(ordering: .acquiring) else { return }
             if context.store.hasDueSchedules(now: now()),
-               firing.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged {
+               run.firing.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged {
                 fireNext()
             }
             let monotonic = DispatchTime.now().uptimeNanoseconds, clock = now()
@@ -166,10 +166,11 @@ public final class API: Sendable {
             }
             if due { RolloutWatch.look(context, now: clock) }
         }
-        context.scheduling.withLock { running in
-            running?.cancel()
-            running = ticker
+        let previous = context.scheduling.withLock { running in
+            defer { running = run }
+            return running
         }
+        previous?.stop()
     }
 
     /// Hands the link landings counted so far to the telemetry store (it does so every
@@ -178,11 +179,13 @@ public final class API: Sendable {
         context.landingCounter.flush(completion)
     }
 
+    /// Stops the ticker; returns once a look or a firing under way has ended, and no
+    /// firing starts after it (one waiting for a document's turn fires nothing).
     public func stopScheduling() {
         context.scheduling.withLock { running in
-            running?.cancel()
-            running = nil
-        }
+            defer { running = nil }
+            return running
+        }?.stop()
     }
 
     private func registry() throws(RouterError) -> EndpointRegistry {

@@ -51,7 +51,7 @@ final class APIContext: Sendable {
     let schedulesFired = Atomic<UInt64>(0)
     let schedulesSkipped = Atomic<UInt64>(0)
     /// The primary's look at due schedules, once a second (`API.startScheduling`).
-    let scheduling = Mutex<Ticker?>(nil)
+    let scheduling = Mutex<SchedulerRun?>(nil)
     /// The primary's latest look at the rollout's telemetry (`RolloutWatch`).
     let rolloutLook = Mutex<RolloutLook?>(nil)
     /// The active rollout's evidence, capped per source (`GuardEvidence`): what the guard judges.
@@ -146,4 +146,28 @@ final class Ticker: @unchecked Sendable {
     }
 
     func cancel() { timer.cancel() }
+}
+
+/// One `API.startScheduling`: its ticker, the queue scheduled publishes fire on, whether a
+/// firing is under way or queued for a document's turn, and whether it was stopped.
+final class SchedulerRun: Sendable {
+    let tickQueue = DispatchQueue(label: "waymark.schedules", qos: .utility)
+    /// Firing has a queue of its own: the rollout looks on the ticker's never wait for it.
+    let firingQueue = DispatchQueue(label: "waymark.schedules.firing", qos: .utility)
+    let firing = Atomic<Bool>(false)
+    let stopped = Atomic<Bool>(false)
+    private let ticker = Mutex<Ticker?>(nil)
+
+    func start(every interval: Double, _ tick: @escaping @Sendable () -> Void) {
+        ticker.withLock { $0 = Ticker(every: interval, on: tickQueue, tick) }
+    }
+
+    /// Nothing fires or looks after it returns: a tick or firing under way is waited for,
+    /// and one queued later finds `stopped`. Never on either queue.
+    func stop() {
+        stopped.store(true, ordering: .releasing)
+        ticker.withLock { $0?.cancel(); $0 = nil }
+        tickQueue.sync {}
+        firingQueue.sync {}
+    }
 }
