@@ -3,6 +3,9 @@ import Foundation
 import Rollout
 import RouteEngine
 import SystemIO
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Scheduled publishing: a publish set for a time, validated when scheduled and again when
 /// it fires, durable like every change (its record and its audit entry, all or nothing).
@@ -103,7 +106,7 @@ extension ManifestStore {
     /// Fires pending publishes whose time has come (the ones a stopped daemon missed too),
     /// oldest first, until `limit` have changed status: validated against the schemas of
     /// now and published if its base is still current; otherwise skipped, saying why (a
-    /// schedule whose stored routes are found damaged is skipped naming the file). One
+    /// schedule whose stored routes are found damaged or missing is skipped naming the file). One
     /// whose base is no longer current is skipped without being validated: a hundred due
     /// at once on one base cost one validation, not a hundred. Returns those whose status
     /// changed.
@@ -114,12 +117,19 @@ extension ManifestStore {
         for item in due where changed.count < limit {
             // Read from disk and validated outside the lock, like a publish; validated again
             // inside only if the schemas changed meanwhile.
-            let routes: [UInt8]?, damage: StoreError?
+            // Damaged or missing (its file removed while the daemon runs), it is skipped,
+            // saying so, and the next one fires; any other failure to read it (the disk) is
+            // tried again.
+            let routes: [UInt8]?, unreadable: (reason: String, missing: Bool)?
             do throws(StoreError) {
-                (routes, damage) = (try scheduledRoutes(of: item), nil)
+                (routes, unreadable) = (try scheduledRoutes(of: item), nil)
             } catch {
-                guard case .damaged = error else { throw error }
-                (routes, damage) = (nil, error)
+                switch error {
+                case .damaged: (routes, unreadable) = (nil, ("Its stored routes are damaged: \(error.clientMessage)", false))
+                case .io(let failure) where failure.errno == ENOENT:
+                    (routes, unreadable) = (nil, ("Its stored routes (schedules/\(ScheduledPublish.fileName(item.id))) are missing", true))
+                default: throw error
+                }
             }
             let seen = snapshot
             let checked = routes.flatMap { routes in
@@ -128,8 +138,8 @@ extension ManifestStore {
             let result = try writer.withLock { _ throws(StoreError) -> ScheduledPublish? in
                 guard let fresh = snapshot.schedules.first(where: { $0.id == item.id }), fresh.status == .pending else { return nil }
                 guard let routes else {
-                    return try setStatus(of: fresh, to: .skipped(reason: "Its stored routes are damaged: \(damage?.message ?? ""). Nothing was published."),
-                                         routes: nil, action: "fireSchedule", actor: fresh.author, now: now)
+                    return try setStatus(of: fresh, to: .skipped(reason: "\(unreadable?.reason ?? ""). Nothing was published."),
+                                         routes: unreadable?.missing == true ? [] : nil, action: "fireSchedule", actor: fresh.author, now: now)
                 }
                 let current = snapshot
                 let status: ScheduledPublish.Status

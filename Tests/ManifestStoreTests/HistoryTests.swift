@@ -168,9 +168,29 @@ struct HistoryTests {
             Issue.record("\(changed.map(\.status))")
             return
         }
-        #expect(reason.contains("schedules/00000001") && reason.contains("damaged"))
+        #expect(reason.contains("schedules/00000001") && reason.contains("damaged") && !reason.contains(scratch.path))
         #expect(changed[1].status == .fired(revision: 4))
         #expect(store.snapshot.revisions.count == 4)
+    }
+
+    @Test func aScheduleWhoseFileVanishedIsSkippedSayingSoAndTheNextOneStillFires() throws {
+        let scratch = ScratchDirectory()
+        let at = now.addingTimeInterval(60)
+        do {
+            let store = try history(scratch)
+            _ = try store.schedule(routes: routesWithCampaign("e"), at: at, base: 3, author: "m", message: "e", now: now)
+            _ = try store.schedule(routes: routesWithCampaign("f"), at: at.addingTimeInterval(1), base: 3, author: "m", message: "f", now: now)
+            try FileManager.default.removeItem(atPath: scratch.path + "/schedules/00000001")
+            let changed = try store.fireDueSchedules(now: at.addingTimeInterval(2))
+            guard changed.count == 2, case .skipped(let reason) = changed[0].status else {
+                Issue.record("\(changed.map(\.status))")
+                return
+            }
+            #expect(reason.contains("schedules/00000001") && reason.contains("missing") && !reason.contains(scratch.path))
+            #expect(changed[1].status == .fired(revision: 4))
+        }
+        let reopened = try ManifestStore.open(at: scratch.path).store
+        #expect(reopened.snapshot.schedules.map(\.status.name) == ["skipped", "fired"])
     }
 }
 
