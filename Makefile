@@ -39,7 +39,7 @@ run: build
 # Unit tests run last, so their summary closes the output.
 test:
 	$(MAKE) -j2 --output-sync=target test-beside-builds
-	$(MAKE) test-one-at-a-time
+	$(MAKE) -j1 test-one-at-a-time
 
 test-beside-builds: builds tools check-imports check-example test-client test-qr test-api test-android fuzz-ci test-crash test-rollout check-deploy
 test-one-at-a-time: test-links test-live test-disk-full test-hostile test-memory test-followers test-guard test-landing test-dashboard test-console test-unit
