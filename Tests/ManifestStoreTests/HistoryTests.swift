@@ -163,13 +163,8 @@ struct HistoryTests {
             return file == "schedules/00000001"
         }
         _ = try store.schedule(routes: routesWithCampaign("f"), at: at.addingTimeInterval(1), base: 3, author: "m", message: "f", now: now)
-        let changed = try store.fireDueSchedules(now: at.addingTimeInterval(2))
-        guard changed.count == 2, case .skipped(let reason) = changed[0].status else {
-            Issue.record("\(changed.map(\.status))")
-            return
-        }
+        let reason = try skippedThenFired(store, at: at)
         #expect(reason.contains("schedules/00000001") && reason.contains("damaged") && !reason.contains(scratch.path))
-        #expect(changed[1].status == .fired(revision: 4))
         #expect(store.snapshot.revisions.count == 4)
     }
 
@@ -181,17 +176,24 @@ struct HistoryTests {
             _ = try store.schedule(routes: routesWithCampaign("e"), at: at, base: 3, author: "m", message: "e", now: now)
             _ = try store.schedule(routes: routesWithCampaign("f"), at: at.addingTimeInterval(1), base: 3, author: "m", message: "f", now: now)
             try FileManager.default.removeItem(atPath: scratch.path + "/schedules/00000001")
-            let changed = try store.fireDueSchedules(now: at.addingTimeInterval(2))
-            guard changed.count == 2, case .skipped(let reason) = changed[0].status else {
-                Issue.record("\(changed.map(\.status))")
-                return
-            }
+            let reason = try skippedThenFired(store, at: at)
             #expect(reason.contains("schedules/00000001") && reason.contains("missing") && !reason.contains(scratch.path))
-            #expect(changed[1].status == .fired(revision: 4))
         }
         let reopened = try ManifestStore.open(at: scratch.path).store
         #expect(reopened.snapshot.schedules.map(\.status.name) == ["skipped", "fired"])
     }
+}
+
+/// Fires the two schedules due at `at` and `at` + 1 s on revision 3: the first must be
+/// skipped (its reason is returned, "" if it was not) and the second fire as revision 4.
+private func skippedThenFired(_ store: ManifestStore, at: Date) throws -> String {
+    let changed = try store.fireDueSchedules(now: at.addingTimeInterval(2))
+    guard changed.count == 2, case .skipped(let reason) = changed[0].status else {
+        Issue.record("\(changed.map(\.status))")
+        return ""
+    }
+    #expect(changed[1].status == .fired(revision: 4))
+    return reason
 }
 
 /// The bytes of every file in `DIR/schedules/` (each test here stores one schedule).
