@@ -176,7 +176,7 @@ test-api: build
 # figures it draws equal the telemetry posted, it refreshes itself, it asks for a token;
 # leaves a screenshot in .build/dashboard.png.
 # The marketing console in headless Chromium driven by Selenium (Debian's chromium and
-# chromium-driver, Selenium from PyPI in .venv, installed when missing), as a person would
+# chromium-driver, Selenium from PyPI in .venv-selenium, installed when missing), as a person would
 # use it: log in, compose, check, preview, publish, a second browser publishing first,
 # rebase, rollback; the page's policy and where the token went. Screenshots in .build/console/.
 test-console: build

@@ -62,7 +62,7 @@ try:
     from selenium.webdriver.common.keys import Keys
     from selenium.webdriver.support.ui import Select, WebDriverWait
 except ImportError:
-    print("console-check: FAIL: selenium is not installed (make test-console installs it into .venv)", file=sys.stderr)
+    print("console-check: FAIL: selenium is not installed (make test-console installs it into .venv-selenium)", file=sys.stderr)
     sys.exit(1)
 
 ROOT = waymark_daemon.ROOT

