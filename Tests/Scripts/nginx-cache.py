@@ -11,6 +11,7 @@ import concurrent.futures
 import http.client
 import json
 import os
+import random
 import re
 import shutil
 import socket
@@ -32,10 +33,21 @@ def fail(message):
     sys.exit(1)
 
 
-def free_port():
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
+def unused_port():
+    """A port below the kernel's ephemeral range that nothing holds now: no outgoing
+    connection (this machine's other checks make thousands) and no `--port 0` listener is
+    ever given one there, so it stays free unless a process asks for it by number; nginx's
+    start is tried again on new ports if one did."""
+    with open("/proc/sys/net/ipv4/ip_local_port_range") as handle:
+        low = int(handle.read().split()[0])
+    while True:
+        port = random.randrange(max(1024, low - 12000), low)
+        with socket.socket() as probe:
+            try:
+                probe.bind(("127.0.0.1", port))
+                return port
+            except OSError:
+                continue
 
 
 def main():
@@ -71,34 +83,61 @@ def main():
         subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=links.example.com",
                         "-keyout", os.path.join(work, "privkey.pem"), "-out", os.path.join(work, "fullchain.pem")],
                        check=True, capture_output=True)
-        https, plain = free_port(), free_port()
         with open(os.path.join(ROOT, "deploy", "nginx", "waymark.conf")) as handle:
-            conf = handle.read()
-        for old, new in [("/etc/ssl/waymark/", work + "/"), ("/var/cache/nginx/waymark", work + "/cache"),
-                         ("server 127.0.0.1:8080;", "server 127.0.0.1:%d;" % port),
-                         ("listen 443 ssl http2;", "listen 127.0.0.1:%d ssl http2;" % https), ("listen [::]:443 ssl http2;", ""),
-                         ("listen 80;", "listen 127.0.0.1:%d;" % plain), ("listen [::]:80;", "")]:
-            if old not in conf:
-                fail("deploy/nginx/waymark.conf no longer has %r" % old)
-            conf = conf.replace(old, new)
-        with open(os.path.join(work, "waymark.conf"), "w") as handle:
-            handle.write(conf)
-        with open(os.path.join(work, "nginx.conf"), "w") as handle:
-            handle.write("worker_processes 2;\nerror_log %s/error.log;\npid %s/nginx.pid;\nevents { worker_connections 2048; }\n"
-                         "http {\n  access_log off;\n  client_body_temp_path %s/body;\n  proxy_temp_path %s/proxy;\n"
-                         "  fastcgi_temp_path %s/fastcgi;\n  uwsgi_temp_path %s/uwsgi;\n  scgi_temp_path %s/scgi;\n"
-                         "  include %s/waymark.conf;\n}\n" % ((work,) * 8))
-        test = subprocess.run(["nginx", "-t", "-c", os.path.join(work, "nginx.conf")], capture_output=True, text=True)
-        if test.returncode != 0:
-            fail("nginx -t refused the config:\n" + test.stderr)
-        nginx = subprocess.Popen(["nginx", "-c", os.path.join(work, "nginx.conf"), "-g", "daemon off;"])
-        processes.append(nginx)
-        for _ in range(100):
-            try:
-                socket.create_connection(("127.0.0.1", https), timeout=0.2).close()
-                break
-            except OSError:
+            shipped = handle.read()
+
+        def start_nginx(https, plain):
+            """nginx on the shipped config with this machine's paths and these ports; None
+            when a port was taken between choosing it and nginx binding it."""
+            conf = shipped
+            for old, new in [("/etc/ssl/waymark/", work + "/"), ("/var/cache/nginx/waymark", work + "/cache"),
+                             ("server 127.0.0.1:8080;", "server 127.0.0.1:%d;" % port),
+                             ("listen 443 ssl http2;", "listen 127.0.0.1:%d ssl http2;" % https), ("listen [::]:443 ssl http2;", ""),
+                             ("listen 80;", "listen 127.0.0.1:%d;" % plain), ("listen [::]:80;", "")]:
+                if old not in conf:
+                    fail("deploy/nginx/waymark.conf no longer has %r" % old)
+                conf = conf.replace(old, new)
+            with open(os.path.join(work, "waymark.conf"), "w") as handle:
+                handle.write(conf)
+            with open(os.path.join(work, "nginx.conf"), "w") as handle:
+                handle.write("worker_processes 2;\nerror_log %s/error.log;\npid %s/nginx.pid;\nevents { worker_connections 2048; }\n"
+                             "http {\n  access_log off;\n  client_body_temp_path %s/body;\n  proxy_temp_path %s/proxy;\n"
+                             "  fastcgi_temp_path %s/fastcgi;\n  uwsgi_temp_path %s/uwsgi;\n  scgi_temp_path %s/scgi;\n"
+                             "  include %s/waymark.conf;\n}\n" % ((work,) * 8))
+            test = subprocess.run(["nginx", "-t", "-c", os.path.join(work, "nginx.conf")], capture_output=True, text=True)
+            if test.returncode != 0:
+                fail("nginx -t refused the config:\n" + test.stderr)
+            nginx = subprocess.Popen(["nginx", "-c", os.path.join(work, "nginx.conf"), "-g", "daemon off;"], stderr=subprocess.PIPE, text=True)
+            processes.append(nginx)
+            deadline = time.time() + 10
+            while time.time() < deadline:
+                if nginx.poll() is not None:
+                    error = nginx.stderr.read()
+                    if os.path.exists(os.path.join(work, "error.log")):
+                        with open(os.path.join(work, "error.log")) as handle:
+                            error += handle.read()
+                    if "Address already in use" in error:
+                        return None
+                    fail("nginx exited (%d) on start:\n%s" % (nginx.returncode, error))
+                # nginx writes its pid file once it holds its listening sockets (a
+                # connection alone could reach whoever took the port).
+                try:
+                    with open(os.path.join(work, "nginx.pid")) as handle:
+                        written = handle.read().strip() == str(nginx.pid)
+                except OSError:
+                    written = False
+                if written:
+                    threading.Thread(target=nginx.stderr.read, daemon=True).start()
+                    return nginx
                 time.sleep(0.05)
+            fail("nginx did not listen on 127.0.0.1:%d and :%d within 10 s" % (https, plain))
+
+        for _ in range(5):
+            https, plain = unused_port(), unused_port()
+            if https != plain and start_nginx(https, plain):
+                break
+        else:
+            fail("nginx found its ports taken five times")
 
         context = ssl.create_default_context(cafile=os.path.join(work, "fullchain.pem"))
         context.check_hostname = False
@@ -141,8 +180,13 @@ def main():
             not_modified += status == 304
         if not_modified < CLIENTS // 2 - 3:
             fail("only %d of %d conditional GETs through nginx were answered 304" % (not_modified, CLIENTS // 2))
-        if reached > 3:
-            fail("%d concurrent GETs through nginx reached Waymark %d times" % (CLIENTS, reached))
+        # One request fills the cache (the others wait on its lock); after that nginx asks
+        # again at most once per 5 s of freshness (a background update, one at a time), so a
+        # herd slowed by a busy machine may add one per 5 s it lasted.
+        allowed = 1 + int(elapsed // 5)
+        if reached > allowed:
+            fail("%d concurrent GETs through nginx in %.1f s reached Waymark %d times (at most %d: one fill and one per 5 s)"
+                 % (CLIENTS, elapsed, reached, allowed))
 
         # A publish: nginx revalidates with the ETag after 5 s and serves the new revision.
         with open(os.path.join(waymark_daemon.EXAMPLE, "routes.json")) as handle:
