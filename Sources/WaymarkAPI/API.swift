@@ -135,7 +135,13 @@ public final class API: Sendable {
             // (Named with a space, which no token's name holds: none can share its turns.)
             context.work.whenDocumentTurn(for: "scheduled publishes", on: run.firingQueue) {
                 guard !run.stopped.load(ordering: .acquiring) else { return }
-                let changed = try? context.store.fireDueSchedules(now: now(), limit: 1)
+                let changed: [ScheduledPublish]?
+                do throws(StoreError) {
+                    changed = try context.store.fireDueSchedules(now: now(), limit: 1)
+                } catch {
+                    changed = nil
+                    context.scheduleFailures.add(1, ordering: .relaxed)
+                }
                 for item in changed ?? [] {
                     switch item.status {
                     case .fired: context.schedulesFired.add(1, ordering: .relaxed); context.publishes.add(1, ordering: .relaxed)

@@ -50,6 +50,10 @@ final class APIContext: Sendable {
     /// Scheduled publishes fired, and skipped (they no longer validated, or their base moved), since start.
     let schedulesFired = Atomic<UInt64>(0)
     let schedulesSkipped = Atomic<UInt64>(0)
+    /// Looks at due schedules that failed on the store (reading a schedule's routes or
+    /// writing its status: the disk, not a missing or damaged file, which is skipped), since
+    /// start. The schedule stays pending and is tried again at the next tick.
+    let scheduleFailures = Atomic<UInt64>(0)
     /// The primary's look at due schedules, once a second (`API.startScheduling`).
     let scheduling = Mutex<SchedulerRun?>(nil)
     /// The primary's latest look at the rollout's telemetry (`RolloutWatch`).

@@ -91,6 +91,8 @@ struct MetricsEndpoints: EndpointGroup {
             ("waymark_schedules_fired_total", "counter", "Scheduled publishes fired since start.", context.schedulesFired.load(ordering: .relaxed)),
             ("waymark_schedules_skipped_total", "counter", "Scheduled publishes that did not fire since start: their routes no longer validated, or their base was no longer current.",
              context.schedulesSkipped.load(ordering: .relaxed)),
+            ("waymark_schedule_failures_total", "counter", "Looks at due schedules that failed on the store (the disk: reading a schedule's routes or writing its status) since start; the schedule stays pending and is tried again at the next tick.",
+             context.scheduleFailures.load(ordering: .relaxed)),
             ("waymark_link_check_fetches_total", "counter", "Outbound link-check fetches (fallbacks and associated-domain files, cache hits not counted) since start.",
              UInt64(context.linkChecker?.fetches.load(ordering: .relaxed) ?? 0)),
             ("waymark_link_check_findings_total", "counter", "Problems the link checks reported on validations and publishes since start.",

@@ -41,3 +41,44 @@ struct SchedulerStopTests {
         #expect(harness.store.snapshot.revisions.count == 1)
     }
 }
+
+/// A due schedule the store fails on (the disk, not a missing or damaged file) stays
+/// pending, is counted for the operator's alert, and fires once the store reads it again.
+@Suite("The scheduler when the store fails")
+struct SchedulerStoreFailureTests {
+    @Test("A schedule that cannot be read is counted in /metrics, stays pending, and fires once it can")
+    func aFailingScheduleIsCountedAndTriedAgain() throws {
+        let harness = try LiveService(transport: .inProcess)
+        let at = Date().addingTimeInterval(3_600)
+        #expect(harness.call("POST", "/v1/schedules", token: harness.tokens[.routesPublish]!, headers: [("If-Match", "\"rev-1\"")],
+                             body: scheduleBody(extraRoute: "nine", at: at)).status == 201)
+        // A directory where its file was: reading it fails with EISDIR, as a failing disk
+        // would fail it, and root's permissions would not.
+        let file = harness.path + "/schedules/00000001"
+        let stored = try Data(contentsOf: URL(fileURLWithPath: file))
+        try FileManager.default.removeItem(atPath: file)
+        try FileManager.default.createDirectory(atPath: file, withIntermediateDirectories: false)
+        harness.api.startScheduling(every: 0.02) { at.addingTimeInterval(1) }
+        defer { harness.api.stopScheduling() }
+        #expect(waitUntil { harness.api.context.scheduleFailures.load(ordering: .relaxed) >= 2 }, "the failures were not counted")
+        #expect(harness.store.snapshot.schedules.first?.status == .pending)
+        #expect(harness.store.snapshot.revisions.count == 1)
+        let metrics = harness.call("GET", "/metrics", token: harness.tokens[.telemetryRead]!).text
+        let line = metrics.split(separator: "\n").first { $0.hasPrefix("waymark_schedule_failures_total ") }
+        #expect(line.flatMap { UInt64($0.split(separator: " ")[1]) }.map { $0 >= 2 } == true, "\(line ?? "no line")")
+
+        try FileManager.default.removeItem(atPath: file)
+        try stored.write(to: URL(fileURLWithPath: file))
+        #expect(waitUntil { harness.store.snapshot.schedules.first?.status == .fired(revision: 2) }, "it did not fire once readable")
+    }
+}
+
+/// Polls `condition` every 10 ms for up to 30 s (an event, not a speed: it comes within a
+/// few ticks).
+private func waitUntil(_ condition: () -> Bool) -> Bool {
+    for _ in 0..<3_000 {
+        if condition() { return true }
+        usleep(10_000)
+    }
+    return condition()
+}
