@@ -127,6 +127,12 @@ public struct ConnectionStateMachine: Sendable {
     public static let reservationStep = 64 * 1024
     /// The connection's peer, given to every head it decodes (`HTTPRequestHead.peer`).
     private let peer: PeerAddress?
+    /// Whether a body's bytes count against the share of the client a proxy on loopback
+    /// names (`HTTPRequestHead.client(trustingForwardedFor:)`) instead of the proxy's.
+    private let trustForwardedFor: Bool
+    /// The peer whose share holds `reservedBody`: the connection's, or the client its
+    /// request's head names behind a trusted proxy. Set at each head with a body.
+    private var bodyPeer: PeerAddress?
     /// The event loop serving it, given to every head it decodes (`HTTPRequestHead.loop`).
     private let loop: Int
     /// The most a lingering close discards before it closes anyway.
@@ -134,11 +140,13 @@ public struct ConnectionStateMachine: Sendable {
 
     public init(
         now: Int64, limits: HTTPLimits = HTTPLimits(), timeouts: ConnectionTimeouts = ConnectionTimeouts(),
-        highWater: Int = 1 << 20, bodyBudget: BodyBudget? = nil, peer: PeerAddress? = nil, loop: Int = 0,
+        highWater: Int = 1 << 20, bodyBudget: BodyBudget? = nil, peer: PeerAddress? = nil, trustForwardedFor: Bool = false, loop: Int = 0,
         decide: @escaping @Sendable (HTTPRequestHead) -> HeadDecision = { _ in .read(maximumBody: nil, admittedAs: nil) }
     ) {
         self.bodyBudget = bodyBudget
         self.peer = peer
+        self.bodyPeer = peer
+        self.trustForwardedFor = trustForwardedFor
         self.loop = loop
         self.timeouts = timeouts
         self.highWater = highWater
@@ -317,10 +325,12 @@ public struct ConnectionStateMachine: Sendable {
                     case .contentLength(let length)?:
                         let need = min(length, decoder.maximumBody)
                         if need > 0 {
-                            guard budget.reserve(need, for: peer) else { return actions + refuse(Self.overBudget) }
+                            holdBodies(for: head)
+                            guard budget.reserve(need, for: bodyPeer) else { return actions + refuse(Self.overBudget) }
                             reservedBody = need
                         }
                     case .chunked?:
+                        holdBodies(for: head)
                         reservingAsItArrives = true
                     default:
                         break
@@ -376,7 +386,7 @@ public struct ConnectionStateMachine: Sendable {
     public mutating func releaseBody() {
         reservingAsItArrives = false
         guard reservedBody > 0 else { return }
-        bodyBudget?.release(reservedBody, for: peer)
+        bodyBudget?.release(reservedBody, for: bodyPeer)
         reservedBody = 0
     }
 
@@ -387,7 +397,16 @@ public struct ConnectionStateMachine: Sendable {
         reservingAsItArrives = false
         guard reservedBody > 0, let budget = bodyBudget else { return nil }
         defer { reservedBody = 0 }
-        return BodyLease(budget, bytes: reservedBody, peer: peer)
+        return BodyLease(budget, bytes: reservedBody, peer: bodyPeer)
+    }
+
+    /// Makes the client `head` comes from the peer whose share its body's bytes take
+    /// (`bodyPeer`): the connection's, or behind a trusted proxy the client it names. The
+    /// next head's body may be another client's, so what an earlier request still held (the
+    /// shell hands it over at `.handle`) goes back to its own peer first.
+    private mutating func holdBodies(for head: HTTPRequestHead) {
+        if reservedBody > 0 { releaseBody() }
+        bodyPeer = trustForwardedFor ? head.client(trustingForwardedFor: true) : peer
     }
 
     /// Reserves what a chunked body has brought past its reservation, a step ahead (never
@@ -395,7 +414,7 @@ public struct ConnectionStateMachine: Sendable {
     private mutating func reserveArrived() -> Bool {
         guard let budget = bodyBudget else { return true }
         let target = min(max(decoder.bodyBytes, reservedBody + Self.reservationStep), max(decoder.maximumBody, decoder.bodyBytes))
-        guard budget.reserve(target - reservedBody, for: peer) else { return false }
+        guard budget.reserve(target - reservedBody, for: bodyPeer) else { return false }
         reservedBody = target
         return true
     }

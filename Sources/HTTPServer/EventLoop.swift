@@ -270,7 +270,8 @@ final class EventLoop: @unchecked Sendable {
         let router = router
         let machine = ConnectionStateMachine(
             now: clock.now(), limits: configuration.limits, timeouts: configuration.timeouts,
-            highWater: configuration.outputHighWater, bodyBudget: bodyBudget, peer: peer, loop: index,
+            highWater: configuration.outputHighWater, bodyBudget: bodyBudget, peer: peer,
+            trustForwardedFor: configuration.trustForwardedFor, loop: index,
             decide: { router.decide($0) })
         let connection = Connection(fd: fd, machine: machine, peer: peer, outputBudget: outputBudget)
         connections[fd] = connection

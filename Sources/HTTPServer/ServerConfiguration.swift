@@ -28,9 +28,14 @@ public struct ServerConfiguration: Sendable {
     public var maximumBufferedBodyBytes = 256 << 20
     /// The share of `maximumBufferedBodyBytes` one peer (an IPv4 address, an IPv6 /64) may
     /// hold: one address cannot take the whole budget from everyone else. 0: no share.
-    /// Default 64 MiB (a quarter; `serve` keeps it at least one whole document). Behind a proxy every body is
-    /// the proxy's: set 0, as for `maximumConnectionsPerPeer`.
+    /// Default 64 MiB (a quarter; `serve` keeps it at least one whole document). Behind a
+    /// proxy every body is the proxy's: with `trustForwardedFor` each counts against the
+    /// client the proxy names instead; without it, set 0.
     public var maximumBufferedBodyBytesPerPeer = 64 << 20
+    /// Behind a reverse proxy on loopback: a body's bytes count against the share of the
+    /// last address in its request's `X-Forwarded-For` (`HTTPRequestHead.client`). Only a
+    /// connection from loopback is believed. Default off.
+    public var trustForwardedFor = false
     /// Queued response bytes beyond which a connection stops reading (slow readers). Default 1 MiB.
     public var outputHighWater = 1 << 20
     /// Bytes of large response bodies (8 KiB or more) queued and not yet written, across

@@ -43,7 +43,8 @@ enum ServeCommand {
           --max-buffered-body-bytes-per-peer N
                                    The share of those one IPv4 address or IPv6 /64 may hold; more
                                    get 503 (default: a quarter of the total, and at least
-                                   --max-document-bytes; 0: no share — behind a proxy use 0)
+                                   --max-document-bytes; 0: no share — behind a proxy use 0,
+                                   or --trust-forwarded-for)
           --max-queued-output-bytes N
                                    Bytes of large answers (8 KiB or more) queued for readers and
                                    not yet written; past it the slowest readers are reset
@@ -101,8 +102,9 @@ enum ServeCommand {
           --guard-per-source N     Resolutions one install may supply to the guard a day (default 5)
           --guard-per-network N    Resolutions one network may supply to each side of the guard
                                    a day (default 50)
-          --trust-forwarded-for    Behind a proxy on loopback: the guard's network is the last
+          --trust-forwarded-for    Behind a proxy on loopback: the client is the last
                                    X-Forwarded-For address (nginx's proxy_add_x_forwarded_for)
+                                   for the guard's networks, rate and body shares
           --shapes-per-source N    Unknown-link shapes one install (or a visitor's network) may add
                                    to the list a minute (default 3)
           --shapes-per-network N   Unknown-link shapes one network may add a minute (default 30)
@@ -208,6 +210,7 @@ enum ServeCommand {
         options.evidencePolicy.perNetwork = try parsed.number("--guard-per-network", in: 1...1_000_000, expected: "1 to 1000000")
             ?? options.evidencePolicy.perNetwork
         options.trustForwardedFor = parsed.has("--trust-forwarded-for")
+        configuration.trustForwardedFor = options.trustForwardedFor
         options.shapesPerSource = try parsed.number("--shapes-per-source", in: 1...1_000_000, expected: "1 to 1000000") ?? options.shapesPerSource
         options.shapesPerNetwork = try parsed.number("--shapes-per-network", in: 1...1_000_000, expected: "1 to 1000000") ?? options.shapesPerNetwork
         options.sourcesForSuggestion = try parsed.number("--suggestion-sources", in: 1...8, expected: "1 to 8") ?? options.sourcesForSuggestion

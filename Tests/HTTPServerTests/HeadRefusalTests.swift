@@ -144,6 +144,42 @@ struct BodyBudgetShareTests {
         #expect(budget.refusedOverShare.load(ordering: .relaxed) == 1)
     }
 
+    /// A POST of `length` declared bytes forwarded by a proxy for `client`.
+    static func forwarded(_ length: Int, for client: String) -> String {
+        "POST /p HTTP/1.1\r\nHost: x\r\nX-Forwarded-For: 192.0.2.200, \(client)\r\nContent-Length: \(length)\r\n\r\n"
+    }
+
+    @Test func behindATrustedProxyEachClientItNamesHasItsOwnShare() {
+        let budget = BodyBudget(limit: 10_000, perPeer: 1_000)
+        let client = PeerAddress(written: "198.51.100.7")!, other = PeerAddress(written: "203.0.113.9")!
+        let remote = PeerAddress(written: "192.0.2.1")!
+        func proxied(trust: Bool = true, from peer: PeerAddress = Self.alice) -> ConnectionStateMachine {
+            ConnectionStateMachine(now: 0, bodyBudget: budget, peer: peer, trustForwardedFor: trust, decide: { _ in .read(maximumBody: nil, admittedAs: nil) })
+        }
+        var first = proxied(), second = proxied(), third = proxied()
+        #expect(Self.feed(&first, Self.forwarded(800, for: "198.51.100.7")).isEmpty)
+        #expect(Self.isOverBudget(Self.feed(&second, Self.forwarded(300, for: "198.51.100.7"))), "the client named holds 800 of its 1,000")
+        #expect(Self.feed(&third, Self.forwarded(900, for: "[2001:db8::1]:443")).isEmpty, "another client has its own share")
+        #expect(budget.reserved(by: client) == 800 && budget.reserved(by: Self.alice) == 0)
+        // Not from loopback, or not trusted: the connection's own share, whatever it names.
+        var direct = proxied(from: remote), untrusted = proxied(trust: false)
+        #expect(Self.feed(&direct, Self.forwarded(900, for: "203.0.113.9")).isEmpty)
+        #expect(Self.feed(&untrusted, Self.forwarded(900, for: "203.0.113.9")).isEmpty)
+        #expect(budget.reserved(by: remote) == 900 && budget.reserved(by: Self.alice) == 900 && budget.reserved(by: other) == 0)
+        // One proxy connection carries one client's request, then another's: each is given
+        // back to its own client.
+        let answered = Self.feed(&first, String(repeating: "x", count: 800))
+        #expect(answered.count == 1 && !Self.isOverBudget(answered))
+        _ = first.responseQueued(bytes: 10, keepAlive: true, now: 0)
+        #expect(budget.reserved(by: client) == 0)
+        #expect(Self.feed(&first, Self.forwarded(700, for: "203.0.113.9")).isEmpty)
+        #expect(budget.reserved(by: other) == 700 && budget.reserved(by: client) == 0)
+        first.releaseBody()
+        #expect(budget.reserved(by: other) == 0)
+        #expect(budget.reserved(by: PeerAddress(written: "2001:db8::5")!) == 900, "an IPv6 client's /64")
+        #expect(budget.reserved == 2_700, "the other three requests' bytes: \(budget.reserved)")
+    }
+
     @Test func aChunkedHeadHoldsNothingUntilItsBytesArrive() {
         let budget = BodyBudget(limit: 1 << 20)
         var machine = Self.machine(budget, peer: Self.alice, limit: 1 << 20)

@@ -169,6 +169,13 @@
      turn, and those whose base has moved are skipped unvalidated, so another marketer's
      validations meanwhile answer within 2 s (0.07 s). Before, all 100 were validated in
      one turn: 7-8 s.
+ 35. Bodies behind a trusted proxy (`--trust-forwarded-for`, every connection from
+     loopback): one client the proxy names begins telemetry posts declaring 1,000,000
+     bytes each, then smaller ones, never ending them, until its share of the body budget
+     (64 MiB) is full to within 100 bytes (the heads past it get 503); 16 installs the proxy names from other
+     addresses, posting every 0.5 s for 4 s, are accepted (>= 95 %), and every byte is
+     given back once the client leaves. Before, every body behind the proxy was the proxy's,
+     so the one client's share was everyone's and the installs got 503.
 
 Prints each figure; exits 1 on the first failure.
 Usage: hostile.py WAYMARK_RELEASE_BINARY [ATTACK...] (attacks by name, e.g. impact_flood: only those, each on a daemon of its own)
@@ -2736,6 +2743,75 @@ def many_due_schedules(binary, scratch):
           "another marketer's %d validations meanwhile, the slowest %.2f s" % (scheduled, fired, skipped, asked, slowest))
 
 
+# 35 -----------------------------------------------------------------------------------------
+def bodies_behind_proxy(binary, scratch):
+    """One client behind a trusted proxy holds its share of the body budget with posts
+    that never finish; others behind the same proxy still post."""
+    import uuid
+    data = os.path.join(scratch, "bodies-behind-proxy")
+    daemon = Daemon(binary, data, "--trust-forwarded-for")
+    phone = token(binary, data, "proxied-phone", "telemetry:write", rate="unlimited")
+    try:
+        # 1,000,000-byte bodies until the share is full, then smaller ones to fill it to
+        # within 100 bytes (less than an install's batch), each body begun and never ended.
+        held, heads = [], {}
+        for length in [1_000_000] * 80 + [100_000] * 10 + [10_000] * 10 + [1_000] * 10 + [100] * 10:
+            connection = open_head(daemon.port, "127.0.0.1", (
+                "POST /v1/telemetry HTTP/1.1\r\nHost: w\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\n"
+                "X-Forwarded-For: 198.51.100.7\r\nContent-Length: %d\r\n\r\n%s") % (phone, length, "[" * min(100, length - 1)))
+            held.append(connection)
+        # A head past the client's share is answered at once; the others wait for their bodies.
+        time.sleep(0.5)
+        for connection in held:
+            line = first_line(connection, 0.01)
+            heads[line[9:12] or "held"] = heads.get(line[9:12] or "held", 0) + 1
+        reserved = daemon.metric("waymark_http_body_bytes_reserved")
+        answers = {"accepted": 0, "refused": []}
+        stop = threading.Event()
+        lock = threading.Lock()
+
+        def install(index):
+            while not stop.is_set():
+                batch = json.dumps({"batch": uuid.uuid4().hex, "client": {"platform": "ios", "appVersion": "5.3.0", "revision": 1},
+                                    "events": [{"ts": iso(int(time.time()) - 30), "entry": "scheme", "outcome": "proceed", "route": "product"}]})
+                status, _, _ = call(daemon.port, phone, "POST", "/v1/telemetry", batch,
+                                    {"Content-Type": "application/json", "X-Forwarded-For": "203.0.113.%d" % (10 + index)})
+                with lock:
+                    if status == 202:
+                        answers["accepted"] += 1
+                    else:
+                        answers["refused"].append(status)
+                stop.wait(0.5)
+
+        run_for([threading.Thread(target=install, args=(index,)) for index in range(16)], 4, stop)
+        for connection in held:
+            connection.close()
+        given_back = None
+        for _ in range(100):
+            given_back = daemon.metric("waymark_http_body_bytes_reserved")
+            if given_back == 0:
+                break
+            time.sleep(0.05)
+        over_share = daemon.metric("waymark_http_body_budget_over_peer_share_total")
+        alive = daemon.alive()
+    finally:
+        daemon.stop()
+    sent = answers["accepted"] + len(answers["refused"])
+    if not alive:
+        fail("the daemon died under one proxied client's bodies")
+    if sent == 0 or answers["accepted"] < 0.95 * sent:
+        fail("behind a trusted proxy, one client's unfinished posts filling its share (%s; %s bytes reserved) left other clients "
+             "%d of %d posts accepted (refused: %s)" % (heads, reserved, answers["accepted"], sent, sorted(set(answers["refused"]))))
+    if heads.get("503", 0) < 10 or not over_share or reserved > 64 * 1024 * 1024:
+        fail("one proxied client's posts were not held to its share: heads %s, %s bytes reserved, %s over the share"
+             % (heads, reserved, over_share))
+    if given_back != 0:
+        fail("%s body bytes still reserved after the client left" % given_back)
+    print("hostile: behind a trusted proxy one client's posts declaring 1,000,000 bytes, then smaller ones: %d held (%.1f MiB reserved, its share 64), "
+          "%d answered 503 at the head; 16 other clients the proxy names: %d of %d posts accepted; all given back when it left"
+          % (heads.get("held", 0), reserved / 1048576, heads.get("503", 0), answers["accepted"], sent))
+
+
 def main():
     if len(sys.argv) < 2:
         fail("usage: hostile.py WAYMARK_RELEASE_BINARY")
@@ -2752,7 +2828,7 @@ def main():
                  "link_check_flood": link_check_flood, "ipv6_network_flood": ipv6_network_flood,
                  "suggestion_listing": suggestion_listing, "documents_in_work": documents_in_work,
                  "bodies_after_reset": bodies_after_reset, "drafts_fill_reads": drafts_fill_reads,
-                 "many_due_schedules": many_due_schedules}
+                 "many_due_schedules": many_due_schedules, "bodies_behind_proxy": bodies_behind_proxy}
         unknown = [name for name in chosen if name not in alone]
         if unknown:
             fail("no attack %s runs alone; these do: %s" % (", ".join(unknown), ", ".join(sorted(alone))))
@@ -2804,6 +2880,7 @@ def main():
             timed(bodies_after_reset, binary, scratch)
             timed(drafts_fill_reads, binary, scratch)
             timed(many_due_schedules, binary, scratch)
+            timed(bodies_behind_proxy, binary, scratch)
         finally:
             if daemon.alive():
                 daemon.process.kill()
