@@ -63,7 +63,7 @@ struct HistoryEndpointTests {
         let file = service.path + "/revisions/00000003"
         var bytes = [UInt8](FileManager.default.contents(atPath: file)!)
         bytes[bytes.count - 5] ^= 0x20
-        FileManager.default.createFile(atPath: file, contents: Data(bytes))
+        #expect(FileManager.default.createFile(atPath: file, contents: Data(bytes)), "the damaged copy was not written")
         for target in ["/v1/revisions/3", "/v1/revisions/3/diff/12", "/v1/revisions/2/diff/3"] {
             let reply = service.call("GET", target, token: token)
             #expect(reply.status == 500 && reply.errorCode == "storeFailed" && reply.text.contains("revisions/00000003"), "\(target): \(reply.text.prefix(300))")
