@@ -167,6 +167,35 @@ public struct HTTPHeaders: Hashable, Sendable, Sequence {
         return result
     }
 
+    /// The last element of a comma-separated list field — of the last field line named
+    /// `name` (a proxy that adds a line of its own, rather than rewriting the field, adds
+    /// it last) — without the blanks around it; nil when there is none, when it is empty,
+    /// or when it is longer than `maximumLength` bytes. Reads each line back from its end
+    /// only as far as its last comma, so a long field costs no more than a short one.
+    public func lastElement(of name: String, maximumLength: Int) -> String? {
+        @inline(__always) func isBlank(_ byte: UInt8) -> Bool { byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
+        var found: String?
+        forEachValue(named: name) { value in
+            var end = value.count
+            while end > 0, isBlank(value[end - 1]) { end -= 1 }
+            // Back to the comma, but never further than the longest element taken and the
+            // blanks a writer might put before it.
+            var start = end, tooLong = false
+            while start > 0, value[start - 1] != UInt8(ascii: ",") {
+                if end - start >= maximumLength + 16 {
+                    tooLong = true
+                    break
+                }
+                start -= 1
+            }
+            while start < end, isBlank(value[start]) { start += 1 }
+            found = tooLong || start == end || end - start > maximumLength
+                ? nil : String(decoding: UnsafeRawBufferPointer(rebasing: value[start..<end]), as: UTF8.self)
+            return true
+        }
+        return found
+    }
+
     /// The first value of the field named `name`.
     public subscript(name: String) -> String? {
         var found: String?

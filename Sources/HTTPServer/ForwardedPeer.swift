@@ -8,19 +8,19 @@ import HTTPCore
 ///
 /// Behind a reverse proxy every connection is the proxy's. With `trustForwardedFor` a
 /// request whose connection comes from loopback is taken to come from the last address in
-/// its `X-Forwarded-For` (the one the proxy added: nginx's `proxy_add_x_forwarded_for`), and
-/// from the proxy itself when that field is missing or not an address. A connection from
-/// any other address is its own peer whatever it writes there: only a proxy on the same
-/// host is believed.
+/// its `X-Forwarded-For` — the last element of the last field line, the one the proxy added
+/// (nginx's `proxy_add_x_forwarded_for` rewrites the field; a proxy that adds a line of its
+/// own adds it last) — and from the proxy itself when that field is missing or not an
+/// address. A connection from any other address is its own peer whatever it writes there:
+/// only a proxy on the same host is believed.
 extension HTTPRequestHead {
     public func client(trustingForwardedFor trust: Bool) -> PeerAddress? {
         guard let peer else { return nil }
-        if trust, peer.isLoopback, let forwarded = headers["X-Forwarded-For"],
-           let last = forwarded.split(separator: ",").last.map({ $0.trimmingCharacters(in: .whitespaces) }),
-           let address = PeerAddress(written: last) {
-            return address
-        }
-        return peer
+        guard trust, peer.isLoopback,
+              let last = headers.lastElement(of: "X-Forwarded-For", maximumLength: PeerAddress.longestWritten),
+              let address = PeerAddress(written: last)
+        else { return peer }
+        return address
     }
 }
 
@@ -29,6 +29,10 @@ extension PeerAddress {
     public var isLoopback: Bool {
         (high == 0xFFFF && low >> 24 == 127) || (high == 0 && low == 1)
     }
+
+    /// The longest address `init(written:)` reads: an IPv6 address with an IPv4 tail in
+    /// brackets and a port, `[ffff:ffff:ffff:ffff:ffff:ffff:255.255.255.255]:65535`.
+    public static let longestWritten = 53
 
     /// An IPv4 or IPv6 address as `PeerAddress` counts it (IPv6: its /64; an IPv4-mapped
     /// one, `::ffff:203.0.113.7` as a dual-stack proxy writes it, its IPv4 address), with a

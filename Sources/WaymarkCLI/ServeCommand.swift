@@ -44,7 +44,7 @@ enum ServeCommand {
                                    The share of those one IPv4 address or IPv6 /64 may hold; more
                                    get 503 (default: a quarter of the total, and at least
                                    --max-document-bytes; 0: no share — behind a proxy use 0,
-                                   or --trust-forwarded-for)
+                                   or, for one on the same host, --trust-forwarded-for)
           --max-queued-output-bytes N
                                    Bytes of large answers (8 KiB or more) queued for readers and
                                    not yet written; past it the slowest readers are reset

@@ -156,3 +156,39 @@ struct RequestTargetTests {
         #expect(head.query.map(String.init) == query)
     }
 }
+
+/// `lastElement(of:maximumLength:)`, as a proxy's `X-Forwarded-For` is read: the last
+/// element of the last field line, blanks trimmed, nil past the length — the same for
+/// fields parsed from bytes and fields built in code.
+@Suite("The last element of a list field")
+struct LastElementTests {
+    static let rows: [(String, [String], String?)] = [
+        ("one address", ["203.0.113.7"], "203.0.113.7"),
+        ("the proxy's, after the client's own", ["198.51.100.1, 203.0.113.7"], "203.0.113.7"),
+        ("blanks and tabs around it", ["198.51.100.1 ,\t 203.0.113.7 \t"], "203.0.113.7"),
+        ("no blank after the comma", ["198.51.100.1,203.0.113.7"], "203.0.113.7"),
+        ("a line a proxy added last", ["198.51.100.66", "203.0.113.7"], "203.0.113.7"),
+        ("the last line's last element", ["198.51.100.66, 1.1.1.1", "10.0.0.1, 203.0.113.7"], "203.0.113.7"),
+        ("an empty last element", ["203.0.113.7,"], nil),
+        ("an empty field", [""], nil),
+        ("none", [], nil),
+        ("the longest taken", ["x, " + String(repeating: "a", count: 53)], String(repeating: "a", count: 53)),
+        ("one byte longer", ["x, " + String(repeating: "a", count: 54)], nil),
+        ("longer, with no comma", [String(repeating: "a", count: 8_000)], nil),
+        ("a long list: only its end is read", [String(repeating: "198.51.100.1, ", count: 500) + "203.0.113.7"], "203.0.113.7"),
+        ("a long element before a short last one", [String(repeating: "a", count: 8_000) + ",203.0.113.7"], "203.0.113.7"),
+    ]
+
+    @Test(arguments: rows)
+    func lastElements(_ label: String, _ lines: [String], _ expected: String?) {
+        let built = HTTPHeaders(lines.map { ("X-Forwarded-For", $0) } + [("Host", "h")])
+        #expect(built.lastElement(of: "x-forwarded-for", maximumLength: 53) == expected, "\(label), built")
+        let text = "GET / HTTP/1.1\r\n" + lines.map { "X-Forwarded-For: \($0)\r\n" }.joined() + "Host: h\r\n\r\n"
+        let decoded = decode(Array(text.utf8), piece: 0)
+        guard let head = decoded.requests.first?.head else {
+            Issue.record("\(label): \(decoded)")
+            return
+        }
+        #expect(head.headers.lastElement(of: "X-Forwarded-For", maximumLength: 53) == expected, "\(label), parsed")
+    }
+}

@@ -180,6 +180,27 @@ struct BodyBudgetShareTests {
         #expect(budget.reserved == 2_700, "the other three requests' bytes: \(budget.reserved)")
     }
 
+    @Test func behindATrustedProxyAChunkedBodyAndItsLeaseAreTheClients() {
+        let budget = BodyBudget(limit: 1 << 20, perPeer: 1 << 19)
+        let client = PeerAddress(written: "198.51.100.7")!
+        var machine = ConnectionStateMachine(now: 0, bodyBudget: budget, peer: Self.alice, trustForwardedFor: true,
+                                             decide: { _ in .read(maximumBody: 1 << 20, admittedAs: nil) })
+        let head = "POST /p HTTP/1.1\r\nHost: x\r\nX-Forwarded-For: 198.51.100.7\r\nTransfer-Encoding: chunked\r\n\r\n"
+        #expect(Self.feed(&machine, head + "a\r\n0123456789\r\n").isEmpty)
+        #expect(budget.reserved(by: client) == ConnectionStateMachine.reservationStep && budget.reserved(by: Self.alice) == 0,
+                "reserved as it arrives, for the client the proxy named")
+        let done = Self.feed(&machine, "0\r\n\r\n")
+        guard case .handle? = done.first else {
+            Issue.record("\(done)")
+            return
+        }
+        let lease = machine.handOverBody()
+        machine.releaseBody()
+        #expect(budget.reserved(by: client) == ConnectionStateMachine.reservationStep, "held by the lease past the connection")
+        lease?.release()
+        #expect(budget.reserved(by: client) == 0 && budget.reserved == 0, "given back to the client that held it")
+    }
+
     @Test func aChunkedHeadHoldsNothingUntilItsBytesArrive() {
         let budget = BodyBudget(limit: 1 << 20)
         var machine = Self.machine(budget, peer: Self.alice, limit: 1 << 20)
@@ -328,5 +349,27 @@ struct BodyBudgetShareTests {
         let timedOut = actions.contains { if case .sendError(.requestTimeout, _) = $0 { true } else { false } }
         #expect(timedOut == timesOut, "\(label): \(actions.count) actions")
         if timesOut { #expect(budget.reserved == 0, "\(label): a head timed out holds nothing") }
+    }
+}
+
+/// `HTTPRequestHead.client(trustingForwardedFor:)`: the peer every share counts.
+@Suite("The client a request comes from")
+struct ForwardedClientTests {
+    static let rows: [(String, String, [String], Bool, String)] = [
+        ("a proxy on loopback: the address it added", "127.0.0.1", ["198.51.100.66, 203.0.113.7"], true, "203.0.113.7"),
+        ("a proxy that adds a line of its own: the last line", "127.0.0.1", ["198.51.100.66", "203.0.113.7"], true, "203.0.113.7"),
+        ("IPv6 loopback", "::1", ["[2001:db8:1:2::7]:443"], true, "2001:db8:1:2::/64"),
+        ("not trusted: the connection's", "127.0.0.1", ["203.0.113.7"], false, "127.0.0.1"),
+        ("not from loopback: the connection's", "192.0.2.1", ["203.0.113.7"], true, "192.0.2.1"),
+        ("not an address: the proxy's", "127.0.0.1", ["unknown"], true, "127.0.0.1"),
+        ("an element too long to be an address: the proxy's", "127.0.0.1", [String(repeating: "1", count: 4_000)], true, "127.0.0.1"),
+        ("no field: the proxy's", "127.0.0.1", [], true, "127.0.0.1"),
+    ]
+
+    @Test(arguments: rows)
+    func clients(_ label: String, _ peer: String, _ lines: [String], _ trust: Bool, _ expected: String) {
+        var head = HTTPRequestHead(method: "POST", target: "/p", headers: HTTPHeaders([("Host", "h")] + lines.map { ("X-Forwarded-For", $0) }))
+        head.peer = PeerAddress(written: peer)
+        #expect(head.client(trustingForwardedFor: trust)?.description == expected, "\(label)")
     }
 }
