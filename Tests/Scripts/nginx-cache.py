@@ -41,11 +41,14 @@ def unused_port():
     with open("/proc/sys/net/ipv4/ip_local_port_range") as handle:
         low = int(handle.read().split()[0])
     while True:
-        port = random.randrange(max(1024, low - 12000), low)
+        if low - 1024 >= 1000:
+            port = random.randrange(max(1024, low - 12000), low)
+        else:
+            port = 0  # (no room below the range on this host: one the kernel picks, still tried again if taken)
         with socket.socket() as probe:
             try:
                 probe.bind(("127.0.0.1", port))
-                return port
+                return probe.getsockname()[1]
             except OSError:
                 continue
 

@@ -59,7 +59,6 @@ struct SchedulerStoreFailureTests {
         try FileManager.default.removeItem(atPath: file)
         try FileManager.default.createDirectory(atPath: file, withIntermediateDirectories: false)
         harness.api.startScheduling(every: 0.02) { at.addingTimeInterval(1) }
-        defer { harness.api.stopScheduling() }
         #expect(waitUntil { harness.api.context.scheduleFailures.load(ordering: .relaxed) >= 2 }, "the failures were not counted")
         #expect(harness.store.snapshot.schedules.first?.status == .pending)
         #expect(harness.store.snapshot.revisions.count == 1)
@@ -67,8 +66,13 @@ struct SchedulerStoreFailureTests {
         let line = metrics.split(separator: "\n").first { $0.hasPrefix("waymark_schedule_failures_total ") }
         #expect(line.flatMap { UInt64($0.split(separator: " ")[1]) }.map { $0 >= 2 } == true, "\(line ?? "no line")")
 
+        // Put back with the scheduler stopped: a look between the two steps would find the
+        // file missing (or half written) and skip the schedule for good.
+        harness.api.stopScheduling()
         try FileManager.default.removeItem(atPath: file)
         try stored.write(to: URL(fileURLWithPath: file))
+        harness.api.startScheduling(every: 0.02) { at.addingTimeInterval(1) }
+        defer { harness.api.stopScheduling() }
         #expect(waitUntil { harness.store.snapshot.schedules.first?.status == .fired(revision: 2) }, "it did not fire once readable")
     }
 }
