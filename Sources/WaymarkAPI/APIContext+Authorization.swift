@@ -43,7 +43,7 @@ extension APIContext {
         }
         // Rated as the route's own scope whichever of the two the token has: the work asked
         // for is the same.
-        if let refused = rates.take(record, scope: scope, peer: EvidenceNetwork.peer(of: head, trustForwardedFor: options.trustForwardedFor)) {
+        if let refused = rates.take(record, scope: scope, peer: head.client(trustingForwardedFor: options.trustForwardedFor)) {
             let rate = record.rate(for: scope), wait = refused.wait
             if let share = refused.peerRate {
                 audit(action, actor: record.name, reason: "overPeerRateShare", scope: scope, head)
@@ -129,6 +129,6 @@ extension APIContext {
         guard scope != .manifestRead else { return }
         // Behind a trusted proxy, the client's network, not the proxy's.
         store.recordRefusal(action: action, actor: actor, reason: reason,
-                            peer: EvidenceNetwork.peer(of: head, trustForwardedFor: options.trustForwardedFor)?.network)
+                            peer: head.client(trustingForwardedFor: options.trustForwardedFor)?.network)
     }
 }

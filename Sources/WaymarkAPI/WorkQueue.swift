@@ -440,14 +440,14 @@ struct WorkCaller: Sendable {
     }
 
     /// `trustForwardedFor`: the peer is the address a proxy on loopback names
-    /// (`EvidenceNetwork.peer`), not the proxy, which would make every caller one peer.
+    /// (`HTTPRequestHead.client`), not the proxy, which would make every caller one peer.
     init(_ request: HTTPRequest, actor: String, trustForwardedFor: Bool) {
         self.init(request.head, actor: actor, trustForwardedFor: trustForwardedFor)
     }
 
     init(_ head: HTTPRequestHead, actor: String, trustForwardedFor: Bool) {
         token = actor == "public" || actor == "anonymous" ? nil : actor
-        peer = EvidenceNetwork.peer(of: head, trustForwardedFor: trustForwardedFor)
+        peer = head.client(trustingForwardedFor: trustForwardedFor)
     }
 }
 

@@ -232,10 +232,10 @@ struct OffLoopWorkTests {
         var fields = [("Host", "waymark.test")]
         if let forwarded { fields.append(("X-Forwarded-For", forwarded)) }
         var head = HTTPRequestHead(method: "GET", target: "/v1/revisions/1", headers: HTTPHeaders(fields))
-        head.peer = EvidenceNetwork.parse(peer)
+        head.peer = PeerAddress(written: peer)
         let caller = WorkCaller(head, actor: token ?? "anonymous", trustForwardedFor: trusted)
         #expect(caller.token == token, "\(label)")
-        #expect(caller.peer == expected.flatMap(EvidenceNetwork.parse), "\(label)")
+        #expect(caller.peer == expected.flatMap(PeerAddress.init(written:)), "\(label)")
     }
 
     /// A document's job, once its turn comes, runs beside the reads queued before it, not

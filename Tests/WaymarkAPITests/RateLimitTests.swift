@@ -1,5 +1,6 @@
 import Foundation
 import HTTPCore
+import HTTPServer
 import ManifestStore
 @testable import WaymarkAPI
 import Synchronization
@@ -243,6 +244,6 @@ struct RateLimitTests {
 
     @Test(arguments: forwardedRows)
     func forwardedAddressesAreRead(_ written: String, _ expected: String?) {
-        #expect(EvidenceNetwork.parse(written)?.description == expected, "\(written)")
+        #expect(PeerAddress(written: written)?.description == expected, "\(written)")
     }
 }

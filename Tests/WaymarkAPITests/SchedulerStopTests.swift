@@ -12,10 +12,7 @@ import TestSupport
 struct SchedulerStopTests {
     @Test("A firing queued for a document's turn when the scheduler stops fires nothing")
     func aQueuedFiringAfterStopFiresNothing() throws {
-        let harness = try LiveService(transport: .inProcess)
-        let at = Date().addingTimeInterval(3_600)
-        #expect(harness.call("POST", "/v1/schedules", token: harness.tokens[.routesPublish]!, headers: [("If-Match", "\"rev-1\"")],
-                             body: scheduleBody(extraRoute: "nine", at: at)).status == 201)
+        let (harness, at) = try serviceWithASchedule()
         // Another's document job holds the one turn.
         let holding = DispatchSemaphore(value: 0), held = DispatchSemaphore(value: 0)
         harness.api.context.work.whenDocumentTurn(for: "someone", on: .global()) {
@@ -48,10 +45,7 @@ struct SchedulerStopTests {
 struct SchedulerStoreFailureTests {
     @Test("A schedule that cannot be read is counted in /metrics, stays pending, and fires once it can")
     func aFailingScheduleIsCountedAndTriedAgain() throws {
-        let harness = try LiveService(transport: .inProcess)
-        let at = Date().addingTimeInterval(3_600)
-        #expect(harness.call("POST", "/v1/schedules", token: harness.tokens[.routesPublish]!, headers: [("If-Match", "\"rev-1\"")],
-                             body: scheduleBody(extraRoute: "nine", at: at)).status == 201)
+        let (harness, at) = try serviceWithASchedule()
         // A directory where its file was: reading it fails with EISDIR, as a failing disk
         // would fail it, and root's permissions would not.
         let file = harness.path + "/schedules/00000001"
@@ -75,6 +69,15 @@ struct SchedulerStoreFailureTests {
         defer { harness.api.stopScheduling() }
         #expect(waitUntil { harness.store.snapshot.schedules.first?.status == .fired(revision: 2) }, "it did not fire once readable")
     }
+}
+
+/// A service on revision 1 with one publish scheduled an hour from now, on it; and that hour.
+private func serviceWithASchedule() throws -> (LiveService, Date) {
+    let harness = try LiveService(transport: .inProcess)
+    let at = Date().addingTimeInterval(3_600)
+    #expect(harness.call("POST", "/v1/schedules", token: harness.tokens[.routesPublish]!, headers: [("If-Match", "\"rev-1\"")],
+                         body: scheduleBody(extraRoute: "nine", at: at)).status == 201)
+    return (harness, at)
 }
 
 /// Polls `condition` every 10 ms for up to 30 s (an event, not a speed: it comes within a
