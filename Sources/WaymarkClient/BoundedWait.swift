@@ -11,7 +11,7 @@ enum BoundedWait {
             race.start(continuation)
             let work = Task { race.end(await operation()) }
             let timer = Task {
-                try? await Task.sleep(nanoseconds: UInt64(max(0, seconds) * 1_000_000_000))
+                await Sleep.seconds(seconds)
                 race.end(nil)
             }
             race.cancelOnEnd(timer)

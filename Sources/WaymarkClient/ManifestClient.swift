@@ -240,8 +240,7 @@ public actor ManifestClient: RouteTableSource {
     public func run() async {
         while !Task.isCancelled {
             await refresh()
-            let delay = nextDelay()
-            try? await Task.sleep(nanoseconds: UInt64(delay * 1_000_000_000))
+            await Sleep.seconds(nextDelay())
         }
     }
 }

@@ -254,7 +254,7 @@ public actor TelemetryReporter: DispatchObserver {
     /// Posts on the schedule until the task is cancelled.
     public func run() async {
         while !Task.isCancelled {
-            try? await Task.sleep(nanoseconds: UInt64(nextDelay() * 1_000_000_000))
+            await Sleep.seconds(nextDelay())
             _ = await flushAll()
         }
     }

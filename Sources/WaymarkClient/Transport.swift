@@ -35,7 +35,10 @@ public struct TransportResponse: Hashable, Sendable {
     /// `Retry-After` in seconds, from delay-seconds or an HTTP date (RFC 9110 §10.2.3); nil if absent or unreadable.
     public func retryAfter(now: Date = Date()) -> TimeInterval? {
         guard let value = headers["retry-after"]?.trimmingCharacters(in: .whitespaces) else { return nil }
-        if let seconds = Int(value), seconds >= 0 { return TimeInterval(seconds) }
+        if !value.isEmpty, value.utf8.allSatisfy({ (0x30...0x39).contains($0) }) {
+            // delay-seconds; more digits than an Int holds is still "later than any bound".
+            return Int(value).map(TimeInterval.init) ?? .greatestFiniteMagnitude
+        }
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.timeZone = TimeZone(identifier: "GMT")

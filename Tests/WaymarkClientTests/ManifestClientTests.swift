@@ -124,6 +124,10 @@ struct ManifestClientTests {
         ("many failures, lowest jitter: half the maximum", 40, nil, 0, 1800),
         ("Retry-After above the step wins", 1, 60, 0.5, 60),
         ("Retry-After below the step loses", 5, 1, 0.5, 60),
+        ("Retry-After of 10^12 s: the maximum", 1, 1e12, 0.5, 3600),
+        ("Retry-After of 10^12 s after a success: the maximum", 0, 1e12, 0.5, 3600),
+        ("Retry-After infinite or NaN: ignored", 1, .infinity, 0.5, 3.75),
+        ("Retry-After NaN: ignored", 1, .nan, 0.5, 3.75),
     ]
 
     @Test(arguments: backoff)
