@@ -31,6 +31,12 @@ public struct DispatcherConfiguration: Sendable {
     public var gateTimeout: TimeInterval? = 300
     /// The same for the leave handler's decision and save (`leaveTimedOut`). Default 5 minutes.
     public var leaveTimeout: TimeInterval? = 300
+    /// How long the navigator's `apply` may take (animations, presentations and their
+    /// completion handlers); past it the intent ends `applyTimedOut` and the next one runs, so
+    /// an apply that never returns (a completion UIKit skipped) cannot stop every later link.
+    /// `cancel()` ends a running apply's wait too. Default 10 s; nil waits for ever (and then
+    /// `cancel()` cannot end an apply).
+    public var applyTimeout: TimeInterval? = 10
     /// Links that answer a running gate rather than go anywhere (an OAuth redirect, a magic
     /// link): a link starting with one of these (scheme and host compared without case, the
     /// rest exactly) that arrives while a gate handler runs is handed to that handler

@@ -94,6 +94,10 @@ public enum DispatchOutcome: Hashable, Sendable {
     case gateTimedOut(precondition: String)
     /// The leave handler did not answer (or save) within `leaveTimeout`; nothing was applied.
     case leaveTimedOut(dirty: [Screen])
+    /// The navigator's `apply` had not returned after `applyTimeout`: the dispatcher stopped
+    /// waiting for it (it may still finish) and the next intent runs, planned from what the
+    /// navigator reports then.
+    case applyTimedOut(NavigationPlan)
     /// `cancel()`, or the dispatching task was cancelled.
     case cancelled
     /// An auth callback, handed to the gate handler running for this precondition.
@@ -114,6 +118,7 @@ public enum DispatchOutcome: Hashable, Sendable {
         case .superseded: "superseded"
         case .gateTimedOut: "gateTimedOut"
         case .leaveTimedOut: "leaveTimedOut"
+        case .applyTimedOut: "applyTimedOut"
         case .cancelled: "cancelled"
         case .handedToGate: "handedToGate"
         case .queuedFromHandler: "queuedFromHandler"

@@ -12,6 +12,8 @@ enum PromptAnswer: Sendable {
     case gate(Bool)
     case leave(LeaveDecision)
     case saved(Bool)
+    /// The navigator's apply returned.
+    case applied
 }
 
 /// How a prompt ended: the handler's answer, or the dispatcher's own ending of it.
@@ -21,17 +23,22 @@ enum PromptEnd: Sendable {
     case interrupted(DispatchOutcome)
 }
 
-/// One handler call in progress, raced against its timeout and any interruption; whichever
-/// comes first ends it, once. Touched only on the dispatcher's actor (hence unchecked).
+/// One handler call (or the navigator's apply) in progress, raced against its timeout and
+/// any interruption; whichever comes first ends it, once. Touched only on the dispatcher's
+/// actor (hence unchecked).
 final class Prompt: @unchecked Sendable {
-    /// The gate it satisfies (nil for the leave prompt): where an auth callback goes.
+    /// The gate it satisfies (nil for the leave prompt and the apply): where an auth callback goes.
     let gate: Gate?
+    /// A prompt waits for the user, and a newer link may supersede it; an apply is the
+    /// navigation under way, which only `cancel()` or its timeout ends.
+    let isApply: Bool
     var continuation: CheckedContinuation<PromptEnd, Never>?
     var handler: Task<Void, Never>?
     var timer: Task<Void, Never>?
 
-    init(gate: Gate?) {
+    init(gate: Gate?, isApply: Bool = false) {
         self.gate = gate
+        self.isApply = isApply
     }
 
     /// The first ending wins; the handler's task is cancelled when it is not the answer.
@@ -45,8 +52,9 @@ final class Prompt: @unchecked Sendable {
 }
 
 extension RouteDispatcher {
-    /// Ends the running intent as `cancelled` (at its prompt at once, else at its next step:
-    /// a navigation being applied is not torn in half). False when nothing runs.
+    /// Ends the running intent as `cancelled`: at its prompt or its apply at once (the apply's
+    /// task is cancelled and no longer awaited: the navigator decides what a half-done
+    /// navigation shows), else at its next step. False when nothing runs.
     @discardableResult
     public func cancel() -> Bool {
         guard let current, current.result == nil else { return false }
@@ -78,10 +86,10 @@ extension RouteDispatcher {
 
     /// Asks a handler, for at most `timeout` seconds; the handler runs in its own task, marked
     /// as serving this dispatcher (`HandlerScope`), and is cancelled if the prompt ends otherwise.
-    func ask(_ pending: Pending, gate: Gate?, timeout: TimeInterval?,
+    func ask(_ pending: Pending, gate: Gate?, isApply: Bool = false, timeout: TimeInterval?,
              _ body: @escaping @Sendable () async -> PromptAnswer) async -> PromptEnd {
         if let interruption = interruption(of: pending) { return .interrupted(interruption) }
-        let prompt = Prompt(gate: gate)
+        let prompt = Prompt(gate: gate, isApply: isApply)
         self.prompt = prompt
         let marker = ObjectIdentifier(self)
         // The caller's task cancelled while the prompt is up (it runs in that task) ends it too.
@@ -94,7 +102,7 @@ extension RouteDispatcher {
                 }
                 if let timeout {
                     prompt.timer = Task {
-                        try? await Task.sleep(nanoseconds: UInt64(max(0, timeout) * 1_000_000_000))
+                        await Sleep.seconds(timeout)
                         if !Task.isCancelled { self.settle(prompt, .timedOut) }
                     }
                 }
@@ -117,10 +125,7 @@ extension RouteDispatcher {
         for round in 0...Self.leaveRounds {
             if let interruption = interruption(of: pending) { return interruption }
             let dirty = plan.leaving.filter { $0.isDirty && !answered.contains($0) }
-            guard !dirty.isEmpty else {
-                if !plan.isEmpty { await navigator.apply(plan) }
-                return .navigated(plan)
-            }
+            guard !dirty.isEmpty else { return plan.isEmpty ? .navigated(plan) : await apply(pending, plan) }
             guard round < Self.leaveRounds, let leaveHandler else { return .leaveCancelled(dirty: dirty) }
             let currentPlan = plan
             let decision: LeaveDecision
@@ -141,14 +146,36 @@ extension RouteDispatcher {
                 switch await ask(pending, gate: nil, timeout: configuration.leaveTimeout, { .saved(await leaveHandler.save(dirty)) }) {
                 case .answered(.saved(true)): answered += dirty
                 case .answered: return .leaveCancelled(dirty: dirty)
-                case .timedOut: return .leaveTimedOut(dirty: dirty)
-                case .interrupted(let outcome): return outcome
+                case .timedOut:
+                    // The "Saving…" sheet is the handler's: told to close, as for its decision.
+                    await leaveHandler.close(because: .timedOut)
+                    return .leaveTimedOut(dirty: dirty)
+                case .interrupted(let outcome):
+                    await leaveHandler.close(because: outcome == .superseded ? .superseded : .cancelled)
+                    return outcome
                 }
             }
             // The user may have done something while asked: plan again from what is shown now.
             plan = NavigationPlanner.plan(from: await navigator.state, to: target, source: source)
         }
         fatalError("unreachable: the last round returns")
+    }
+
+    /// The navigator applies `plan`, for at most `applyTimeout`: raced like a prompt (its own
+    /// task, marked as a handler's, so a dispatch from inside `apply` is queued, not awaited),
+    /// but never superseded — only `cancel()` or the timeout ends the wait. The apply's task is
+    /// cancelled then; whatever it still does, the next plan is made from `navigator.state`.
+    private func apply(_ pending: Pending, _ plan: NavigationPlan) async -> DispatchOutcome {
+        guard let timeout = configuration.applyTimeout else {
+            await navigator.apply(plan)
+            return .navigated(plan)
+        }
+        let navigator = navigator
+        switch await ask(pending, gate: nil, isApply: true, timeout: timeout, { await navigator.apply(plan); return .applied }) {
+        case .answered: return .navigated(plan)
+        case .timedOut: return .applyTimedOut(plan)
+        case .interrupted(let outcome): return outcome
+        }
     }
 
     /// Times the leave handler is asked for one intent (new dirty screens may appear while it asks).
@@ -163,7 +190,7 @@ extension RouteDispatcher {
         switch result.outcome {
         case .navigated, .queuedFromHandler: return nil
         case .notFound, .gateCancelled, .leaveCancelled, .superseded, .cancelled, .handedToGate: level = .info
-        case .dropped, .gateTimedOut, .leaveTimedOut: level = .warning
+        case .dropped, .gateTimedOut, .leaveTimedOut, .applyTimedOut: level = .warning
         case .gateLoop: level = .error
         }
         return ClientLogMessage(level, "dispatcher", "Intent \(result.sequence) (\(result.intent)) ended \(result.outcome.name).")

@@ -12,10 +12,11 @@ import RouteEngine
 ///   once, then ends the intent as `gateLoop`.
 /// - Leave gate: dirty screens the plan would remove go to the `LeaveHandler` first;
 ///   without one, the plan is not applied (`leaveCancelled`) — work is never lost silently.
-/// - Nothing waits for ever: a handler that does not answer in time ends its intent
-///   (`gateTimedOut`, `leaveTimedOut`); `cancel()` and the caller's task being cancelled end
-///   it (`cancelled`); a newer external link ends one waiting at a prompt (`superseded`). A
-///   dispatch from inside a handler is queued, not awaited (`queuedFromHandler`).
+/// - Nothing waits for ever: a handler or an apply that does not answer in time ends its
+///   intent (`gateTimedOut`, `leaveTimedOut`, `applyTimedOut`); `cancel()` and the caller's
+///   task being cancelled end it (`cancelled`), at a prompt or during an apply; a newer
+///   external link ends one waiting at a prompt (`superseded`). A dispatch from inside a
+///   handler or an apply is queued, not awaited (`queuedFromHandler`).
 public actor RouteDispatcher {
     let tables: any RouteTableSource
     let navigator: any Navigator
@@ -124,7 +125,7 @@ public actor RouteDispatcher {
                 for older in waiting where older.intent.isExternal { finish(older, .superseded) }
                 waiting.removeAll { $0.result != nil }
             }
-            if supersedesPrompts, !fromHandler, let current, current.intent.isExternal, prompt != nil {
+            if supersedesPrompts, !fromHandler, let current, current.intent.isExternal, let prompt, !prompt.isApply {
                 interrupt(current, .superseded)
             }
         }
