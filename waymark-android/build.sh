@@ -36,8 +36,15 @@ case "${1:-test}" in
   test)
     compile_library
     compile_tests
-    java -Dwaymark.conformance="$root/conformance" -Dwaymark.root="$root" -jar "$junit" --disable-banner --details=summary \
-      --fail-if-no-tests -cp "$out/waymark-android-tests.jar:$out/waymark-android.jar:$stdlib" --scan-classpath "$out/waymark-android-tests.jar"
+    # Every suite under the machine's locale, then under Arabic and Persian ones, whose digits
+    # are not ASCII: whatever the library formats must not follow the phone's locale.
+    for locale in default ar-EG fa-IR; do
+      flags=()
+      [ "$locale" = default ] || flags=(-Duser.language="${locale%-*}" -Duser.country="${locale#*-}")
+      echo "== JUnit, locale $locale"
+      java "${flags[@]}" -Dwaymark.conformance="$root/conformance" -Dwaymark.root="$root" -jar "$junit" --disable-banner --details=summary \
+        --fail-if-no-tests -cp "$out/waymark-android-tests.jar:$out/waymark-android.jar:$stdlib" --scan-classpath "$out/waymark-android-tests.jar"
+    done
     ;;
   bench)
     compile_library

@@ -1,5 +1,6 @@
 package waymark.client
 
+import waymark.engine.uppercaseAscii
 import java.io.File
 import java.io.IOException
 import java.util.UUID
@@ -23,6 +24,6 @@ object Cohort {
             try { return UUID.fromString(String(bytes, Charsets.UTF_8).trim()) } catch (unreadable: IllegalArgumentException) { }
         }
         val id = UUID.randomUUID()
-        return try { DurableFile.write((id.toString().toUpperCase(java.util.Locale.ROOT) + "\n").toByteArray(), file); id } catch (error: IOException) { null }
+        return try { DurableFile.write((uppercaseAscii(id.toString()) + "\n").toByteArray(), file); id } catch (error: IOException) { null }
     }
 }

@@ -112,8 +112,11 @@ class RouteDispatcher(
             }
             val (outcome, resolution, revision) = try {
                 process(next.intent)
-            } catch (error: Exception) {
-                // A handler that failed ends its intent as the user declining; the funnel goes on.
+            } catch (error: Throwable) {
+                // A handler, navigator or context that threw anything (an Error too: Kotlin's
+                // TODO() is a NotImplementedError) ends its intent as the user declining; the
+                // funnel goes on. Catching only Exception left this worker dead and every later
+                // link waiting for good.
                 Triple(DispatchOutcome.GateCancelled(error.javaClass.simpleName), null, 0L)
             }
             finish(next, outcome, resolution, revision)
@@ -123,7 +126,8 @@ class RouteDispatcher(
     private fun finish(pending: Pending, outcome: DispatchOutcome, resolution: Resolution?, revision: Long) {
         val result = DispatchResult(pending.sequence, pending.intent, outcome, resolution, revision, clock())
         // The observer (telemetry) first: once a caller holds the result, it has been recorded.
-        observer?.dispatched(result)
+        // An observer that throws loses its own record, never the caller's result or the funnel.
+        try { observer?.dispatched(result) } catch (ignored: Throwable) { }
         pending.result.complete(result)
     }
 

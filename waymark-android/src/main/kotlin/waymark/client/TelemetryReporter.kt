@@ -3,6 +3,8 @@ package waymark.client
 import waymark.engine.AppBuild
 import waymark.engine.JsonReader
 import waymark.engine.JsonValue
+import waymark.engine.hexLowercase
+import waymark.engine.uppercaseAscii
 import java.io.File
 import java.io.FileOutputStream
 import java.io.IOException
@@ -173,7 +175,7 @@ class TelemetryReporter(
 
     private fun newBatchId(): String {
         val bytes = ByteArray(16).also { SecureRandom().nextBytes(it) }
-        return bytes.joinToString("") { "%02x".format(it.toInt() and 0xFF) }
+        return hexLowercase(bytes)
     }
 
     // The journal: one JSON object per line — an event with its client and count, `{"dropped": n}`,
@@ -230,9 +232,9 @@ class TelemetryReporter(
          * the client keeps it (the Swift client writes `UUID().uuidString`: uppercase).
          */
         fun sourceKey(installId: UUID, day: String): String {
-            val text = "waymark-source/1|${installId.toString().toUpperCase(java.util.Locale.ROOT)}|$day"
+            val text = "waymark-source/1|${uppercaseAscii(installId.toString())}|$day"
             val hash = MessageDigest.getInstance("SHA-256").digest(text.toByteArray(Charsets.UTF_8))
-            return hash.copyOf(16).joinToString("") { "%02x".format(it.toInt() and 0xFF) }
+            return hexLowercase(hash.copyOf(16))
         }
     }
 }

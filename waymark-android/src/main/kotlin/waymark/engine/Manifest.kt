@@ -84,7 +84,7 @@ class Manifest private constructor(
         /** SHA-256, lowercase hex, of [routes] in Waymark's canonical JSON: what `routesSha256` holds. */
         fun canonicalRoutesDigest(routes: JsonValue): String {
             val hash = MessageDigest.getInstance("SHA-256").digest(routes.canonical().toByteArray(Charsets.UTF_8))
-            return hash.joinToString("") { "%02x".format(it.toInt() and 0xFF) }
+            return hexLowercase(hash)
         }
     }
 }

@@ -117,3 +117,30 @@ internal fun lowercaseAscii(text: String): String {
     for (i in chars.indices) if (chars[i] in 'A'..'Z') chars[i] = chars[i] + 32
     return String(chars)
 }
+
+/**
+ * ASCII uppercasing only (install ids). Neither the default locale (Turkish dotless i) nor
+ * `toUpperCase(Locale)`, an error under Kotlin 2.1, whose `uppercase()` Kotlin 1.3 lacks.
+ */
+internal fun uppercaseAscii(text: String): String {
+    if (text.none { it in 'a'..'z' }) return text
+    val chars = text.toCharArray()
+    for (i in chars.indices) if (chars[i] in 'a'..'z') chars[i] = chars[i] - 32
+    return String(chars)
+}
+
+private const val HEX_DIGITS = "0123456789abcdef"
+
+/** Lowercase hex of [bytes], ASCII digits whatever the default locale. */
+internal fun hexLowercase(bytes: ByteArray): String {
+    val out = StringBuilder(bytes.size * 2)
+    for (b in bytes) out.append(HEX_DIGITS[(b.toInt() shr 4) and 15]).append(HEX_DIGITS[b.toInt() and 15])
+    return out.toString()
+}
+
+/** [value] in decimal with at least [width] ASCII digits (zeros in front): `String.format` uses the default locale's digits. */
+internal fun decimalAscii(value: Int, width: Int): String {
+    val digits = Math.abs(value.toLong()).toString()
+    val sign = if (value < 0) "-" else ""
+    return sign + "0".repeat(maxOf(0, width - digits.length)) + digits
+}

@@ -84,7 +84,7 @@ class Schema(
 
         /** A fallback or landing address: `https://` with a host and no user name, URL characters only. */
         fun isSafeAddress(text: String): Boolean {
-            val lowered = text.toLowerCase(java.util.Locale.ROOT)
+            val lowered = lowercaseAscii(text)
             if (!lowered.startsWith("https://")) return false
             val host = lowered.substring(8).takeWhile { it != '/' && it != '?' && it != '#' }
             return host.isNotEmpty() && !host.contains('@') && text.all { it.toInt() < 128 && LinkParser.isUrlByte(it.toInt()) }

@@ -73,7 +73,8 @@ object Timestamp {
         val dayNumber = Math.floorDiv(seconds, 86_400L)
         val second = Math.floorMod(seconds, 86_400L).toInt()
         val (year, month, day) = civil(dayNumber)
-        return "%04d-%02d-%02dT%02d:%02d:%02dZ".format(year, month, day, second / 3600, second / 60 % 60, second % 60)
+        return decimalAscii(year, 4) + "-" + decimalAscii(month, 2) + "-" + decimalAscii(day, 2) + "T" + decimalAscii(second / 3600, 2) + ":" +
+            decimalAscii(second / 60 % 60, 2) + ":" + decimalAscii(second % 60, 2) + "Z"
     }
 
     private fun isLeap(year: Int) = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)

@@ -64,6 +64,38 @@ class DispatcherTest {
 
     private fun outcome(future: CompletableFuture<DispatchResult>) = future.get(30, TimeUnit.SECONDS).outcome.name
 
+    /** A seam that throws an Error (Kotlin's TODO()) ends its intent, and the next link runs. */
+    @TestFactory
+    fun aSeamThatThrowsAnErrorStopsNothing() = listOf<Pair<String, (App) -> Unit>>(
+        "a gate handler's TODO()" to { app -> app.gateAnswer = { TODO("login") } },
+        "a gate handler's StackOverflowError" to { app -> app.gateAnswer = { throw StackOverflowError() } },
+        "a gate whose future failed with an Error" to { app -> app.gateAnswer = { CompletableFuture<Boolean>().apply { completeExceptionally(NotImplementedError()) } } }
+    ).map { (label, setUp) ->
+        DynamicTest.dynamicTest(label) {
+            val app = App()
+            setUp(app)
+            val dispatcher = app.dispatcher()
+            dispatcher.ready()
+            assertTrue(outcome(dispatcher.dispatch(link(ORDER))).startsWith("gateCancelled"), label)
+            assertEquals("navigated", outcome(dispatcher.dispatch(link(PRODUCT))), "the funnel goes on")
+        }
+    }
+
+    @Test
+    fun anObserverThatThrowsStopsNothing() {
+        val app = App()
+        var calls = 0
+        val throwing = object : DispatchObserver {
+            override fun dispatched(result: DispatchResult) { calls += 1; TODO("telemetry") }
+        }
+        val dispatcher = RouteDispatcher(object : RouteTableSource { override fun currentTable() = table }, app.navigator, app.context,
+            app.gates, app.leave, throwing)
+        dispatcher.ready()
+        assertEquals("navigated", outcome(dispatcher.dispatch(link(PRODUCT))))
+        assertEquals("navigated", outcome(dispatcher.dispatch(link(PRODUCT))))
+        assertEquals(2, calls)
+    }
+
     @Test
     fun theLaunchGateHoldsIntentsUntilReady() {
         val app = App()

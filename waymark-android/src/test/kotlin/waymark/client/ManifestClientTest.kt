@@ -126,6 +126,30 @@ class ManifestClientTest {
         assertEquals(0, client.consecutiveFailures)
     }
 
+    /** A proxy or a captive portal may send any Retry-After: the wait is the backoff's maximum, never years. */
+    @TestFactory
+    fun aHostileRetryAfterWaitsTheMaximum() = listOf("1000000000000", "99999999999999999999999", "Fri, 31 Dec 9999 23:59:59 GMT").map { value ->
+        DynamicTest.dynamicTest(value) {
+            val client = client(directory(), Scripted({ TransportResponse(503, mapOf("Retry-After" to value)) }, { ok(1) }))
+            client.refresh()
+            assertEquals(client.configuration.backoff.maximum, client.nextDelay())
+            client.refresh()
+            assertEquals(client.configuration.backoff.interval, client.nextDelay())
+        }
+    }
+
+    @TestFactory
+    fun retryAfterIsReadAsSecondsOrAnImfFixdate() = listOf(
+        "120" to 120.0, "Wed, 21 Oct 2015 07:30:00 GMT" to 120.0, "Wed, 21 Oct 2015 07:27:00 GMT" to 0.0,
+        "soon" to null, "-5" to null, "+5" to null, "" to null, "Wed, 32 Oct 2015 07:30:00 GMT" to null, "Wed, 21 Foo 2015 07:30:00 GMT" to null,
+        "Wed, 21 Oct 2015 07:30:00 UTC" to null, "Wednesday, 21-Oct-15 07:30:00 GMT" to null
+    ).map { (value, seconds) ->
+        DynamicTest.dynamicTest("'$value'") {
+            // Wed, 21 Oct 2015 07:28:00 GMT
+            assertEquals(seconds, TransportResponse(503, mapOf("Retry-After" to value)).retryAfterSeconds(1_445_412_480_000L))
+        }
+    }
+
     @Test
     fun twoOverlappingRefreshesNeverGoBackwards() {
         val slowStarted = CountDownLatch(1)
