@@ -49,7 +49,7 @@ case "${1:-test}" in
   bench)
     compile_library
     compile_tests
-    java -Dwaymark.root="$root" -cp "$out/waymark-android-tests.jar:$out/waymark-android.jar:$stdlib" waymark.bench.BenchKt ${2:-}
+    java -Dwaymark.root="$root" -cp "$out/waymark-android-tests.jar:$out/waymark-android.jar:$stdlib" dev.waymark.bench.BenchKt ${2:-}
     ;;
   *) echo "usage: build.sh [test|jar|bench]" >&2; exit 2 ;;
 esac

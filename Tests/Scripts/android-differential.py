@@ -2,7 +2,7 @@
 """The differential test of the two engines: 20,000 generated links (hostile mutations
 included) across the example (manifests/storefront, both builds) and every conformance
 file's schemas, resolved by the Swift CLI (`waymark resolve --links`) and by the JVM
-library (waymark.tools.ResolveLinks), each as the build's manifest would. Every result
+library (dev.waymark.tools.ResolveLinks), each as the build's manifest would. Every result
 must be identical (the result contract, `detail` aside); any difference is printed with
 its link and the run fails.
 
@@ -144,7 +144,7 @@ def main():
             per_job.append((label + (" (all preconditions satisfied)" if satisfied else ""), links))
     jobs_path = os.path.join(work, "jobs.json")
     json.dump(jobs, open(jobs_path, "w"))
-    jvm = subprocess.run(["java", "-cp", classpath, "waymark.tools.ResolveLinksKt", jobs_path], capture_output=True, text=True)
+    jvm = subprocess.run(["java", "-cp", classpath, "dev.waymark.tools.ResolveLinksKt", jobs_path], capture_output=True, text=True)
     if jvm.returncode != 0:
         print(f"the JVM resolver failed: {jvm.stderr}", file=sys.stderr)
         return 1

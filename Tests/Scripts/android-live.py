@@ -38,7 +38,7 @@ def main():
             status, body, _ = waymark_daemon.call(port, token, "PUT", "/v1/schemas/android/5.3.0", schema)
             assert status in (200, 201), (status, body)
             started = datetime.datetime.now(datetime.timezone.utc) - datetime.timedelta(minutes=1)
-            output = subprocess.run(["java", "-cp", classpath, "waymark.tools.LiveClientKt", "http://127.0.0.1:%d" % port, token, cache,
+            output = subprocess.run(["java", "-cp", classpath, "dev.waymark.tools.LiveClientKt", "http://127.0.0.1:%d" % port, token, cache,
                                      *[link for link, _ in LINKS]], capture_output=True, text=True, timeout=120)
             assert output.returncode == 0, output.stderr
             out = output.stdout

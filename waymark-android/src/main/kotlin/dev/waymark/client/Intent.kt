@@ -1,0 +1,94 @@
+package dev.waymark.client
+
+import dev.waymark.engine.DestinationRequest
+import dev.waymark.engine.Resolution
+import dev.waymark.engine.ResolutionRequest
+
+/** The door an intent came in by; telemetry's `entry`. */
+enum class Door(val json: String) { UNIVERSAL_LINK("universalLink"), SCHEME("scheme"), PUSH("push"), IN_APP("inApp") }
+
+/**
+ * Something that asks the app to go somewhere — an App Link or custom-scheme `Intent`'s
+ * data, a notification's payload, a typed request from the app's own screens. Every kind
+ * reaches the same resolver and the same precondition policy: no door skips a gate.
+ */
+sealed class Intent {
+    /** An untrusted link and the door it came by. */
+    data class Link(val link: String, val via: Door) : Intent() {
+        override fun toString() = "${via.json} link (${link.toByteArray(Charsets.UTF_8).size} bytes)"  // never the link itself
+    }
+    data class Request(val request: DestinationRequest) : Intent() {
+        override fun toString() = "inApp request for ${request.destination}"
+    }
+
+    val door: Door get() = if (this is Link) via else Door.IN_APP
+    /** From outside the app: resets stacks; a newer one may supersede it. */
+    val isExternal: Boolean get() = door != Door.IN_APP
+    val resolutionRequest: ResolutionRequest
+        get() = when (this) {
+            is Link -> ResolutionRequest.Url(link)
+            is Request -> ResolutionRequest.Destination(request)
+        }
+
+    companion object {
+        /**
+         * The deferred link of a Play Install Referrer string (`utm_source=…&deeplink=https%3A…`):
+         * the first `deeplink` item's value, form-decoded once, as a link by the universal-link
+         * door; null without one (`docs/android.md`, "The Play Install Referrer seam").
+         */
+        fun fromInstallReferrer(referrer: String, parameter: String = "deeplink"): Intent? {
+            for (item in referrer.split('&')) {
+                val equals = item.indexOf('=')
+                if (equals < 0 || item.substring(0, equals) != parameter) continue
+                val link = try {
+                    java.net.URLDecoder.decode(item.substring(equals + 1), "UTF-8")
+                } catch (broken: IllegalArgumentException) {
+                    return null
+                }
+                return if (link.length == 0) null else Link(link, Door.UNIVERSAL_LINK)
+            }
+            return null
+        }
+
+        /** The link a notification's data carries under the first of [keys] that holds a string; null when none does. */
+        fun push(payload: Map<String, Any?>, keys: List<String>): Intent? {
+            for (key in keys) {
+                val value = payload[key]
+                if (value is String) return Link(value, Door.PUSH)
+            }
+            return null
+        }
+    }
+}
+
+/** How an intent ended; every intent ends in exactly one. */
+sealed class DispatchOutcome(val name: String) {
+    class Navigated(val plan: NavigationPlan) : DispatchOutcome("navigated")
+    /** The gate handler answered `false` (or not in time): dropped, never resumed. */
+    class GateCancelled(val precondition: String) : DispatchOutcome("gateCancelled")
+    /** The handler said `true` but a fresh context still gated on it, again after one retry. */
+    class GateLoop(val precondition: String) : DispatchOutcome("gateLoop")
+    /** Screens with unsaved work would have gone, and the leave handler kept them. */
+    class LeaveCancelled(val dirty: List<Screen>) : DispatchOutcome("leaveCancelled")
+    class NotFound(val notFound: Resolution.NotFound) : DispatchOutcome("notFound(${notFound.reason.json})")
+    /** Pushed out of a full queue by newer intents. */
+    object Dropped : DispatchOutcome("dropped")
+    /** A newer external link arrived while this one waited. */
+    object Superseded : DispatchOutcome("superseded")
+
+    override fun toString() = name
+}
+
+/** One intent's end, as the dispatcher reports it to its caller and its observer. */
+class DispatchResult(
+    /** Arrival order at the dispatcher, from 1. */
+    val sequence: Int,
+    val intent: Intent,
+    val outcome: DispatchOutcome,
+    /** The engine's last answer; null when it never reached the engine (dropped, superseded). */
+    val resolution: Resolution?,
+    /** The revision of the table it was resolved with (0: the empty table or not resolved). */
+    val revision: Long,
+    /** Milliseconds since 1970, from the dispatcher's clock. */
+    val timeMillis: Long
+)

@@ -1,0 +1,45 @@
+package dev.waymark.client
+
+import dev.waymark.engine.ResolutionContext
+import dev.waymark.engine.Resolution
+import java.util.concurrent.CompletableFuture
+
+/**
+ * The app's screens as the dispatcher sees them; the app implements it over its activities,
+ * fragments or navigation graph. [apply]'s future completes when the operations are done
+ * (animations included): the next plan is not made before.
+ */
+interface Navigator {
+    /** What the app shows now, with each screen's dirty flag. */
+    fun state(): NavigationState
+    fun apply(plan: NavigationPlan): CompletableFuture<Unit>
+}
+
+/**
+ * Satisfies a precondition the engine gated on (shows the login activity…): `true` only once
+ * the session says so — a context read right after must see it — `false` when the user
+ * cancelled: the intent is dropped, never resumed.
+ */
+interface GateHandler {
+    fun satisfy(precondition: String, gate: Resolution.Gated): CompletableFuture<Boolean>
+}
+
+/** The user's state as the engine needs it, read fresh for every resolution. */
+interface ContextProvider {
+    fun context(): ResolutionContext
+}
+
+/** What to do with screens holding unsaved work that a plan would remove. */
+enum class LeaveDecision { DISCARD, CANCEL, SAVE_THEN_CONTINUE }
+
+/** Asks the user about unsaved work before a plan removes it. */
+interface LeaveHandler {
+    fun decide(dirty: List<Screen>, plan: NavigationPlan): CompletableFuture<LeaveDecision>
+    /** Saves the screens' work; `false` if it could not (the plan is then not applied). */
+    fun save(dirty: List<Screen>): CompletableFuture<Boolean>
+}
+
+/** Receives every intent's one result (the telemetry reporter is one). */
+interface DispatchObserver {
+    fun dispatched(result: DispatchResult)
+}
