@@ -203,7 +203,9 @@ test-links: build
 	bash Tests/Scripts/link-checks.sh $(BIN)
 
 # The Android library (waymark-android/, Kotlin 1.3 on JDK 17, JUnit 5, all from Debian):
-# every row of every conformance/ file, read from conformance/ itself; then the
+# every row of every conformance/ file, read from conformance/ itself, under the machine's
+# locale, ar-EG and fa-IR; no platform API above its minimum (android-api-level.py); the
+# library and its tests compiled by a Kotlin 2.x compiler too (build.sh kotlin2); then the
 # differential test: 20,000 generated links (hostile mutations included) resolved by the
 # Swift CLI and by the JVM library, every result identical; then the library's whole loop
 # against a live daemon (manifest 200 then 304, the login gate, a telemetry batch whose
@@ -213,6 +215,9 @@ ANDROID_CLASSPATH = waymark-android/build/waymark-android-tests.jar:waymark-andr
 test-android: build
 	bash Tests/Scripts/install-packages.sh python3=python3 $(ANDROID_PACKAGES)
 	bash waymark-android/build.sh test
+	python3 Tests/Scripts/android-api-level.py waymark-android/build/waymark-android.jar
+	bash Tests/Scripts/python-tools.sh kotlin2
+	bash waymark-android/build.sh kotlin2
 	python3 Tests/Scripts/android-differential.py $(BIN) $(ANDROID_CLASSPATH)
 	python3 Tests/Scripts/android-live.py $(BIN) $(ANDROID_CLASSPATH)
 

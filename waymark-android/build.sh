@@ -3,6 +3,9 @@
 #   build.sh          compile the library and the tests, run every test (make test-android)
 #   build.sh jar      compile the library only: build/waymark-android.jar
 #   build.sh bench    compile and run the benchmark (make bench-android)
+#   build.sh kotlin2  compile the library and the tests with a Kotlin 2.x compiler, whose
+#                     deprecations that are errors there (toLowerCase(Locale)…) fail it; the
+#                     compiler comes from .venv-kotlin2 (Tests/Scripts/python-tools.sh kotlin2)
 # Kotlin 1.3 (Debian's kotlin) on Debian's JDK 17; JUnit from Debian's junit5. Installed by
 # Tests/Scripts/install-packages.sh, as the Makefile's targets do.
 set -euo pipefail
@@ -51,5 +54,26 @@ case "${1:-test}" in
     compile_tests
     java -Dwaymark.root="$root" -cp "$out/waymark-android-tests.jar:$out/waymark-android.jar:$stdlib" dev.waymark.bench.BenchKt ${2:-}
     ;;
-  *) echo "usage: build.sh [test|jar|bench]" >&2; exit 2 ;;
+  kotlin2)
+    # The sources are kept to what Kotlin 1.3 and 2.x both accept: Debian's compiler checks
+    # the first, this the second (its newest language and API version, the strictest: an API
+    # deprecated as an error stays one). Warnings are shown (Char.toInt(), whose replacement
+    # Char.code Kotlin 1.3 lacks); errors fail.
+    jars=$(ls -d "$root"/.venv-kotlin2/lib/python*/site-packages/run_kotlin_kernel/jars 2>/dev/null | head -1)
+    [ -n "$jars" ] || { echo "build.sh: no Kotlin 2 compiler; run Tests/Scripts/python-tools.sh kotlin2" >&2; exit 2; }
+    compiler=$(ls "$jars"/kotlin-jupyter-kernel-*-all.jar)
+    stdlib2=$(ls "$jars"/kotlin-stdlib-2*.jar)
+    k2=(java -cp "$compiler:$stdlib2" org.jetbrains.kotlin.cli.jvm.K2JVMCompiler -no-reflect -no-stdlib -jvm-target 1.8)
+    rm -rf "$out/kotlin2" && mkdir -p "$out/kotlin2"
+    echo "== Kotlin $(unzip -p "$compiler" META-INF/compiler.version): the library"
+    "${k2[@]}" -classpath "$stdlib2" -d "$out/kotlin2/main" "$here/src/main/kotlin" 2>&1 | grep -v -E '^OpenJDK 64-Bit Server VM warning' \
+      | tee "$out/kotlin2/main.log" | grep -E 'error:' || true
+    [ -d "$out/kotlin2/main/dev" ] && ! grep -q 'error:' "$out/kotlin2/main.log" || { cat "$out/kotlin2/main.log" >&2; echo "build.sh: the library does not compile under Kotlin 2" >&2; exit 1; }
+    echo "== the tests"
+    "${k2[@]}" -classpath "$stdlib2:$out/kotlin2/main:$junit" -d "$out/kotlin2/test" "$here/src/test/kotlin" 2>&1 | grep -v -E '^OpenJDK 64-Bit Server VM warning' \
+      > "$out/kotlin2/test.log" || true
+    [ -d "$out/kotlin2/test/dev" ] && ! grep -q 'error:' "$out/kotlin2/test.log" || { cat "$out/kotlin2/test.log" >&2; echo "build.sh: the tests do not compile under Kotlin 2" >&2; exit 1; }
+    echo "build.sh: library and tests compile under Kotlin 2 ($(grep -c 'warning:' "$out/kotlin2/main.log") warnings in the library, $(grep -c 'warning:' "$out/kotlin2/test.log") in the tests)"
+    ;;
+  *) echo "usage: build.sh [test|jar|bench|kotlin2]" >&2; exit 2 ;;
 esac

@@ -143,6 +143,7 @@ class TelemetryReporterTest {
         assertEquals(32, monday.length)
         assertNotEquals(monday, TelemetryReporter.sourceKey(install, "2026-11-24"))
         assertNotEquals(monday, TelemetryReporter.sourceKey(UUID.randomUUID(), "2026-11-23"))
-        assertEquals(monday, TelemetryReporter.sourceKey(UUID.fromString(install.toString().toLowerCase()), "2026-11-23"))
+        // However the id was written (Swift writes uppercase), the key is of the UUID.
+        assertEquals(monday, TelemetryReporter.sourceKey(UUID.fromString(install.toString().map { if (it in 'a'..'z') it - 32 else it }.joinToString("")), "2026-11-23"))
     }
 }
