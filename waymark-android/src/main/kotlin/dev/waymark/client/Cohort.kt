@@ -16,7 +16,8 @@ object Cohort {
     /**
      * The install id kept in [directory] (`install-id`, made once with a random UUID and
      * written durably); null if it can neither be read nor made. Keep it in the app's files
-     * directory (`Context.getFilesDir()`), not its cache, or installs change cohort.
+     * directory (`Context.getNoBackupFilesDir()`), not its cache (installs would change cohort)
+     * nor one Auto Backup copies (a restored device would share this install's id).
      */
     fun installId(directory: File): UUID? {
         val file = File(directory, "install-id")

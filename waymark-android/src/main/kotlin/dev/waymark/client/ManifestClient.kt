@@ -15,7 +15,7 @@ data class ManifestClientConfiguration(
     val build: AppBuild,
     /** A `manifest:read` token, unless the server's reads are public. */
     val token: String? = null,
-    /** Where the last good manifest and the install id are kept: the app's files directory. */
+    /** Where the last good manifest and the install id are kept: the app's no-backup files directory (`Context.getNoBackupFilesDir()`). */
     val cacheDirectory: File,
     /** The manifest the app ships (its bytes, from the APK's assets), used when no good cached one is newer. */
     val bundledManifest: (() -> ByteArray?)? = null,
@@ -49,7 +49,7 @@ sealed class RefreshOutcome(val isFailure: Boolean) {
 
 /**
  * Where the app's table comes from (`docs/client.md`, "The manifest client"): at launch the
- * last good manifest from the files directory, else the bundled one (the newer of the two
+ * last good manifest from its directory, else the bundled one (the newer of the two
  * when both are good), else the empty table; then `GET /v1/manifest` conditional on the
  * ETag. A manifest is decoded and checked before it replaces anything and cached
  * atomically; a bad one is reported and the last good table stays; revisions only move

@@ -17,7 +17,7 @@ class RouteTable(
     enum class Origin {
         /** Fetched from the server in this run. */
         SERVER,
-        /** The last good manifest, read from the app's files directory at launch. */
+        /** The last good manifest, read from the app's no-backup files directory at launch. */
         CACHE,
         /** The manifest the app ships in its assets. */
         BUNDLED,

@@ -18,7 +18,7 @@ data class TelemetryConfiguration(
     val build: AppBuild,
     /** A `telemetry:write` token. */
     val token: String?,
-    /** Where pending events and the formed batch are kept until the server has them (the files directory). */
+    /** Where pending events and the formed batch are kept until the server has them (the manifest client's directory). */
     val cacheDirectory: File,
     /** Distinct events per batch (the server takes 1,000 at most). */
     val batchSize: Int = 200,
