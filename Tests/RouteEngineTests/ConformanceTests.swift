@@ -34,12 +34,12 @@ struct ConformanceTests {
     static let files: [(name: String, json: JSONValue)] = {
         let directory = Fixtures.path("conformance")
         let names = (try? FileManager.default.contentsOfDirectory(atPath: directory))?.filter { $0.hasSuffix(".json") }.sorted() ?? []
-        // The planner's file (`waymark.planner/1`) is run by the WaymarkClient suites.
+        // The planner's and the dispatcher's files (`waymark.planner/1`, `waymark.dispatcher/1`) are run by the WaymarkClient suites.
         return names.map { ($0, Fixtures.json(file: "conformance/" + $0)) }.filter { $0.1["format"] == "waymark.conformance/1" }
     }()
 
-    /// Every file's format: each is run by this suite or the planner's, none by neither.
-    static let knownFormats: Set<String> = ["waymark.conformance/1", "waymark.planner/1"]
+    /// Every file's format: each is run by this suite, the planner's or the dispatcher's; none by no runner.
+    static let knownFormats: Set<String> = ["waymark.conformance/1", "waymark.planner/1", "waymark.dispatcher/1"]
 
     static func request(_ row: JSONValue) -> ResolutionRequest {
         if let link = row["link"]?.stringValue { return .url(link) }

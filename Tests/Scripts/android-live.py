@@ -5,11 +5,18 @@ with a login gate, and its telemetry reporter posts one batch with the envelope 
 docs/api.md — whose first 202 is lost on the way back, so the same batch (same id) is sent
 again. The server's counts, read back, must be exactly the resolutions once.
 
+Then two journeys, each launch a process of its own (dev.waymark.tools.LiveJourneys):
+the first tap on a campaign published after the cache was written opens it on a cold
+start that waits for the manifest (and ends notFound without the wait, the control); and a
+process killed (SIGKILL) at the login screen whose next launch, logged in, carries the link
+out from the gate stash, once.
+
     python3 Tests/Scripts/android-live.py .build/debug/waymark CLASSPATH
 """
 import datetime
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -57,11 +64,43 @@ def main():
             expected = {("android", "universalLink", "proceed"): 1, ("android", "scheme", "proceed"): 2, ("android", "push", "proceed"): 1,
                         ("android", "inApp", "proceed"): 1, ("android", "universalLink", "notFound"): 2}
             assert counted == expected, counted
+            journeys(port, token, cache, classpath)
         finally:
             process.terminate()
             process.wait()
     print("android-live: the JVM library against a live daemon: manifest 200 then 304, %d links with the login gate, "
-          "and a batch sent twice (its 202 lost) counted once: %d resolutions" % (len(LINKS), sum(expected.values())))
+          "and a batch sent twice (its 202 lost) counted once: %d resolutions; the first tap on a campaign newer than the "
+          "cache opens it; a link at the login screen survives a SIGKILL, once" % (len(LINKS), sum(expected.values())))
+
+
+def journeys(port, token, cache, classpath):
+    server = "http://127.0.0.1:%d" % port
+    tool = ["java", "-cp", classpath, "dev.waymark.tools.LiveJourneysKt"]
+    # A campaign published after this install's cache was written (revision 1).
+    routes = json.load(open(os.path.join(waymark_daemon.EXAMPLE, "routes.json")))
+    routes["routes"].append({"id": "winter", "patterns": ["/sale/winter"], "destination": "promo", "params": {"code": {"const": "WINTER"}}})
+    status, body, _ = waymark_daemon.call(port, token, "POST", "/v1/revisions", {"message": "Winter campaign", "routes": routes},
+                                          {"If-Match": '"rev-1"'})
+    assert status == 201, (status, body)
+    out = subprocess.run(tool + ["firstTap", server, token, cache, "https://storefront.example/sale/winter"],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "control: notFound(unknownRoute) revision 1\n" in out.stdout, out.stdout
+    assert "firstTap: navigated revision 2 shown " in out.stdout and "promo(code=WINTER)" in out.stdout, out.stdout
+    # Killed at the login screen, then launched again, logged in.
+    gate = subprocess.Popen(tool + ["gate", server, token, cache, "https://storefront.example/orders/42"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        line = gate.stdout.readline()
+        assert line == "login shown: auth\n", (line, gate.stderr.read() if gate.poll() is not None else "")
+    finally:
+        gate.send_signal(signal.SIGKILL)
+        gate.wait()
+    out = subprocess.run(tool + ["relaunch", server, token, cache], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "stash file: present\n" in out.stdout, out.stdout
+    assert "relaunched: navigated shown " in out.stdout and "orderDetail(orderId=42)" in out.stdout, out.stdout
+    assert "stash file after: absent\n" in out.stdout, out.stdout
 
 
 if __name__ == "__main__":

@@ -73,8 +73,19 @@ sealed class DispatchOutcome(val name: String) {
     class NotFound(val notFound: Resolution.NotFound) : DispatchOutcome("notFound(${notFound.reason.json})")
     /** Pushed out of a full queue by newer intents. */
     object Dropped : DispatchOutcome("dropped")
-    /** A newer external link arrived while this one waited. */
+    /** A newer external link arrived while this one waited, in the queue or at a prompt. */
     object Superseded : DispatchOutcome("superseded")
+    /** The gate handler did not answer within `gateTimeoutMillis`; it was told to close. */
+    class GateTimedOut(val precondition: String) : DispatchOutcome("gateTimedOut")
+    /** The leave handler did not answer (or save) within `leaveTimeoutMillis`; nothing was applied. */
+    class LeaveTimedOut(val dirty: List<Screen>) : DispatchOutcome("leaveTimedOut")
+    /**
+     * The navigator's `apply` had not completed after `applyTimeoutMillis`: the dispatcher
+     * stopped waiting for it and the next intent runs, planned from what `state()` reports.
+     */
+    class ApplyTimedOut(val plan: NavigationPlan) : DispatchOutcome("applyTimedOut")
+    /** `cancel()` ended it, waiting at a prompt or an apply, or at its next step. */
+    object Cancelled : DispatchOutcome("cancelled")
 
     override fun toString() = name
 }

@@ -6,6 +6,9 @@ import dev.waymark.engine.ManifestError
 import java.io.File
 import java.io.IOException
 import java.net.URLEncoder
+import java.util.concurrent.CompletableFuture
+import java.util.concurrent.TimeUnit
+import java.util.concurrent.TimeoutException
 
 /** The manifest client's settings; every bound has a default. */
 data class ManifestClientConfiguration(
@@ -74,6 +77,9 @@ class ManifestClient(
     @Volatile private var lastRetryAfter: Double? = null
     private var installCohort: Int? = null
     private var cohortKnown = false
+    /** Refreshes ended in this run, and the one running now (completed as it ends). */
+    @Volatile private var refreshesEnded = 0
+    @Volatile private var inFlight: CompletableFuture<RefreshOutcome>? = null
 
     /** `manifest-<platform>-<version>.cache` in the cache directory. */
     val cacheFile: File get() = File(configuration.cacheDirectory, "manifest-${configuration.build.platform}-${configuration.build.version}.cache")
@@ -105,6 +111,51 @@ class ManifestClient(
 
     /** Asks the server once. Never throws: every way it can end is an outcome. */
     fun refresh(): RefreshOutcome = synchronized(refreshLock) {
+        val running = CompletableFuture<RefreshOutcome>()
+        inFlight = running
+        var outcome: RefreshOutcome = RefreshOutcome.Unreachable("refresh did not end")
+        try {
+            outcome = fetch()
+        } finally {
+            refreshesEnded += 1
+            inFlight = null
+            running.complete(outcome)
+        }
+        outcome
+    }
+
+    /**
+     * The first tap on a new campaign (`docs/client.md`, "The first tap"): the table in use
+     * once the first refresh of this run has ended, waiting for it at most [withinMillis] (one
+     * is started on a thread of its own, or the one in flight joined, if none has ended).
+     * Past the bound, the table in use then; the refresh goes on.
+     */
+    override fun tableAfterFirstRefresh(withinMillis: Long): RouteTable {
+        if (refreshesEnded == 0) {
+            val running = inFlight ?: CompletableFuture<RefreshOutcome>().also { started ->
+                Thread({ started.complete(refresh()) }, "waymark-first-refresh").apply { isDaemon = true }.start()
+            }
+            waitFor(running, withinMillis)
+        }
+        return currentTable()
+    }
+
+    /** A table newer than [revision]: the one in use if it is, else the one a refresh in flight brings within [withinMillis]. */
+    override fun newerTable(revision: Long, withinMillis: Long): RouteTable? {
+        currentTable().let { if (it.revision > revision) return it }
+        val running = inFlight ?: return null
+        waitFor(running, withinMillis)
+        return currentTable().takeIf { it.revision > revision }
+    }
+
+    private fun waitFor(future: CompletableFuture<RefreshOutcome>, millis: Long) {
+        try {
+            future.get(maxOf(0L, millis), TimeUnit.MILLISECONDS)
+        } catch (late: TimeoutException) {
+        }
+    }
+
+    private fun fetch(): RefreshOutcome {
         // Read under the refresh lock: an overlapping refresh that finished first is seen here.
         val inUse = currentTable()
         val query = StringBuilder("platform=").append(encode(configuration.build.platform)).append("&version=").append(encode(configuration.build.version))
@@ -119,14 +170,16 @@ class ManifestClient(
             val response = transport.send(TransportRequest(url = url, headers = headers, timeoutMillis = configuration.requestTimeoutMillis))
             lastRetryAfter = response.retryAfterSeconds()
             accept(response, inUse)
-        } catch (error: IOException) {
+        } catch (error: Exception) {
+            // IOException from the network; anything else a transport throws (no INTERNET
+            // permission, a bad server address) ends the refresh the same way, never the app.
             lastRetryAfter = null
             RefreshOutcome.Unreachable(error.toString())
         }
         consecutiveFailures = if (outcome.isFailure) consecutiveFailures + 1 else 0
         lastOutcome = outcome
-        report(outcome)
-        outcome
+        try { report(outcome) } catch (ignored: Exception) { }
+        return outcome
     }
 
     private fun accept(response: TransportResponse, inUse: RouteTable): RefreshOutcome {

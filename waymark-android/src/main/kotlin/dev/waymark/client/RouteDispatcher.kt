@@ -1,8 +1,10 @@
 package dev.waymark.client
 
+import dev.waymark.engine.NotFoundReason
 import dev.waymark.engine.Resolution
 import java.util.ArrayDeque
 import java.util.concurrent.CompletableFuture
+import java.util.concurrent.ExecutionException
 import java.util.concurrent.ExecutorService
 import java.util.concurrent.Executors
 import java.util.concurrent.TimeUnit
@@ -16,22 +18,43 @@ enum class SupersedePolicy {
     KEEP_ALL
 }
 
-/** The dispatcher's bounds; every one has a default. */
+/**
+ * The dispatcher's bounds; every one has a default, the Swift `DispatcherConfiguration`'s
+ * (`docs/client.md`, "The dispatcher's rules"; the behaviours both keep are
+ * `conformance/dispatcher.json`). Times in milliseconds; null waits for ever.
+ */
 data class DispatcherConfiguration(
     /** Notification data keys that may carry the link, first match wins. */
     val pushLinkKeys: List<String> = listOf("deeplink", "url", "link"),
     /** Intents waiting at most; one more drops the oldest waiting one. */
     val maximumWaiting: Int = 256,
     val supersede: SupersedePolicy = SupersedePolicy.NEWEST_EXTERNAL_LINK,
+    /**
+     * With [SupersedePolicy.NEWEST_EXTERNAL_LINK]: a newer external link also ends the
+     * external link waiting at its gate handler (the login screen) or its leave handler as
+     * superseded, and that handler is told to close. An apply under way is never superseded.
+     */
+    val supersedesPrompts: Boolean = true,
     /** Gate handler calls one intent may make (chained gates), at most. */
     val maximumGates: Int = 8,
+    /** How long a gate handler may take to answer; past it the intent ends `gateTimedOut` and the handler is told to close. */
+    val gateTimeoutMillis: Long? = 300_000,
+    /** The same for the leave handler's decision and save (`leaveTimedOut`). */
+    val leaveTimeoutMillis: Long? = 300_000,
     /**
-     * How long a gate or leave handler, or the navigator's apply, may take before the
-     * funnel moves on, so one that never answers cannot stop every later intent: a gate
-     * then ends `gateCancelled`, a leave question `leaveCancelled`; an apply is taken as
-     * done (the next plan is made from what the navigator reports then).
+     * How long the navigator's apply may take; past it the intent ends `applyTimedOut` and
+     * the next one runs, planned from what `state()` reports then, so an apply whose future
+     * is never completed cannot stop every later link. `cancel()` ends its wait too.
      */
-    val handlerTimeoutMillis: Long = 10 * 60 * 1000
+    val applyTimeoutMillis: Long? = 10_000,
+    /**
+     * The first tap on a new campaign: an external link that ended `notFound(unknownRoute)`
+     * against a table a refresh in flight may replace waits for that refresh up to this long
+     * and is resolved once more against the newer table, if it brought one. Once per intent.
+     */
+    val unknownRouteWaitMillis: Long? = 3_000,
+    /** Keeps an external link waiting at a gate on disk, so a process death at the login screen does not lose it; null: memory only. */
+    val gateStash: GateStash? = null
 )
 
 /**
@@ -40,6 +63,12 @@ data class DispatcherConfiguration(
  * stash-and-resume loop, plans, and has the navigator apply the plan — one intent at a time,
  * in arrival order, on one worker thread of its own (handlers' futures are awaited there,
  * never on the caller's thread).
+ *
+ * Nothing waits for ever: a handler or an apply that does not answer in time ends its
+ * intent (`gateTimedOut`, `leaveTimedOut`, `applyTimedOut`); `cancel()` ends the running one
+ * (`cancelled`) at its prompt or apply at once; a newer external link ends one waiting at a
+ * prompt (`superseded`); a seam that throws anything ends its intent (`gateCancelled`) and
+ * the next one runs.
  */
 class RouteDispatcher(
     private val tables: RouteTableSource,
@@ -54,20 +83,72 @@ class RouteDispatcher(
 ) {
     private class Pending(val sequence: Int, val intent: Intent) {
         val result = CompletableFuture<DispatchResult>()
+        /** Set when it is cancelled or superseded while it runs: it stops at its next step (or its prompt ends at once). */
+        @Volatile var interruption: DispatchOutcome? = null
+    }
+
+    /** How a prompt (a handler's answer, or the navigator's apply) ended. */
+    private sealed class PromptEnd {
+        class Answered(val value: Any?) : PromptEnd()
+        class Failed(val error: Throwable) : PromptEnd()
+        object TimedOut : PromptEnd()
+        class Interrupted(val outcome: DispatchOutcome) : PromptEnd()
+    }
+
+    /** One prompt in progress: whichever ending comes first completes it, once. */
+    private class Prompt(val isApply: Boolean) {
+        val ending = CompletableFuture<PromptEnd>()
     }
 
     private val lock = Any()
     private val waiting = ArrayDeque<Pending>()
     private var isReady = false
+    private var isOpening = false
     private var isDraining = false
+    private var current: Pending? = null
+    private var prompt: Prompt? = null
     /** Intents dispatched so far (the last one's sequence). */
     var arrivals = 0
         private set
 
-    /** The launch gate opens: the app's root activity exists. Waiting intents run, in order. */
+    /**
+     * The launch gate opens: the app's root activity exists. Waiting intents run, in order —
+     * after a link the last process left waiting at a gate ([DispatcherConfiguration.gateStash]),
+     * if it is recent enough.
+     */
     fun ready() {
-        synchronized(lock) { isReady = true }
+        open()
         startDraining()
+    }
+
+    /**
+     * The launch gate opens once the first refresh of the manifest has ended, or
+     * [boundMillis] has passed, whichever is first: a cold-start link taps into the newest
+     * table the launch could get. Returns at once (call it from `onCreate`); the wait is the
+     * worker's, and intents queue meanwhile.
+     */
+    fun ready(waitingForManifestMillis: Long) {
+        synchronized(lock) {
+            if (isReady || isOpening) return
+            isOpening = true
+        }
+        worker.execute {
+            try { tables.tableAfterFirstRefresh(waitingForManifestMillis) } catch (ignored: Exception) { }
+            ready()
+        }
+    }
+
+    private fun open() {
+        val stashed = synchronized(lock) {
+            if (isReady) return
+            isReady = true
+            isOpening = false
+            configuration.gateStash
+        }?.let { stash -> try { stash.take() } catch (ignored: Exception) { null } }
+        if (stashed != null) synchronized(lock) {
+            arrivals += 1
+            waiting.addFirst(Pending(arrivals, stashed))
+        }
     }
 
     /** Dispatches [intent]; the future completes with how it ended, after it waited its turn. */
@@ -83,6 +164,11 @@ class RouteDispatcher(
                     val older = iterator.next()
                     if (older.intent.isExternal) { iterator.remove(); ended.add(older to DispatchOutcome.Superseded) }
                 }
+                val running = current
+                val at = prompt
+                if (configuration.supersedesPrompts && running != null && running.intent.isExternal && at != null && !at.isApply) {
+                    interruptRunning(running, DispatchOutcome.Superseded)
+                }
             }
             if (waiting.size >= configuration.maximumWaiting && waiting.isNotEmpty()) ended.add(waiting.removeFirst() to DispatchOutcome.Dropped)
             waiting.addLast(pending)
@@ -96,6 +182,25 @@ class RouteDispatcher(
     fun dispatchPush(payload: Map<String, Any?>): CompletableFuture<DispatchResult>? =
         Intent.push(payload, configuration.pushLinkKeys)?.let { dispatch(it) }
 
+    /**
+     * Ends the running intent as `cancelled`: at its prompt or its apply at once (the
+     * handler's or the apply's future is cancelled, and no longer awaited), else at its next
+     * step. False when nothing runs.
+     */
+    fun cancel(): Boolean = synchronized(lock) {
+        val running = current ?: return false
+        if (running.result.isDone || running.interruption != null) return false
+        interruptRunning(running, DispatchOutcome.Cancelled)
+        true
+    }
+
+    /** Under [lock]: [running] stops at its next step; a prompt it waits at ends now. */
+    private fun interruptRunning(running: Pending, outcome: DispatchOutcome) {
+        if (running.interruption != null) return
+        running.interruption = outcome
+        prompt?.ending?.complete(PromptEnd.Interrupted(outcome))
+    }
+
     private fun startDraining() {
         synchronized(lock) {
             if (!isReady || isDraining || waiting.isEmpty()) return
@@ -108,22 +213,32 @@ class RouteDispatcher(
         while (true) {
             val next = synchronized(lock) {
                 if (!isReady || waiting.isEmpty()) { isDraining = false; return }
-                waiting.removeFirst()
+                waiting.removeFirst().also { current = it }
             }
             val (outcome, resolution, revision) = try {
-                process(next.intent)
+                process(next)
             } catch (error: Throwable) {
                 // A handler, navigator or context that threw anything (an Error too: Kotlin's
                 // TODO() is a NotImplementedError) ends its intent as the user declining; the
                 // funnel goes on. Catching only Exception left this worker dead and every later
                 // link waiting for good.
-                Triple(DispatchOutcome.GateCancelled(error.javaClass.simpleName), null, 0L)
+                val cause = (error as? ExecutionException)?.cause ?: error
+                Triple(DispatchOutcome.GateCancelled(cause.javaClass.simpleName), null, 0L)
+            }
+            synchronized(lock) { current = null }
+            if (stashedFor === next) {
+                stashedFor = null
+                try { configuration.gateStash?.clear() } catch (ignored: Exception) { }
             }
             finish(next, outcome, resolution, revision)
         }
     }
 
+    /** The intent whose link is in the gate stash now (touched on the worker only). */
+    private var stashedFor: Pending? = null
+
     private fun finish(pending: Pending, outcome: DispatchOutcome, resolution: Resolution?, revision: Long) {
+        if (pending.result.isDone) return
         val result = DispatchResult(pending.sequence, pending.intent, outcome, resolution, revision, clock())
         // The observer (telemetry) first: once a caller holds the result, it has been recorded.
         // An observer that throws loses its own record, never the caller's result or the funnel.
@@ -131,22 +246,64 @@ class RouteDispatcher(
         pending.result.complete(result)
     }
 
-    private fun <T> await(future: CompletableFuture<T>): T? = try {
-        future.get(configuration.handlerTimeoutMillis, TimeUnit.MILLISECONDS)
-    } catch (timeout: TimeoutException) {
-        null
+    /**
+     * Asks a handler (or the navigator) through [start], for at most [timeoutMillis]; the
+     * first of its answer, the timeout and an interruption ends the prompt. A future that
+     * loses is cancelled (a hint to the handler; its late answer changes nothing).
+     */
+    private fun <T> ask(pending: Pending, timeoutMillis: Long?, isApply: Boolean, start: () -> CompletableFuture<T>): PromptEnd {
+        val prompt = Prompt(isApply)
+        synchronized(lock) {
+            pending.interruption?.let { return PromptEnd.Interrupted(it) }
+            this.prompt = prompt
+        }
+        try {
+            val future = start()
+            future.whenComplete { value, error ->
+                prompt.ending.complete(if (error != null) PromptEnd.Failed(error) else PromptEnd.Answered(value))
+            }
+            val end = try {
+                if (timeoutMillis == null) prompt.ending.get() else prompt.ending.get(maxOf(0L, timeoutMillis), TimeUnit.MILLISECONDS)
+            } catch (late: TimeoutException) {
+                prompt.ending.complete(PromptEnd.TimedOut)
+                prompt.ending.get()
+            }
+            if (end !is PromptEnd.Answered && end !is PromptEnd.Failed) future.cancel(true)
+            if (end is PromptEnd.Failed) throw (end.error as? java.util.concurrent.CompletionException)?.cause ?: end.error
+            return end
+        } finally {
+            synchronized(lock) { if (this.prompt === prompt) this.prompt = null }
+        }
     }
 
+    private fun ending(outcome: DispatchOutcome) = if (outcome === DispatchOutcome.Superseded) PromptEnding.SUPERSEDED else PromptEnding.CANCELLED
+
     /** Resolves, gates (the stash-and-resume loop with its loop guard), plans and applies one intent. */
-    private fun process(intent: Intent): Triple<DispatchOutcome, Resolution?, Long> {
+    private fun process(pending: Pending): Triple<DispatchOutcome, Resolution?, Long> {
+        val intent = pending.intent
         var table = tables.currentTable()
         var resolution = table.resolve(intent.resolutionRequest, contextProvider.context())
         val passed = HashSet<String>()
         val retried = HashSet<String>()
+        var triedNewer = false
         var asked = 0
-        while (true) {
+        steps@ while (true) {
+            pending.interruption?.let { return Triple(it, resolution, table.revision) }
             when (val current = resolution) {
-                is Resolution.NotFound -> return Triple(DispatchOutcome.NotFound(current), current, table.revision)
+                is Resolution.NotFound -> {
+                    // A link to a route newer than the table: once, the table a refresh in flight brings.
+                    val wait = configuration.unknownRouteWaitMillis
+                    if (current.reason == NotFoundReason.UNKNOWN_ROUTE && intent.isExternal && !triedNewer && wait != null) {
+                        triedNewer = true
+                        val newer = tables.newerTable(table.revision, wait)
+                        if (newer != null) {
+                            table = newer
+                            resolution = table.resolve(intent.resolutionRequest, contextProvider.context())
+                            continue@steps
+                        }
+                    }
+                    return Triple(DispatchOutcome.NotFound(current), current, table.revision)
+                }
                 is Resolution.Gated -> {
                     if (current.precondition in passed) {
                         // The handler said yes, yet the fresh context says no: once more, then stop.
@@ -159,10 +316,24 @@ class RouteDispatcher(
                             return Triple(DispatchOutcome.GateCancelled(current.precondition), current, table.revision)
                         }
                         asked += 1
-                        if (await(handler.satisfy(current.precondition, current)) != true) {
-                            return Triple(DispatchOutcome.GateCancelled(current.precondition), current, table.revision)
+                        val stash = configuration.gateStash
+                        if (stash != null && stashedFor !== pending && intent is Intent.Link) {
+                            stash.keep(intent.link, intent.via)
+                            stashedFor = pending
                         }
-                        passed.add(current.precondition)
+                        when (val end = ask(pending, configuration.gateTimeoutMillis, false) { handler.satisfy(current.precondition, current) }) {
+                            is PromptEnd.Answered -> if (end.value == true) passed.add(current.precondition)
+                                else return Triple(DispatchOutcome.GateCancelled(current.precondition), current, table.revision)
+                            is PromptEnd.TimedOut -> {
+                                handler.close(current, PromptEnding.TIMED_OUT)
+                                return Triple(DispatchOutcome.GateTimedOut(current.precondition), current, table.revision)
+                            }
+                            is PromptEnd.Interrupted -> {
+                                handler.close(current, ending(end.outcome))
+                                return Triple(end.outcome, current, table.revision)
+                            }
+                            is PromptEnd.Failed -> throw end.error
+                        }
                     }
                     // The original request, against a fresh context and the table in use now.
                     table = tables.currentTable()
@@ -170,37 +341,58 @@ class RouteDispatcher(
                 }
                 is Resolution.Proceed -> {
                     val source = if (intent.isExternal) NavigationSource.EXTERNAL else NavigationSource.IN_APP
-                    return Triple(navigate(table.target(current), source), current, table.revision)
+                    return Triple(navigate(pending, table.target(current), source), current, table.revision)
                 }
             }
         }
     }
 
     /** The leave gate, then the apply. */
-    private fun navigate(target: NavigationTarget, source: NavigationSource): DispatchOutcome {
+    private fun navigate(pending: Pending, target: NavigationTarget, source: NavigationSource): DispatchOutcome {
         var plan = NavigationPlanner.plan(navigator.state(), target, source)
         val answered = ArrayList<Screen>()
         for (round in 0..LEAVE_ROUNDS) {
+            pending.interruption?.let { return it }
             val dirty = plan.leaving.filter { it.isDirty && it !in answered }
-            if (dirty.isEmpty()) {
-                if (!plan.isEmpty) await(navigator.apply(plan))
-                return DispatchOutcome.Navigated(plan)
-            }
+            if (dirty.isEmpty()) return if (plan.isEmpty) DispatchOutcome.Navigated(plan) else apply(pending, plan)
             val handler = leaveHandler
             if (round == LEAVE_ROUNDS || handler == null) return DispatchOutcome.LeaveCancelled(dirty)
-            when (await(handler.decide(dirty, plan))) {
-                LeaveDecision.DISCARD -> answered.addAll(dirty)
-                LeaveDecision.SAVE_THEN_CONTINUE -> {
-                    if (await(handler.save(dirty)) != true) return DispatchOutcome.LeaveCancelled(dirty)
-                    answered.addAll(dirty)
+            val currentPlan = plan
+            when (val end = ask(pending, configuration.leaveTimeoutMillis, false) { handler.decide(dirty, currentPlan) }) {
+                is PromptEnd.Answered -> when (end.value) {
+                    LeaveDecision.DISCARD -> answered.addAll(dirty)
+                    LeaveDecision.SAVE_THEN_CONTINUE -> {
+                        when (val saved = ask(pending, configuration.leaveTimeoutMillis, false) { handler.save(dirty) }) {
+                            is PromptEnd.Answered -> if (saved.value == true) answered.addAll(dirty) else return DispatchOutcome.LeaveCancelled(dirty)
+                            is PromptEnd.TimedOut -> {
+                                // The "Saving…" sheet is the handler's: told to close, as for its decision.
+                                handler.close(PromptEnding.TIMED_OUT)
+                                return DispatchOutcome.LeaveTimedOut(dirty)
+                            }
+                            is PromptEnd.Interrupted -> { handler.close(ending(saved.outcome)); return saved.outcome }
+                            is PromptEnd.Failed -> throw saved.error
+                        }
+                    }
+                    else -> return DispatchOutcome.LeaveCancelled(dirty)
                 }
-                LeaveDecision.CANCEL, null -> return DispatchOutcome.LeaveCancelled(dirty)
+                is PromptEnd.TimedOut -> { handler.close(PromptEnding.TIMED_OUT); return DispatchOutcome.LeaveTimedOut(dirty) }
+                is PromptEnd.Interrupted -> { handler.close(ending(end.outcome)); return end.outcome }
+                is PromptEnd.Failed -> throw end.error
             }
             // The user may have done something while asked: plan again from what is shown now.
             plan = NavigationPlanner.plan(navigator.state(), target, source)
         }
         return DispatchOutcome.LeaveCancelled(plan.leaving.filter { it.isDirty })
     }
+
+    /** The navigator applies [plan], for at most `applyTimeoutMillis`; never superseded, ended by `cancel()`. */
+    private fun apply(pending: Pending, plan: NavigationPlan): DispatchOutcome =
+        when (val end = ask(pending, configuration.applyTimeoutMillis, true) { navigator.apply(plan) }) {
+            is PromptEnd.Answered -> DispatchOutcome.Navigated(plan)
+            is PromptEnd.TimedOut -> DispatchOutcome.ApplyTimedOut(plan)
+            is PromptEnd.Interrupted -> end.outcome
+            is PromptEnd.Failed -> throw end.error
+        }
 
     companion object {
         /** Times the leave handler is asked for one intent (new dirty screens may appear while it asks). */

@@ -65,4 +65,14 @@ class RouteTable(
 /** Whatever holds the table in use (`ManifestClient`, or a fixed table in tests). */
 interface RouteTableSource {
     fun currentTable(): RouteTable
+    /**
+     * The table once the first refresh of this run has ended, waiting at most [withinMillis]
+     * (`RouteDispatcher.ready(waitingForManifestMillis)`). Blocks; a fixed table: at once.
+     */
+    fun tableAfterFirstRefresh(withinMillis: Long): RouteTable = currentTable()
+    /**
+     * A table newer than [revision], if one is in use or a refresh in flight brings one
+     * within [withinMillis]; null otherwise. Blocks; a fixed table: null.
+     */
+    fun newerTable(revision: Long, withinMillis: Long): RouteTable? = null
 }

@@ -22,6 +22,22 @@ interface Navigator {
  */
 interface GateHandler {
     fun satisfy(precondition: String, gate: Resolution.Gated): CompletableFuture<Boolean>
+    /**
+     * The intent [satisfy] was asked for ended without its answer ([PromptEnding]): close the
+     * login screen. [satisfy]'s future is cancelled too; a late answer changes nothing.
+     * Called on the dispatcher's worker thread.
+     */
+    fun close(gate: Resolution.Gated, ending: PromptEnding) {}
+}
+
+/** Why the dispatcher stopped waiting for a handler's answer. */
+enum class PromptEnding {
+    /** It took longer than the configured timeout. */
+    TIMED_OUT,
+    /** `cancel()`. */
+    CANCELLED,
+    /** A newer external link arrived (`DispatcherConfiguration.supersedesPrompts`). */
+    SUPERSEDED
 }
 
 /** The user's state as the engine needs it, read fresh for every resolution. */
@@ -37,6 +53,8 @@ interface LeaveHandler {
     fun decide(dirty: List<Screen>, plan: NavigationPlan): CompletableFuture<LeaveDecision>
     /** Saves the screens' work; `false` if it could not (the plan is then not applied). */
     fun save(dirty: List<Screen>): CompletableFuture<Boolean>
+    /** The intent ended while [decide] or [save] was asked ([PromptEnding]): close the prompt (a "Saving…" sheet too). */
+    fun close(ending: PromptEnding) {}
 }
 
 /** Receives every intent's one result (the telemetry reporter is one). */

@@ -114,7 +114,7 @@ class TelemetryReporter(
         val response = try {
             transport.send(TransportRequest("POST", configuration.server.trimEnd('/') + "/v1/telemetry", headers,
                 body.canonical().toByteArray(Charsets.UTF_8), configuration.requestTimeoutMillis))
-        } catch (error: IOException) {
+        } catch (error: Exception) {
             return finish(TelemetryPostOutcome.RetryLater(null, null))
         }
         val answer = try { JsonReader().parse(response.body) } catch (error: Exception) { JsonValue.Null }

@@ -113,7 +113,7 @@ class DispatcherTest {
         Triple("the user cancels the login", { app -> app.gateAnswer = { CompletableFuture.completedFuture(false) } }, "gateCancelled"),
         Triple("naive: a handler that says yes before the session does is a loop, not a hang", { app -> app.gateAnswer = { CompletableFuture.completedFuture(true) } }, "gateLoop"),
         Triple("a handler that fails ends the intent", { app -> app.gateAnswer = { CompletableFuture<Boolean>().also { it.completeExceptionally(IllegalStateException()) } } }, "gateCancelled"),
-        Triple("a handler that never answers times out", { app -> app.gateAnswer = { CompletableFuture() } }, "gateCancelled"),
+        Triple("a handler that never answers times out", { app -> app.gateAnswer = { CompletableFuture() } }, "gateTimedOut"),
         Triple("already logged in: no gate", { app -> app.loggedIn = true }, "navigated")
     )
 
@@ -122,7 +122,7 @@ class DispatcherTest {
         DynamicTest.dynamicTest(label) {
             val app = App()
             setUp(app)
-            val dispatcher = app.dispatcher(DispatcherConfiguration(handlerTimeoutMillis = 200))
+            val dispatcher = app.dispatcher(DispatcherConfiguration(gateTimeoutMillis = 200))
             dispatcher.ready()
             assertEquals(expected, outcome(dispatcher.dispatch(link(ORDER))), label)
         }

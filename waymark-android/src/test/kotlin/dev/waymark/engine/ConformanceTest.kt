@@ -98,7 +98,7 @@ class ConformanceTest {
         DynamicContainer.dynamicContainer(file.name, rows + patterns + complete)
     }
 
-    /** Every file is read by this runner or the planner's (`dev.waymark.client.PlannerConformanceTest`), none by neither. */
+    /** Every file is read by this runner, the planner's or the dispatcher's (`dev.waymark.client.PlannerConformanceTest`, `DispatcherConformanceTest`); none by no runner. */
     @Test
     fun everyFileIsRead() {
         val files = conformanceFiles()
@@ -122,7 +122,7 @@ class ConformanceTest {
         fun conformanceFiles(): List<File> =
             directory().listFiles { f -> f.name.endsWith(".json") }.orEmpty().sortedBy { it.name }
 
-        private val KNOWN_FORMATS = setOf("waymark.conformance/1", "waymark.planner/1")
+        private val KNOWN_FORMATS = setOf("waymark.conformance/1", "waymark.planner/1", "waymark.dispatcher/1")
 
         /** The resolver's files (`waymark.conformance/1`); the planner's are run by its own test. */
         fun resolverFiles(): List<File> =
