@@ -41,13 +41,13 @@ public struct ValidityWindow: Hashable, Sendable {
     }
 
     public func overlaps(_ other: ValidityWindow) -> Bool {
-        let startsBeforeOtherEnds = (start ?? .distantPast) < (other.end ?? .distantFuture)
-        let otherStartsBeforeEnd = (other.start ?? .distantPast) < (end ?? .distantFuture)
+        let startsBeforeOtherEnds = (startMicroseconds ?? .min) < (other.endMicroseconds ?? .max)
+        let otherStartsBeforeEnd = (other.startMicroseconds ?? .min) < (endMicroseconds ?? .max)
         return startsBeforeOtherEnds && otherStartsBeforeEnd
     }
 
     public func isWithin(_ other: ValidityWindow) -> Bool {
-        (start ?? .distantPast) >= (other.start ?? .distantPast) && (end ?? .distantFuture) <= (other.end ?? .distantFuture)
+        (startMicroseconds ?? .min) >= (other.startMicroseconds ?? .min) && (endMicroseconds ?? .max) <= (other.endMicroseconds ?? .max)
     }
 }
 

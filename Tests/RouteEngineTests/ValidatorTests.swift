@@ -157,6 +157,10 @@ let validatorRows: [ValidatorRow] = [
            ["id": "b", "patterns": ["/a"], "destination": "home", "schemes": ["storefront"]],
            ["id": "c", "patterns": ["/a"], "destination": "home", "validFrom": "2027-01-15T00:00:00Z"]],
           ["tooComplex@routes[0].patterns[0]"], workLimit: 2, "more scope comparisons than the limit"),
+    .init([["id": "a", "patterns": ["/a"], "destination": "home", "hosts": ["storefront.example"]],
+           ["id": "b", "patterns": ["/a"], "destination": "home", "schemes": ["storefront"]],
+           ["id": "c", "patterns": ["/a"], "destination": "home", "validFrom": "2027-01-15T00:00:00Z"]],
+          [], workLimit: 3, "three routes with three lists cost 0 + 1 + 2: exactly the limit"),
 
     // undeclaredHost, undeclaredScheme
     .init([["id": "x", "patterns": ["/x"], "destination": "home", "hosts": ["shop.example"]]],

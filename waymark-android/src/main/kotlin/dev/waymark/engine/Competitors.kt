@@ -21,6 +21,9 @@ internal class Competitors(routes: List<RouteSpec>) {
     private val windows = ArrayList<Window>()
     private val scopes = routes.map { it.scope }
     private val exact = HashMap<Window, Int>()
+    /** The groups of the routes checked so far, in the order first seen: a route is compared with these alone. */
+    private val checked = ArrayList<Int>()
+    private lateinit var isChecked: BooleanArray
 
     init {
         val groupOfScope = HashMap<LinkScope, Int>()
@@ -36,17 +39,32 @@ internal class Competitors(routes: List<RouteSpec>) {
             group.treeEnds = LongArray(group.starts.size) { Long.MIN_VALUE }
             group.treeSlots = IntArray(group.starts.size) { Int.MAX_VALUE }
         }
+        isChecked = BooleanArray(groups.size)
     }
 
-    /** The kept route that takes every link of the route at [slot] (exactly the same first), and whether exactly; [work] counts scope comparisons. */
+    /**
+     * The kept route that takes every link of the route at [slot] (exactly the same first),
+     * and whether exactly. Each call is a route checked: [work] grows by the number of
+     * different scopes among the routes checked before it (`docs/validation.md`), whatever
+     * the answer.
+     */
     fun holder(slot: Int, work: LongArray): Pair<Int, Boolean>? {
         val window = windows[slot]
+        work[0] += checked.size.toLong()
+        try {
+            return find(slot, window)
+        } finally {
+            if (!isChecked[window.group]) { isChecked[window.group] = true; checked.add(window.group) }
+        }
+    }
+
+    private fun find(slot: Int, window: Window): Pair<Int, Boolean>? {
         exact[window]?.let { return Pair(it, true) }
         val scope = scopes[slot]
         if (scope.hosts?.isEmpty() == true && scope.schemes?.isEmpty() == true) return null  // matches no link
         var bestSlot = -1
-        for (group in groups) {
-            work[0]++
+        for (index in checked) {
+            val group = groups[index]
             if (!scope.isWithin(group.scope)) continue
             val (end, found) = latestEnd(group, window.start)
             if (found >= 0 && end >= window.end && (bestSlot < 0 || found < bestSlot)) bestSlot = found

@@ -63,8 +63,9 @@ class RouteAnalysis(val document: RoutesDocument, now: Long, workLimit: Long = D
      * window lie within a kept earlier one's can never win (`shadowed`; `conflict` when
      * exactly the same) and is excluded; otherwise it is kept. A route excluded by one
      * shape is no competitor on the next, so the order is part of the rule. Past
-     * [workLimit] scope comparisons the sweep stops: the shape's routes are excluded
-     * (`tooComplex`), as the Swift engine does.
+     * [workLimit] scope comparisons the sweep stops: the shape's first route is named and
+     * excluded (`tooComplex`), as the Swift engine does; the routes left unchecked resolve as
+     * they would anyway (of two routes of one shape, the earlier wins).
      * - Complexity: O(k log k) per shape of k routes using s different scopes, times s.
      */
     private fun findCompetingRoutes(workLimit: Long) {
@@ -101,7 +102,7 @@ class RouteAnalysis(val document: RoutesDocument, now: Long, workLimit: Long = D
                 val route = document.routes[entries[0].first]
                 problems.add(ValidationProblem("tooComplex", path(path(route.path, "patterns"), entries[0].second),
                     "The ${entries.size} routes on the pattern shape of ${route.patterns[entries[0].second]} use too many different host and scheme lists to be checked for conflicts."))
-                entries.forEach { excluded.add(it.first) }
+                excluded.add(entries[0].first)
                 return
             }
         }
