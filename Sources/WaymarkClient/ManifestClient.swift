@@ -15,8 +15,11 @@ public struct ManifestClientConfiguration: Sendable {
     public var bundledManifest: URL?
     /// Waits between refreshes and after failures (default: every 15 minutes; 5 s doubling to 1 h).
     public var backoff = Backoff(interval: 15 * 60, minimum: 5, maximum: 60 * 60)
-    /// A manifest body larger than this is refused unread (default 32 MiB).
+    /// A manifest body larger than this is refused unread, by its `Content-Length` or as it
+    /// arrives (default 32 MiB): the client never holds more.
     public var maximumManifestBytes = 32 << 20
+    /// The whole refresh's deadline, reading the last byte included (a server that drips a
+    /// byte at a time does not hold it longer).
     public var requestTimeout: TimeInterval = 30
     /// The cohort sent with every fetch (`cohort=`, 0…99): by default this install's
     /// (`Cohort.of(installID:)`, the id kept in the cache directory); `.none` sends none
@@ -165,9 +168,13 @@ public actor ManifestClient: RouteTableSource {
         if let token = configuration.token { headers["Authorization"] = "Bearer \(token)" }
         let outcome: RefreshOutcome
         do {
-            let response = try await transport.send(TransportRequest(url: components.url!, headers: headers, timeout: configuration.requestTimeout))
+            let response = try await transport.send(TransportRequest(url: components.url!, headers: headers, timeout: configuration.requestTimeout,
+                                                                     maximumBodyBytes: configuration.maximumManifestBytes))
             outcome = accept(response, inUse: currentTable())
             lastRetryAfter = response.retryAfter()
+        } catch TransportError.bodyTooLarge(let limit) {
+            outcome = .rejected(ManifestError(.wrongFormat, "The manifest is over the \(limit) bytes allowed; it was not read."))
+            lastRetryAfter = nil
         } catch {
             outcome = .unreachable(String(describing: error))
             lastRetryAfter = nil

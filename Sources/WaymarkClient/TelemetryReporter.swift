@@ -17,7 +17,13 @@ public struct TelemetryConfiguration: Sendable {
     public var maximumPending = 5_000
     /// Events older than this are not posted (the server keeps 90 days): dropped and counted.
     public var maximumAge: TimeInterval = 80 * 24 * 3600
+    /// The whole post's deadline, sending the batch and reading the answer included.
     public var requestTimeout: TimeInterval = 30
+    /// Whether batches are posted over a constrained network (Low Data Mode on Apple's
+    /// systems). Off by default: they wait in the journal for another network.
+    public var postsOnConstrainedNetworks = false
+    /// The longest answer to a post that is read (64 KiB): the server's is a few hundred bytes.
+    public static let maximumAnswerBytes = 64 << 10
     /// Opt-in: a link that resolves to no route is reported with its shape (`LinkShape`,
     /// made on the device: nothing personal in it), so ops can see which unknown links
     /// people follow (`GET /v1/telemetry/unknown-links`). Off: no trace of the link leaves.
@@ -170,8 +176,12 @@ public actor TelemetryReporter: DispatchObserver {
         guard let batch = outgoing ?? formBatch(now: now) else { return finish(.idle) }
         var headers = ["Content-Type": "application/json"]
         if let token = configuration.token { headers["Authorization"] = "Bearer \(token)" }
+        // The server's answer is a few hundred bytes; a longer one is not read (a hostile server
+        // or portal), and the batch stays for the next post.
         let request = TransportRequest(method: "POST", url: configuration.server.appendingPathComponent("v1/telemetry"), headers: headers,
-                                       body: Data(batch.body.serializedBytes()), timeout: configuration.requestTimeout)
+                                       body: Data(batch.body.serializedBytes()), timeout: configuration.requestTimeout,
+                                       maximumBodyBytes: TelemetryConfiguration.maximumAnswerBytes,
+                                       allowsConstrainedNetwork: configuration.postsOnConstrainedNetworks)
         let response: TransportResponse
         do {
             response = try await transport.send(request)

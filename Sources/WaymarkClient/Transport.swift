@@ -9,15 +9,35 @@ public struct TransportRequest: Hashable, Sendable {
     public var url: URL
     public var headers: [String: String]
     public var body: Data?
+    /// The whole request's deadline, connecting and reading the last byte included (not an
+    /// idle timeout: a server sending a byte every 10 s does not keep it going).
     public var timeout: TimeInterval
+    /// The most body bytes the answer may have; a longer one (by its `Content-Length`, or by
+    /// counting as it arrives) is abandoned unread and `send` throws `TransportError.bodyTooLarge`.
+    /// nil: no bound.
+    public var maximumBodyBytes: Int?
+    /// Whether it may go over a constrained network (Low Data Mode, on Apple's systems):
+    /// telemetry may wait for another network, a manifest may not.
+    public var allowsConstrainedNetwork: Bool
 
-    public init(method: String = "GET", url: URL, headers: [String: String] = [:], body: Data? = nil, timeout: TimeInterval = 30) {
+    public init(method: String = "GET", url: URL, headers: [String: String] = [:], body: Data? = nil, timeout: TimeInterval = 30,
+                maximumBodyBytes: Int? = nil, allowsConstrainedNetwork: Bool = true) {
         self.method = method
         self.url = url
         self.headers = headers
         self.body = body
         self.timeout = timeout
+        self.maximumBodyBytes = maximumBodyBytes
+        self.allowsConstrainedNetwork = allowsConstrainedNetwork
     }
+}
+
+/// Why a transport gave up on an answer that was arriving.
+public enum TransportError: Error, Hashable, Sendable {
+    /// The body was longer than `TransportRequest.maximumBodyBytes`; the rest was not read.
+    case bodyTooLarge(limit: Int)
+    /// The whole request took longer than `TransportRequest.timeout`.
+    case deadlineExceeded(seconds: TimeInterval)
 }
 
 /// Its answer. Header names are lowercased.
@@ -55,31 +75,144 @@ public protocol Transport: Sendable {
 }
 
 /// The transport of an app: one `URLSession` (ephemeral by default — the client keeps its
-/// own cache, and a manifest must not be answered from a stale URL cache).
-public struct URLSessionTransport: Transport, @unchecked Sendable {
+/// own cache, and a manifest must not be answered from a stale URL cache), whose delegate
+/// reads each answer as it arrives: a body past `maximumBodyBytes` is cancelled at once (by
+/// its `Content-Length`, else as the bytes come), the whole request has one deadline, and
+/// cancelling the calling task cancels the request.
+public final class URLSessionTransport: Transport, @unchecked Sendable {
     private let session: URLSession
+    private let reader: Reader
 
-    public init(session: URLSession = URLSession(configuration: .ephemeral)) {
-        self.session = session
+    public init(configuration: URLSessionConfiguration = .ephemeral) {
+        configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
+        reader = Reader()
+        session = URLSession(configuration: configuration, delegate: reader, delegateQueue: nil)
+    }
+
+    deinit {
+        session.finishTasksAndInvalidate()
     }
 
     public func send(_ request: TransportRequest) async throws -> TransportResponse {
         var urlRequest = URLRequest(url: request.url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: request.timeout)
         urlRequest.httpMethod = request.method
         urlRequest.httpBody = request.body
+        #if canImport(Darwin)
+        urlRequest.allowsConstrainedNetworkAccess = request.allowsConstrainedNetwork
+        #endif
         for (name, value) in request.headers { urlRequest.setValue(value, forHTTPHeaderField: name) }
-        let (data, response): (Data, URLResponse) = try await withCheckedThrowingContinuation { continuation in
-            session.dataTask(with: urlRequest) { data, response, error in
-                if let error { continuation.resume(throwing: error); return }
-                guard let response else { continuation.resume(throwing: URLError(.badServerResponse)); return }
-                continuation.resume(returning: (data ?? Data(), response))
-            }.resume()
+        let task = session.dataTask(with: urlRequest)
+        let exchange = Exchange(task: task, limit: request.maximumBodyBytes)
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                exchange.start(continuation)
+                reader.add(exchange)
+                DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(Sleep.nanoseconds(request.timeout)))) {
+                    exchange.end(.failure(TransportError.deadlineExceeded(seconds: request.timeout)))
+                }
+                task.resume()
+            }
+        } onCancel: {
+            exchange.end(.failure(CancellationError()))
         }
-        guard let http = response as? HTTPURLResponse else { throw URLError(.badServerResponse) }
-        var headers: [String: String] = [:]
-        for (name, value) in http.allHeaderFields {
-            if let name = name as? String, let value = value as? String { headers[name.lowercased()] = value }
+    }
+
+    /// One request's answer as it arrives; the first ending wins, once, and cancels the task.
+    final class Exchange: @unchecked Sendable {
+        let task: URLSessionDataTask
+        let limit: Int?
+        private let lock = NSLock()
+        private var continuation: CheckedContinuation<TransportResponse, any Error>?
+        private var response: HTTPURLResponse?
+        private var body = Data()
+        private var ended = false
+
+        init(task: URLSessionDataTask, limit: Int?) {
+            self.task = task
+            self.limit = limit
         }
-        return TransportResponse(status: http.statusCode, headers: headers, body: data)
+
+        func start(_ continuation: CheckedContinuation<TransportResponse, any Error>) {
+            let endedFirst = lock.withLock { () -> Bool in
+                if ended { return true }
+                self.continuation = continuation
+                return false
+            }
+            if endedFirst { continuation.resume(throwing: CancellationError()) }
+        }
+
+        /// The head: refused unread when its `Content-Length` is over the limit.
+        func received(_ response: URLResponse) -> Bool {
+            guard let http = response as? HTTPURLResponse else {
+                end(.failure(URLError(.badServerResponse)))
+                return false
+            }
+            if let limit, http.expectedContentLength > Int64(limit) {
+                end(.failure(TransportError.bodyTooLarge(limit: limit)))
+                return false
+            }
+            lock.withLock { self.response = http }
+            return true
+        }
+
+        func received(_ data: Data) {
+            let over = lock.withLock { () -> Bool in
+                guard !ended else { return false }
+                body.append(data)
+                return limit.map { body.count > $0 } ?? false
+            }
+            if over, let limit { end(.failure(TransportError.bodyTooLarge(limit: limit))) }
+        }
+
+        func completed(_ error: (any Error)?) {
+            if let error { end(.failure(error)); return }
+            let (response, body) = lock.withLock { (self.response, self.body) }
+            guard let response else { end(.failure(URLError(.badServerResponse))); return }
+            var headers: [String: String] = [:]
+            for (name, value) in response.allHeaderFields {
+                if let name = name as? String, let value = value as? String { headers[name.lowercased()] = value }
+            }
+            end(.success(TransportResponse(status: response.statusCode, headers: headers, body: body)))
+        }
+
+        func end(_ result: Result<TransportResponse, any Error>) {
+            let continuation: CheckedContinuation<TransportResponse, any Error>? = lock.withLock {
+                guard !ended else { return nil }
+                ended = true
+                body = Data()
+                defer { self.continuation = nil }
+                return self.continuation
+            }
+            guard let continuation else { return }
+            if case .failure = result { task.cancel() }
+            continuation.resume(with: result)
+        }
+    }
+
+    /// The session's delegate: hands each task's events to its exchange.
+    final class Reader: NSObject, URLSessionDataDelegate, @unchecked Sendable {
+        private let lock = NSLock()
+        private var exchanges: [Int: Exchange] = [:]
+
+        func add(_ exchange: Exchange) {
+            lock.withLock { exchanges[exchange.task.taskIdentifier] = exchange }
+        }
+
+        private func exchange(_ task: URLSessionTask, removing: Bool = false) -> Exchange? {
+            lock.withLock { removing ? exchanges.removeValue(forKey: task.taskIdentifier) : exchanges[task.taskIdentifier] }
+        }
+
+        func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
+                        completionHandler: @escaping (URLSession.ResponseDisposition) -> Void) {
+            completionHandler(exchange(dataTask)?.received(response) == true ? .allow : .cancel)
+        }
+
+        func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+            exchange(dataTask)?.received(data)
+        }
+
+        func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+            exchange(task, removing: true)?.completed(error)
+        }
     }
 }

@@ -76,3 +76,85 @@ struct HostileServerTests {
         #expect(Sleep.nanoseconds(seconds) == nanoseconds)
     }
 }
+
+/// Both clients over `URLSessionTransport` against a server that sends 400 MB (with a length,
+/// and chunked without one) and one that drips a byte every 10 s: the body is abandoned at the
+/// limit as it arrives, the whole request has one deadline, and neither client throws.
+@Suite("A hostile server's bodies")
+struct HostileBodyTests {
+    static let origin = HostileOrigin.shared
+
+    static func sent(_ kind: String) async throws -> Int {
+        let response = try await URLSessionTransport().send(TransportRequest(url: origin.stats))
+        return try JSONParser().parse(response.body)[kind]?.intValue ?? 0
+    }
+
+    static func manifestClient(_ kind: String, timeout: TimeInterval = 30) -> ManifestClient {
+        var configuration = ManifestClientConfiguration(server: origin.url(kind), build: Fixtures.storefrontBuild, token: "wm_t",
+                                                        cacheDirectory: temporaryDirectory())
+        configuration.requestTimeout = timeout
+        return ManifestClient(configuration: configuration)
+    }
+
+    @Test("400 MB with its Content-Length: refused unread, by its head", arguments: ["big"])
+    func lengthOverTheLimit(_ kind: String) async throws {
+        let client = Self.manifestClient(kind)
+        guard case .rejected(let error) = await client.refresh() else { Issue.record("not rejected"); return }
+        #expect(error.message.contains("not read"), "\(error)")
+        #expect(await client.currentTable().origin == .empty)
+    }
+
+    @Test("A body without a length and without an end: abandoned past 32 MiB as it arrives, and the transfer stops")
+    func endlessOverTheLimit() async throws {
+        let client = Self.manifestClient("chunked")
+        guard case .rejected = await client.refresh() else { Issue.record("not rejected"); return }
+        // Read to its end the body would never end: the refresh came back, and the transfer
+        // stops (the server stops at the closed connection; cancelling takes a moment on Linux,
+        // where URLSession's cancel reaches libcurl's thread later).
+        var samples = [try await Self.sent("chunked")]
+        for _ in 0..<50 where samples.count < 2 || samples[samples.count - 1] != samples[samples.count - 2] {
+            try? await Task.sleep(nanoseconds: 200_000_000)
+            samples.append(try await Self.sent("chunked"))
+        }
+        #expect(samples.count >= 2 && samples[samples.count - 1] == samples[samples.count - 2], "still sending: \(samples)")
+    }
+
+    /// A byte every 0.2 s: an idle timeout (`URLRequest.timeoutInterval`) never fires, the
+    /// whole request's deadline does.
+    @Test("A byte at a time: the refresh ends at its deadline, unreachable", arguments: ["trickle", "drip"])
+    func drip(_ kind: String) async throws {
+        let client = Self.manifestClient(kind, timeout: 1)
+        let started = Date()
+        guard case .unreachable(let reason) = await client.refresh() else { Issue.record("not unreachable"); return }
+        #expect(reason.contains("deadlineExceeded") || reason.contains("timed out"), "\(reason)")
+        #expect(Date().timeIntervalSince(started) < 8, "the deadline is the whole request's, not an idle timeout")
+    }
+
+    @Test("Telemetry: a 400 MB answer or a drip keeps the batch for the next post")
+    func telemetryAnswers() async throws {
+        for (kind, timeout) in [("big", 30.0), ("chunked", 30.0), ("trickle", 1.0)] {
+            var configuration = TelemetryConfiguration(server: Self.origin.url(kind), build: Fixtures.storefrontBuild, token: "wm_w",
+                                                       cacheDirectory: temporaryDirectory())
+            configuration.requestTimeout = timeout
+            configuration.postsOnConstrainedNetworks = true
+            let reporter = TelemetryReporter(configuration: configuration)
+            let minute = Int(Date().timeIntervalSince1970) / 60 * 60
+            await reporter.record(TelemetryEvent(client: .init(platform: "ios", appVersion: "5.3.0", revision: 1), minute: minute,
+                                                 entry: .universalLink, outcome: "proceed", reason: nil, route: "product",
+                                                 destination: "product", precondition: nil), count: 1)
+            #expect(await reporter.flush() == .retryLater(status: nil, retryAfter: nil), "\(kind)")
+            #expect(await reporter.pendingResolutions == 1, "\(kind): kept")
+        }
+    }
+
+    @Test("Cancelling the calling task cancels the request at once")
+    func cancelled() async throws {
+        let transport = URLSessionTransport()
+        let started = Date()
+        let task = Task { try await transport.send(TransportRequest(url: Self.origin.url("drip"), timeout: 60)) }
+        try? await Task.sleep(nanoseconds: 100_000_000)
+        task.cancel()
+        await #expect(throws: CancellationError.self) { try await task.value }
+        #expect(Date().timeIntervalSince(started) < 8)
+    }
+}
