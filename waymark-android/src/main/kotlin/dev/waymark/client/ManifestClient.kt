@@ -24,8 +24,9 @@ data class ManifestClientConfiguration(
     val bundledManifest: (() -> ByteArray?)? = null,
     /** Seconds: every 15 minutes; after failures 5 s doubling to 1 h. */
     val backoff: Backoff = Backoff(15 * 60.0, 5.0, 60 * 60.0),
-    /** A manifest body larger than this is refused unread (32 MiB). */
+    /** A manifest body larger than this is refused unread, by its `Content-Length` or as it arrives (32 MiB). */
     val maximumManifestBytes: Int = 32 shl 20,
+    /** The whole refresh's deadline, reading the last byte included. */
     val requestTimeoutMillis: Int = 30_000,
     /** The cohort sent with every fetch: this install's (null in [fixedCohort] and [sendCohort] true), none, or a fixed one. */
     val sendCohort: Boolean = true,
@@ -167,9 +168,13 @@ class ManifestClient(
         configuration.token?.let { headers["Authorization"] = "Bearer $it" }
         val url = configuration.server.trimEnd('/') + "/v1/manifest?" + query
         val outcome = try {
-            val response = transport.send(TransportRequest(url = url, headers = headers, timeoutMillis = configuration.requestTimeoutMillis))
+            val response = transport.send(TransportRequest(url = url, headers = headers, timeoutMillis = configuration.requestTimeoutMillis,
+                maximumBodyBytes = configuration.maximumManifestBytes))
             lastRetryAfter = response.retryAfterSeconds()
             accept(response, inUse)
+        } catch (tooLarge: BodyTooLarge) {
+            lastRetryAfter = null
+            RefreshOutcome.Rejected(ManifestError(ManifestError.Kind.WRONG_FORMAT, "The manifest is over the ${tooLarge.limit} bytes allowed; it was not read."))
         } catch (error: Exception) {
             // IOException from the network; anything else a transport throws (no INTERNET
             // permission, a bad server address) ends the refresh the same way, never the app.

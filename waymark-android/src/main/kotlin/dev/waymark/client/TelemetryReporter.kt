@@ -112,8 +112,9 @@ class TelemetryReporter(
         val headers = linkedMapOf("Content-Type" to "application/json")
         configuration.token?.let { headers["Authorization"] = "Bearer $it" }
         val response = try {
+            // The server's answer is a few hundred bytes: a longer one is not read, and the batch stays.
             transport.send(TransportRequest("POST", configuration.server.trimEnd('/') + "/v1/telemetry", headers,
-                body.canonical().toByteArray(Charsets.UTF_8), configuration.requestTimeoutMillis))
+                body.canonical().toByteArray(Charsets.UTF_8), configuration.requestTimeoutMillis, MAXIMUM_ANSWER_BYTES))
         } catch (error: Exception) {
             return finish(TelemetryPostOutcome.RetryLater(null, null))
         }
@@ -222,6 +223,9 @@ class TelemetryReporter(
     }
 
     companion object {
+        /** The longest answer to a post that is read (64 KiB). */
+        const val MAXIMUM_ANSWER_BYTES = 64 shl 10
+
         const val MAXIMUM_EVENT_COUNT = 1_000L
         const val MAXIMUM_BATCH_COUNT = 10_000L
         const val MAXIMUM_DROPPED = 100_000L

@@ -2,9 +2,13 @@ package dev.waymark.client
 
 import dev.waymark.engine.Timestamp
 import dev.waymark.engine.lowercaseAscii
+import java.io.ByteArrayOutputStream
 import java.io.IOException
+import java.io.InputStream
 import java.net.HttpURLConnection
 import java.net.URL
+import java.util.concurrent.ScheduledThreadPoolExecutor
+import java.util.concurrent.TimeUnit
 
 /** One request the client makes. */
 data class TransportRequest(
@@ -12,8 +16,17 @@ data class TransportRequest(
     val url: String,
     val headers: Map<String, String> = emptyMap(),
     val body: ByteArray? = null,
-    val timeoutMillis: Int = 30_000
+    /** The whole request's deadline, connecting and reading the last byte included (not an idle timeout). */
+    val timeoutMillis: Int = 30_000,
+    /** The most body bytes the answer may have; a longer one is abandoned unread ([BodyTooLarge]). null: no bound. */
+    val maximumBodyBytes: Int? = null
 )
+
+/** The answer's body was longer than [TransportRequest.maximumBodyBytes]; the rest was not read. */
+class BodyTooLarge(val limit: Int) : IOException("The answer is over the $limit bytes allowed; it was not read.")
+
+/** The whole request took longer than [TransportRequest.timeoutMillis]. */
+class DeadlineExceeded(val millis: Int) : IOException("The request took longer than $millis ms.")
 
 /** Its answer; header names are lowercased. */
 class TransportResponse(val status: Int, headers: Map<String, String> = emptyMap(), val body: ByteArray = ByteArray(0)) {
@@ -70,6 +83,11 @@ interface Transport {
 class HttpUrlTransport : Transport {
     override fun send(request: TransportRequest): TransportResponse {
         val connection = URL(request.url).openConnection() as HttpURLConnection
+        // The whole request's deadline: past it the connection is closed from the watchdog's
+        // thread, which ends a read blocked on a server that drips a byte at a time
+        // (readTimeout alone is per read).
+        val expired = java.util.concurrent.atomic.AtomicBoolean(false)
+        val deadline = WATCHDOG.schedule({ expired.set(true); connection.disconnect() }, request.timeoutMillis.toLong(), TimeUnit.MILLISECONDS)
         try {
             connection.requestMethod = request.method
             connection.useCaches = false
@@ -83,12 +101,37 @@ class HttpUrlTransport : Transport {
                 connection.outputStream.use { it.write(body) }
             }
             val status = connection.responseCode
+            val limit = request.maximumBodyBytes
+            if (limit != null && connection.contentLengthLong > limit) throw BodyTooLarge(limit)
             val stream = if (status >= 400) connection.errorStream else connection.inputStream
-            val body = stream?.use { it.readBytes() } ?: ByteArray(0)
+            val body = stream?.use { read(it, limit) } ?: ByteArray(0)
             val headers = connection.headerFields.filterKeys { it != null }.mapValues { it.value.firstOrNull() ?: "" }
             return TransportResponse(status, headers, body)
+        } catch (error: IOException) {
+            if (expired.get() && error !is BodyTooLarge) throw DeadlineExceeded(request.timeoutMillis)
+            throw error
         } finally {
+            deadline.cancel(false)
             connection.disconnect()
         }
+    }
+
+    /** The body, counted as it arrives: past [limit] the rest is not read. */
+    private fun read(stream: InputStream, limit: Int?): ByteArray {
+        val out = ByteArrayOutputStream()
+        val buffer = ByteArray(64 * 1024)
+        while (true) {
+            val count = stream.read(buffer)
+            if (count < 0) return out.toByteArray()
+            if (limit != null && out.size() + count > limit) throw BodyTooLarge(limit)
+            out.write(buffer, 0, count)
+        }
+    }
+
+    companion object {
+        /** One daemon thread for every transport's deadlines; a cancelled deadline is removed at once. */
+        private val WATCHDOG = ScheduledThreadPoolExecutor(1, java.util.concurrent.ThreadFactory { task ->
+            Thread(task, "waymark-transport-deadline").apply { isDaemon = true }
+        }).apply { setRemoveOnCancelPolicy(true) }
     }
 }
