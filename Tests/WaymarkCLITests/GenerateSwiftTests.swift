@@ -14,7 +14,31 @@ struct GenerateSwiftTests {
     static let schemas: [(String, String)] = [
         ("storefront ios 5.2.0", schema52), ("storefront ios 5.3.0", schema53),
         ("lab", temporaryFile(String(decoding: Fixtures.labSchemaJSON.serializedBytes(), as: UTF8.self))),
+        ("every Swift keyword and colliding names", temporaryFile(String(decoding: keywordSchema.serializedBytes(), as: UTF8.self))),
     ]
+
+    /// Names a schema allows that Swift reserves or that collide once made Swift names: every
+    /// keyword, the contextual ones, the metatypes' `Type` and `Protocol`, the enum's and
+    /// `Hashable`'s members and their `_` forms, `_` and `__`. Every other destination has
+    /// params of keyword names.
+    static let keywordNames: [String] = Array(SwiftGenerator.keywords) + [
+        "get", "set", "willSet", "didSet", "some", "any", "async", "actor", "nonisolated", "isolated", "borrowing", "consuming",
+        "package", "macro", "mutating", "nonmutating", "override", "required", "convenience", "dynamic", "final", "lazy", "optional",
+        "indirect", "weak", "unowned", "prefix", "postfix", "infix", "none", "each", "sending", "Type_", "name_", "name__", "params_",
+        "hashValue", "hash", "hash_", "_", "__", "___", "Destination",
+    ]
+    static let keywordSchema: JSONValue = {
+        var destinations: [String: JSONValue] = [:]
+        for (index, name) in Set(keywordNames).sorted().enumerated() {
+            let params: [String: JSONValue] = index % 2 == 0 ? [:] : [
+                keywordNames[index % keywordNames.count]: ["type": "int"],
+                keywordNames[(index * 7) % keywordNames.count]: ["type": "string", "optional": true],
+            ]
+            destinations[name] = params.isEmpty ? [:] : ["params": .object(params)]
+        }
+        return ["format": "waymark.schema/1", "app": "keywords", "platform": "ios", "version": "1.0.0", "hosts": ["keywords.example"],
+                "destinations": .object(destinations)]
+    }()
 
     /// Swift expressions for a param's sample values: each optional also absent.
     static func samples(_ spec: ParamSpec) -> [String] {
@@ -25,7 +49,10 @@ struct GenerateSwiftTests {
     /// The program that checks the generated enum: one round trip per destination and per
     /// optional param present or absent, then the refusals.
     static func checks(for schema: Schema) -> (source: String, count: Int) {
+        let generator = SwiftGenerator(schema: schema, typeName: "Destination")
         var lines = ["import RouteEngine", "import WaymarkClient", "var checked = 0", "var failed: [String] = []",
+                     // Used off the main actor: in a module whose default isolation is the main actor too.
+                     "actor Offload { func key(_ value: Destination) -> String { value.name + String(value.hashValue) + (Destination(value.request) == value ? \"\" : \"!\") } }",
                      "func check(_ value: Destination, _ name: String) {",
                      "    if Destination(value.request) != value || Destination(value.screen) != value || value.name != name { failed.append(name) }",
                      "    checked += 1", "}"]
@@ -34,11 +61,11 @@ struct GenerateSwiftTests {
             let params = schema.destinations[name]!.params.sorted { $0.key < $1.key }
             var combinations: [[String]] = [[]]
             for (param, spec) in params {
-                combinations = combinations.flatMap { prefix in samples(spec).map { prefix + ["\(SwiftGenerator.identifier(param)): \($0)"] } }
+                combinations = combinations.flatMap { prefix in samples(spec).map { prefix + ["\(generator.labels[name]![param]!): \($0)"] } }
             }
             for arguments in combinations {
                 let call = arguments.isEmpty ? "" : "(\(arguments.joined(separator: ", ")))"
-                lines.append("check(.\(SwiftGenerator.caseName(name))\(call), \(SwiftGenerator.literal(name)))")
+                lines.append("check(.\(generator.caseNames[name]!)\(call), \(SwiftGenerator.literal(name)))")
                 count += 1
             }
             if !params.isEmpty {
@@ -54,8 +81,10 @@ struct GenerateSwiftTests {
         return (lines.joined(separator: "\n") + "\n", count)
     }
 
-    @Test("Generated, compiled and run: every destination round-trips", arguments: schemas)
-    func compilesAndRoundTrips(_ label: String, _ path: String) throws {
+    @Test("Generated, compiled and run: every destination round-trips, with the default isolation and with the main actor's",
+          arguments: schemas, [false, true])
+    func compilesAndRoundTrips(_ schema: (label: String, path: String), mainActorByDefault: Bool) throws {
+        let (label, path) = schema
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("generated-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -76,8 +105,9 @@ struct GenerateSwiftTests {
                 .map { folder.appendingPathComponent($0).path }
         }
         let executable = directory.appendingPathComponent("check").path
-        let compile = try run("swiftc", ["-module-name", "GeneratedCheck", "-I", build.appendingPathComponent("Modules").path,
-                                         generated, directory.appendingPathComponent("main.swift").path] + objects + ["-o", executable])
+        let isolation = mainActorByDefault ? ["-swift-version", "6", "-default-isolation", "MainActor"] : []
+        let compile = try run("swiftc", ["-module-name", "GeneratedCheck", "-I", build.appendingPathComponent("Modules").path] + isolation
+                              + [generated, directory.appendingPathComponent("main.swift").path] + objects + ["-o", executable])
         #expect(compile.status == 0, "\(label): swiftc failed:\n\(compile.output)")
         guard compile.status == 0 else { return }
         let ran = try run(executable, [])
