@@ -43,7 +43,11 @@ public struct LinkShape: Hashable, Sendable, Comparable, CustomStringConvertible
     public static func < (lhs: LinkShape, rhs: LinkShape) -> Bool { lhs.description < rhs.description }
 
     /// The shape of `link`: an absolute URL (`https://host/path?q`), or a path (`/path?q`).
-    public init(link: String, allowedQueryNames: Set<String> = LinkShape.defaultAllowedQueryNames) {
+    /// With a `vocabulary` (lowercased words; an app passes its route table's literals,
+    /// `Resolver.vocabulary`), a word is kept only when it is one of them: a segment that is a
+    /// plain word and also personal (`/u/janedoe`, `/profile/maria-garcia`) never leaves the
+    /// phone. Without one (a landing the server saw itself), every word is kept.
+    public init(link: String, allowedQueryNames: Set<String> = LinkShape.defaultAllowedQueryNames, vocabulary: Set<String>? = nil) {
         var rest = Substring(link)
         if let fragment = rest.firstIndex(of: "#") { rest = rest[..<fragment] }
         var query: Substring = ""
@@ -75,7 +79,10 @@ public struct LinkShape: Hashable, Sendable, Comparable, CustomStringConvertible
             switch raw {
             case ".": continue
             case "..": if !segments.isEmpty { segments.removeLast() }
-            default: segments.append(Self.segment(raw))
+            default:
+                let segment = Self.segment(raw)
+                let known = segment == ":param" || (vocabulary.map { $0.contains(segment) } ?? true)
+                segments.append(known ? segment : ":param")
             }
         }
         if segments.count > Self.maximumSegments { segments = Array(segments.prefix(Self.maximumSegments)) + ["*"] }

@@ -15,12 +15,15 @@ public struct Resolver: Sendable {
         let routes: [CompiledRoute]
         /// Per trie payload: the route it belongs to and the bindings of that pattern.
         let patterns: [CompiledPattern]
+        /// Every literal segment of the table's patterns, lowercased.
+        let vocabulary: Set<String>
 
-        init(parser: LinkParser, trie: RouteTrie, routes: [CompiledRoute], patterns: [CompiledPattern]) {
+        init(parser: LinkParser, trie: RouteTrie, routes: [CompiledRoute], patterns: [CompiledPattern], vocabulary: Set<String>) {
             self.parser = parser
             self.trie = trie
             self.routes = routes
             self.patterns = patterns
+            self.vocabulary = vocabulary
         }
     }
 
@@ -37,6 +40,10 @@ public struct Resolver: Sendable {
     /// Ids of the routes this build resolves, in document order.
     public var routeIDs: [String] { tables.routes.map(\.id) }
 
+    /// Every literal segment of the table's patterns, lowercased: the words an app's
+    /// unknown-link shapes may keep (`LinkShape(link:vocabulary:)`), since the app has them already.
+    public var vocabulary: Set<String> { tables.vocabulary }
+
     /// Why routes of the document were left out of this table: the analysis's errors for
     /// routes it excluded, then what stopped this build from compiling the others.
     public let leftOut: [ValidationProblem]
@@ -51,6 +58,7 @@ public struct Resolver: Sendable {
         var routes: [CompiledRoute] = []
         var patterns: [CompiledPattern] = []
         var leftOut = analysis.excluded.isEmpty ? [] : analysis.problems.filter { $0.severity == .error }
+        var vocabulary: Set<String> = []
         for (position, spec) in analysis.document.routes.enumerated() where !analysis.excluded.contains(position) {
             let patternList = analysis.patterns[position]
             let compiled = compiler.compile(spec, patterns: patternList)
@@ -60,11 +68,12 @@ public struct Resolver: Sendable {
             }
             routes.append(compiled.route)
             for (pattern, patternBindings) in zip(patternList.compactMap { $0 }, bindings) {
+                for case .literal(let word) in pattern.segments { vocabulary.insert(word) }
                 trie.insert(pattern, payload: patterns.count, origins: compiled.route.admittedOrigins)
                 patterns.append(CompiledPattern(route: compiled.route, bindings: patternBindings))
             }
         }
-        tables = Tables(parser: compiler.parser, trie: trie, routes: routes, patterns: patterns)
+        tables = Tables(parser: compiler.parser, trie: trie, routes: routes, patterns: patterns, vocabulary: vocabulary)
         self.leftOut = leftOut
     }
 

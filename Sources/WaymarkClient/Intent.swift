@@ -138,15 +138,21 @@ public struct DispatchResult: Sendable {
     /// The revision of the table it was resolved with (0: the empty table or not resolved).
     public let revision: Int
     public let time: Date
+    /// For a link that ended `notFound(unknownRoute)`: its shape (`LinkShape`), keeping only
+    /// the words of the app's own route table, which the telemetry reporter may send when the
+    /// app opts in. nil otherwise.
+    public let unknownLinkShape: String?
 
     /// For an app's own tests (an observer or a caller fed a made-up result); the
     /// dispatcher makes the real ones.
-    public init(sequence: Int, intent: Intent, outcome: DispatchOutcome, resolution: Resolution?, revision: Int, time: Date) {
+    public init(sequence: Int, intent: Intent, outcome: DispatchOutcome, resolution: Resolution?, revision: Int, time: Date,
+                unknownLinkShape: String? = nil) {
         self.sequence = sequence
         self.intent = intent
         self.outcome = outcome
         self.resolution = resolution
         self.revision = revision
         self.time = time
+        self.unknownLinkShape = unknownLinkShape
     }
 }

@@ -199,16 +199,22 @@ public actor RouteDispatcher {
             gateStash?.clear()
             stashed = nil
         }
-        finish(pending, outcome, resolution: resolution, revision: revision)
+        var shape: String?
+        if case .notFound(let notFound)? = resolution, notFound.reason == .unknownRoute, case .link(let link, _) = pending.intent {
+            // Only the words the app's table has: nothing of the link the app did not know already.
+            let vocabulary = await tables.currentTable().manifest?.resolver.vocabulary ?? []
+            shape = LinkShape(link: link, vocabulary: vocabulary).description
+        }
+        finish(pending, outcome, resolution: resolution, revision: revision, unknownLinkShape: shape)
         if let result = pending.result {
             for observer in observers { await observer.dispatched(result) }
         }
     }
 
-    func finish(_ pending: Pending, _ outcome: DispatchOutcome, resolution: Resolution? = nil, revision: Int = 0) {
+    func finish(_ pending: Pending, _ outcome: DispatchOutcome, resolution: Resolution? = nil, revision: Int = 0, unknownLinkShape: String? = nil) {
         guard pending.result == nil else { return }
         let result = DispatchResult(sequence: pending.sequence, intent: pending.intent, outcome: outcome,
-                                    resolution: resolution, revision: revision, time: Date())
+                                    resolution: resolution, revision: revision, time: Date(), unknownLinkShape: unknownLinkShape)
         pending.result = result
         if let log, let message = Self.message(for: result) { log(message) }
         pending.continuation?.resume(returning: result)

@@ -46,7 +46,9 @@ public struct TelemetryEvent: Hashable, Sendable {
             reason = notFound.reason
             route = notFound.routeID
             if shapes, notFound.reason == .unknownRoute, case .link(let link, _) = result.intent {
-                shape = String(LinkShape(link: link).description.utf8.prefix(Self.maximumShapeBytes)) ?? nil
+                // The dispatcher's shape keeps its table's words; a result made elsewhere keeps none.
+                let made = result.unknownLinkShape ?? LinkShape(link: link, vocabulary: []).description
+                shape = String(made.utf8.prefix(Self.maximumShapeBytes)) ?? nil
             }
         }
     }

@@ -72,10 +72,38 @@ struct TelemetryReporterTests {
             let body = try #require(await transport.requests.first?.body)
             let events = try JSONParser().parse(body)["events"]!.arrayValue!
             let shapes = events.compactMap { $0["shape"]?.stringValue }
-            #expect(shapes == (optedIn ? ["/products/:param?utm_source"] : []), "opted in: \(optedIn)")
+            // A result made outside the dispatcher has no table: no word of the link is kept.
+            #expect(shapes == (optedIn ? ["/:param/:param?utm_source"] : []), "opted in: \(optedIn)")
             #expect(events.first { $0["shape"] != nil }?["count"] == (optedIn ? 2 : nil))
             let text = String(decoding: body, as: UTF8.self)
             for secret in ["98765", "jane", "example.com", "://"] { #expect(!text.contains(secret), "\(secret) left the device") }
+        }
+    }
+
+    /// A segment that is a plain word and also personal (a username, a name) never leaves the
+    /// phone: the dispatcher's shape keeps only the words of the app's own route table.
+    @Test("Unknown links' shapes keep only the table's words", arguments: [
+        ("https://storefront.example/u/janedoe/orders", "/:param/:param/orders"),
+        ("https://storefront.example/profile/maria-garcia", "/:param/:param"),
+        ("storefront://sale/winter?utm_campaign=w&email=jane%40example.com", "/sale/:param?utm_campaign"),
+        ("https://storefront.example/orders/42/janedoe", "/orders/:param/:param"),
+    ])
+    func shapesKeepTheTablesWords(_ link: String, _ expected: String) async throws {
+        let transport = ScriptedTransport([Self.accepted])
+        let reporter = Self.reporter(transport) { $0.reportsUnknownLinkShapes = true }
+        guard case .success(let manifest) = Manifest.decode(Fixtures.storefrontManifest(), for: Self.build) else { Issue.record("manifest"); return }
+        let dispatcher = RouteDispatcher(tables: FixedRouteTable(RouteTable(manifest: manifest, origin: .bundled)),
+                                         navigator: RecordingNavigator(), context: DispatcherTests.Preconditions(), observer: reporter)
+        await dispatcher.ready()
+        let result = await dispatcher.dispatch(.link(link, door: .universalLink))
+        #expect(result.outcome == .notFound(NotFound(.unknownRoute)) || result.outcome.name == "notFound(unknownRoute)")
+        #expect(result.unknownLinkShape == expected)
+        _ = await reporter.flush()
+        let body = try #require(await transport.requests.first?.body)
+        let shapes = try JSONParser().parse(body)["events"]!.arrayValue!.compactMap { $0["shape"]?.stringValue }
+        #expect(shapes == [expected])
+        for secret in ["janedoe", "maria", "garcia", "winter", "jane", "42"] where !expected.contains(secret) {
+            #expect(!String(decoding: body, as: UTF8.self).contains(secret), "\(secret) left the device")
         }
     }
 
