@@ -38,10 +38,12 @@ public struct DispatcherConfiguration: Sendable {
     /// `cancel()` cannot end an apply).
     public var applyTimeout: TimeInterval? = 10
     /// Links that answer a running gate rather than go anywhere (an OAuth redirect, a magic
-    /// link): a link starting with one of these (scheme and host compared without case, the
-    /// rest exactly) that arrives while a gate handler runs is handed to that handler
-    /// (`GateHandler.received(callback:for:)`) instead of being queued behind the very gate it
-    /// satisfies. With no gate running it is dispatched like any link.
+    /// link): a link by the scheme or universal-link door (never a push's) starting with one
+    /// of these (scheme and host compared without case, the rest exactly) that arrives while a
+    /// gate handler runs is handed to that handler (`GateHandler.received(callback:for:)`)
+    /// instead of being queued behind the very gate it satisfies; the handler checks it is
+    /// the answer to its own request (OAuth's `state`). With no gate running it is dispatched
+    /// like any link.
     public var authCallbackPrefixes: [String] = []
 
     /// The first tap on a new campaign: an external link that ended `notFound(unknownRoute)`

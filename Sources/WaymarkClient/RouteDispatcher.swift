@@ -112,7 +112,8 @@ public actor RouteDispatcher {
     public func dispatch(_ intent: Intent) async -> DispatchResult {
         arrivals += 1
         let pending = Pending(sequence: arrivals, intent: intent)
-        if hasAuthCallbacks, let prompt, let gate = prompt.gate, let gateHandler, case .link(let link, _) = intent, configuration.isAuthCallback(link) {
+        if hasAuthCallbacks, let prompt, let gate = prompt.gate, let gateHandler, case .link(let link, let door) = intent,
+           door == .scheme || door == .universalLink, configuration.isAuthCallback(link) {
             // The answer to the running gate: handed to it, never queued behind it.
             await gateHandler.received(callback: link, for: gate)
             finish(pending, .handedToGate(precondition: gate.precondition))

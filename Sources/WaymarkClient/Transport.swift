@@ -90,7 +90,8 @@ public final class URLSessionTransport: Transport, @unchecked Sendable {
     }
 
     deinit {
-        session.finishTasksAndInvalidate()
+        // Nothing of this transport's is awaited any more (each send holds it while it runs).
+        session.invalidateAndCancel()
     }
 
     public func send(_ request: TransportRequest) async throws -> TransportResponse {

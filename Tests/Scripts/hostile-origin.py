@@ -94,6 +94,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
 class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
     daemon_threads = True
     allow_reuse_address = True
+    # Many clients at once (the suites run in parallel): a full accept queue drops SYNs, and
+    # a dropped SYN is retried for up to two minutes.
+    request_queue_size = 128
 
 
 def watch_parent(parent):

@@ -84,8 +84,10 @@ struct HostileServerTests {
 struct HostileBodyTests {
     static let origin = HostileOrigin.shared
 
+    static let statsTransport = URLSessionTransport()
+
     static func sent(_ kind: String) async throws -> Int {
-        let response = try await URLSessionTransport().send(TransportRequest(url: origin.stats))
+        let response = try await statsTransport.send(TransportRequest(url: origin.stats, timeout: 10))
         return try JSONParser().parse(response.body)[kind]?.intValue ?? 0
     }
 

@@ -14,19 +14,22 @@ enum Secrets {
 }
 
 // doc:begin links
-/// The app's deep-link stack: one table and one reporter for the app, made at launch.
+/// The app's deep-link stack: one table and one reporter for the app, made once, at launch.
 final class AppLinks: Sendable {
+    static let shared = AppLinks(server: URL(string: "https://links.storefront.example")!)
+
     let manifests: ManifestClient
     let telemetry: TelemetryReporter
     let directory: URL
 
-    init(server: URL) throws {
+    init(server: URL) {
         let version = Bundle.main.object(forInfoDictionaryKey: "CFBundleShortVersionString") as? String ?? "0.0.0"
         let build = AppBuild(app: "storefront", platform: "ios", version: version)
         // Application Support, never Caches: the system may purge Caches, and the install id
-        // kept here is the install's rollout cohort.
-        directory = try FileManager.default.url(for: .applicationSupportDirectory, in: .userDomainMask, appropriateFor: nil, create: true)
-            .appendingPathComponent("waymark", isDirectory: true)
+        // kept here is the install's rollout cohort. The library makes the folder when it writes.
+        let support = FileManager.default.urls(for: .applicationSupportDirectory, in: .userDomainMask).first
+            ?? FileManager.default.temporaryDirectory
+        directory = support.appendingPathComponent("waymark", isDirectory: true)
         manifests = ManifestClient(configuration: ManifestClientConfiguration(
             server: server, build: build, token: Secrets.manifestToken, cacheDirectory: directory,
             bundledManifest: Bundle.main.url(forResource: "manifest", withExtension: "json")))
@@ -48,16 +51,11 @@ final class AppLinks: Sendable {
 // doc:end
 
 // doc:begin scene
+/// UIKit makes it with `init()` (the Info.plist names the class): what it needs is the app's.
 final class SceneDelegate: UIResponder, UIWindowSceneDelegate {
     var dispatcher: RouteDispatcher?
-    let links: AppLinks
-    let root: RootFactory
-
-    init(links: AppLinks, root: RootFactory) {  // given by your app delegate
-        self.links = links
-        self.root = root
-        super.init()
-    }
+    let links = AppLinks.shared
+    let root: RootFactory = AppRoot()
 
     // A cold start: the link that launched the app arrives here, and only here.
     func scene(_ scene: UIScene, willConnectTo session: UISceneSession, options connectionOptions: UIScene.ConnectionOptions) {
@@ -107,6 +105,20 @@ final class SceneDelegate: UIResponder, UIWindowSceneDelegate {
     func makeRoot() -> (any Navigator, any GateHandler, any LeaveHandler)
 }
 
+/// The app's root, as the scene snippet names it: a tab bar of the storefront's tabs.
+@MainActor struct AppRoot: RootFactory {
+    func makeRoot() -> (any Navigator, any GateHandler, any LeaveHandler) {
+        let tabs = DocSnippetTests.tabBar()
+        return (TabNavigator(tabs: tabs, make: { ScreenViewController($0) }), LoginPresenter(presenter: tabs), KeepWork())
+    }
+}
+
+/// A leave handler that keeps the user's work (the app's own prompt would ask).
+struct KeepWork: LeaveHandler {
+    func decide(leaving dirty: [Screen], for plan: NavigationPlan) async -> LeaveDecision { .cancel }
+    func save(_ dirty: [Screen]) async -> Bool { false }
+}
+
 // doc:begin push
 extension AppDelegate {
     func userNotificationCenter(_ center: UNUserNotificationCenter, didReceive response: UNNotificationResponse) async {
@@ -132,8 +144,10 @@ final class AppDelegate: Sendable {
 
     init(_ screen: Screen) {
         self.screen = screen
-        super.init()
+        super.init(nibName: nil, bundle: nil)
     }
+
+    required init?(coder: NSCoder) { nil }  // made in code, never from a storyboard
 
     /// The same screen with other params (a product page showing another product).
     func update(_ params: [String: ParamValue]) { screen = Screen(screen.destination, params: params) }
@@ -158,6 +172,14 @@ final class AppDelegate: Sendable {
     /// The screens of a stack: positions in a plan count these, and nothing else the stack holds.
     private func screens(_ navigation: UINavigationController) -> [ScreenViewController] {
         navigation.viewControllers.compactMap { $0 as? ScreenViewController }
+    }
+
+    /// The top of what is presented, whatever it is (an alert, a login sheet): UIKit presents
+    /// from there or not at all.
+    private func top() -> UIViewController {
+        var top: UIViewController = tabs
+        while let next = top.presentedViewController { top = next }
+        return top
     }
 
     /// The modals, bottom first: each a navigation controller of screens.
@@ -191,7 +213,7 @@ final class AppDelegate: Sendable {
                 let modals = presented()
                 guard modals.indices.contains(from) else { continue }
                 let presenter: UIViewController = from == 0 ? tabs : modals[from - 1]
-                await withCheckedContinuation { done in presenter.dismiss(animated: animated) { done.resume() } }
+                await presentation { done in presenter.dismiss(animated: animated, completion: done); return true }
             case .selectTab(let tab):
                 tabs.selectedViewController = navigation(tab)
             case .update(let tab, let position, let params):
@@ -212,9 +234,27 @@ final class AppDelegate: Sendable {
                 let container = UINavigationController(rootViewController: first)
                 container.setViewControllers(controllers, animated: false)
                 container.modalPresentationStyle = modal.style == .fullScreen ? .fullScreen : .pageSheet
-                let presenter: UIViewController = presented().last ?? tabs
-                await withCheckedContinuation { done in presenter.present(container, animated: animated) { done.resume() } }
+                let presenter = top()
+                await presentation { done in
+                    presenter.present(container, animated: animated, completion: done)
+                    return presenter.presentedViewController === container  // false: UIKit refused it
+                }
             }
+        }
+    }
+
+    /// Waits for a presentation's completion — or not at all when UIKit refused it, since it
+    /// then never calls the completion. (The dispatcher's `applyTimeout` bounds the rest.)
+    private func presentation(_ start: (@escaping @MainActor () -> Void) -> Bool) async {
+        final class Once { var done = false }
+        let once = Once()
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let finish: @MainActor () -> Void = {
+                guard !once.done else { return }
+                once.done = true
+                continuation.resume()
+            }
+            if !start(finish) { finish() }
         }
     }
 
@@ -236,14 +276,20 @@ final class AppDelegate: Sendable {
     let presenter: UIViewController
     private var answer: CheckedContinuation<Bool, Never>?
     private var sheet: UIViewController?
+    /// The OAuth request's `state`, made for each sign-in: a callback without it is not ours.
+    private(set) var state: String?
 
     init(presenter: UIViewController) { self.presenter = presenter }
 
     func satisfy(_ precondition: String, for gate: Gate) async -> Bool {
         guard precondition == "auth" else { return false }        // a gate this app has no screen for
         let sheet = UIViewController()                            // your login view controller
+        var top = presenter
+        while let next = top.presentedViewController { top = next }
+        top.present(sheet, animated: true)
+        guard top.presentedViewController === sheet else { return false }  // UIKit refused it: no login now
         self.sheet = sheet
-        presenter.present(sheet, animated: true)
+        state = UUID().uuidString                                 // send it with the OAuth request
         return await withCheckedContinuation { answer = $0 }
     }
 
@@ -256,9 +302,13 @@ final class AppDelegate: Sendable {
     /// The user closed the sheet (the cancel button, or swiped it away).
     func closedByUser() { finish(false) }
 
-    /// An OAuth or magic-link callback, handed over while this screen is up.
+    /// An OAuth or magic-link callback, handed over while this screen is up. Anyone can send
+    /// the app a link that looks like one: only the answer to this screen's own request (its
+    /// `state`) signs in.
     func received(callback link: String, for gate: Gate) async {
-        guard let code = URLComponents(string: link)?.queryItems?.first(where: { $0.name == "code" })?.value else { return }
+        let items = URLComponents(string: link)?.queryItems ?? []
+        guard let state, items.first(where: { $0.name == "state" })?.value == state,
+              let code = items.first(where: { $0.name == "code" })?.value else { return }
         AppSession.shared.commit(user: "oauth:\(code.prefix(8))")  // exchange the code with your server here
         finish(true)
     }
@@ -271,6 +321,7 @@ final class AppDelegate: Sendable {
     private func finish(_ signedIn: Bool) {
         sheet?.dismiss(animated: true)
         sheet = nil
+        state = nil
         answer?.resume(returning: signedIn)
         answer = nil
     }
@@ -295,15 +346,18 @@ final class AppSession: ContextProvider, @unchecked Sendable {
 
 // doc:begin notfound
 /// A link the app cannot show goes to the browser: the route's fallback when it has one
-/// (an expired campaign's page), else the link itself (the server's landing answers it).
+/// (an expired campaign's page), else the link itself if it is on one of the app's own hosts
+/// (the server's landing answers it). Never a link to anywhere else: a push or a link can
+/// carry `https://evil.example/login`, and the app must not open it for the sender.
 struct OpenInBrowser: DispatchObserver {
     let tables: any RouteTableSource
 
     func dispatched(_ result: DispatchResult) async {
         guard case .notFound(let notFound) = result.outcome, case .link(let link, let door) = result.intent, door != .inApp else { return }
         let table = await tables.currentTable()
-        let destination = table.fallbackURL(for: notFound) ?? URL(string: link).flatMap { $0.scheme == "https" ? $0 : nil }
-        guard let destination else { return }                   // a custom-scheme link has no web page
+        let hosts = table.manifest?.resolver.schema.hosts ?? []
+        let ownPage = URL(string: link).flatMap { $0.scheme == "https" && hosts.contains($0.host?.lowercased() ?? "") ? $0 : nil }
+        guard let destination = table.fallbackURL(for: notFound) ?? ownPage else { return }
         await UIApplication.shared.open(destination)
     }
 }

@@ -114,10 +114,15 @@ struct DocSnippetTests {
         #expect(await dispatcher.dispatch(.link("https://storefront.example/p/p1", door: .universalLink)).outcome.name == "navigated")
         #expect(navigator.state.stacks["home"] == [Screen("home"), Screen("product", params: ["id": .string("p1")])])
 
-        // Logged out: the login sheet; the OAuth redirect arrives while it is up.
+        // Logged out: the login sheet; a forged callback changes nothing, then the OAuth
+        // redirect with the request's state arrives while it is up.
         let order = Task { await dispatcher.dispatch(.link("https://storefront.example/orders/42", door: .universalLink)) }
         #expect(await eventually { await MainActor.run { tabs.presentedViewController != nil } })
-        let callback = await dispatcher.dispatch(.link("storefront://auth/callback?code=abc123", door: .scheme))
+        let state = try #require(login.state)
+        let forged = await dispatcher.dispatch(.link("storefront://auth/callback?code=evil&state=guessed", door: .scheme))
+        #expect(forged.outcome == .handedToGate(precondition: "auth"))
+        #expect(tabs.presentedViewController != nil && login.state == state, "a callback without the state signs nobody in")
+        let callback = await dispatcher.dispatch(.link("storefront://auth/callback?code=abc123&state=\(state)", door: .scheme))
         #expect(callback.outcome == .handedToGate(precondition: "auth"))
         #expect(await order.value.outcome.name == "navigated")
         let shown = navigator.state
@@ -132,11 +137,13 @@ struct DocSnippetTests {
         #expect(navigator.state.modals.isEmpty)
         #expect(navigator.state.stacks["home"]?.last == Screen("product", params: ["id": .string("p2")]))
 
-        // notFound: the expired campaign's fallback, an unknown link itself, a custom scheme nowhere.
+        // notFound: the expired campaign's fallback, an unknown link itself, a custom scheme
+        // nowhere, and a push's link to another site, which is never opened.
         let opened = UIApplication.shared.opened.count
         for link in ["https://storefront.example/sale/spring", "https://storefront.example/nowhere", "storefront://nowhere"] {
             #expect(await dispatcher.dispatch(.link(link, door: .universalLink)).outcome.name.hasPrefix("notFound"))
         }
+        #expect(await dispatcher.dispatch(.link("https://evil.example/login", door: .push)).outcome.name.hasPrefix("notFound"))
         #expect(await eventually { await MainActor.run { UIApplication.shared.opened.count == opened + 2 } })
         #expect(Array(UIApplication.shared.opened.suffix(2)).map(\.absoluteString)
             == ["https://storefront.example/sale", "https://storefront.example/nowhere"])
@@ -145,6 +152,25 @@ struct DocSnippetTests {
         await AppDelegate(dispatcher: dispatcher).userNotificationCenter(
             UNUserNotificationCenter(), didReceive: UNNotificationResponse(userInfo: ["data": ["deeplink": "https://storefront.example/p/p3"]]))
         #expect(navigator.state.stacks["home"]?.last == Screen("product", params: ["id": .string("p3")]))
+    }
+
+    @Test("UIKit's rules: a scene delegate made with init(); a sheet goes over whatever is up, where UIKit would refuse it elsewhere")
+    @MainActor
+    func uikitRules() async {
+        let made = (SceneDelegate.self as any UIWindowSceneDelegate.Type).init()  // as UIKit makes it, from the Info.plist
+        #expect((made as? SceneDelegate)?.dispatcher == nil)
+        let tabs = Self.tabBar()
+        let navigator = TabNavigator(tabs: tabs, make: { ScreenViewController($0) })
+        let dispatcher = RouteDispatcher(tables: FixedRouteTable(Self.table), navigator: navigator, context: AppSession.shared)
+        await dispatcher.ready()
+        // Something the app presented itself (an alert) is up: UIKit would refuse a sheet from
+        // the tab bar, and never call its completion (the navigator's apply would never end).
+        let alert = UIViewController()
+        tabs.present(alert, animated: false)
+        let refused = UIViewController.refusedPresentations
+        #expect(await dispatcher.dispatch(.link("https://storefront.example/settings", door: .universalLink)).outcome.name == "navigated")
+        #expect(UIViewController.refusedPresentations == refused, "presented over the alert, the top")
+        #expect(alert.presentedViewController is UINavigationController)
     }
 
     @Test("A dirty form stops a link until the unsaved-work prompt answers; the navigator reports it")

@@ -3,17 +3,42 @@ import Foundation
 // Stand-ins for the few UIKit and UserNotifications types docs/client.md's snippets use, with
 // their names and signatures, so that the snippets compile and run here, headless on Linux.
 // Transitions finish at once (their completions are called), and a presentation is recorded
-// where UIKit would show it. Not a UIKit: only what the snippets touch.
+// where UIKit would show it. Not a UIKit: only what the snippets touch — but UIKit's rules
+// where a snippet could break them: a view controller's designated initializers are
+// `init(nibName:bundle:)` and the required `init?(coder:)` (a subclass cannot call
+// `super.init()`), UIKit makes a scene delegate with `init()`, and a presentation UIKit
+// refuses (the presenter is already presenting) never calls its completion.
 
-@MainActor class UIResponder {}
+@MainActor class UIResponder {
+    init() {}
+}
 
 @MainActor class UIViewController: UIResponder {
     var title: String?
     var modalPresentationStyle = UIModalPresentationStyle.automatic
     private(set) var presentedViewController: UIViewController?
     private(set) weak var presentingViewController: UIViewController?
+    /// Presentations refused, as UIKit logs them ("…which is already presenting…").
+    static var refusedPresentations = 0
+
+    init(nibName: String?, bundle: Bundle?) {
+        super.init()
+    }
+
+    required init?(coder: NSCoder) {
+        super.init()
+    }
+
+    /// `UIViewController()`: a convenience, which a subclass's own initializer cannot call as `super.init()`.
+    convenience override init() {
+        self.init(nibName: nil, bundle: nil)
+    }
 
     func present(_ controller: UIViewController, animated: Bool, completion: (@MainActor () -> Void)? = nil) {
+        guard presentedViewController == nil, controller.presentingViewController == nil else {
+            Self.refusedPresentations += 1  // UIKit shows nothing and never calls the completion
+            return
+        }
         presentedViewController = controller
         controller.presentingViewController = self
         completion?()
@@ -39,6 +64,11 @@ enum UIModalPresentationStyle { case automatic, pageSheet, fullScreen }
 
     init(rootViewController: UIViewController) {
         viewControllers = [rootViewController]
+        super.init(nibName: nil, bundle: nil)
+    }
+
+    required init?(coder: NSCoder) {
+        super.init(coder: coder)
     }
 
     func setViewControllers(_ controllers: [UIViewController], animated: Bool) {
@@ -84,7 +114,10 @@ enum UIModalPresentationStyle { case automatic, pageSheet, fullScreen }
 
 @MainActor final class UIWindowScene: UIScene {}
 @MainActor final class UISceneSession {}
-@MainActor protocol UIWindowSceneDelegate: AnyObject {}
+/// UIKit makes the scene delegate itself, from the class the Info.plist names, with `init()`.
+@MainActor protocol UIWindowSceneDelegate: AnyObject {
+    init()
+}
 
 final class UIOpenURLContext: Hashable, Sendable {
     let url: URL
@@ -109,6 +142,10 @@ final class NSUserActivity: Hashable, @unchecked Sendable {
     private(set) var opened: [URL] = []
     func open(_ url: URL) { opened.append(url) }
 }
+
+/// The app delegate's protocol: what the push snippet's `AppDelegate` adopts.
+@MainActor protocol UIApplicationDelegate: AnyObject {}
+@MainActor protocol UNUserNotificationCenterDelegate: AnyObject {}
 
 final class UNNotificationContent: Sendable {
     nonisolated(unsafe) let userInfo: [AnyHashable: Any]
