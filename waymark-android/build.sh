@@ -20,6 +20,7 @@ export JAVA_OPTS="${JAVA_OPTS:-} -Xshare:auto"
 compile_library() {
   # Recompile only when a source is newer than the jar.
   if [ ! -f "$out/waymark-android.jar" ] || [ -n "$(find "$here/src/main" -newer "$out/waymark-android.jar" -name '*.kt' | head -1)" ]; then
+    rm -f "$out/waymark-android.jar"  # a failed compile must not leave the last good jar to be tested
     kotlinc "$here/src/main/kotlin" -jvm-target 1.8 -d "$out/waymark-android.jar" 2>&1 | grep -v -E '^OpenJDK 64-Bit Server VM warning' || true
     [ -f "$out/waymark-android.jar" ] || { echo "build.sh: the library did not compile" >&2; exit 1; }
   fi

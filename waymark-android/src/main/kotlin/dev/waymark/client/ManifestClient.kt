@@ -101,7 +101,8 @@ class ManifestClient(
     private fun loadAtLaunch(): RouteTable {
         val entry = DurableFile.read(cacheFile)?.let { CacheEntry.parse(it) }
         val cached = decodeOrNull(entry?.manifest)
-        val bundled = decodeOrNull(try { configuration.bundledManifest?.invoke() } catch (error: IOException) { null })
+        // The app's function may throw anything (an asset that is not there): no bundled manifest then.
+        val bundled = decodeOrNull(try { configuration.bundledManifest?.invoke() } catch (error: Exception) { null })
         if (cached != null && cached.revision >= (bundled?.revision ?: 0)) {
             etag = entry?.etag
             return RouteTable(cached, RouteTable.Origin.CACHE)
@@ -117,6 +118,8 @@ class ManifestClient(
         var outcome: RefreshOutcome = RefreshOutcome.Unreachable("refresh did not end")
         try {
             outcome = fetch()
+        } catch (error: Exception) {
+            outcome = RefreshOutcome.Unreachable(error.toString())
         } finally {
             refreshesEnded += 1
             inFlight = null
@@ -134,7 +137,11 @@ class ManifestClient(
     override fun tableAfterFirstRefresh(withinMillis: Long): RouteTable {
         if (refreshesEnded == 0) {
             val running = inFlight ?: CompletableFuture<RefreshOutcome>().also { started ->
-                Thread({ started.complete(refresh()) }, "waymark-first-refresh").apply { isDaemon = true }.start()
+                Thread({
+                    // Nothing may escape this thread: an uncaught throwable would end the app.
+                    var outcome: RefreshOutcome = RefreshOutcome.Unreachable("the first refresh did not end")
+                    try { outcome = refresh() } catch (ignored: Throwable) { } finally { started.complete(outcome) }
+                }, "waymark-first-refresh").apply { isDaemon = true }.start()
             }
             waitFor(running, withinMillis)
         }
@@ -144,7 +151,8 @@ class ManifestClient(
     /** A table newer than [revision]: the one in use if it is, else the one a refresh in flight brings within [withinMillis]. */
     override fun newerTable(revision: Long, withinMillis: Long): RouteTable? {
         currentTable().let { if (it.revision > revision) return it }
-        val running = inFlight ?: return null
+        // A refresh that ended just now has left its table in use, and no longer shows in flight.
+        val running = inFlight ?: return currentTable().takeIf { it.revision > revision }
         waitFor(running, withinMillis)
         return currentTable().takeIf { it.revision > revision }
     }

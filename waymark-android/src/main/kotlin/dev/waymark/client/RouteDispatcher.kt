@@ -9,6 +9,8 @@ import java.util.concurrent.ExecutorService
 import java.util.concurrent.Executors
 import java.util.concurrent.TimeUnit
 import java.util.concurrent.TimeoutException
+import java.util.concurrent.CompletionException
+import java.util.concurrent.atomic.AtomicReference
 
 /** What a newer external link does to older ones still waiting. */
 enum class SupersedePolicy {
@@ -93,6 +95,9 @@ class RouteDispatcher(
         class Failed(val error: Throwable) : PromptEnd()
         object TimedOut : PromptEnd()
         class Interrupted(val outcome: DispatchOutcome) : PromptEnd()
+
+        /** The handler's own end (an answer or its failure), not the dispatcher's. */
+        val isAnswer: Boolean get() = this is Answered || this is Failed
     }
 
     /** One prompt in progress: whichever ending comes first completes it, once. */
@@ -132,22 +137,37 @@ class RouteDispatcher(
             if (isReady || isOpening) return
             isOpening = true
         }
-        worker.execute {
-            try { tables.tableAfterFirstRefresh(waitingForManifestMillis) } catch (ignored: Exception) { }
-            ready()
-        }
+        // On a thread of its own, not the worker: a ready() meanwhile opens the gate at once.
+        Thread({
+            try {
+                tables.tableAfterFirstRefresh(waitingForManifestMillis)
+            } catch (ignored: Throwable) {
+            } finally {
+                ready()
+            }
+        }, "waymark-launch-gate").apply { isDaemon = true }.start()
     }
 
     private fun open() {
-        val stashed = synchronized(lock) {
+        val stash = synchronized(lock) {
             if (isReady) return
-            isReady = true
             isOpening = false
-            configuration.gateStash
-        }?.let { stash -> try { stash.take() } catch (ignored: Exception) { null } }
-        if (stashed != null) synchronized(lock) {
-            arrivals += 1
-            waiting.addFirst(Pending(arrivals, stashed))
+            val found = configuration.gateStash
+            // With a stash, it is read first, on the worker (disk, never the caller's thread).
+            if (found == null) isReady = true else isDraining = true
+            found
+        } ?: return startDraining()
+        worker.execute {
+            val stashed = try { stash.take() } catch (ignored: Exception) { null }
+            synchronized(lock) {
+                if (stashed != null) {
+                    arrivals += 1
+                    waiting.addFirst(Pending(arrivals, stashed))
+                }
+                isReady = true
+                isDraining = false
+            }
+            startDraining()
         }
     }
 
@@ -175,7 +195,20 @@ class RouteDispatcher(
         }
         for ((older, outcome) in ended) finish(older, outcome, null, 0)
         startDraining()
-        return pending.result
+        // The caller's own future: cancelling it ends the intent `cancelled`, waiting or
+        // running (as cancelling the dispatching task does in Swift), and never the result the
+        // dispatcher and its observer keep.
+        val handed = pending.result.thenApply { it }
+        handed.whenComplete { _, error -> if (error is java.util.concurrent.CancellationException) interrupt(pending, DispatchOutcome.Cancelled) }
+        return handed
+    }
+
+    /** Ends [pending] as [outcome]: at once if it waits, at its prompt or next step if it runs. */
+    private fun interrupt(pending: Pending, outcome: DispatchOutcome) {
+        val waited = synchronized(lock) {
+            if (waiting.remove(pending)) true else { if (current === pending) interruptRunning(pending, outcome); false }
+        }
+        if (waited) finish(pending, outcome, null, 0)
     }
 
     /** Dispatches the link a notification's data carries; null, and nothing dispatched, when it carries none. */
@@ -189,7 +222,7 @@ class RouteDispatcher(
      */
     fun cancel(): Boolean = synchronized(lock) {
         val running = current ?: return false
-        if (running.result.isDone || running.interruption != null) return false
+        if (running.result.isDone) return false
         interruptRunning(running, DispatchOutcome.Cancelled)
         true
     }
@@ -257,19 +290,31 @@ class RouteDispatcher(
             pending.interruption?.let { return PromptEnd.Interrupted(it) }
             this.prompt = prompt
         }
-        try {
-            val future = start()
-            future.whenComplete { value, error ->
-                prompt.ending.complete(if (error != null) PromptEnd.Failed(error) else PromptEnd.Answered(value))
+        // Started on a thread of the library's, not the worker: a handler that blocks before it
+        // returns its future (or waits on a dispatch's future) holds that thread, never the
+        // timeout or cancel().
+        val started = AtomicReference<CompletableFuture<T>?>()
+        HANDLERS.execute {
+            if (prompt.ending.isDone) return@execute  // ended before it began: never shown
+            try {
+                val future = start()
+                started.set(future)
+                future.whenComplete { value, error ->
+                    prompt.ending.complete(if (error != null) PromptEnd.Failed((error as? CompletionException)?.cause ?: error) else PromptEnd.Answered(value))
+                }
+                if (prompt.ending.isDone && !prompt.ending.get().isAnswer) future.cancel(true)
+            } catch (error: Throwable) {
+                prompt.ending.complete(PromptEnd.Failed(error))
             }
+        }
+        try {
             val end = try {
                 if (timeoutMillis == null) prompt.ending.get() else prompt.ending.get(maxOf(0L, timeoutMillis), TimeUnit.MILLISECONDS)
             } catch (late: TimeoutException) {
                 prompt.ending.complete(PromptEnd.TimedOut)
                 prompt.ending.get()
             }
-            if (end !is PromptEnd.Answered && end !is PromptEnd.Failed) future.cancel(true)
-            if (end is PromptEnd.Failed) throw (end.error as? java.util.concurrent.CompletionException)?.cause ?: end.error
+            if (!end.isAnswer) started.get()?.cancel(true)
             return end
         } finally {
             synchronized(lock) { if (this.prompt === prompt) this.prompt = null }
@@ -277,6 +322,11 @@ class RouteDispatcher(
     }
 
     private fun ending(outcome: DispatchOutcome) = if (outcome === DispatchOutcome.Superseded) PromptEnding.SUPERSEDED else PromptEnding.CANCELLED
+
+    /** A handler's `close` that throws changes nothing of how its intent ended. */
+    private inline fun quietly(close: () -> Unit) {
+        try { close() } catch (ignored: Throwable) { }
+    }
 
     /** Resolves, gates (the stash-and-resume loop with its loop guard), plans and applies one intent. */
     private fun process(pending: Pending): Triple<DispatchOutcome, Resolution?, Long> {
@@ -325,11 +375,11 @@ class RouteDispatcher(
                             is PromptEnd.Answered -> if (end.value == true) passed.add(current.precondition)
                                 else return Triple(DispatchOutcome.GateCancelled(current.precondition), current, table.revision)
                             is PromptEnd.TimedOut -> {
-                                handler.close(current, PromptEnding.TIMED_OUT)
+                                quietly { handler.close(current, PromptEnding.TIMED_OUT) }
                                 return Triple(DispatchOutcome.GateTimedOut(current.precondition), current, table.revision)
                             }
                             is PromptEnd.Interrupted -> {
-                                handler.close(current, ending(end.outcome))
+                                quietly { handler.close(current, ending(end.outcome)) }
                                 return Triple(end.outcome, current, table.revision)
                             }
                             is PromptEnd.Failed -> throw end.error
@@ -366,18 +416,18 @@ class RouteDispatcher(
                             is PromptEnd.Answered -> if (saved.value == true) answered.addAll(dirty) else return DispatchOutcome.LeaveCancelled(dirty)
                             is PromptEnd.TimedOut -> {
                                 // The "Saving…" sheet is the handler's: told to close, as for its decision.
-                                handler.close(PromptEnding.TIMED_OUT)
+                                quietly { handler.close(PromptEnding.TIMED_OUT) }
                                 return DispatchOutcome.LeaveTimedOut(dirty)
                             }
-                            is PromptEnd.Interrupted -> { handler.close(ending(saved.outcome)); return saved.outcome }
-                            is PromptEnd.Failed -> throw saved.error
+                            is PromptEnd.Interrupted -> { quietly { handler.close(ending(saved.outcome)) }; return saved.outcome }
+                            is PromptEnd.Failed -> return DispatchOutcome.LeaveCancelled(dirty)  // a failed save keeps the work
                         }
                     }
                     else -> return DispatchOutcome.LeaveCancelled(dirty)
                 }
-                is PromptEnd.TimedOut -> { handler.close(PromptEnding.TIMED_OUT); return DispatchOutcome.LeaveTimedOut(dirty) }
-                is PromptEnd.Interrupted -> { handler.close(ending(end.outcome)); return end.outcome }
-                is PromptEnd.Failed -> throw end.error
+                is PromptEnd.TimedOut -> { quietly { handler.close(PromptEnding.TIMED_OUT) }; return DispatchOutcome.LeaveTimedOut(dirty) }
+                is PromptEnd.Interrupted -> { quietly { handler.close(ending(end.outcome)) }; return end.outcome }
+                is PromptEnd.Failed -> return DispatchOutcome.LeaveCancelled(dirty)
             }
             // The user may have done something while asked: plan again from what is shown now.
             plan = NavigationPlanner.plan(navigator.state(), target, source)
@@ -397,5 +447,8 @@ class RouteDispatcher(
     companion object {
         /** Times the leave handler is asked for one intent (new dirty screens may appear while it asks). */
         const val LEAVE_ROUNDS = 3
+
+        /** Where prompts are started: daemon threads, made as needed, kept a minute when idle. */
+        private val HANDLERS = Executors.newCachedThreadPool { Thread(it, "waymark-handler").apply { isDaemon = true } }
     }
 }

@@ -83,11 +83,16 @@ interface Transport {
 class HttpUrlTransport : Transport {
     override fun send(request: TransportRequest): TransportResponse {
         val connection = URL(request.url).openConnection() as HttpURLConnection
-        // The whole request's deadline: past it the connection is closed from the watchdog's
-        // thread, which ends a read blocked on a server that drips a byte at a time
-        // (readTimeout alone is per read).
+        // The whole request's deadline (readTimeout alone is per read): once it has passed, the
+        // connection is closed, and again every 200 ms until the request has ended (a close
+        // while still connecting does nothing), each close on a thread of its own (on the JVM
+        // one can wait for the blocked read's lock); and every step checks it.
         val expired = java.util.concurrent.atomic.AtomicBoolean(false)
-        val deadline = WATCHDOG.schedule({ expired.set(true); connection.disconnect() }, request.timeoutMillis.toLong(), TimeUnit.MILLISECONDS)
+        val deadline = WATCHDOG.scheduleWithFixedDelay({
+            expired.set(true)
+            Thread({ connection.disconnect() }, "waymark-transport-close").apply { isDaemon = true }.start()
+        }, request.timeoutMillis.toLong(), 200, TimeUnit.MILLISECONDS)
+        fun checkDeadline() { if (expired.get()) throw DeadlineExceeded(request.timeoutMillis) }
         try {
             connection.requestMethod = request.method
             connection.useCaches = false
@@ -101,14 +106,17 @@ class HttpUrlTransport : Transport {
                 connection.outputStream.use { it.write(body) }
             }
             val status = connection.responseCode
+            checkDeadline()
             val limit = request.maximumBodyBytes
             if (limit != null && connection.contentLengthLong > limit) throw BodyTooLarge(limit)
-            val stream = if (status >= 400) connection.errorStream else connection.inputStream
-            val body = stream?.use { read(it, limit) } ?: ByteArray(0)
+            // The headers before the body: a close resets them.
             val headers = connection.headerFields.filterKeys { it != null }.mapValues { it.value.firstOrNull() ?: "" }
+            val stream = if (status >= 400) connection.errorStream else connection.inputStream
+            val body = stream?.use { read(it, limit, ::checkDeadline) } ?: ByteArray(0)
+            checkDeadline()  // a body cut short by the close is no answer
             return TransportResponse(status, headers, body)
         } catch (error: IOException) {
-            if (expired.get() && error !is BodyTooLarge) throw DeadlineExceeded(request.timeoutMillis)
+            if (expired.get() && error !is BodyTooLarge && error !is DeadlineExceeded) throw DeadlineExceeded(request.timeoutMillis)
             throw error
         } finally {
             deadline.cancel(false)
@@ -116,11 +124,12 @@ class HttpUrlTransport : Transport {
         }
     }
 
-    /** The body, counted as it arrives: past [limit] the rest is not read. */
-    private fun read(stream: InputStream, limit: Int?): ByteArray {
+    /** The body, counted as it arrives: past [limit] the rest is not read; [check] between reads. */
+    private fun read(stream: InputStream, limit: Int?, check: () -> Unit): ByteArray {
         val out = ByteArrayOutputStream()
         val buffer = ByteArray(64 * 1024)
         while (true) {
+            check()
             val count = stream.read(buffer)
             if (count < 0) return out.toByteArray()
             if (limit != null && out.size() + count > limit) throw BodyTooLarge(limit)
