@@ -95,7 +95,8 @@ public final class URLSessionTransport: Transport, @unchecked Sendable {
     }
 
     public func send(_ request: TransportRequest) async throws -> TransportResponse {
-        var urlRequest = URLRequest(url: request.url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: request.timeout)
+        // URLSession's own timeout is an idle one, set past the deadline: the deadline ends a request first.
+        var urlRequest = URLRequest(url: request.url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: request.timeout + 5)
         urlRequest.httpMethod = request.method
         urlRequest.httpBody = request.body
         #if canImport(Darwin)

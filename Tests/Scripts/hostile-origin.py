@@ -89,6 +89,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
             write(CHUNK)
             sent += len(CHUNK)
             count(kind, len(CHUNK))
+            if endless:
+                time.sleep(0.0005)  # at most ~100 MB/s: a client's limit is reached in a third of a second, not at a core's whole speed
 
 
 class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):

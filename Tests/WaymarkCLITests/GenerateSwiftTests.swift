@@ -8,7 +8,9 @@ import Testing
 /// `swiftc` against the RouteEngine and WaymarkClient this build made, and run — every
 /// destination goes to a `DestinationRequest` and a `Screen` and back unchanged, and names,
 /// types and params the schema does not declare convert to nil.
-@Suite("waymark generate swift")
+// One compile at a time: eight swiftc runs at once would take both cores from every other
+// suite of the run for a minute.
+@Suite("waymark generate swift", .serialized)
 struct GenerateSwiftTests {
     /// The schemas: the storefront's two builds and the lab app's (optional, enum and int params).
     static let schemas: [(String, String)] = [
@@ -83,7 +85,7 @@ struct GenerateSwiftTests {
 
     @Test("Generated, compiled and run: every destination round-trips, with the default isolation and with the main actor's",
           arguments: schemas, [false, true])
-    func compilesAndRoundTrips(_ schema: (label: String, path: String), mainActorByDefault: Bool) throws {
+    func compilesAndRoundTrips(_ schema: (label: String, path: String), mainActorByDefault: Bool) async throws {
         let (label, path) = schema
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("generated-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -106,11 +108,11 @@ struct GenerateSwiftTests {
         }
         let executable = directory.appendingPathComponent("check").path
         let isolation = mainActorByDefault ? ["-swift-version", "6", "-default-isolation", "MainActor"] : []
-        let compile = try run("swiftc", ["-module-name", "GeneratedCheck", "-I", build.appendingPathComponent("Modules").path] + isolation
+        let compile = try await run("swiftc", ["-module-name", "GeneratedCheck", "-I", build.appendingPathComponent("Modules").path] + isolation
                               + [generated, directory.appendingPathComponent("main.swift").path] + objects + ["-o", executable])
         #expect(compile.status == 0, "\(label): swiftc failed:\n\(compile.output)")
         guard compile.status == 0 else { return }
-        let ran = try run(executable, [])
+        let ran = try await run(executable, [])
         #expect(ran.output == "ok \(count)\n", "\(label)")
     }
 
@@ -141,16 +143,26 @@ struct GenerateSwiftTests {
         #expect(SwiftGenerator.identifier(name) == expected)
     }
 
-    func run(_ tool: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: tool.hasPrefix("/") ? tool : "/usr/bin/env")
-        process.arguments = tool.hasPrefix("/") ? arguments : [tool] + arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+    /// Runs a tool and waits for it off the cooperative pool: `swiftc` takes seconds, and a
+    /// pool thread blocked that long (two on two cores) stalls every other test of the run,
+    /// deadlines and all.
+    func run(_ tool: String, _ arguments: [String]) async throws -> (status: Int32, output: String) {
+        final class Running: @unchecked Sendable {
+            let process = Process()
+            let pipe = Pipe()
+        }
+        let running = Running()
+        running.process.executableURL = URL(fileURLWithPath: tool.hasPrefix("/") ? tool : "/usr/bin/env")
+        running.process.arguments = tool.hasPrefix("/") ? arguments : [tool] + arguments
+        running.process.standardOutput = running.pipe
+        running.process.standardError = running.pipe
+        try running.process.run()
+        return await withCheckedContinuation { continuation in
+            Thread {
+                let data = running.pipe.fileHandleForReading.readDataToEndOfFile()
+                running.process.waitUntilExit()
+                continuation.resume(returning: (running.process.terminationStatus, String(decoding: data, as: UTF8.self)))
+            }.start()
+        }
     }
 }

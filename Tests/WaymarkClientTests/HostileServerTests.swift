@@ -80,7 +80,7 @@ struct HostileServerTests {
 /// Both clients over `URLSessionTransport` against a server that sends 400 MB (with a length,
 /// and chunked without one) and one that drips a byte every 10 s: the body is abandoned at the
 /// limit as it arrives, the whole request has one deadline, and neither client throws.
-@Suite("A hostile server's bodies")
+@Suite("A hostile server's bodies", .serialized)
 struct HostileBodyTests {
     static let origin = HostileOrigin.shared
 
@@ -122,14 +122,13 @@ struct HostileBodyTests {
     }
 
     /// A byte every 0.2 s: an idle timeout (`URLRequest.timeoutInterval`) never fires, the
-    /// whole request's deadline does.
-    @Test("A byte at a time: the refresh ends at its deadline, unreachable", arguments: ["trickle", "drip"])
+    /// whole request's deadline does. The time limit is the test (the trickle takes 200 s),
+    /// far past what a busy run adds: no timing of its own.
+    @Test("A byte at a time: the refresh ends at its deadline, unreachable", .timeLimit(.minutes(1)), arguments: ["trickle", "drip"])
     func drip(_ kind: String) async throws {
         let client = Self.manifestClient(kind, timeout: 1)
-        let started = Date()
         guard case .unreachable(let reason) = await client.refresh() else { Issue.record("not unreachable"); return }
-        #expect(reason.contains("deadlineExceeded") || reason.contains("timed out"), "\(reason)")
-        #expect(Date().timeIntervalSince(started) < 8, "the deadline is the whole request's, not an idle timeout")
+        #expect(reason.contains("deadlineExceeded"), "the whole request's deadline: \(reason)")
     }
 
     @Test("Telemetry: a 400 MB answer or a drip keeps the batch for the next post")
@@ -149,14 +148,14 @@ struct HostileBodyTests {
         }
     }
 
-    @Test("Cancelling the calling task cancels the request at once")
+    /// The request's own deadline is 10 minutes and the drip's end 10,000 s away: only the
+    /// cancel can end it inside the time limit.
+    @Test("Cancelling the calling task cancels the request", .timeLimit(.minutes(1)))
     func cancelled() async throws {
         let transport = URLSessionTransport()
-        let started = Date()
-        let task = Task { try await transport.send(TransportRequest(url: Self.origin.url("drip"), timeout: 60)) }
+        let task = Task { try await transport.send(TransportRequest(url: Self.origin.url("drip"), timeout: 600)) }
         try? await Task.sleep(nanoseconds: 100_000_000)
         task.cancel()
         await #expect(throws: CancellationError.self) { try await task.value }
-        #expect(Date().timeIntervalSince(started) < 8)
     }
 }
