@@ -12,13 +12,19 @@ public enum Cohort {
     }
 
     /// The install id kept in `directory` (`install-id`, made once with a random UUID and
-    /// written durably); nil if it can neither be read nor made. Keep it where the system
-    /// does not purge (Application Support on iOS), or installs change cohort.
+    /// written durably); nil if it can neither be read nor made — or if it is there and cannot
+    /// be read now (before the device's first unlock): never a new id over the install's own.
+    /// Keep it where the system does not purge (Application Support on iOS), or installs
+    /// change cohort; the directory is excluded from backups, so a restored device makes its own.
     public static func installID(in directory: URL) -> UUID? {
         let file = directory.appendingPathComponent("install-id")
-        if let data = DurableFile.read(file), let text = String(data: data, encoding: .utf8),
-           let id = UUID(uuidString: text.trimmingCharacters(in: .whitespacesAndNewlines)) {
-            return id
+        switch DurableFile.contents(file) {
+        case .unreadable: return nil
+        case .data(let data):
+            if let text = String(data: data, encoding: .utf8), let id = UUID(uuidString: text.trimmingCharacters(in: .whitespacesAndNewlines)) {
+                return id
+            }
+        case .missing: break
         }
         let id = UUID()
         guard (try? DurableFile.write(Data((id.uuidString + "\n").utf8), to: file)) != nil else { return nil }

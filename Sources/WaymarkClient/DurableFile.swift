@@ -10,7 +10,7 @@ enum DurableFile {
     /// then fails.)
     static func write(_ data: Data, to url: URL) throws {
         let directory = url.deletingLastPathComponent()
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        try prepare(directory)
         try data.write(to: url, options: .atomic)
         // The rename is durable once the directory is; not every platform opens one for this.
         if let handle = try? FileHandle(forReadingFrom: directory) {
@@ -20,6 +20,39 @@ enum DurableFile {
     }
 
     static func read(_ url: URL) -> Data? {
-        try? Data(contentsOf: url)
+        if case .data(let data) = contents(url) { return data }
+        return nil
+    }
+
+    /// What reading a file found: its bytes, no file, or a file that cannot be read now —
+    /// before the device's first unlock (data protection), or damaged — which a caller must
+    /// not take for an empty one and write over.
+    enum Contents {
+        case data(Data)
+        case missing
+        case unreadable
+    }
+
+    static func contents(_ url: URL) -> Contents {
+        do {
+            return .data(try Data(contentsOf: url))
+        } catch let error as CocoaError where error.code == .fileReadNoSuchFile || error.code == .fileNoSuchFile {
+            return .missing
+        } catch {
+            return FileManager.default.fileExists(atPath: url.path) ? .unreadable : .missing
+        }
+    }
+
+    /// Makes the library's directory if needed, excluded from backups: a restored or
+    /// migrated device must not get this install's id (its cohort and source key) or replay
+    /// its telemetry journal, and the cache is fetched again anyway.
+    static func prepare(_ directory: URL) throws {
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        #if canImport(Darwin)
+        var values = URLResourceValues()
+        values.isExcludedFromBackup = true
+        var excluded = directory
+        try? excluded.setResourceValues(values)
+        #endif
     }
 }

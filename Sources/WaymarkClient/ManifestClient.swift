@@ -100,21 +100,45 @@ public actor ManifestClient: RouteTableSource {
         configuration.cacheDirectory.appendingPathComponent("manifest-\(configuration.build.platform)-\(configuration.build.version).cache")
     }
 
-    /// The table in use, loaded at the first call (cache, bundled, empty).
+    /// The table in use, loaded at the first call (cache, bundled, empty). A cache that is
+    /// there but cannot be read yet (before the device's first unlock) is not taken for none:
+    /// the table meanwhile is the bundled or empty one, and the cache is read again, at most
+    /// every `unreadableRetry` seconds, until it reads or a refresh brings a table.
     public func currentTable() -> RouteTable {
         if let table { return table }
-        let loaded = loadAtLaunch()
-        table = loaded
+        if let interim, let since = interimSince, Date().timeIntervalSince(since) < unreadableRetry { return interim }
+        let (loaded, final) = loadAtLaunch()
+        if final {
+            table = loaded
+            interim = nil
+        } else {
+            interim = loaded
+            interimSince = Date()
+        }
         return loaded
     }
 
+    /// The table used while the cache cannot be read, and since when.
+    private var interim: RouteTable?
+    private var interimSince: Date?
+    /// Seconds between reads of a cache that could not be read (tests shorten it).
+    var unreadableRetry: TimeInterval = 5
+
     /// Cache, else bundled, else empty; of a good cache and a good bundled manifest, the
-    /// newer revision (an app update may ship a newer one than it cached).
-    private func loadAtLaunch() -> RouteTable {
+    /// newer revision (an app update may ship a newer one than it cached). Not final when the
+    /// cache could not be read.
+    private func loadAtLaunch() -> (RouteTable, final: Bool) {
         var cached: (manifest: Manifest, etag: String?)?
-        if let data = DurableFile.read(cacheFile), let entry = CacheEntry(data),
+        let contents = DurableFile.contents(cacheFile)
+        if case .data(let data) = contents, let entry = CacheEntry(data),
            case .success(let manifest) = Manifest.decode(entry.manifest, for: configuration.build) {
             cached = (manifest, entry.etag)
+        }
+        if case .unreadable = contents {
+            let bundled = configuration.bundledManifest.flatMap(DurableFile.read).flatMap {
+                try? Manifest.decode($0, for: configuration.build).get()
+            }
+            return (bundled.map { RouteTable(manifest: $0, origin: .bundled) } ?? .empty, false)
         }
         var bundled: Manifest?
         if let url = configuration.bundledManifest, let data = DurableFile.read(url),
@@ -123,10 +147,10 @@ public actor ManifestClient: RouteTableSource {
         }
         if let cached, cached.manifest.revision >= (bundled?.revision ?? 0) {
             etag = cached.etag
-            return RouteTable(manifest: cached.manifest, origin: .cache)
+            return (RouteTable(manifest: cached.manifest, origin: .cache), true)
         }
-        if let bundled { return RouteTable(manifest: bundled, origin: .bundled) }
-        return .empty
+        if let bundled { return (RouteTable(manifest: bundled, origin: .bundled), true) }
+        return (.empty, true)
     }
 
     /// Calls that joined one in flight (tests watch it to know an overlap happened).
@@ -227,7 +251,7 @@ public actor ManifestClient: RouteTableSource {
         case .install:
             if let known = installCohort { return known }
             let value = Cohort.installID(in: configuration.cacheDirectory).map(Cohort.of(installID:))
-            installCohort = .some(value)
+            if value != nil { installCohort = .some(value) }  // an id that cannot be read yet is asked again
             return value
         }
     }

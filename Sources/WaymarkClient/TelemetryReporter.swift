@@ -172,6 +172,8 @@ public actor TelemetryReporter: DispatchObserver {
 
     private func post(now: Date) async -> TelemetryPostOutcome {
         loadIfNeeded()
+        // A journal that cannot be read yet may hold a batch already sent: it goes first, so nothing goes before it.
+        guard loaded else { return finish(.retryLater(status: nil, retryAfter: nil)) }
         dropTooOld(now: now)
         guard let batch = outgoing ?? formBatch(now: now) else { return finish(.idle) }
         var headers = ["Content-Type": "application/json"]
@@ -276,8 +278,18 @@ public actor TelemetryReporter: DispatchObserver {
     /// Lines add up; a line that does not parse (the tail of a killed write) is skipped.
     private func loadIfNeeded() {
         guard !loaded else { return }
+        let data: Data?
+        switch DurableFile.contents(journalFile) {
+        case .data(let bytes): data = bytes
+        case .missing: data = nil
+        case .unreadable:
+            // The journal is there but cannot be read now (before the first unlock): nothing
+            // is written over it and nothing is posted; what is recorded meanwhile stays in
+            // memory (within the bound) and joins it once it reads, at the next call.
+            return
+        }
         loaded = true
-        if let data = DurableFile.read(journalFile) {
+        if let data {
             for line in data.split(separator: 0x0A) {
                 guard let json = try? JSONParser().parse(line) else { continue }
                 if let batch = TelemetryBatch(journal: json) {
@@ -294,6 +306,7 @@ public actor TelemetryReporter: DispatchObserver {
     }
 
     private func append(_ line: JSONValue) {
+        guard loaded else { return }  // in memory until the journal reads
         if journal == nil { openJournal() }
         guard let journal else { return }
         var bytes = line.serializedBytes()
@@ -309,7 +322,7 @@ public actor TelemetryReporter: DispatchObserver {
 
     private func openJournal() {
         if !FileManager.default.fileExists(atPath: journalFile.path) {
-            try? FileManager.default.createDirectory(at: configuration.cacheDirectory, withIntermediateDirectories: true)
+            try? DurableFile.prepare(configuration.cacheDirectory)
             _ = FileManager.default.createFile(atPath: journalFile.path, contents: nil)
         }
         journal = try? FileHandle(forWritingTo: journalFile)
@@ -318,6 +331,7 @@ public actor TelemetryReporter: DispatchObserver {
 
     /// The whole pending state as a fresh journal, replacing the old one atomically.
     private func rewriteJournal() {
+        guard loaded else { return }  // never over a journal that could not be read
         var bytes: [UInt8] = []
         if let outgoing { bytes += outgoing.journalJSON.serializedBytes() + [0x0A] }
         if unsentDrops > 0 { bytes += JSONValue.object(["dropped": .int(unsentDrops)]).serializedBytes() + [0x0A] }

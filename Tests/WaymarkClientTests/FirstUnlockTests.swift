@@ -1,0 +1,96 @@
+import Foundation
+import RouteEngine
+import TestSupport
+import Testing
+@testable import WaymarkClient
+
+/// Files that are there but cannot be read now — before the device's first unlock, when
+/// data protection keeps them shut (here: a directory where the file should be, which no
+/// read opens whoever runs the test). None is taken for an empty file, none written over.
+@Suite("Files that cannot be read yet")
+struct FirstUnlockTests {
+    static let build = Fixtures.storefrontBuild
+
+    /// Shuts `file`: a directory where it is, which no read opens. Returns what it held.
+    @discardableResult
+    static func shut(_ file: URL) throws -> Data {
+        let saved = try Data(contentsOf: file)
+        try FileManager.default.removeItem(at: file)
+        try FileManager.default.createDirectory(at: file, withIntermediateDirectories: true)
+        return saved
+    }
+
+    /// The device is unlocked: `file` holds `data` again.
+    static func unlock(_ file: URL, _ data: Data) throws {
+        try FileManager.default.removeItem(at: file)
+        try data.write(to: file)
+    }
+
+    @Test("The manifest cache: the bundled table meanwhile, the cache once it reads")
+    func manifestCache() async throws {
+        let directory = temporaryDirectory()
+        let bundled = directory.appendingPathComponent("bundled.json")
+        try Data(Fixtures.storefrontManifest(revision: 1)).write(to: bundled)
+        var configuration = ManifestClientConfiguration(server: URL(string: "https://links.example")!, build: Self.build, token: "wm_t",
+                                                        cacheDirectory: directory, bundledManifest: bundled)
+        configuration.cohort = .none
+        // A cache of revision 3, from an earlier run.
+        let cacheFile = await ManifestClient(configuration: configuration).cacheFile
+        try CacheEntry(etag: "\"m3\"", manifest: Data(Fixtures.storefrontManifest(revision: 3))).data.write(to: cacheFile)
+        let saved = try Self.shut(cacheFile)
+        let client = ManifestClient(configuration: configuration, transport: ScriptedTransport([]))
+        await client.setUnreadableRetry(0)
+        let early = await client.currentTable()
+        #expect(early.origin == .bundled && early.revision == 1, "the bundled table while the cache is shut")
+        var isDirectory: ObjCBool = false
+        #expect(FileManager.default.fileExists(atPath: cacheFile.path, isDirectory: &isDirectory) && isDirectory.boolValue, "nothing written over it")
+        // Unlocked: the next look reads the cache.
+        try Self.unlock(cacheFile, saved)
+        let later = await client.currentTable()
+        #expect(later.origin == .cache && later.revision == 3)
+    }
+
+    @Test("The install id: none while it is shut, never a new one over it")
+    func installID() async throws {
+        let directory = temporaryDirectory()
+        let id = try #require(Cohort.installID(in: directory))
+        let file = directory.appendingPathComponent("install-id")
+        let saved = try Self.shut(file)
+        #expect(Cohort.installID(in: directory) == nil)
+        var isDirectory: ObjCBool = false
+        #expect(FileManager.default.fileExists(atPath: file.path, isDirectory: &isDirectory) && isDirectory.boolValue, "not replaced")
+        try Self.unlock(file, saved)
+        #expect(Cohort.installID(in: directory) == id, "the install keeps its id, so its cohort")
+    }
+
+    @Test("The telemetry journal: what is recorded meanwhile stays in memory, nothing is posted or written over, then both go")
+    func journal() async throws {
+        let directory = temporaryDirectory()
+        let minute = Int(Date().timeIntervalSince1970) / 60 * 60
+        func event(_ route: String) -> TelemetryEvent {
+            TelemetryEvent(client: .init(platform: "ios", appVersion: "5.3.0", revision: 1), minute: minute, entry: .universalLink,
+                           outcome: "proceed", reason: nil, route: route, destination: route, precondition: nil)
+        }
+        let accepted = Result<TransportResponse, URLError>.success(TransportResponse(status: 202, body: Data(#"{"accepted":2,"rejected":[]}"#.utf8)))
+        let configuration = TelemetryConfiguration(server: URL(string: "https://links.example")!, build: Self.build, token: "wm_w", cacheDirectory: directory)
+        // An earlier run left one event in the journal.
+        let earlier = TelemetryReporter(configuration: configuration, transport: ScriptedTransport([]))
+        await earlier.record(event("cart"), count: 1)
+        let journal = await earlier.journalFile
+        let written = try Self.shut(journal)
+
+        let transport = ScriptedTransport([accepted])
+        let reporter = TelemetryReporter(configuration: configuration, transport: transport)
+        await reporter.record(event("product"), count: 1)
+        #expect(await reporter.flush() == .retryLater(status: nil, retryAfter: nil), "nothing posted before the journal reads")
+        #expect(await transport.requests.isEmpty)
+        try Self.unlock(journal, written)
+        // Unlocked: the next call reads it, and both events go, in one batch.
+        guard case .delivered(_, let resolutions, _) = await reporter.flush() else { Issue.record("not delivered"); return }
+        #expect(resolutions == 2)
+    }
+}
+
+extension ManifestClient {
+    func setUnreadableRetry(_ seconds: TimeInterval) { unreadableRetry = seconds }
+}
