@@ -34,8 +34,8 @@ public struct DispatcherConfiguration: Sendable {
     /// How long the navigator's `apply` may take (animations, presentations and their
     /// completion handlers); past it the intent ends `applyTimedOut` and the next one runs, so
     /// an apply that never returns (a completion UIKit skipped) cannot stop every later link.
-    /// `cancel()` ends a running apply's wait too. Default 10 s; nil waits for ever (and then
-    /// `cancel()` cannot end an apply).
+    /// `cancel()` ends a running apply's wait too, with or without a timeout. Default 10 s;
+    /// nil: no limit.
     public var applyTimeout: TimeInterval? = 10
     /// Links that answer a running gate rather than go anywhere (an OAuth redirect, a magic
     /// link): a link by the scheme or universal-link door (never a push's) starting with one

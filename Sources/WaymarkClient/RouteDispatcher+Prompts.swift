@@ -166,12 +166,8 @@ extension RouteDispatcher {
     /// but never superseded — only `cancel()` or the timeout ends the wait. The apply's task is
     /// cancelled then; whatever it still does, the next plan is made from `navigator.state`.
     private func apply(_ pending: Pending, _ plan: NavigationPlan) async -> DispatchOutcome {
-        guard let timeout = configuration.applyTimeout else {
-            await navigator.apply(plan)
-            return .navigated(plan)
-        }
         let navigator = navigator
-        switch await ask(pending, gate: nil, isApply: true, timeout: timeout, { await navigator.apply(plan); return .applied }) {
+        switch await ask(pending, gate: nil, isApply: true, timeout: configuration.applyTimeout, { await navigator.apply(plan); return .applied }) {
         case .answered: return .navigated(plan)
         case .timedOut: return .applyTimedOut(plan)
         case .interrupted(let outcome): return outcome
