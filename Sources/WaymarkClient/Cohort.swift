@@ -15,7 +15,7 @@ public enum Cohort {
     /// written durably); nil if it can neither be read nor made — or if it is there and cannot
     /// be read now (before the device's first unlock): never a new id over the install's own.
     /// Keep it where the system does not purge (Application Support on iOS), or installs
-    /// change cohort; the directory is excluded from backups, so a restored device makes its own.
+    /// change cohort; the file is excluded from backups, so a restored device makes its own.
     public static func installID(in directory: URL) -> UUID? {
         let file = directory.appendingPathComponent("install-id")
         switch DurableFile.contents(file) {
@@ -26,8 +26,22 @@ public enum Cohort {
             }
         case .missing: break
         }
-        let id = UUID()
-        guard (try? DurableFile.write(Data((id.uuidString + "\n").utf8), to: file)) != nil else { return nil }
+        // Made whole in a file of its own, then linked into place, which fails if an id is
+        // there already: of two callers at once (the manifest client and the reporter), both
+        // get the one that won.
+        let id = UUID(), bytes = Data((id.uuidString + "\n").utf8)
+        let made = directory.appendingPathComponent(".install-id-\(id.uuidString)")
+        guard (try? DurableFile.write(bytes, to: made)) != nil else { return nil }
+        defer { try? FileManager.default.removeItem(at: made) }
+        if (try? FileManager.default.linkItem(at: made, to: file)) == nil {
+            if case .data(let data) = DurableFile.contents(file), let text = String(data: data, encoding: .utf8),
+               let existing = UUID(uuidString: text.trimmingCharacters(in: .whitespacesAndNewlines)) {
+                return existing
+            }
+            // A damaged one: replaced.
+            guard (try? DurableFile.write(bytes, to: file)) != nil else { return nil }
+        }
+        DurableFile.excludeFromBackup(file)
         return id
     }
 }

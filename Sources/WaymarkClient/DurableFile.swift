@@ -12,6 +12,7 @@ enum DurableFile {
         let directory = url.deletingLastPathComponent()
         try prepare(directory)
         try data.write(to: url, options: .atomic)
+        excludeFromBackup(url)
         // The rename is durable once the directory is; not every platform opens one for this.
         if let handle = try? FileHandle(forReadingFrom: directory) {
             try? handle.synchronize()
@@ -43,16 +44,31 @@ enum DurableFile {
         }
     }
 
-    /// Makes the library's directory if needed, excluded from backups: a restored or
-    /// migrated device must not get this install's id (its cohort and source key) or replay
-    /// its telemetry journal, and the cache is fetched again anyway.
+    /// Makes the library's directory if needed.
     static func prepare(_ directory: URL) throws {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    }
+
+    /// Keeps one of the library's files out of backups: a restored or migrated device must
+    /// not get this install's id (its cohort and source key) or replay its telemetry journal,
+    /// and the cache is fetched again anyway. The file, not the directory: the app may have
+    /// given its own Application Support.
+    static func excludeFromBackup(_ file: URL) {
         #if canImport(Darwin)
         var values = URLResourceValues()
         values.isExcludedFromBackup = true
-        var excluded = directory
+        var excluded = file
         try? excluded.setResourceValues(values)
         #endif
+    }
+
+    /// Whether `directory` can be written and read back now (a probe file): true on an
+    /// unlocked device, so a file there that cannot be read is damaged, not shut.
+    static func isReadableAndWritable(_ directory: URL) -> Bool {
+        let probe = directory.appendingPathComponent(".waymark-probe-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: probe) }
+        let bytes = Data("probe".utf8)
+        guard (try? bytes.write(to: probe)) != nil else { return false }
+        return (try? Data(contentsOf: probe)) == bytes
     }
 }

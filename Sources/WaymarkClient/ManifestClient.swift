@@ -75,7 +75,7 @@ public enum RefreshOutcome: Hashable, Sendable {
 /// table stays. Revisions only move forward.
 public actor ManifestClient: RouteTableSource {
     public let configuration: ManifestClientConfiguration
-    private let transport: any Transport
+    let transport: any Transport
     private let random: @Sendable () -> Double
     private let report: @Sendable (RefreshOutcome) -> Void
 
@@ -106,21 +106,33 @@ public actor ManifestClient: RouteTableSource {
     /// every `unreadableRetry` seconds, until it reads or a refresh brings a table.
     public func currentTable() -> RouteTable {
         if let table { return table }
-        if let interim, let since = interimSince, Date().timeIntervalSince(since) < unreadableRetry { return interim }
+        let now = ProcessInfo.processInfo.systemUptime  // a clock set back after a reboot does not pin it
+        if let interim, let since = interimSince, now - since < unreadableRetry { return interim }
         let (loaded, final) = loadAtLaunch()
         if final {
             table = loaded
             interim = nil
         } else {
             interim = loaded
-            interimSince = Date()
+            interimSince = now
         }
         return loaded
     }
 
-    /// The table used while the cache cannot be read, and since when.
+    /// Whether the table in use is the stand-in for a cache that could not be read: read it
+    /// once more now, and say if it is still shut.
+    private func cacheStillShut() -> Bool {
+        guard table == nil, interim != nil else { return false }
+        interimSince = nil
+        _ = currentTable()
+        return table == nil
+    }
+
+    /// The table used while the cache cannot be read, and since when (uptime, seconds).
     private var interim: RouteTable?
-    private var interimSince: Date?
+    private var interimSince: TimeInterval?
+    /// The bundled manifest, decoded once (nil inside: none, or refused).
+    private var bundledManifest: Manifest??
     /// Seconds between reads of a cache that could not be read (tests shorten it).
     var unreadableRetry: TimeInterval = 5
 
@@ -134,16 +146,14 @@ public actor ManifestClient: RouteTableSource {
            case .success(let manifest) = Manifest.decode(entry.manifest, for: configuration.build) {
             cached = (manifest, entry.etag)
         }
-        if case .unreadable = contents {
-            let bundled = configuration.bundledManifest.flatMap(DurableFile.read).flatMap {
+        if bundledManifest == nil {
+            bundledManifest = .some(configuration.bundledManifest.flatMap(DurableFile.read).flatMap {
                 try? Manifest.decode($0, for: configuration.build).get()
-            }
-            return (bundled.map { RouteTable(manifest: $0, origin: .bundled) } ?? .empty, false)
+            })
         }
-        var bundled: Manifest?
-        if let url = configuration.bundledManifest, let data = DurableFile.read(url),
-           case .success(let manifest) = Manifest.decode(data, for: configuration.build) {
-            bundled = manifest
+        let bundled = bundledManifest ?? nil
+        if case .unreadable = contents {
+            return (bundled.map { RouteTable(manifest: $0, origin: .bundled) } ?? .empty, false)
         }
         if let cached, cached.manifest.revision >= (bundled?.revision ?? 0) {
             etag = cached.etag
@@ -182,6 +192,12 @@ public actor ManifestClient: RouteTableSource {
     /// stale after it (an actor is not a lock across a suspension): the answer is compared
     /// with the table in use once it has arrived, never with the one in use when it was asked.
     func fetch() async -> RefreshOutcome {
+        if cacheStillShut() {
+            // Not asked: an answer compared with the stand-in could replace a newer cached
+            // revision (a cohort's candidate) for the run, and write over the cache.
+            let outcome = RefreshOutcome.unreachable("The cached manifest cannot be read yet (before the first unlock); not refreshed.")
+            return ended(outcome, retryAfter: nil)
+        }
         let asked = currentTable()
         var components = URLComponents(url: configuration.server.appendingPathComponent("v1/manifest"), resolvingAgainstBaseURL: false)!
         components.queryItems = [URLQueryItem(name: "platform", value: configuration.build.platform),
@@ -203,6 +219,12 @@ public actor ManifestClient: RouteTableSource {
             outcome = .unreachable(String(describing: error))
             lastRetryAfter = nil
         }
+        return ended(outcome, retryAfter: lastRetryAfter)
+    }
+
+    /// A refresh's end: the backoff's count, the last outcome, the report and the log.
+    private func ended(_ outcome: RefreshOutcome, retryAfter: TimeInterval?) -> RefreshOutcome {
+        lastRetryAfter = retryAfter
         consecutiveFailures = outcome.isFailure ? consecutiveFailures + 1 : 0
         lastOutcome = outcome
         report(outcome)

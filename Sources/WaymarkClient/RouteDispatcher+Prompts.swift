@@ -111,7 +111,17 @@ extension RouteDispatcher {
             Task { await self.interrupt(pending, .cancelled) }
         }
         if self.prompt === prompt { self.prompt = nil }
+        if isApply, case .answered = ending {} else if isApply { lingeringApply = prompt.handler }
         return ending
+    }
+
+    /// How long the dispatcher waits for a handler's `close` or an observer (a dismissal UIKit
+    /// refuses never completes), and for an abandoned apply before the next one.
+    static let handlerBound: TimeInterval = 2
+
+    /// Runs `body` for at most `handlerBound` seconds; past it, on without it (it is not cancelled).
+    static func bounded(_ body: @escaping @Sendable () async -> Void) async {
+        _ = await BoundedWait.value(within: handlerBound, body)
     }
 
     private func settle(_ prompt: Prompt, _ ending: PromptEnd) {
@@ -133,10 +143,10 @@ extension RouteDispatcher {
             case .answered(.leave(let answer)): decision = answer
             case .answered: return .leaveCancelled(dirty: dirty)
             case .timedOut:
-                await leaveHandler.close(because: .timedOut)
+                await Self.bounded { await leaveHandler.close(because: .timedOut) }
                 return .leaveTimedOut(dirty: dirty)
             case .interrupted(let outcome):
-                await leaveHandler.close(because: outcome == .superseded ? .superseded : .cancelled)
+                await Self.bounded { await leaveHandler.close(because: outcome == .superseded ? .superseded : .cancelled) }
                 return outcome
             }
             switch decision {
@@ -148,10 +158,10 @@ extension RouteDispatcher {
                 case .answered: return .leaveCancelled(dirty: dirty)
                 case .timedOut:
                     // The "Saving…" sheet is the handler's: told to close, as for its decision.
-                    await leaveHandler.close(because: .timedOut)
+                    await Self.bounded { await leaveHandler.close(because: .timedOut) }
                     return .leaveTimedOut(dirty: dirty)
                 case .interrupted(let outcome):
-                    await leaveHandler.close(because: outcome == .superseded ? .superseded : .cancelled)
+                    await Self.bounded { await leaveHandler.close(because: outcome == .superseded ? .superseded : .cancelled) }
                     return outcome
                 }
             }
@@ -166,6 +176,10 @@ extension RouteDispatcher {
     /// but never superseded — only `cancel()` or the timeout ends the wait. The apply's task is
     /// cancelled then; whatever it still does, the next plan is made from `navigator.state`.
     private func apply(_ pending: Pending, _ plan: NavigationPlan) async -> DispatchOutcome {
+        if let lingering = lingeringApply {
+            lingeringApply = nil
+            await Self.bounded { await lingering.value }
+        }
         let navigator = navigator
         switch await ask(pending, gate: nil, isApply: true, timeout: configuration.applyTimeout, { await navigator.apply(plan); return .applied }) {
         case .answered: return .navigated(plan)

@@ -64,6 +64,9 @@ public actor RouteDispatcher {
     var prompt: Prompt?
     /// The intent whose link is in the gate stash now.
     var stashed: Pending?
+    /// An apply the dispatcher stopped waiting for (timed out, cancelled): the next apply
+    /// waits a little for it first, so two seldom overlap.
+    var lingeringApply: Task<Void, Never>?
     /// Intents dispatched so far (the last one's `sequence`).
     public private(set) var arrivals = 0
 
@@ -208,7 +211,9 @@ public actor RouteDispatcher {
         }
         finish(pending, outcome, resolution: resolution, revision: revision, unknownLinkShape: shape)
         if let result = pending.result {
-            for observer in observers { await observer.dispatched(result) }
+            // Each observer is told in queue order, for a bounded time: one that never returns
+            // is not waited for past `handlerBound`.
+            for observer in observers { await Self.bounded { await observer.dispatched(result) } }
         }
     }
 
@@ -271,10 +276,10 @@ public actor RouteDispatcher {
                     case .answered(.gate(true)): passed.insert(gate.precondition)
                     case .answered: return (.gateCancelled(precondition: gate.precondition), resolution, table.revision)
                     case .timedOut:
-                        await gateHandler.close(gate, because: .timedOut)
+                        await Self.bounded { await gateHandler.close(gate, because: .timedOut) }
                         return (.gateTimedOut(precondition: gate.precondition), resolution, table.revision)
                     case .interrupted(let outcome):
-                        await gateHandler.close(gate, because: outcome == .superseded ? .superseded : .cancelled)
+                        await Self.bounded { await gateHandler.close(gate, because: outcome == .superseded ? .superseded : .cancelled) }
                         return (outcome, resolution, table.revision)
                     }
                 }

@@ -2,7 +2,8 @@ import RouteEngine
 
 /// The app's screens, as the dispatcher sees them. The app implements it with UIKit or
 /// SwiftUI; the library never does. `apply` is awaited: the next plan is not made until
-/// it returns, so it may animate and await presentations.
+/// it returns, so it may animate and await presentations — for `applyTimeout` at most, or
+/// until `cancel()`; the next apply then waits up to 2 s more for the abandoned one.
 public protocol Navigator: Sendable {
     /// What the app shows now, with each screen's dirty flag.
     var state: NavigationState { get async }

@@ -276,6 +276,9 @@ public actor TelemetryReporter: DispatchObserver {
     /// One JSON object per line: the batch formed and not yet answered (`{"outgoing": body}`),
     /// `{"dropped": n}`, or an event with its client and count.
     /// Lines add up; a line that does not parse (the tail of a killed write) is skipped.
+    /// Whether the cache directory reads and writes now (tests stand in for a shut device).
+    var directoryIsOpen: @Sendable (URL) -> Bool = DurableFile.isReadableAndWritable
+
     private func loadIfNeeded() {
         guard !loaded else { return }
         let data: Data?
@@ -285,10 +288,22 @@ public actor TelemetryReporter: DispatchObserver {
         case .unreadable:
             // The journal is there but cannot be read now (before the first unlock): nothing
             // is written over it and nothing is posted; what is recorded meanwhile stays in
-            // memory (within the bound) and joins it once it reads, at the next call.
-            return
+            // memory (within the bound) and joins it once it reads, at the next call. Unless
+            // the directory itself reads and writes (the device is unlocked): then the journal
+            // is damaged, and is moved aside rather than block telemetry for good.
+            guard directoryIsOpen(configuration.cacheDirectory) else { return }
+            let aside = journalFile.appendingPathExtension("unreadable")
+            try? FileManager.default.removeItem(at: aside)
+            guard (try? FileManager.default.moveItem(at: journalFile, to: aside)) != nil else { return }
+            data = nil
         }
         loaded = true
+        // The journal's events are older than what was recorded while it could not be read:
+        // they go first (the bound drops the oldest, a batch takes the oldest).
+        let recorded = order.map { ($0, pending[$0]!) }, recordedDrops = unsentDrops
+        order = []
+        pending = [:]
+        unsentDrops = 0
         if let data {
             for line in data.split(separator: 0x0A) {
                 guard let json = try? JSONParser().parse(line) else { continue }
@@ -301,6 +316,8 @@ public actor TelemetryReporter: DispatchObserver {
                 }
             }
         }
+        for (event, count) in recorded { add(event, count) }
+        unsentDrops += recordedDrops
         rewriteJournal()
         enforceBound()
     }
@@ -324,6 +341,7 @@ public actor TelemetryReporter: DispatchObserver {
         if !FileManager.default.fileExists(atPath: journalFile.path) {
             try? DurableFile.prepare(configuration.cacheDirectory)
             _ = FileManager.default.createFile(atPath: journalFile.path, contents: nil)
+            DurableFile.excludeFromBackup(journalFile)
         }
         journal = try? FileHandle(forWritingTo: journalFile)
         _ = try? journal?.seekToEnd()

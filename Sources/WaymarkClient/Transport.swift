@@ -84,7 +84,6 @@ public final class URLSessionTransport: Transport, @unchecked Sendable {
     private let reader: Reader
 
     public init(configuration: URLSessionConfiguration = .ephemeral) {
-        configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
         reader = Reader()
         session = URLSession(configuration: configuration, delegate: reader, delegateQueue: nil)
     }
@@ -104,14 +103,15 @@ public final class URLSessionTransport: Transport, @unchecked Sendable {
         #endif
         for (name, value) in request.headers { urlRequest.setValue(value, forHTTPHeaderField: name) }
         let task = session.dataTask(with: urlRequest)
-        let exchange = Exchange(task: task, limit: request.maximumBodyBytes)
+        let exchange = Exchange(task: task, limit: request.maximumBodyBytes, origin: request.url)
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
-                exchange.start(continuation)
+                // Cancelled before it began: never sent.
+                guard exchange.start(continuation) else { return }
                 reader.add(exchange)
-                DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(Sleep.nanoseconds(request.timeout)))) {
-                    exchange.end(.failure(TransportError.deadlineExceeded(seconds: request.timeout)))
-                }
+                let deadline = DispatchWorkItem { exchange.end(.failure(TransportError.deadlineExceeded(seconds: request.timeout))) }
+                exchange.deadline = deadline
+                DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(Sleep.nanoseconds(request.timeout))), execute: deadline)
                 task.resume()
             }
         } onCancel: {
@@ -123,24 +123,44 @@ public final class URLSessionTransport: Transport, @unchecked Sendable {
     final class Exchange: @unchecked Sendable {
         let task: URLSessionDataTask
         let limit: Int?
+        /// Where the request went: a redirect elsewhere is not followed (the token and a
+        /// batch would go with it); the redirect is the answer.
+        let origin: URL
+        /// The deadline's work, cancelled when the exchange ends first.
+        var deadline: DispatchWorkItem? {
+            get { lock.withLock { _deadline } }
+            set { lock.withLock { _deadline = newValue } }
+        }
+        private var _deadline: DispatchWorkItem?
         private let lock = NSLock()
         private var continuation: CheckedContinuation<TransportResponse, any Error>?
         private var response: HTTPURLResponse?
         private var body = Data()
         private var ended = false
 
-        init(task: URLSessionDataTask, limit: Int?) {
+        init(task: URLSessionDataTask, limit: Int?, origin: URL) {
             self.task = task
             self.limit = limit
+            self.origin = origin
         }
 
-        func start(_ continuation: CheckedContinuation<TransportResponse, any Error>) {
+        /// False when it ended before it began (cancelled): the continuation is resumed, and
+        /// the request must not be sent.
+        func start(_ continuation: CheckedContinuation<TransportResponse, any Error>) -> Bool {
             let endedFirst = lock.withLock { () -> Bool in
                 if ended { return true }
                 self.continuation = continuation
                 return false
             }
             if endedFirst { continuation.resume(throwing: CancellationError()) }
+            return !endedFirst
+        }
+
+        /// Whether a redirect to `url` stays with the origin (scheme, host and port).
+        func allowsRedirect(to url: URL?) -> Bool {
+            guard let url else { return false }
+            return url.scheme?.lowercased() == origin.scheme?.lowercased() && url.host?.lowercased() == origin.host?.lowercased()
+                && url.port == origin.port
         }
 
         /// The head: refused unread when its `Content-Length` is over the limit.
@@ -178,16 +198,17 @@ public final class URLSessionTransport: Transport, @unchecked Sendable {
         }
 
         func end(_ result: Result<TransportResponse, any Error>) {
-            let continuation: CheckedContinuation<TransportResponse, any Error>? = lock.withLock {
-                guard !ended else { return nil }
+            let (first, continuation, deadline): (Bool, CheckedContinuation<TransportResponse, any Error>?, DispatchWorkItem?) = lock.withLock {
+                guard !ended else { return (false, nil, nil) }
                 ended = true
                 body = Data()
                 defer { self.continuation = nil }
-                return self.continuation
+                return (true, self.continuation, _deadline)
             }
-            guard let continuation else { return }
+            guard first else { return }
+            deadline?.cancel()
             if case .failure = result { task.cancel() }
-            continuation.resume(with: result)
+            continuation?.resume(with: result)
         }
     }
 
@@ -215,6 +236,11 @@ public final class URLSessionTransport: Transport, @unchecked Sendable {
 
         func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
             exchange(task, removing: true)?.completed(error)
+        }
+
+        func urlSession(_ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+                        newRequest request: URLRequest, completionHandler: @escaping (URLRequest?) -> Void) {
+            completionHandler(exchange(task)?.allowsRedirect(to: request.url) == true ? request : nil)
         }
     }
 }

@@ -8,6 +8,8 @@ until killed; every path is judged by its first segment:
     /drip/...     200, Content-Length 1,000, one byte every 10 seconds
     /trickle/...  the same, a byte every 0.2 s: faster than any idle timeout, 200 s in all
     /stats        {"first segment": bytes of body sent, ...} so far, as JSON
+    /elsewhere/...  307 to the same server under another name (localhost): another origin
+    /same/...     307 to /stats on this origin
 
 It exits when its parent does (a test process that ends, however it ends).
 
@@ -66,6 +68,12 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 self.send_header("Transfer-Encoding", "chunked")
                 self.end_headers()
                 self.stream(kind, lambda chunk: self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk)), endless=True)
+            elif kind in ("elsewhere", "same"):
+                host = "localhost" if kind == "elsewhere" else "127.0.0.1"
+                self.send_response(307)
+                self.send_header("Location", "http://%s:%d/stats" % (host, self.server.server_address[1]))
+                self.send_header("Content-Length", "0")
+                self.end_headers()
             elif kind in ("drip", "trickle"):
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json")

@@ -44,6 +44,10 @@ struct FirstUnlockTests {
         #expect(early.origin == .bundled && early.revision == 1, "the bundled table while the cache is shut")
         var isDirectory: ObjCBool = false
         #expect(FileManager.default.fileExists(atPath: cacheFile.path, isDirectory: &isDirectory) && isDirectory.boolValue, "nothing written over it")
+        // Shut, a refresh does not ask: an answer compared with the stand-in could replace the
+        // newer cached revision for the run, and write over the cache.
+        #expect(await client.refresh().isFailure)
+        #expect(await (client.transport as! ScriptedTransport).requests.isEmpty)
         // Unlocked: the next look reads the cache.
         try Self.unlock(cacheFile, saved)
         let later = await client.currentTable()
@@ -81,6 +85,7 @@ struct FirstUnlockTests {
 
         let transport = ScriptedTransport([accepted])
         let reporter = TelemetryReporter(configuration: configuration, transport: transport)
+        await reporter.setDirectoryIsOpen { _ in false }  // the device is still locked
         await reporter.record(event("product"), count: 1)
         #expect(await reporter.flush() == .retryLater(status: nil, retryAfter: nil), "nothing posted before the journal reads")
         #expect(await transport.requests.isEmpty)
@@ -88,9 +93,32 @@ struct FirstUnlockTests {
         // Unlocked: the next call reads it, and both events go, in one batch.
         guard case .delivered(_, let resolutions, _) = await reporter.flush() else { Issue.record("not delivered"); return }
         #expect(resolutions == 2)
+        let body = try #require(await transport.requests.first?.body)
+        let routes = try JSONParser().parse(body)["events"]!.arrayValue!.compactMap { $0["route"]?.stringValue }
+        #expect(routes == ["cart", "product"], "the journal's older event first")
+    }
+
+    @Test("A journal that stays unreadable on an unlocked device is damaged: moved aside, and telemetry goes on")
+    func damagedJournal() async throws {
+        let directory = temporaryDirectory()
+        let configuration = TelemetryConfiguration(server: URL(string: "https://links.example")!, build: Self.build, token: "wm_w", cacheDirectory: directory)
+        let accepted = Result<TransportResponse, URLError>.success(TransportResponse(status: 202, body: Data(#"{"accepted":1,"rejected":[]}"#.utf8)))
+        let transport = ScriptedTransport([accepted])
+        let reporter = TelemetryReporter(configuration: configuration, transport: transport)
+        let journal = await reporter.journalFile
+        try FileManager.default.createDirectory(at: journal, withIntermediateDirectories: true)  // unreadable, whatever the device
+        let minute = Int(Date().timeIntervalSince1970) / 60 * 60
+        await reporter.record(TelemetryEvent(client: .init(platform: "ios", appVersion: "5.3.0", revision: 1), minute: minute, entry: .universalLink,
+                                             outcome: "proceed", reason: nil, route: "cart", destination: "cart", precondition: nil), count: 1)
+        guard case .delivered = await reporter.flush() else { Issue.record("not delivered"); return }
+        #expect(FileManager.default.fileExists(atPath: journal.appendingPathExtension("unreadable").path), "kept aside, not deleted")
     }
 }
 
 extension ManifestClient {
     func setUnreadableRetry(_ seconds: TimeInterval) { unreadableRetry = seconds }
+}
+
+extension TelemetryReporter {
+    func setDirectoryIsOpen(_ probe: @escaping @Sendable (URL) -> Bool) { directoryIsOpen = probe }
 }

@@ -148,6 +148,15 @@ struct HostileBodyTests {
         }
     }
 
+    @Test("A redirect to another origin is not followed (the token would go with it); one on the same origin is")
+    func redirects() async throws {
+        let transport = URLSessionTransport()
+        let elsewhere = try await transport.send(TransportRequest(url: Self.origin.url("elsewhere"), headers: ["Authorization": "Bearer wm_t"]))
+        #expect(elsewhere.status == 307, "the redirect is the answer")
+        let same = try await transport.send(TransportRequest(url: Self.origin.url("same")))
+        #expect(same.status == 200 && (try? JSONParser().parse(same.body))?.objectValue != nil)
+    }
+
     /// The request's own deadline is 10 minutes and the drip's end 10,000 s away: only the
     /// cancel can end it inside the time limit.
     @Test("Cancelling the calling task cancels the request", .timeLimit(.minutes(1)))
