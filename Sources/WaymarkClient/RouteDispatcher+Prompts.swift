@@ -142,12 +142,7 @@ extension RouteDispatcher {
             switch await ask(pending, gate: nil, timeout: configuration.leaveTimeout, { .leave(await leaveHandler.decide(leaving: dirty, for: currentPlan)) }) {
             case .answered(.leave(let answer)): decision = answer
             case .answered: return .leaveCancelled(dirty: dirty)
-            case .timedOut:
-                await Self.bounded { await leaveHandler.close(because: .timedOut) }
-                return .leaveTimedOut(dirty: dirty)
-            case .interrupted(let outcome):
-                await Self.bounded { await leaveHandler.close(because: outcome == .superseded ? .superseded : .cancelled) }
-                return outcome
+            case let ending: return await Self.ended(leaveHandler, ending, dirty: dirty)
             }
             switch decision {
             case .cancel: return .leaveCancelled(dirty: dirty)
@@ -156,13 +151,8 @@ extension RouteDispatcher {
                 switch await ask(pending, gate: nil, timeout: configuration.leaveTimeout, { .saved(await leaveHandler.save(dirty)) }) {
                 case .answered(.saved(true)): answered += dirty
                 case .answered: return .leaveCancelled(dirty: dirty)
-                case .timedOut:
-                    // The "Saving…" sheet is the handler's: told to close, as for its decision.
-                    await Self.bounded { await leaveHandler.close(because: .timedOut) }
-                    return .leaveTimedOut(dirty: dirty)
-                case .interrupted(let outcome):
-                    await Self.bounded { await leaveHandler.close(because: outcome == .superseded ? .superseded : .cancelled) }
-                    return outcome
+                // The "Saving…" sheet is the handler's: told to close, as for its decision.
+                case let ending: return await Self.ended(leaveHandler, ending, dirty: dirty)
                 }
             }
             // The user may have done something while asked: plan again from what is shown now.
@@ -185,6 +175,21 @@ extension RouteDispatcher {
         case .answered: return .navigated(plan)
         case .timedOut: return .applyTimedOut(plan)
         case .interrupted(let outcome): return outcome
+        }
+    }
+
+    /// A leave prompt (the decision or the save) the dispatcher ended: the handler is told to
+    /// close, and how the intent ends.
+    private static func ended(_ leaveHandler: any LeaveHandler, _ ending: PromptEnd, dirty: [Screen]) async -> DispatchOutcome {
+        switch ending {
+        case .timedOut:
+            await bounded { await leaveHandler.close(because: .timedOut) }
+            return .leaveTimedOut(dirty: dirty)
+        case .interrupted(let outcome):
+            await bounded { await leaveHandler.close(because: outcome == .superseded ? .superseded : .cancelled) }
+            return outcome
+        case .answered:
+            return .leaveCancelled(dirty: dirty)
         }
     }
 
