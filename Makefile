@@ -261,6 +261,7 @@ GUARD_RUNS ?= 50
 bench-guard: deps
 	$(SWIFT) build -c release --product GuardBench
 	$(RELEASE)/GuardBench $(GUARD_RUNS)
+	$(RELEASE)/GuardBench --detectable
 
 # wrk posting telemetry batches (durable) beside JSONDecoder on the same batches.
 bench-telemetry: deps

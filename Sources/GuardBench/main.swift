@@ -9,8 +9,9 @@ import Rollout
 // The fleet: 200,000 installs (cohort = id % 100; 2 % send no cohort, as old clients), three
 // builds whose baselines differ (ios 5.2.0 fails product 11 %, the others 3 %) and which pick
 // up a step at different moments (a build's installs refresh 20, 2 and 8 minutes late),
-// 5,000 networks, 3,400 resolutions a minute in 5-second looks (the daemon's interval), each
+// 5,000 networks of 40 installs each, 3,400 resolutions a minute in 5-second looks (the daemon's interval), each
 // one install's, binomial noise from a seeded generator. Usage: GuardBench [healthy runs]
+// (`GuardBench --detectable`: the tables of what a fleet can see, `docs/rollouts.md`)
 
 struct Generator {
     var state: UInt64
@@ -87,7 +88,11 @@ func simulate(seed: UInt64, broken: Break?, policy: GuardPolicy = GuardPolicy())
             let failed = random.unit() < rate
             let claim = EvidenceClaim(candidate: onCandidate, route: route, build: build.name, failure: failed ? "validationFailed" : nil,
                                       count: 1, minute: now / 60)
-            evidence.record([claim], source: EvidenceSource(high: 1, low: UInt64(install)), network: UInt64(install % 5_000),
+            // 40 consecutive installs a network, so a network's installs spread over 40 cohorts, as
+            // real ones do (cohorts come from install ids, networks from where people are); by
+            // `install % 5_000` each network's installs all had one cohort, every candidate at
+            // 1 % came from 50 networks that had no stable traffic at all.
+            evidence.record([claim], source: EvidenceSource(high: 1, low: UInt64(install)), network: UInt64(install / 40),
                             cohort: cohort, percent: rollout.percent, now: now)
         }
         let look = evidence.look(at: rollout, policy: policy, previous: previous)
@@ -106,6 +111,53 @@ func simulate(seed: UInt64, broken: Break?, policy: GuardPolicy = GuardPolicy())
         }
     }
     return Outcome(status: rollout.status, minutes: 8 * 60, step: rollout.step, candidateResolutions: evidence.candidateCounts.overall.total)
+}
+
+/// What a fleet can see (`docs/rollouts.md`): the smallest rise `RolloutGuard.detectableRise`
+/// finds on one build at a 3 % baseline, for a candidate's evidence at each default step
+/// (the stable side's `(100 − p) / p` times as large, as a step splits the fleet), at the
+/// look that evidence reaches, its alpha shared among 16 comparisons (everything, 5 routes,
+/// 5 routes on 2 builds); then the candidate evidence each break needs, and the fleet's
+/// capped resolutions a minute that brings it within a step's default 10 minutes.
+func detectable() {
+    let policy = GuardPolicy(), comparisons = 16, baseline = 0.03
+    func rise(candidate: Int, percent: Int) -> Double? {
+        let stable = candidate * (100 - percent) / percent
+        let cell = GuardCounts.Cell(route: "product", build: "ios 5.3.0")
+        let candidateCounts = GuardCounts([cell: .init(total: candidate, failures: Int(Double(candidate) * baseline))])
+        let stableCounts = GuardCounts([cell: .init(total: stable, failures: Int(Double(stable) * baseline))])
+        return RolloutGuard.detectableRise(candidate: candidateCounts, stable: stableCounts, policy: policy,
+                                           look: policy.look(forResolutions: candidate), comparisons: comparisons)
+    }
+    let sizes = [200, 500, 1_000, 2_000, 5_000, 10_000, 50_000]
+    print("The smallest rise seen (failure-rate points over a 3 % baseline), by the candidate's evidence and the step")
+    print("| candidate resolutions | " + [1, 10, 50].map { "at \($0) %" }.joined(separator: " | ") + " |")
+    print("|---|---|---|---|")
+    for size in sizes {
+        let cells = [1, 10, 50].map { percent in rise(candidate: size, percent: percent).map { String(format: "%.1f", $0 * 100) } ?? "–" }
+        print("| \(size) | " + cells.joined(separator: " | ") + " |")
+    }
+    print("")
+    print("The candidate evidence a break needs, and the fleet's capped resolutions a minute that bring it in a step's 10 minutes")
+    print("| break (points over 3 %) | " + [1, 10, 50].map { "at \($0) %" }.joined(separator: " | ") + " |")
+    print("|---|---|---|---|")
+    for points in [2.0, 5.0, 10.0, 20.0, 40.0] {
+        let cells = [1, 10, 50].map { percent -> String in
+            var (low, high) = (200, 2_000_000)
+            guard let seen = rise(candidate: high, percent: percent), seen <= points / 100 else { return "over 2,000,000" }
+            while high - low > max(1, low / 100) {
+                let middle = (low + high) / 2
+                if let seen = rise(candidate: middle, percent: percent), seen <= points / 100 { high = middle } else { low = middle }
+            }
+            return "\(high) (\(high * 100 / percent / 10) a minute)"
+        }
+        print("| \(Int(points)) | " + cells.joined(separator: " | ") + " |")
+    }
+}
+
+if CommandLine.arguments.dropFirst().first == "--detectable" {
+    detectable()
+    exit(0)
 }
 
 let healthyRuns = CommandLine.arguments.count > 1 ? Int(CommandLine.arguments[1]) ?? 50 : 50

@@ -7,7 +7,12 @@ import SystemIO
 
 /// What a bearer token may do. `admin` may do everything.
 public enum Scope: String, CaseIterable, Hashable, Sendable, Comparable {
+    /// A phone's: its build's manifest. The app's token ships in every binary, so it opens
+    /// nothing a phone does not need.
     case manifestRead = "manifest:read"
+    /// Internal reads: revisions and their diffs, schemas, the rollout, schedules, QR codes,
+    /// resolving a link (dashboards, the console, tools).
+    case routesRead = "routes:read"
     case routesPublish = "routes:publish"
     case schemasWrite = "schemas:write"
     case telemetryWrite = "telemetry:write"
@@ -29,6 +34,7 @@ public enum Scope: String, CaseIterable, Hashable, Sendable, Comparable {
         case .telemetryRead: 16
         case .replication: 32
         case .admin: 64
+        case .routesRead: 128
         }
     }
 
@@ -37,7 +43,7 @@ public enum Scope: String, CaseIterable, Hashable, Sendable, Comparable {
     public var implied: Set<Scope> {
         switch self {
         case .admin: Set(Scope.allCases)
-        case .routesPublish, .schemasWrite: [self, .manifestRead]
+        case .routesPublish, .schemasWrite: [self, .manifestRead, .routesRead]
         default: [self]
         }
     }
@@ -74,11 +80,12 @@ public enum TokenRate: Hashable, Sendable, CustomStringConvertible {
 
     /// The rate of a token that does not set one, for requests needing `scope`: the people
     /// and pipelines that change things get a rate no person or CI job reaches; the fleet's
-    /// own scopes are set for a fleet (every install shares its token); `admin` and
-    /// `manifest:read` (a cached answer, the cheapest request there is) are unlimited.
+    /// own scopes are set for a fleet (every install shares its token); `admin`,
+    /// `manifest:read` (a cached answer, the cheapest request there is) and `routes:read`
+    /// (held to its share of the reads lane, `docs/api.md`) are unlimited.
     public static func `default`(for scope: Scope) -> TokenRate {
         switch scope {
-        case .admin, .manifestRead: .unlimited
+        case .admin, .manifestRead, .routesRead: .unlimited
         case .routesPublish, .schemasWrite: .perSecond(10)
         case .telemetryRead: .perSecond(50)
         case .replication: .perSecond(200)
@@ -151,16 +158,21 @@ public struct TokenRecord: Hashable, Sendable {
         return isAlphanumeric(bytes[0]) && bytes.allSatisfy { isAlphanumeric($0) || $0 == 0x2D || $0 == 0x5F || $0 == 0x2E || $0 == 0x40 || $0 == 0x3A }
     }
 
+    /// Written with every record: a record without it was made before `routes:read` split
+    /// from `manifest:read` (`Tokens.parse` upgrades it).
+    static let scopesVersion = 2
+
     public func allows(_ scope: Scope) -> Bool {
         guard revoked == nil else { return false }
         if scopeMask & (scope.bit | Scope.admin.bit) != 0 { return true }
         // `Scope.implied`, without building sets on every request.
-        return scope == .manifestRead && scopeMask & (Scope.routesPublish.bit | Scope.schemasWrite.bit) != 0
+        return (scope == .manifestRead || scope == .routesRead) && scopeMask & (Scope.routesPublish.bit | Scope.schemasWrite.bit) != 0
     }
 
     var json: JSONValue {
         var object: [String: JSONValue] = ["id": .string(id), "name": .string(name), "scopes": .array(scopes.sorted().map { .string($0.rawValue) }),
-                                           "created": .string(Timestamp.format(created)), "sha256": .string(sha256.hexString)]
+                                           "created": .string(Timestamp.format(created)), "sha256": .string(sha256.hexString),
+                                           "scopesVersion": .int(TokenRecord.scopesVersion)]
         if let revoked { object["revoked"] = .string(Timestamp.format(revoked)) }
         if let rate { object["rate"] = rate.json }
         return .object(object)
@@ -249,7 +261,13 @@ public final class TokenStore: Sendable {
                 }
                 rate = parsed
             }
-            records.append(TokenRecord(id: id, name: name, scopes: Set(scopes), created: created,
+            // Made before `routes:read` split from `manifest:read`, which then opened revisions,
+            // schedules, the rollout, schemas, QR codes and resolving too: such a token keeps
+            // them, unless it also writes telemetry (a phone's, shipped in every binary: it
+            // keeps the manifest only). The upgraded record is written with the next change.
+            var granted = Set(scopes)
+            if item["scopesVersion"] == nil, granted.contains(.manifestRead), !granted.contains(.telemetryWrite) { granted.insert(.routesRead) }
+            records.append(TokenRecord(id: id, name: name, scopes: granted, created: created,
                                        revoked: item["revoked"]?.stringValue.flatMap(Timestamp.parse), sha256: hash, rate: rate))
         }
         return records

@@ -31,8 +31,18 @@ extension GuardEvidence {
             verdict = .waiting("This step has \(stepResolutions) of the candidate's resolutions counted as evidence; it is judged at \(stepMinimum).")
         }
         var decision = verdict
-        if case .healthy = verdict, stepInstalls < policy.minimumInstalls {
-            decision = .waiting("This step's evidence comes from \(stepInstalls) install(s); at least \(policy.minimumInstalls) are needed to advance.")
+        if case .healthy = verdict {
+            if stepInstalls < policy.minimumInstalls {
+                decision = .waiting("This step's evidence comes from \(stepInstalls) install(s); at least \(policy.minimumInstalls) are needed to advance.")
+            } else {
+                // The step's own evidence needs the breadth of a trip, from networks the stable side vouches for.
+                let vouched = GuardCounts.shared(candidate: GuardCounts(), stable: stableCounts, policy: policy).stable.networks
+                let honest = stepNetworks.lazy.filter { vouched.contains($0) }.count
+                if honest < policy.minimumNetworks {
+                    decision = .waiting("This step's evidence comes from \(honest) network(s) that also report the stable revision; "
+                        + "at least \(policy.minimumNetworks) are needed to advance.")
+                }
+            }
         }
         return GuardLook(verdict: verdict, decision: decision, number: number)
     }

@@ -38,6 +38,9 @@ public enum EvidenceRefusal: String, Hashable, Sendable, CaseIterable {
     case late
     /// The day's table of sources or networks is full.
     case full
+    /// A claim on a build no schema is registered for (or one that names no app version):
+    /// not a build the fleet runs (`RolloutWatch.record`).
+    case unregistered
 }
 
 /// One claim as the guard sees it: a side, a route on a build, how it ended, how many.
@@ -83,6 +86,10 @@ public struct GuardEvidence: Sendable {
     public private(set) var stepResolutions = 0
     private var stepSources: Set<EvidenceSource> = []
     public var stepInstalls: Int { stepSources.count }
+    /// The networks that supplied the step's candidate resolutions (up to `stepNetworkCap`):
+    /// a step advances only when enough of them also report the stable side.
+    public private(set) var stepNetworks: Set<UInt64> = []
+    public static let stepNetworkCap = 4_096
     public private(set) var refused: [EvidenceRefusal: Int] = [:]
     public private(set) var counted = 0
     /// Looks made (each spends its own alpha), and what the last one saw.
@@ -100,6 +107,7 @@ public struct GuardEvidence: Sendable {
         self.step = step
         stepResolutions = 0
         stepSources = []
+        stepNetworks = []
     }
 
     /// The next look's number when one is due, else nil: when the candidate's evidence has
@@ -116,6 +124,12 @@ public struct GuardEvidence: Sendable {
         lastLookResolutions = resolutions
         lastLookStep = step
         return looks
+    }
+
+    /// Counts `count` claims refused before they reached `record` (`unregistered`).
+    public mutating func refuse(_ reason: EvidenceRefusal, count: Int) {
+        guard count > 0 else { return }
+        refused[reason, default: 0] += count
     }
 
     /// Counts `claims` from one batch as of `now` (seconds since 1970), from `source` (nil:
@@ -166,6 +180,7 @@ public struct GuardEvidence: Sendable {
                 candidateCounts.add(cell, count: left, failure: claim.failure, from: contributor)
                 stepResolutions += left
                 if stepSources.count < GuardCounts.breadthCap { stepSources.insert(key) }
+                if stepNetworks.count < Self.stepNetworkCap { stepNetworks.insert(network) }
             } else {
                 stableCounts.add(cell, count: left, failure: claim.failure, from: contributor)
             }

@@ -85,6 +85,22 @@ public struct GuardCounts: Hashable, Sendable {
             return left
         }
 
+        /// These outcomes with only the resolutions of `kept` networks: the others' totals and
+        /// failures taken out, the reasons cut in proportion, and they no longer count as
+        /// failing. Outcomes without networks are returned as they are.
+        func only(_ kept: Set<UInt64>) -> Outcomes {
+            let others = Set(byNetwork.keys.filter { !kept.contains($0) })
+            guard !others.isEmpty else { return self }
+            var left = excluding(others)
+            if left.failures < failures {
+                let share = Double(left.failures) / Double(failures)
+                left.reasons = reasons.mapValues { Int((Double($0) * share).rounded()) }.filter { $0.value > 0 }
+            }
+            left.failingNetworks.subtract(others)
+            for reason in left.reasonNetworks.keys { left.reasonNetworks[reason]!.subtract(others) }
+            return left
+        }
+
         static func union<T>(_ set: inout Set<T>, _ other: Set<T>) {
             for item in other where set.count < GuardCounts.breadthCap { set.insert(item) }
         }
@@ -124,6 +140,36 @@ public struct GuardCounts: Hashable, Sendable {
 }
 
 extension GuardCounts {
+    /// The cells honest traffic shares, and both sides kept to them. A cell (a route on a
+    /// build) is evidence only when the stable revision's resolutions in it come from at least
+    /// `policy.minimumNetworks` networks and at least `policy.cellNetworkShare` of every
+    /// network on the stable side; in a cell kept, the candidate's resolutions count only from
+    /// networks that also report its stable traffic. So a build or a route only an attacker
+    /// reports (a build the fleet no longer runs, a route nobody opens) is no evidence either
+    /// way, and every network whose candidate claims count is one the stable side vouches for
+    /// in that cell. Counts whose stable side has no networks are returned as they are.
+    /// - Complexity: O(cells × networks in them).
+    public static func shared(candidate: GuardCounts, stable: GuardCounts, policy: GuardPolicy) -> (candidate: GuardCounts, stable: GuardCounts) {
+        let reporting = stable.cells.mapValues { Set($0.byNetwork.lazy.filter { $0.value.total > 0 }.map(\.key)) }
+        let everyNetwork = reporting.values.reduce(into: Set<UInt64>()) { $0.formUnion($1) }
+        guard !everyNetwork.isEmpty else { return (candidate, stable) }
+        let needed = max(policy.minimumNetworks, Int((policy.cellNetworkShare * Double(everyNetwork.count)).rounded(.up)))
+        let kept = reporting.filter { $0.value.count >= needed }
+        var (honestCandidate, honestStable) = (GuardCounts(), GuardCounts())
+        for (cell, networks) in kept {
+            honestStable.cells[cell] = stable.cells[cell]
+            if let outcomes = candidate.cells[cell] { honestCandidate.cells[cell] = outcomes.only(networks) }
+        }
+        return (honestCandidate, honestStable)
+    }
+
+    /// The distinct networks behind these counts' resolutions.
+    public var networks: Set<UInt64> {
+        cells.values.reduce(into: Set<UInt64>()) { networks, outcomes in
+            for (network, tally) in outcomes.byNetwork where tally.total > 0 { networks.insert(network) }
+        }
+    }
+
     /// These counts with each network's share capped, twice: a network whose resolutions
     /// (over every cell) exceed the larger of `policy.networkFloor` and the
     /// `policy.networkQuantile` of all networks' is scaled down to that; then, in each cell, a
@@ -300,6 +346,11 @@ public struct GuardPolicy: Hashable, Sendable {
     /// `minimumInstalls` installs. At most `GuardCounts.breadthCap`.
     public var minimumInstalls = 25
     public var minimumNetworks = 10
+    /// A cell is evidence only when its stable resolutions come from `minimumNetworks`
+    /// networks and from at least this share of every network on the stable side
+    /// (`GuardCounts.shared`): an attacker must hold a quarter of the networks the fleet
+    /// posts from to make a cell of its own.
+    public var cellNetworkShare = 0.25
     /// A network counts for at most the larger of `networkFloor` resolutions and the
     /// `networkQuantile` of all networks' on its side (`GuardCounts.trimmed`).
     public var networkFloor = 5
@@ -393,6 +444,12 @@ public enum GuardVerdict: Hashable, Sendable {
     case waiting(String)
     /// A regression: the rollout stops; the findings, most significant first.
     case tripped([GuardFinding])
+
+    /// The comparisons a healthy verdict made; 1 otherwise.
+    public var comparisons: Int {
+        if case .healthy(let comparisons) = self { return max(1, comparisons) }
+        return 1
+    }
 }
 
 /// Compares the candidate's resolutions with the stable revision's over the same window and
@@ -413,7 +470,10 @@ public enum RolloutGuard {
         // And no network fails in a cell more than its resolutions plausibly would at the rate
         // of the others (`bounded`): a few networks claiming failures on the stable side
         // cannot raise its baseline over a broken candidate, nor claim the candidate fails.
-        let (candidate, stable) = GuardCounts.bounded(candidate: untrimmed.trimmed(policy: policy), stable: untrimmed2.trimmed(policy: policy),
+        // Only cells honest traffic shares are evidence, and only from networks that report
+        // their stable side (`shared`): an attacker cannot choose a cell where nobody else posts.
+        let (shared, sharedStable) = GuardCounts.shared(candidate: untrimmed, stable: untrimmed2, policy: policy)
+        let (candidate, stable) = GuardCounts.bounded(candidate: shared.trimmed(policy: policy), stable: sharedStable.trimmed(policy: policy),
                                                       policy: policy)
         let (candidateOverall, stableOverall) = (candidate.overall, stable.overall)
         guard candidateOverall.total >= policy.minimumResolutions, stableOverall.total >= policy.minimumResolutions else {
@@ -522,7 +582,52 @@ public enum RolloutGuard {
             return .waiting("The candidate's evidence comes from \(candidateOverall.installs.count) install(s); "
                 + "at least \(policy.minimumInstalls) are needed to call it healthy.")
         }
+        // Advancing is a decision too: the same breadth as a trip, from networks the stable
+        // side vouches for (counts without networks, in tables, have none to ask).
+        let networks = candidate.networks.count
+        guard networks >= policy.minimumNetworks || (networks == 0 && stable.networks.isEmpty) else {
+            return .waiting("The candidate's evidence comes from \(networks) network(s) that also report the stable revision on the same "
+                + "route and build; at least \(policy.minimumNetworks) are needed to call it healthy.")
+        }
         return .healthy(comparisons: comparisons.count)
+    }
+
+    /// The smallest rise, in failure-rate points, that everything together would show as a
+    /// regression on this much evidence: the candidate failing `d` points above the stable
+    /// revision on every build (its resolutions as they are), significant at `look`'s alpha
+    /// shared among `comparisons` comparisons, and as large as conditions 1 and 2 ask. What
+    /// an operator reads as "this evidence can see a break of `d` points or more"; nil when
+    /// either side is below `minimumResolutions` or no rise up to a rate of 1 would show.
+    /// Breadth (installs, networks) comes on top of it.
+    /// - Complexity: O(32 × the test's cost on the evidence).
+    public static func detectableRise(candidate untrimmed: GuardCounts, stable untrimmed2: GuardCounts, policy: GuardPolicy = GuardPolicy(),
+                                      look: Int = 1, comparisons: Int = 1) -> Double? {
+        let (shared, sharedStable) = GuardCounts.shared(candidate: untrimmed, stable: untrimmed2, policy: policy)
+        let (candidate, stable) = GuardCounts.bounded(candidate: shared.trimmed(policy: policy), stable: sharedStable.trimmed(policy: policy),
+                                                      policy: policy)
+        guard candidate.overall.total >= policy.minimumResolutions, stable.overall.total >= policy.minimumResolutions else { return nil }
+        var builds: [String: (candidate: Int, stable: GuardCounts.Outcomes)] = [:]
+        for (cell, outcomes) in candidate.cells { builds[cell.build, default: (0, .init())].candidate += outcomes.total }
+        for (cell, outcomes) in stable.cells where builds[cell.build] != nil { builds[cell.build]!.stable.add(outcomes) }
+        let strata = builds.values.filter { $0.candidate > 0 && $0.stable.total > 0 }
+        let total = strata.reduce(0) { $0 + $1.candidate }
+        guard total > 0 else { return nil }
+        let stableRate = strata.reduce(0.0) { $0 + Double($1.candidate) * $1.stable.rate } / Double(total)
+        let threshold = policy.alpha(look: look) / Double(max(1, comparisons))
+        func shows(_ rise: Double) -> Bool {
+            GuardStatistics.pValue(strata.map {
+                GuardStatistics.Stratum(candidateFailures: min($0.candidate, Int((Double($0.candidate) * ($0.stable.rate + rise)).rounded(.up))),
+                                        candidateTotal: $0.candidate, stableFailures: $0.stable.failures, stableTotal: $0.stable.total)
+            }) < threshold
+        }
+        var (low, high) = (max(policy.minimumIncrease, (policy.minimumRatio - 1) * stableRate), 1 - stableRate)
+        guard low <= high, shows(high) else { return nil }
+        if shows(low) { return low }
+        for _ in 0..<32 where high - low > 0.0005 {
+            let middle = (low + high) / 2
+            if shows(middle) { high = middle } else { low = middle }
+        }
+        return high
     }
 
     /// Whether a rise is still a regression once the `count` networks that supplied the most

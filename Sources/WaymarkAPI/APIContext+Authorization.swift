@@ -5,8 +5,9 @@ import RouteEngine
 
 extension APIContext {
     /// Who sent `request`, if `access` lets them: the token's name, "public" for an open
-    /// read, "anonymous" on an open route; else the 401 or 403 to send. Refused writes
-    /// (every scope but `manifest:read`) are audited.
+    /// read (the manifest, with `--public-reads`), "anonymous" on an open route; else the 401
+    /// or 403 to send. Refused writes (every scope but `manifest:read` and `routes:read`) are
+    /// audited.
     func authorize(_ head: HTTPRequestHead, _ access: RouteDeclaration.Access) throws(Refusal) -> String {
         let scope: Scope, alternative: Scope?
         switch access {
@@ -126,7 +127,7 @@ extension APIContext {
         // Reads are not audited (every phone polls); refused changes are, counted per
         // minute by action, actor, reason and the client's network (an IPv4 /24, an IPv6
         // /48): refusals from many addresses of one network are one line, not one each.
-        guard scope != .manifestRead else { return }
+        guard scope != .manifestRead, scope != .routesRead else { return }
         // Behind a trusted proxy, the client's network, not the proxy's.
         store.recordRefusal(action: action, actor: actor, reason: reason,
                             peer: head.client(trustingForwardedFor: options.trustForwardedFor)?.network)

@@ -17,7 +17,7 @@ struct PreviewEndpoints: EndpointGroup {
     func register(on registry: inout EndpointRegistry) throws(RouterError) {
         // A draft is a whole routes document: a token that may publish may send one as large
         // as a publish, decided at the end of the head; any other keeps the small limit.
-        try registry.addOffLoop("POST", "/v1/resolve", .scope(.manifestRead, action: "resolve"), maximumBody: Self.maximumBody,
+        try registry.addOffLoop("POST", "/v1/resolve", .scope(.routesRead, action: "resolve"), maximumBody: Self.maximumBody,
                                 largerBody: .init(scope: .routesPublish, maximumBody: context.options.maximumDocumentBytes)) { request, call throws(Refusal) in
             try resolve(request, call)
         }

@@ -20,7 +20,7 @@ struct QREndpoints: EndpointGroup {
     static let maximumPNGBytes = 526_444
 
     func register(on registry: inout EndpointRegistry) throws(RouterError) {
-        try registry.addCachedOrOffLoop("GET", "/v1/qr", .scope(.manifestRead, action: "readQR"), maximumBody: 0, lane: .reads) {
+        try registry.addCachedOrOffLoop("GET", "/v1/qr", .scope(.routesRead, action: "readQR"), maximumBody: 0, lane: .reads) {
             request, _ throws(Refusal) in try qr(request)
         }
     }

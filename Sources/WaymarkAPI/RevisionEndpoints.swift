@@ -13,13 +13,13 @@ struct RevisionEndpoints: EndpointGroup {
     static let immutable = "private, max-age=31536000, immutable"
 
     func register(on registry: inout EndpointRegistry) throws(RouterError) {
-        try registry.add("GET", "/v1/revisions", .scope(.manifestRead, action: "readRevisions")) { _, _ in revisions() }
+        try registry.add("GET", "/v1/revisions", .scope(.routesRead, action: "readRevisions")) { _, _ in revisions() }
         // A revision and a diff are read from documents parsed once per revision; the first
         // read of one parses it, so both answer from the work queue.
-        try registry.addOffLoop("GET", "/v1/revisions/:number", .scope(.manifestRead, action: "readRevision"), readsDocument: true) { request, call throws(Refusal) in
+        try registry.addOffLoop("GET", "/v1/revisions/:number", .scope(.routesRead, action: "readRevision"), readsDocument: true) { request, call throws(Refusal) in
             try revision(request, call)
         }
-        try registry.addOffLoop("GET", "/v1/revisions/:a/diff/:b", .scope(.manifestRead, action: "readDiff"), readsDocument: true) { request, call throws(Refusal) in
+        try registry.addOffLoop("GET", "/v1/revisions/:a/diff/:b", .scope(.routesRead, action: "readDiff"), readsDocument: true) { request, call throws(Refusal) in
             try diff(request, call)
         }
         // A draft against a revision: what publishing it would change (the console's review).

@@ -14,7 +14,7 @@ struct RolloutEndpoints: EndpointGroup {
     static let actions = ["pause", "resume", "advance", "promote", "abort"]
 
     func register(on registry: inout EndpointRegistry) throws(RouterError) {
-        try registry.add("GET", "/v1/rollout", .scope(.manifestRead, action: "readRollout")) { _, _ throws(Refusal) in try read() }
+        try registry.add("GET", "/v1/rollout", .scope(.routesRead, action: "readRollout")) { _, _ throws(Refusal) in try read() }
         try registry.addOffLoop("POST", "/v1/rollout/:action", .scope(.routesPublish, action: "controlRollout"), maximumBody: 0, lane: .controls) {
             request, call throws(Refusal) in try control(request, call)
         }

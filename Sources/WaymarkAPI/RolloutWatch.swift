@@ -26,6 +26,9 @@ struct RolloutLook: Sendable {
     var stepResolutions: Int
     var stepInstalls: Int
     var refused: [EvidenceRefusal: Int]
+    /// The smallest rise in failure-rate points everything together would show on this
+    /// evidence (`RolloutGuard.detectableRise`); nil before both sides have enough.
+    var detectableRise: Double?
 
     /// The look as `GET /v1/rollout` and the dashboard show it.
     var json: JSONValue {
@@ -41,6 +44,7 @@ struct RolloutLook: Sendable {
                                            "candidate": side(candidateCounts), "stable": side(stableCounts),
                                            "step": ["resolutions": .int(stepResolutions), "installs": .int(stepInstalls)],
                                            "minimumInstalls": .int(policy.minimumInstalls), "minimumNetworks": .int(policy.minimumNetworks),
+                                           "detectableRise": detectableRise.map { .double(($0 * 10_000).rounded() / 10_000) } ?? .null,
                                            "refused": .object(Dictionary(uniqueKeysWithValues: EvidenceRefusal.allCases.map { ($0.rawValue, JSONValue.int(refused[$0] ?? 0)) }))]
         switch verdict {
         case .healthy(let comparisons):
@@ -71,7 +75,18 @@ enum RolloutWatch {
         guard let rollout = context.store.snapshot.activeRollout, rollout.status.isActive else { return }
         let revision = Int(batch.revision)
         guard revision == rollout.candidate || revision == rollout.stable, !batch.tallies.isEmpty else { return }
-        let build = batch.platform.name + " " + (batch.appVersion.map { String(decoding: $0, as: UTF8.self) } ?? "other")
+        let version = batch.appVersion.map { String(decoding: $0, as: UTF8.self) }
+        let build = batch.platform.name + " " + (version ?? "other")
+        // Claims on a build no schema is registered for are no build the fleet runs: not evidence.
+        guard let version, context.store.snapshot.schemas[SchemaKey(platform: batch.platform.name, version: version)] != nil else {
+            let claimed = batch.tallies.reduce(0) { $0 + ($1.entry == EntryPoint.web.rawValue ? 0 : Int($1.count)) }
+            context.guardEvidence.withLock { evidence in
+                let started = context.store.snapshot.revision(rollout.candidate)?.time ?? rollout.stepStarted
+                evidence = current(evidence, rollout: rollout, started: started, context: context)
+                evidence!.refuse(.unregistered, count: claimed)
+            }
+            return
+        }
         let claims = batch.tallies.compactMap { tally -> EvidenceClaim? in
             guard tally.entry != EntryPoint.web.rawValue else { return nil }
             let route = tally.route < 2 ? (tally.route == 0 ? "" : "other") : String(decoding: batch.routes[Int(tally.route) - 2], as: UTF8.self)
@@ -115,7 +130,9 @@ enum RolloutWatch {
         var look = RolloutLook(time: now, candidate: rollout.candidate, version: rollout.version, from: Date(timeIntervalSince1970: TimeInterval(evidence.startMinute * 60)),
                                look: number ?? evidence.looks, candidateCounts: evidence.candidateCounts, stableCounts: evidence.stableCounts,
                                verdict: decision, judged: judged.verdict, policy: policy, stepResolutions: evidence.stepResolutions, stepInstalls: evidence.stepInstalls,
-                               refused: evidence.refused)
+                               refused: evidence.refused,
+                               detectableRise: RolloutGuard.detectableRise(candidate: evidence.candidateCounts, stable: evidence.stableCounts, policy: policy,
+                                                                           look: max(1, evidence.looks), comparisons: judged.verdict.comparisons))
         guard rollout.status == .running else {
             context.rolloutLook.withLock { $0 = look }
             return

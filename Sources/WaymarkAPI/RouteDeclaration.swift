@@ -10,7 +10,7 @@ public struct RouteDeclaration: Sendable, Hashable {
     public enum Access: Sendable, Hashable {
         /// Anyone, without a token: health, the associated-domain files, the dashboard page.
         case open
-        /// A bearer token with `scope` (`manifest:read` routes are open with `--public-reads`);
+        /// A bearer token with `scope` (`manifest:read` routes, the manifest alone, are open with `--public-reads`);
         /// `action` names the request in the audit log when it is refused.
         case scope(Scope, action: String)
         /// A bearer token with `scope` or with `alternative`, rated as `scope`'s: the one

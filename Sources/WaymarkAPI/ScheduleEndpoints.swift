@@ -14,9 +14,9 @@ struct ScheduleEndpoints: EndpointGroup {
     func register(on registry: inout EndpointRegistry) throws(RouterError) {
         try registry.addOffLoop("POST", "/v1/schedules", .scope(.routesPublish, action: "schedule"),
                                 maximumBody: context.options.maximumDocumentBytes, lane: .changes) { request, call throws(Refusal) in try schedule(request, call) }
-        try registry.add("GET", "/v1/schedules", .scope(.manifestRead, action: "readSchedules")) { _, _ in list() }
+        try registry.add("GET", "/v1/schedules", .scope(.routesRead, action: "readSchedules")) { _, _ in list() }
         // Its routes are read from disk and parsed: a costly read, off the loop.
-        try registry.addOffLoop("GET", "/v1/schedules/:id", .scope(.manifestRead, action: "readSchedule"), readsDocument: true) { _, call throws(Refusal) in
+        try registry.addOffLoop("GET", "/v1/schedules/:id", .scope(.routesRead, action: "readSchedule"), readsDocument: true) { _, call throws(Refusal) in
             try one(call)
         }
         try registry.addOffLoop("DELETE", "/v1/schedules/:id", .scope(.routesPublish, action: "cancelSchedule"), maximumBody: 0, lane: .controls) {

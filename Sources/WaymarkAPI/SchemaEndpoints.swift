@@ -14,8 +14,8 @@ struct SchemaEndpoints: EndpointGroup {
                                maximumBody: context.options.maximumDocumentBytes, lane: .changes) {
             request, call throws(Refusal) in try registerSchema(request, call)
         }
-        try registry.add("GET", "/v1/schemas", .scope(.manifestRead, action: "readSchemas")) { _, _ in schemas() }
-        try registry.add("GET", "/v1/schemas/:platform/:version", .scope(.manifestRead, action: "readSchema")) { request, call throws(Refusal) in
+        try registry.add("GET", "/v1/schemas", .scope(.routesRead, action: "readSchemas")) { _, _ in schemas() }
+        try registry.add("GET", "/v1/schemas/:platform/:version", .scope(.routesRead, action: "readSchema")) { request, call throws(Refusal) in
             try schema(request, call)
         }
     }

@@ -9,7 +9,7 @@ enum QRCommand {
         Draws a QR code for URL, an https link on one of the app's universal-link hosts (a
         link on any other host is refused). The server chooses the smallest version that
         holds the link at the error-correction level (default M: about 15 % of the code may
-        be damaged), with a four-module quiet zone. Needs the scope manifest:read.
+        be damaged), with a four-module quiet zone. Needs the scope routes:read.
 
         Options:
         \(RemoteCommands.connection)

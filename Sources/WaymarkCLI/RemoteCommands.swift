@@ -38,7 +38,7 @@ enum RemoteCommands {
     static let revisionsHelp = """
         Usage: waymark revisions --server URL --token T [--json]
 
-        Lists the server's revisions, newest first. Needs the scope manifest:read.
+        Lists the server's revisions, newest first. Needs the scope routes:read.
 
         Options:
         \(connection)

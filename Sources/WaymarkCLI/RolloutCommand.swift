@@ -7,7 +7,7 @@ enum RolloutCommand {
     static let help = """
         Usage: waymark rollout ACTION --server URL --token T [--json]
 
-        Shows or changes the server's staged rollout. ACTION is status (scope manifest:read),
+        Shows or changes the server's staged rollout. ACTION is status (scope routes:read),
         or pause, resume, advance, promote or abort (scope routes:publish), each against the
         rollout as just read, so two people cannot race. Start one with
         'waymark publish ROUTES --rollout'.

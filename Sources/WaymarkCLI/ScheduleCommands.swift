@@ -32,7 +32,7 @@ enum ScheduleCommands {
         Usage: waymark schedules --server URL --token T [--json]
 
         Lists the server's scheduled publishes: pending, fired (with the revision), skipped
-        (with the reason) and cancelled. Needs the scope manifest:read.
+        (with the reason) and cancelled. Needs the scope routes:read.
 
         Options:
         \(RemoteCommands.connection)

@@ -24,7 +24,8 @@ enum ServeCommand {
           --seed DIR               Seed an empty store from DIR/schema-*.json and DIR/routes.json
                                    (default manifests/storefront, skipped when missing)
           --no-seed                Start an empty store empty
-          --public-reads           Serve manifests, revisions and schemas without a token
+          --public-reads           Serve manifests without a token (what phones read; revisions,
+                                   schemas, the rollout and QR codes still need routes:read)
           --allow-private-fallbacks
                                    Let fallback URLs name loopback or private addresses (tests
                                    against servers on loopback only; refused by default)

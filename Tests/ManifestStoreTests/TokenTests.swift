@@ -44,7 +44,8 @@ struct TokenTests {
         let scratch = ScratchDirectory()
         let store = try ManifestStore.open(at: scratch.path).store
         let expected: [Scope: Set<Scope>] = [
-            .manifestRead: [.manifestRead], .routesPublish: [.routesPublish, .manifestRead], .schemasWrite: [.schemasWrite, .manifestRead],
+            .manifestRead: [.manifestRead], .routesRead: [.routesRead], .routesPublish: [.routesPublish, .manifestRead, .routesRead],
+            .schemasWrite: [.schemasWrite, .manifestRead, .routesRead],
             .telemetryWrite: [.telemetryWrite], .telemetryRead: [.telemetryRead], .replication: [.replication], .admin: Set(Scope.allCases),
         ]
         for (scope, allowed) in expected {
@@ -52,6 +53,33 @@ struct TokenTests {
             #expect(Set(Scope.allCases.filter(record.allows)) == allowed, "\(scope)")
             #expect(scope.implied == allowed, "Scope.implied and TokenRecord.allows say the same for \(scope)")
         }
+    }
+
+    /// A `tokens.json` written before `routes:read` split from `manifest:read`: a reader
+    /// keeps the internal reads it had, the app's token (it writes telemetry) keeps the
+    /// manifest only, and once the file is written again the upgrade is not applied twice.
+    @Test func tokensMadeBeforeRoutesReadAreUpgraded() throws {
+        let scratch = ScratchDirectory()
+        try FileManager.default.createDirectory(atPath: scratch.path, withIntermediateDirectories: true)
+        let hash = String(repeating: "ab", count: 32)
+        let old = """
+            [{"id": "t1", "name": "dashboard", "scopes": ["manifest:read", "telemetry:read"], "created": "2026-11-01T00:00:00Z", "sha256": "\(hash)"},
+             {"id": "t2", "name": "app", "scopes": ["manifest:read", "telemetry:write"], "created": "2026-11-01T00:00:00Z", "sha256": "\(String(repeating: "cd", count: 32))"}]
+            """
+        #expect(FileManager.default.createFile(atPath: scratch.path + "/tokens.json", contents: Data(old.utf8)))
+        do {
+            let store = try ManifestStore.open(at: scratch.path).store
+            let byName = Dictionary(uniqueKeysWithValues: store.tokens.all.map { ($0.name, $0) })
+            #expect(byName["dashboard"]?.scopes == [.manifestRead, .routesRead, .telemetryRead])
+            #expect(byName["app"]?.scopes == [.manifestRead, .telemetryWrite])
+            #expect(byName["app"]?.allows(.routesRead) == false)
+            // A change writes every record with its version: the reader keeps routes:read as
+            // granted, and a new reader without it is not upgraded on the next open.
+            _ = try store.tokens.create(name: "phone", scopes: [.manifestRead], actor: "test", now: now)
+        }
+        let reopened = try ManifestStore.open(at: scratch.path).store
+        let again = Dictionary(uniqueKeysWithValues: reopened.tokens.all.map { ($0.name, $0.scopes) })
+        #expect(again["dashboard"] == [.manifestRead, .routesRead, .telemetryRead] && again["phone"] == [.manifestRead])
     }
 
     @Test func revokedTokensStopWorkingAndStayRevokedAfterReopening() throws {

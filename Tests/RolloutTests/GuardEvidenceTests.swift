@@ -75,7 +75,7 @@ struct GuardEvidenceTests {
         var random = SplitMix(seed: 11)
         func fails(_ rate: Double) -> Bool { Double(random.next() % 1_000_000) < rate * 1_000_000 }
         for index in 0..<installs {
-            let network = UInt64(index % networks)
+            let network = UInt64((index / 2) % networks)  // each network has installs on both sides, as real ones do
             let candidate = index % 2 == 0
             let claims = (0..<5).map { _ in Self.claim(candidate, failed: fails(candidate ? candidateRate : stableRate)) }
             evidence.record(claims, source: Self.source(index), network: network, cohort: candidate ? 0 : 99, percent: percent, now: Self.now)
@@ -135,7 +135,7 @@ struct GuardEvidenceTests {
                 }
                 return Self.claim(candidate, failed: fails(candidate ? candidateRate : stableRate))
             }
-            evidence.record(claims, source: Self.source(index), network: UInt64(index % 400), cohort: candidate ? 0 : 99, percent: 50, now: Self.now)
+            evidence.record(claims, source: Self.source(index), network: UInt64((index / 2) % 400), cohort: candidate ? 0 : 99, percent: 50, now: Self.now)
         }
         for attacker in 0..<attackers {
             for index in 0..<10 {
@@ -165,6 +165,122 @@ struct GuardEvidenceTests {
         let verdict = Self.stableForged(candidateRate: candidateRate, stableRate: stableRate, newReason: newReason, attackers: attackers,
                                         forgedReason: forgedReason)
         #expect(Self.kind(verdict) == expected, "\(label): \(verdict)")
+    }
+
+    /// 8,000 installs on 400 networks post 5 resolutions each of `product` on ios 5.3.0, half
+    /// on each side, the candidate failing at `candidateRate` against 3 %. Then `attackers`
+    /// networks of 10 made-up installs each post their day's share (50) of candidate claims on
+    /// a cell of their own — `route` on `build` — every one failed, and, with `forgeStable`,
+    /// their day's stable successes there too, so the cell has a stable side of theirs.
+    static func ownCell(attackers: Int, route: String, build: String, forgeStable: Bool, candidateRate: Double = 0.03) -> GuardVerdict {
+        var evidence = Self.evidence()
+        var random = SplitMix(seed: 31)
+        func fails(_ rate: Double) -> Bool { Double(random.next() % 1_000_000) < rate * 1_000_000 }
+        for index in 0..<8_000 {
+            let candidate = index % 2 == 0
+            let claims = (0..<5).map { _ in Self.claim(candidate, failed: fails(candidate ? candidateRate : 0.03)) }
+            evidence.record(claims, source: Self.source(index), network: UInt64((index / 2) % 400), cohort: candidate ? 0 : 99, percent: 50, now: Self.now)
+        }
+        for attacker in 0..<attackers {
+            for index in 0..<10 {
+                let source = Self.source(3_000_000 + attacker * 100 + index), network = 7_000 + UInt64(attacker)
+                evidence.record([Self.claim(true, failed: true, count: 5, route: route, build: build)], source: source, network: network,
+                                cohort: 0, percent: 50, now: Self.now)
+                if forgeStable {
+                    evidence.record([Self.claim(false, failed: false, count: 5, route: route, build: build)], source: Self.source(4_000_000 + attacker * 100 + index),
+                                    network: network, cohort: 99, percent: 50, now: Self.now)
+                }
+            }
+        }
+        #expect(evidence.candidateCounts.overall.failures >= attackers * 50, "the forged claims are within the caps: they count")
+        return RolloutGuard.judge(candidate: evidence.candidateCounts, stable: evidence.stableCounts, look: 1)
+    }
+
+    /// (label, attacker networks, route, build, stable side forged too, candidate rate, expected)
+    static let ownCellRows: [(String, Int, String, String, Bool, Double, String)] = [
+        ("10 networks' failures on a build nobody else reports", 10, "product", "ios 9.9.9", false, 0.03, "healthy"),
+        ("20 networks' failures and stable successes on a build of their own", 20, "product", "ios 9.9.9", true, 0.03, "healthy"),
+        ("50 networks' failures and stable successes on a build of their own", 50, "product", "ios 9.9.9", true, 0.03, "healthy"),
+        ("50 networks' failures and stable successes on a route nobody opens, on the fleet's build", 50, "promo", "ios 5.3.0", true, 0.03, "healthy"),
+        ("a real 20 % break beside 50 networks on a build of their own", 50, "product", "ios 9.9.9", true, 0.20, "tripped"),
+    ]
+
+    @Test("A cell only attackers fill is no evidence either way", arguments: ownCellRows)
+    func cellOfTheirOwn(_ label: String, _ attackers: Int, _ route: String, _ build: String, _ forgeStable: Bool, _ candidateRate: Double,
+                        _ expected: String) {
+        let verdict = Self.ownCell(attackers: attackers, route: route, build: build, forgeStable: forgeStable, candidateRate: candidateRate)
+        #expect(Self.kind(verdict) == expected, "\(label): \(verdict)")
+        if case .tripped(let findings) = verdict {
+            #expect(findings.allSatisfy { $0.build != build || build == "ios 5.3.0" }, "no finding on the attackers' build: \(findings)")
+        }
+    }
+
+    /// 60 stable installs on 20 networks and no honest candidate evidence; `attackers` networks
+    /// post candidate successes under 50 made-up source keys (5 each, within every cap).
+    @Test("Forged successes alone advance nothing", arguments: [5, 10, 20])
+    func forgedSuccessesAlone(_ attackers: Int) {
+        var evidence = Self.evidence()
+        for index in 0..<60 {
+            evidence.record((0..<5).map { _ in Self.claim(false, failed: index == 0) }, source: Self.source(index), network: UInt64(index % 20),
+                            cohort: 99, percent: 10, now: Self.now)
+        }
+        for key in 0..<50 {
+            evidence.record([Self.claim(true, failed: false, count: 5)], source: Self.source(5_000_000 + key), network: 8_000 + UInt64(key % attackers),
+                            cohort: 0, percent: 10, now: Self.now)
+        }
+        #expect(evidence.candidateCounts.overall.total == 250 && evidence.candidateCounts.overall.installs.count == 50)
+        let verdict = RolloutGuard.judge(candidate: evidence.candidateCounts, stable: evidence.stableCounts, policy: GuardPolicy(), look: 1)
+        #expect(Self.kind(verdict) == "waiting", "\(attackers) networks: \(verdict)")
+    }
+
+    /// A step whose own evidence comes only from networks the stable side never saw does not
+    /// advance, though the rollout's evidence as a whole is healthy.
+    @Test func aStepAdvancesOnHonestNetworksOnly() {
+        var evidence = Self.evidence()
+        let start = Date(timeIntervalSince1970: TimeInterval(Self.now - 7_200))
+        var rollout = RolloutState(candidate: 2, stable: 1, steps: [RolloutStep(percent: 50, minimumDuration: 60, minimumResolutions: 200),
+                                                                  RolloutStep(percent: 100, minimumDuration: 60, minimumResolutions: 200)], now: start)
+        var random = SplitMix(seed: 3)
+        for index in 0..<4_000 {
+            let candidate = index % 2 == 0
+            let claims = (0..<5).map { _ in Self.claim(candidate, failed: random.next() % 100 < 3) }
+            evidence.record(claims, source: Self.source(index), network: UInt64((index / 2) % 200), cohort: candidate ? 0 : 99, percent: 50, now: Self.now)
+        }
+        let first = evidence.look(at: rollout, policy: GuardPolicy(), previous: nil)
+        #expect(Self.kind(first.decision) == "healthy", "\(first.decision)")
+        #expect(rollout.evaluate(now: start.addingTimeInterval(600), candidateResolutions: evidence.stepResolutions, verdict: first.decision) == .advanced(toStep: 1, percent: 100))
+        evidence.begin(step: rollout.step)
+        for key in 0..<300 {
+            evidence.record([Self.claim(true, failed: false, count: 5)], source: Self.source(6_000_000 + key), network: 9_000 + UInt64(key % 20),
+                            cohort: 0, percent: 100, now: Self.now)
+        }
+        #expect(evidence.stepResolutions >= 200 && evidence.stepInstalls >= 25)
+        let second = evidence.look(at: rollout, policy: GuardPolicy(), previous: first.verdict)
+        #expect(Self.kind(second.verdict) == "healthy", "the rollout's evidence is healthy: \(second.verdict)")
+        #expect(Self.kind(second.decision) == "waiting", "but the step's own comes from no network the stable side vouches for: \(second.decision)")
+    }
+
+    @Test("The rise an evidence can see shrinks as it grows, and a rise that large trips")
+    func detectableRise() {
+        func counts(_ installs: Int, candidateRate: Double) -> (GuardCounts, GuardCounts) {
+            var evidence = Self.evidence()
+            var random = SplitMix(seed: 13)
+            for index in 0..<installs {
+                let candidate = index % 2 == 0
+                let claims = (0..<5).map { _ in Self.claim(candidate, failed: Double(random.next() % 1_000_000) < (candidate ? candidateRate : 0.03) * 1_000_000) }
+                evidence.record(claims, source: Self.source(index), network: UInt64((index / 2) % 400), cohort: candidate ? 0 : 99, percent: 50, now: Self.now)
+            }
+            return (evidence.candidateCounts, evidence.stableCounts)
+        }
+        let (few, fewStable) = counts(40, candidateRate: 0.03)
+        #expect(RolloutGuard.detectableRise(candidate: few, stable: fewStable) == nil, "below the minimum of resolutions")
+        let (small, smallStable) = counts(400, candidateRate: 0.03)
+        let (large, largeStable) = counts(8_000, candidateRate: 0.03)
+        let seen = RolloutGuard.detectableRise(candidate: small, stable: smallStable)!
+        let seenLarge = RolloutGuard.detectableRise(candidate: large, stable: largeStable)!
+        #expect(seenLarge < seen && seenLarge >= 0.01 && seen < 0.97, "\(seen) then \(seenLarge)")
+        let (broken, brokenStable) = counts(8_000, candidateRate: 0.03 + seenLarge + 0.02)
+        #expect(Self.kind(RolloutGuard.judge(candidate: broken, stable: brokenStable)) == "tripped")
     }
 
     @Test("Bounding leaves honest noise alone and brings one network's forged rate down to a plausible one")

@@ -687,7 +687,7 @@ def main():
         base = "http://127.0.0.1:%d" % port
         marketing = subprocess.run([binary, "token", "create", "--data-dir", data, "--name", "marketing", "--scope", "routes:publish"],
                                    capture_output=True, text=True, check=True).stdout.strip()
-        reader = subprocess.run([binary, "token", "create", "--data-dir", data, "--name", "app", "--scope", "manifest:read"],
+        reader = subprocess.run([binary, "token", "create", "--data-dir", data, "--name", "reader", "--scope", "routes:read", "--scope", "manifest:read"],
                                 capture_output=True, text=True, check=True).stdout.strip()
         check_policy(port)
         carried = check_performance(binary, data, port, base, marketing, folder, drivers)
@@ -910,8 +910,8 @@ def main():
         type_into(b, "token", reader + "\n")
         wait(b, lambda d: "Read-only" in text(d, "status"), "the read-only console")
         if b.find_element(By.ID, "publish").is_enabled() or b.find_elements(By.CSS_SELECTOR, "button[data-rollback]"):
-            fail("a manifest:read token may publish or roll back in the page")
-        step("a manifest:read token: the routes shown, publishing and rollback not offered")
+            fail("a routes:read token may publish or roll back in the page")
+        step("a routes:read token: the routes shown, publishing and rollback not offered")
 
         # Readable at a tablet's width.
         a.set_window_size(820, 1180)

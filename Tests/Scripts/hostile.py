@@ -49,7 +49,7 @@
  16. Fallbacks at loopback, private or link-local addresses (any spelling) or localhost
      are refused.
  17. History read from disk by one token: 24 revisions of ~1.4 MB documents, then 32
-     keep-alive connections with one manifest:read token asking old revisions and diffs
+     keep-alive connections with one routes:read token asking old revisions and diffs
      of them for 10 s: what is kept stays bounded (RSS grows by less than 64 MB + the
      output budget's peer share), the token is held to its share of the reads lane (503
      past it), and another token's reads of old revisions (from another address) and a
@@ -91,7 +91,7 @@
      stays within 32 MB of what it was after the first publish.
  23. Ended schedules as marketing: one token schedules and cancels 1,100 times: the store
      keeps the last 1,000 to end (the earlier ones' files removed, ids never reused after
-     a restart either), so GET /v1/schedules stays bounded; the app's read token asking
+     a restart either), so GET /v1/schedules stays bounded; a dashboard's routes:read token asking
      for that list from 8 connections for 3 s is answered from one list made per store
      generation, and an app's manifests go on at least half as often as before (made for
      each request on the loop, the list cut them to a third).
@@ -176,6 +176,24 @@
      addresses, posting every 0.5 s for 4 s, are accepted (>= 95 %), and every byte is
      given back once the client leaves. Before, every body behind the proxy was the proxy's,
      so the one client's share was everyone's and the installs got 503.
+ 36. A cell of their own (the app's token): while a 30,000-install fleet on 200 networks
+     rolls out a healthy candidate, 10, then 20, then 50 attacker networks each post their
+     day of candidate failures and stable successes on ios 9.9.9, a build with a schema that
+     nobody runs, and one more names a build with no schema: the candidate completes (a cell
+     is evidence only when its stable side comes from 10 networks and a quarter of all the
+     stable side's), the unregistered build's claims are refused as evidence, and a 40 %
+     break on 5.3.0 beside the 50 still trips. Before, ten networks tripped any healthy
+     rollout 1-7 s after posting.
+ 37. Forged successes on thin traffic: 60 stable installs on 20 networks and no honest
+     candidate evidence; 5, then 10, then 20 attacker networks post candidate successes
+     under 50 made-up source keys a round, past the step's minimum time: the step never
+     advances (a healthy verdict, and a step's own evidence, need 10 networks that also
+     report the stable revision). Before, 5 networks advanced 10 % to 100 %.
+ 38. The app's token (manifest:read and telemetry:write, shipped in every binary) asks for a
+     campaign scheduled in 3 days (its message names a coupon), revisions, diffs, the
+     rollout, schemas, QR codes and resolving: each is 403 naming routes:read, and nothing of
+     the schedule shows; its manifest and its telemetry are answered. Before, manifest:read
+     opened all of them.
 
 Prints each figure; exits 1 on the first failure.
 Usage: hostile.py WAYMARK_RELEASE_BINARY [ATTACK...] (attacks by name, e.g. impact_flood: only those, each on a daemon of its own)
@@ -328,7 +346,7 @@ def calendar(count):
 
 
 def flood_and_publish(daemon, binary, data):
-    reader = token(binary, data, "hostile-reader", "manifest:read")
+    reader = token(binary, data, "hostile-reader", "manifest:read", "routes:read")
     phone = token(binary, data, "hostile-phone", "telemetry:write", rate="unlimited")
     audit = os.path.join(data, "audit.log")
     lines_before = sum(1 for _ in open(audit))
@@ -501,7 +519,7 @@ def cell_cap(binary, scratch):
 def silent_connections(binary, scratch):
     data = os.path.join(scratch, "silent")
     daemon = Daemon(binary, data, "--max-connections", "1000", "--max-connections-per-peer", "500")
-    reader = token(binary, data, "reader", "manifest:read")
+    reader = token(binary, data, "reader", "manifest:read", "routes:read")
     held = []
     reset = 0
     for address in ("127.0.0.2", "127.0.0.3", "127.0.0.4"):
@@ -801,7 +819,7 @@ def two_loop_rate(daemon, binary, data):
     """A token at --rate 10 on 8 keep-alive connections spread over both event loops for
     6 s: what goes through is at most 1.1 x its allowance (the burst of 50 plus 10 a second)."""
     import http.client
-    limited = token(binary, data, "rate-two-loops", "manifest:read", rate=10)
+    limited = token(binary, data, "rate-two-loops", "routes:read", rate=10)
     stop = threading.Event()
     through, refused = [0], [0]
     lock = threading.Lock()
@@ -837,7 +855,7 @@ def qr_flood(daemon, binary, data):
     rollouts, publishes, and a scheduled publish fires: every change is answered, and right
     after the schedule fires the landing, the manifests and the associated-domain files are."""
     import http.client
-    reader = token(binary, data, "qr-flood-reader", "manifest:read", rate="unlimited")
+    reader = token(binary, data, "qr-flood-reader", "manifest:read", "routes:read", rate="unlimited")
     stop = threading.Event()
     counts = {"qr 200": 0, "qr 503": 0, "qr other": 0}
     lock = threading.Lock()
@@ -948,7 +966,7 @@ def slow_qr_readers(daemon, binary, data):
     (retrying while the reads lane refuses them their share) and then read nothing more:
     what waits for them is held to the peer's share of the output budget (32 MiB), the
     slowest reset past it, and RSS grows by less than the share and 32 MB."""
-    reader = token(binary, data, "slow-qr-reader", "manifest:read", rate="unlimited")
+    reader = token(binary, data, "slow-qr-reader", "manifest:read", "routes:read", rate="unlimited")
     before = rss_mb(daemon.process.pid)
     long_path = "s" * 2_800
     held, drawn, lock = [], [0], threading.Lock()
@@ -1305,8 +1323,8 @@ def old_revisions(binary, scratch):
     its share of the reads lane, and what the daemon keeps of them must stay bounded."""
     data = os.path.join(scratch, "history")
     daemon = Daemon(binary, data)
-    reader = token(binary, data, "reader", "manifest:read", rate="unlimited")
-    other = token(binary, data, "other-reader", "manifest:read", rate="unlimited")
+    reader = token(binary, data, "reader", "manifest:read", "routes:read", rate="unlimited")
+    other = token(binary, data, "other-reader", "manifest:read", "routes:read", rate="unlimited")
     routes = json.load(open(os.path.join(EXAMPLE, "routes.json")))
     revisions = 24
     for number in range(2, revisions + 2):
@@ -1461,7 +1479,7 @@ def impact_flood(binary, scratch):
     flooder = token(binary, data, "impact-flooder", "routes:publish", rate="unlimited")
     other = token(binary, data, "impact-other", "routes:publish", rate="unlimited")
     phone = token(binary, data, "impact-phone", "telemetry:write", rate="unlimited")
-    reader = token(binary, data, "impact-reader", "manifest:read", rate="unlimited")
+    reader = token(binary, data, "impact-reader", "manifest:read", "routes:read", rate="unlimited")
     routes = json.load(open(os.path.join(EXAMPLE, "routes.json")))
     calendar = json.loads(json.dumps(routes))
     for index in range(3_000):
@@ -1787,12 +1805,12 @@ def vocabulary_growth(binary, scratch):
 # 23 -----------------------------------------------------------------------------------------
 def ended_schedules(binary, scratch):
     """A routes:publish token scheduling and cancelling in a loop: the ended schedules kept,
-    the files under schedules/ and the list anyone with manifest:read may ask for stay
+    the files under schedules/ and the list anyone with routes:read may ask for stay
     bounded by the last 1,000 to end."""
     data = os.path.join(scratch, "ended-schedules")
     daemon = Daemon(binary, data)
     marketing = token(binary, data, "schedules-marketing", "routes:publish", rate="unlimited")
-    app = token(binary, data, "schedules-app", "manifest:read", rate="unlimited")
+    app = token(binary, data, "schedules-app", "manifest:read", "routes:read", rate="unlimited")
     routes = json.load(open(os.path.join(EXAMPLE, "routes.json")))
     body = json.dumps({"at": iso(time.time() + 3_600), "message": "soon", "routes": routes}).encode()
     cycles, kept = 1_100, 1_000
@@ -1859,7 +1877,7 @@ def ended_schedules(binary, scratch):
     if after != cycles + 1 or relisted != kept + 1:
         fail("after a restart a schedule got id %s (the highest kept was %d), %d listed" % (after, cycles, relisted))
     print("hostile: one token scheduled and cancelled %d times in %.1f s: %d kept (ids %d-%d, as many files), the first 404; the list "
-          "(%d bytes) asked by the app's token from 8 connections for 3 s: %d answered; manifests meanwhile %d (%d in the 3 s before), "
+          "(%d bytes) asked by a dashboard's token from 8 connections for 3 s: %d answered; manifests meanwhile %d (%d in the 3 s before), "
           "the slowest %.1f ms; RSS %.1f MB; after a restart the next schedule is %d"
           % (cycles, cycling, len(ids), ids[0], ids[-1], len(listing), answered[200], len(manifests), len(quiet), 1000 * slowest, rss, after))
 
@@ -2594,7 +2612,7 @@ def drafts_fill_reads(binary, scratch):
     daemon = Daemon(binary, data)
     busy = token(binary, data, "busy", "routes:publish", rate="unlimited")
     drafters = [token(binary, data, "drafter-%d" % index, "routes:publish", rate="unlimited") for index in range(4)]
-    reader = token(binary, data, "dashboard", "manifest:read", rate="unlimited")
+    reader = token(binary, data, "dashboard", "manifest:read", "routes:read", rate="unlimited")
     params = ",".join('"p%d":{"const":"x"}' % index for index in range(249_000))
     slow = ('{"format":"waymark.routes/1","app":"storefront","routes":[{"id":"x","patterns":["/x"],"destination":"home","params":{%s}}]}'
             % params).encode()
@@ -2813,6 +2831,197 @@ def bodies_behind_proxy(binary, scratch):
           % (reserved / 1048576, refused, answers["accepted"], sent))
 
 
+# 36 -----------------------------------------------------------------------------------------
+def guard_module():
+    """Tests/Scripts/guard-attacks.py (make test-guard) as a module: its fleet, its daemon
+    with a clock the test moves, its looks."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("guard_attacks", os.path.join(os.path.dirname(__file__), "guard-attacks.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+class CellForger:
+    """Attacker networks 127.3.N.0/24 with the app's telemetry token: each posts, from 10
+    made-up installs, its network's day of candidate claims (50), every one failed, and its
+    day of stable successes (50), all on `product` in a build the fleet does not run but
+    that has a schema (ios 9.9.9): a cell of their own. One more batch names a build with no
+    schema (ios 9.9.8)."""
+
+    def __init__(self, guard, daemon, phone):
+        self.guard, self.daemon, self.phone = guard, daemon, phone
+        self.random = random.Random(36)
+        self.posted = set()
+
+    def forge(self, rollout, networks):
+        ts = iso(self.daemon.now - 30)
+        for network in range(networks):
+            if network in self.posted:
+                continue  # its day's share is spent: more would be refused per network
+            self.posted.add(network)
+            connection = self.guard.Connection(self.daemon.port, "127.3.%d.2" % (network + 1), self.phone)
+            for side, revision, cohort, outcome in (("candidate", rollout["candidate"], 0, "notFound"), ("stable", rollout["stable"], 99, "proceed")):
+                for _ in range(10):
+                    event = {"ts": ts, "entry": "universalLink", "outcome": outcome, "route": "product", "count": 5}
+                    if outcome == "notFound":
+                        event["reason"] = "validationFailed"
+                    body = {"client": {"platform": "ios", "appVersion": "9.9.9", "revision": revision, "cohort": cohort,
+                                       "source": "%032x" % self.random.getrandbits(128)}, "events": [event]}
+                    status, answer = connection.post("/v1/telemetry", body)
+                    if status != 202:
+                        fail("a forged %s batch answered %d: %s" % (side, status, answer[:200]))
+        unregistered = {"client": {"platform": "ios", "appVersion": "9.9.8", "revision": rollout["candidate"], "cohort": 0,
+                                   "source": "%032x" % self.random.getrandbits(128)},
+                        "events": [{"ts": ts, "entry": "universalLink", "outcome": "notFound", "reason": "validationFailed", "route": "product", "count": 5}]}
+        status, answer = self.guard.Connection(self.daemon.port, "127.3.200.2", self.phone).post("/v1/telemetry", unregistered)
+        if status != 202:
+            fail("a batch on an unregistered build answered %d: %s" % (status, answer[:200]))
+
+
+def guard_cells(binary, scratch):
+    """A healthy rollout while 10, then 20, then 50 attacker networks fill a cell of their
+    own (a registered build nobody runs) on both sides; then a real break beside them."""
+    guard = guard_module()
+    os.makedirs(os.path.join(scratch, "guard-cells"), exist_ok=True)
+    daemon = guard.Daemon(binary, os.path.join(scratch, "guard-cells"))
+    try:
+        schema = open(os.path.join(EXAMPLE, "schema-ios-5.3.0.json")).read().replace('"version": "5.3.0"', '"version": "9.9.9"')
+        status, body, _ = call(daemon.port, daemon.token, "PUT", "/v1/schemas/ios/9.9.9", schema.encode(), {"Content-Type": "application/json"})
+        if status not in (200, 201):
+            fail("registering ios 9.9.9 answered %d: %s" % (status, body[:200]))
+        phone = token(binary, os.path.join(scratch, "guard-cells", "data"), "guard-cells-phone", "telemetry:write", rate="unlimited")
+        fleet = guard.Fleet(daemon, 36)
+        forger = CellForger(guard, daemon, phone)
+        guard.publish(daemon, "cells")
+        state = guard.rollout_state(daemon)
+        rounds, percents, held = 0, [state["percent"]], {}
+        while state["status"] == "running" and rounds < 60:
+            daemon.set_clock(daemon.now + guard.ROUND)
+            rounds += 1
+            networks = 10 if rounds <= 4 else 20 if rounds <= 8 else 50
+            forger.forge(state, networks)
+            fleet.round(state)
+            state = guard.looked(daemon)
+            held[networks] = state.get("guard", {}).get("verdict")
+            if state["percent"] != percents[-1]:
+                percents.append(state["percent"])
+        if state["status"] != "completed":
+            fail("a healthy candidate beside attacker networks in a cell of their own did not complete (%s): %s"
+                 % (" -> ".join("%d%%" % p for p in percents), json.dumps(state)[:900]))
+        refused = state["guard"]["refused"]
+        if not refused.get("unregistered"):
+            fail("claims on a build with no schema were not refused as evidence: %s" % refused)
+        healthy_rounds = rounds
+        guard.publish(daemon, "cells-broken")
+        state = guard.rollout_state(daemon)
+        rounds = 0
+        forger.posted = set()
+        while state["status"] == "running" and rounds < 30:
+            daemon.set_clock(daemon.now + guard.ROUND)
+            rounds += 1
+            forger.forge(state, 50)
+            fleet.round(state, broken="5.3.0")
+            state = guard.looked(daemon)
+        if state["status"] != "tripped":
+            fail("a 40 %% break on 5.3.0 beside 50 attacker networks in a cell of their own did not trip: %s" % json.dumps(state)[:900])
+        if any(finding.get("build") == "ios 9.9.9" for finding in state["findings"]):
+            fail("a finding names the attackers' cell: %s" % state["findings"])
+    finally:
+        daemon.stop()
+    print("hostile: 10, 20 then 50 attacker networks (the fleet has 200) each posting its day of candidate failures and stable successes "
+          "on ios 9.9.9, a registered build nobody runs: the healthy candidate went %s in %d rounds and completed (last verdicts %s; "
+          "%d claims on a build with no schema refused as evidence); a 40 %% break on 5.3.0 beside the 50 tripped at %d %% in round %d: %s"
+          % (" -> ".join("%d%%" % p for p in percents), healthy_rounds, held, refused["unregistered"], state["percent"], rounds,
+             state["findings"][0]["text"]))
+
+
+# 37 -----------------------------------------------------------------------------------------
+def forged_advance(binary, scratch):
+    """Thin traffic: 60 stable installs on 20 networks and no honest candidate evidence;
+    5, then 10, then 20 attacker networks post candidate successes under 50 made-up source
+    keys each round. No step advances."""
+    guard = guard_module()
+    os.makedirs(os.path.join(scratch, "forged-advance"), exist_ok=True)
+    daemon = guard.Daemon(binary, os.path.join(scratch, "forged-advance"))
+    try:
+        phone = token(binary, os.path.join(scratch, "forged-advance", "data"), "forged-advance-phone", "telemetry:write", rate="unlimited")
+        steps = [{"percent": 10, "minimumDuration": 240, "minimumResolutions": 200},
+                 {"percent": 100, "minimumDuration": 240, "minimumResolutions": 200}]
+        guard.publish(daemon, "advance", {"steps": steps})
+        state = guard.rollout_state(daemon)
+        rng = random.Random(37)
+        installs = [{"network": index % 20, "source": "%032x" % rng.getrandbits(128), "cohort": 50 + index % 50} for index in range(60)]
+        rounds, seen = 0, []
+        for rounds in range(1, 10):
+            daemon.set_clock(daemon.now + guard.ROUND)
+            ts = iso(daemon.now - 30)
+            if rounds == 1:
+                for install in installs:
+                    events = [{"ts": ts, "entry": "universalLink", "outcome": "proceed", "route": route} for route in ("product", "home", "category", "product", "home")]
+                    status, answer = guard.Connection(daemon.port, "127.4.%d.2" % (install["network"] + 1), phone).post("/v1/telemetry", {
+                        "client": {"platform": "ios", "appVersion": "5.3.0", "revision": state["stable"], "cohort": install["cohort"],
+                                   "source": install["source"]}, "events": events})
+                    if status != 202:
+                        fail("an install's batch answered %d: %s" % (status, answer[:200]))
+            networks = 5 if rounds <= 3 else 10 if rounds <= 6 else 20
+            for key in range(50):
+                event = {"ts": ts, "entry": "universalLink", "outcome": "proceed", "route": "product", "count": 5}
+                status, answer = guard.Connection(daemon.port, "127.5.%d.2" % (key % networks + 1), phone).post("/v1/telemetry", {
+                    "client": {"platform": "ios", "appVersion": "5.3.0", "revision": state["candidate"], "cohort": 0,
+                               "source": "%032x" % rng.getrandbits(128)}, "events": [event]})
+                if status != 202:
+                    fail("a forged success answered %d: %s" % (status, answer[:200]))
+            state = guard.looked(daemon)
+            seen.append((networks, state["percent"], state.get("guard", {}).get("verdict")))
+            if state["status"] != "running" or state["percent"] != 10:
+                fail("forged successes from %d networks moved the rollout: %s" % (networks, json.dumps(state)[:900]))
+        detail = state["guard"]["detail"]
+        candidate = state["guard"]["candidate"]
+    finally:
+        daemon.stop()
+    print("hostile: thin traffic (60 stable installs on 20 networks), 5, 10 then 20 attacker networks posting candidate successes under 50 "
+          "made-up source keys a round for %d rounds, past the step's time: still at 10 %% (%d resolutions from %d installs claimed), "
+          "the guard %s: %s" % (rounds, candidate["resolutions"], candidate["installs"], state["guard"]["verdict"], detail))
+
+
+# 38 -----------------------------------------------------------------------------------------
+def phone_token_scope(binary, scratch):
+    """The app's token (it ships in every binary) against everything but what a phone needs."""
+    import uuid
+    data = os.path.join(scratch, "phone-token-scope")
+    daemon = Daemon(binary, data)
+    phone = token(binary, data, "app", "manifest:read", "telemetry:write", rate="unlimited")
+    marketing = token(binary, data, "campaigns", "routes:publish", rate="unlimited")
+    try:
+        routes = json.load(open(os.path.join(EXAMPLE, "routes.json")))
+        body = json.dumps({"at": iso(time.time() + 3 * 86_400), "message": "Black Friday: coupon BF-SECRET-2026", "routes": routes}).encode()
+        status, answer, _ = call(daemon.port, marketing, "POST", "/v1/schedules", body, {"Content-Type": "application/json", "If-Match": '"rev-1"'})
+        if status != 201:
+            fail("scheduling answered %d: %s" % (status, answer[:200]))
+        refused = {}
+        for method, target, payload in (("GET", "/v1/schedules", None), ("GET", "/v1/schedules/1", None), ("GET", "/v1/revisions", None),
+                                        ("GET", "/v1/revisions/1", None), ("GET", "/v1/revisions/1/diff/1", None), ("GET", "/v1/rollout", None),
+                                        ("GET", "/v1/schemas", None), ("GET", "/v1/schemas/ios/5.3.0", None),
+                                        ("GET", "/v1/qr?url=https://storefront.example/p/1", None),
+                                        ("POST", "/v1/resolve", b'{"url": "https://storefront.example/p/42", "platform": "ios", "version": "5.3.0"}')):
+            status, answer, _ = call(daemon.port, phone, method, target, payload, {"Content-Type": "application/json"} if payload else None)
+            refused[target] = status
+            if status != 403 or b"routes:read" not in answer or b"BF-SECRET" in answer:
+                fail("the app's token got %d for %s %s: %s" % (status, method, target, answer[:300]))
+        status, manifest, _ = call(daemon.port, phone, "GET", "/v1/manifest?platform=ios&version=5.3.0")
+        batch = json.dumps({"batch": uuid.uuid4().hex, "client": {"platform": "ios", "appVersion": "5.3.0", "revision": 1},
+                            "events": [{"ts": iso(time.time() - 30), "entry": "scheme", "outcome": "proceed", "route": "product"}]})
+        posted, _, _ = call(daemon.port, phone, "POST", "/v1/telemetry", batch, {"Content-Type": "application/json"})
+        if status != 200 or posted != 202:
+            fail("the app's token no longer reads its manifest (%d) or posts telemetry (%d)" % (status, posted))
+    finally:
+        daemon.stop()
+    print("hostile: the app's token (manifest:read, telemetry:write) asked for a campaign scheduled in 3 days, revisions, diffs, the "
+          "rollout, schemas, QR codes and resolving: %d of %d refused 403 naming routes:read, nothing of the schedule's notes shown; "
+          "its manifest 200 and its telemetry 202" % (sum(1 for status in refused.values() if status == 403), len(refused)))
+
+
 def main():
     if len(sys.argv) < 2:
         fail("usage: hostile.py WAYMARK_RELEASE_BINARY")
@@ -2829,7 +3038,8 @@ def main():
                  "link_check_flood": link_check_flood, "ipv6_network_flood": ipv6_network_flood,
                  "suggestion_listing": suggestion_listing, "documents_in_work": documents_in_work,
                  "bodies_after_reset": bodies_after_reset, "drafts_fill_reads": drafts_fill_reads,
-                 "many_due_schedules": many_due_schedules, "bodies_behind_proxy": bodies_behind_proxy}
+                 "many_due_schedules": many_due_schedules, "bodies_behind_proxy": bodies_behind_proxy,
+                 "guard_cells": guard_cells, "forged_advance": forged_advance, "phone_token_scope": phone_token_scope}
         unknown = [name for name in chosen if name not in alone]
         if unknown:
             fail("no attack %s runs alone; these do: %s" % (", ".join(unknown), ", ".join(sorted(alone))))
@@ -2882,6 +3092,9 @@ def main():
             timed(drafts_fill_reads, binary, scratch)
             timed(many_due_schedules, binary, scratch)
             timed(bodies_behind_proxy, binary, scratch)
+            timed(guard_cells, binary, scratch)
+            timed(forged_advance, binary, scratch)
+            timed(phone_token_scope, binary, scratch)
         finally:
             if daemon.alive():
                 daemon.process.kill()

@@ -70,6 +70,9 @@ public final class LiveService {
     private let client: InProcessClient?
     /// A token holding only that scope, named after it, with no rate limit.
     public private(set) var tokens: [Scope: String] = [:]
+    /// A token with `manifest:read` and `routes:read`: what a tool reading builds and
+    /// revisions both holds (the app's token has the first only).
+    public private(set) var reader: String?
     /// On a follower: its replication, driven by the test (`syncOnce`, `forwardOnce`).
     public let follower: Follower?
 
@@ -113,8 +116,9 @@ public final class LiveService {
             (server, client) = (nil, InProcessClient(router: router, limits: configuration.limits))
         }
         if let primary {
-            tokens = primary.tokens
+            (tokens, reader) = (primary.tokens, primary.reader)
         } else {
+            reader = try store.tokens.create(name: "reader", scopes: [.manifestRead, .routesRead], rate: .unlimited, actor: "test").token
             // Unlimited: a test's burst of calls never meets a rate it is not about.
             for scope in Scope.allCases {
                 tokens[scope] = try store.tokens.create(name: scope.rawValue, scopes: [scope], rate: .unlimited, actor: "test").token

@@ -44,7 +44,7 @@ struct AssociatedDomainCoverageTests {
     @Test func everyRouteOfEveryHostIsCoveredInAnyCase() throws {
         let harness = try Self.harness()
         let document = try #require(RoutesDocument.decode(try JSONParser().parse(
-            harness.call("GET", "/v1/revisions/2", token: harness.tokens[.manifestRead]!).body)["routes"] ?? .null).document)
+            harness.call("GET", "/v1/revisions/2", token: harness.tokens[.routesRead]!).body)["routes"] ?? .null).document)
         var checked = 0
         for host in ["storefront.example", "www.storefront.example", "STOREFRONT.EXAMPLE:443"] {
             let reply = harness.call("GET", "/.well-known/apple-app-site-association", host: host)

@@ -62,13 +62,13 @@ struct ConsoleAPITests {
     @Test func aDraftNeedsThePublishingScope() throws {
         let service = try LiveService(transport: .inProcess)
         let body = Self.resolveBody("https://storefront.example/winter/7", build: ("ios", "5.3.0"), routes: Self.draft())
-        let reader = service.call("POST", "/v1/resolve", token: service.tokens[.manifestRead]!, body: body)
+        let reader = service.call("POST", "/v1/resolve", token: service.tokens[.routesRead]!, body: body)
         #expect(reader.status == 403, "\(reader.text)")
         #expect(reader.json["error"]?["details"]?["required"]?.stringValue == "routes:publish")
         // A body over the reading limit: refused at the head for a reading token, read for a publishing one.
         let padded = Self.resolveBody("https://storefront.example/" + String(repeating: "a", count: PreviewEndpoints.maximumBody), build: ("ios", "5.3.0"),
                                       routes: Self.draft())
-        #expect(service.call("POST", "/v1/resolve", token: service.tokens[.manifestRead]!, body: padded).status == 413)
+        #expect(service.call("POST", "/v1/resolve", token: service.tokens[.routesRead]!, body: padded).status == 413)
         #expect(service.call("POST", "/v1/resolve", token: service.tokens[.routesPublish]!, body: padded).status == 200)
     }
 
@@ -112,7 +112,7 @@ struct ConsoleAPITests {
         let published = service.call("POST", "/v1/revisions", token: service.tokens[.routesPublish]!, headers: [("If-Match", "\"rev-1\"")],
                                      body: JSONValue.object(["message": "m", "routes": changed]).serialized())
         #expect(published.status == 201, "\(published.text)")
-        let revisions = service.call("GET", "/v1/revisions/1/diff/2", token: service.tokens[.manifestRead]!)
+        let revisions = service.call("GET", "/v1/revisions/1/diff/2", token: service.tokens[.routesRead]!)
         #expect(revisions.json["changes"] == expected)
         #expect(revisions.json["added"] == ["winter"] && revisions.json["removed"] == ["settings"])
         #expect(service.store.snapshot.revisions.count == 2, "a draft's diff stored nothing")
@@ -120,11 +120,11 @@ struct ConsoleAPITests {
 
     @Test func oneBuildsSchemaIsServedAsRegistered() throws {
         let service = try LiveService(transport: .inProcess)
-        let reply = service.call("GET", "/v1/schemas/ios/5.3.0", token: service.tokens[.manifestRead]!)
+        let reply = service.call("GET", "/v1/schemas/ios/5.3.0", token: service.tokens[.routesRead]!)
         #expect(reply.status == 200)
         #expect(reply.body == Array(schema53Text.utf8) || (try? JSONParser().parse(reply.body)) == (try? JSONParser().parse(Array(schema53Text.utf8))))
         let etag = try #require(reply["ETag"])
-        #expect(service.call("GET", "/v1/schemas/ios/5.3.0", token: service.tokens[.manifestRead]!, headers: [("If-None-Match", etag)]).status == 304)
+        #expect(service.call("GET", "/v1/schemas/ios/5.3.0", token: service.tokens[.routesRead]!, headers: [("If-None-Match", etag)]).status == 304)
     }
 
     @Test func theConsolePageIsOpenAndLockedDown() throws {

@@ -36,12 +36,12 @@ struct EndpointTests {
     /// endpoint × {no token, wrong scope, right scope}: (method, target, scope it needs, body, If-Match, status with the right scope)
     static let endpoints: [(String, String, Scope, String, String?, Int)] = [
         ("GET", "/v1/manifest?platform=ios&version=5.3.0", .manifestRead, "", nil, 200),
-        ("GET", "/v1/revisions", .manifestRead, "", nil, 200),
-        ("GET", "/v1/revisions/1", .manifestRead, "", nil, 200),
-        ("GET", "/v1/revisions/1/diff/1", .manifestRead, "", nil, 200),
-        ("GET", "/v1/schemas", .manifestRead, "", nil, 200),
-        ("POST", "/v1/resolve", .manifestRead, "{\"url\": \"https://storefront.example/p/42\", \"platform\": \"ios\", \"version\": \"5.3.0\"}", nil, 200),
-        ("GET", "/v1/schemas/ios/5.3.0", .manifestRead, "", nil, 200),
+        ("GET", "/v1/revisions", .routesRead, "", nil, 200),
+        ("GET", "/v1/revisions/1", .routesRead, "", nil, 200),
+        ("GET", "/v1/revisions/1/diff/1", .routesRead, "", nil, 200),
+        ("GET", "/v1/schemas", .routesRead, "", nil, 200),
+        ("POST", "/v1/resolve", .routesRead, "{\"url\": \"https://storefront.example/p/42\", \"platform\": \"ios\", \"version\": \"5.3.0\"}", nil, 200),
+        ("GET", "/v1/schemas/ios/5.3.0", .routesRead, "", nil, 200),
         ("POST", "/v1/revisions/1/diff", .routesPublish, Fixtures.storefrontRoutesJSON.serialized(), nil, 200),
         ("POST", "/v1/revisions/1/impact", .routesPublish, Fixtures.storefrontRoutesJSON.serialized(), nil, 200),
         ("POST", "/v1/validate", .routesPublish, "{}", nil, 200),
@@ -58,11 +58,11 @@ struct EndpointTests {
         ("GET", "/v1/replication/tokens", .replication, "", nil, 200),
         ("POST", "/v1/replication/telemetry", .replication, "not a forward", nil, 400),
         ("POST", "/v1/schedules", .routesPublish, scheduleBody(extraRoute: "table", at: Date().addingTimeInterval(3_600)), "\"rev-1\"", 201),
-        ("GET", "/v1/schedules", .manifestRead, "", nil, 200),
-        ("GET", "/v1/schedules/1", .manifestRead, "", nil, 404),
+        ("GET", "/v1/schedules", .routesRead, "", nil, 200),
+        ("GET", "/v1/schedules/1", .routesRead, "", nil, 404),
         ("DELETE", "/v1/schedules/1", .routesPublish, "", nil, 404),
-        ("GET", "/v1/rollout", .manifestRead, "", nil, 404),
-        ("GET", "/v1/qr?url=https://storefront.example/p/1", .manifestRead, "", nil, 200),
+        ("GET", "/v1/rollout", .routesRead, "", nil, 404),
+        ("GET", "/v1/qr?url=https://storefront.example/p/1", .routesRead, "", nil, 200),
         ("POST", "/v1/rollout/pause", .routesPublish, "", "\"rollout-2-1\"", 412),
         ("PUT", "/v1/schemas/ios/5.3.0", .schemasWrite, String(decoding: try! Data(contentsOf: Fixtures.repositoryRoot.appendingPathComponent("manifests/storefront/schema-ios-5.3.0.json")), as: UTF8.self), nil, 200),
     ]
@@ -88,19 +88,19 @@ struct EndpointTests {
     /// Every route's declared access: open, or the scope its token needs.
     static let declared: Set<String> = [
         "GET /healthz open", "GET /readyz open", "GET /dashboard open", "GET /console open",
-        "GET /v1/schemas/:platform/:version manifest:read", "POST /v1/revisions/:a/diff routes:publish", "POST /v1/revisions/:a/impact routes:publish",
+        "GET /v1/schemas/:platform/:version routes:read", "POST /v1/revisions/:a/diff routes:publish", "POST /v1/revisions/:a/impact routes:publish",
         "GET /.well-known/apple-app-site-association open", "GET /.well-known/assetlinks.json open",
-        "GET /v1/manifest manifest:read", "GET /v1/revisions manifest:read", "GET /v1/revisions/:number manifest:read",
-        "GET /v1/revisions/:a/diff/:b manifest:read", "GET /v1/schemas manifest:read", "POST /v1/resolve manifest:read",
+        "GET /v1/manifest manifest:read", "GET /v1/revisions routes:read", "GET /v1/revisions/:number routes:read",
+        "GET /v1/revisions/:a/diff/:b routes:read", "GET /v1/schemas routes:read", "POST /v1/resolve routes:read",
         "POST /v1/revisions routes:publish", "POST /v1/revisions/:number/rollback routes:publish", "POST /v1/validate routes:publish",
         "PUT /v1/schemas/:platform/:version schemas:write", "POST /v1/telemetry telemetry:write",
         "GET /v1/telemetry/counts telemetry:read|routes:publish", "GET /v1/telemetry/top telemetry:read", "GET /metrics telemetry:read",
         "GET /v1/replication/state replication", "GET /v1/replication/revisions/:number replication",
         "GET /v1/replication/schemas/:platform/:version replication", "GET /v1/replication/tokens replication",
         "POST /v1/replication/telemetry replication",
-        "POST /v1/schedules routes:publish", "GET /v1/schedules manifest:read", "GET /v1/schedules/:id manifest:read",
-        "DELETE /v1/schedules/:id routes:publish", "GET /v1/rollout manifest:read", "POST /v1/rollout/:action routes:publish",
-        "GET /v1/qr manifest:read", "GET /v1/telemetry/unknown-links telemetry:read",
+        "POST /v1/schedules routes:publish", "GET /v1/schedules routes:read", "GET /v1/schedules/:id routes:read",
+        "DELETE /v1/schedules/:id routes:publish", "GET /v1/rollout routes:read", "POST /v1/rollout/:action routes:publish",
+        "GET /v1/qr routes:read", "GET /v1/telemetry/unknown-links telemetry:read",
     ]
 
     /// The counts the console's performance view reads take a `routes:publish` token too,
@@ -154,8 +154,8 @@ struct EndpointTests {
             ("GET", "/v1/manifest?platform=ios&version=5.3.0", .manifestRead, [], ""),
             ("HEAD", "/v1/manifest?platform=ios&version=5.3.0", .manifestRead, [], ""),
             ("GET", "/v1/manifest?platform=ios&version=%zz", .manifestRead, [], ""),
-            ("GET", "/v1/revisions/1", .manifestRead, [("If-None-Match", "\"rev-1\"")], ""),
-            ("GET", "/v1/revisions/abc", .manifestRead, [], ""),
+            ("GET", "/v1/revisions/1", .routesRead, [("If-None-Match", "\"rev-1\"")], ""),
+            ("GET", "/v1/revisions/abc", .routesRead, [], ""),
             ("DELETE", "/v1/manifest", .admin, [], ""),
             ("BREW", "/nowhere", .admin, [], ""),
             ("POST", "/v1/revisions", nil, rev1, "{}"),
@@ -219,14 +219,14 @@ struct EndpointTests {
         #expect(harness.store.snapshot.revision(2)?.author == "routes:publish", "the author is the token's name")
         let refusals = try harness.store.auditEntries().filter { $0["outcome"]?.stringValue == "refused" }.compactMap { $0["reason"]?.stringValue }
         #expect(refusals == ["staleBase", "invalid"], "refused publishes are audited; malformed requests never reach the store")
-        let diff = harness.call("GET", "/v1/revisions/1/diff/2", token: harness.tokens[.manifestRead]!).json
+        let diff = harness.call("GET", "/v1/revisions/1/diff/2", token: harness.tokens[.routesRead]!).json
         #expect(diff["added"] == ["a"] && diff["removed"] == [] && diff["changed"] == [])
     }
 
     @Test("Scheduled publishing over the API: scheduled, listed, fired by the primary's look at its time, cancelled, refused")
     func schedules() throws {
         let harness = try LiveService(transport: .inProcess)
-        let (publish, read) = (harness.tokens[.routesPublish]!, harness.tokens[.manifestRead]!)
+        let (publish, read) = (harness.tokens[.routesPublish]!, harness.reader!)
         let clock = Mutex(Date())
         let at = Date().addingTimeInterval(3_600)
         let created = harness.call("POST", "/v1/schedules", token: publish, headers: [("If-Match", "\"rev-1\"")],
@@ -267,7 +267,7 @@ struct EndpointTests {
     @Test("A running rollout is looked at once the wall clock has moved by the look interval, not only after that long in real time")
     func aClockMoveBringsALook() throws {
         let harness = try LiveService(transport: .inProcess) { $0.rolloutLookInterval = 3_600 }
-        let (publish, read) = (harness.tokens[.routesPublish]!, harness.tokens[.manifestRead]!)
+        let (publish, read) = (harness.tokens[.routesPublish]!, harness.reader!)
         guard case .object(var body) = try JSONParser().parse(publishBody(extraRoute: "candidate", message: "Winter")) else { return }
         body["rollout"] = [:]
         #expect(harness.call("POST", "/v1/revisions", token: publish, headers: [("If-Match", "\"rev-1\"")], body: JSONValue.object(body).serialized()).status == 201)
@@ -294,7 +294,7 @@ struct EndpointTests {
     @Test("A rollout over the API: the candidate reaches only its cohorts, controls need the version, promote makes it current")
     func rollout() throws {
         let harness = try LiveService(transport: .inProcess)
-        let (publish, read) = (harness.tokens[.routesPublish]!, harness.tokens[.manifestRead]!)
+        let (publish, read) = (harness.tokens[.routesPublish]!, harness.reader!)
         guard case .object(var body) = try JSONParser().parse(publishBody(extraRoute: "candidate", message: "Winter")) else { return }
         body["rollout"] = [:]
         let started = harness.call("POST", "/v1/revisions", token: publish, headers: [("If-Match", "\"rev-1\"")], body: JSONValue.object(body).serialized())

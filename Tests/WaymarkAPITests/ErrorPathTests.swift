@@ -42,13 +42,13 @@ let errorPaths: [ErrorPath] = [
     ErrorPath(method: "GET", target: "/v1/manifest?platform=ios&version=9.9.9", scope: .manifestRead, status: 404, code: "unknownBuild"),
     ErrorPath(method: "GET", target: "/v1/manifest?platform=android&version=5.3.0", scope: .manifestRead, status: 404, code: "unknownBuild"),
     // GET /v1/revisions/N and diffs
-    ErrorPath(method: "GET", target: "/v1/revisions/0", scope: .manifestRead, status: 400, code: "badRevision"),
-    ErrorPath(method: "GET", target: "/v1/revisions/-1", scope: .manifestRead, status: 400, code: "badRevision"),
-    ErrorPath(method: "GET", target: "/v1/revisions/abc", scope: .manifestRead, status: 400, code: "badRevision"),
-    ErrorPath(method: "GET", target: "/v1/revisions/99999999999999999999999", scope: .manifestRead, status: 400, code: "badRevision"),
-    ErrorPath(method: "GET", target: "/v1/revisions/2", scope: .manifestRead, status: 404, code: "unknownRevision"),
-    ErrorPath(method: "GET", target: "/v1/revisions/x/diff/1", scope: .manifestRead, status: 400, code: "badRevision"),
-    ErrorPath(method: "GET", target: "/v1/revisions/1/diff/7", scope: .manifestRead, status: 404, code: "unknownRevision"),
+    ErrorPath(method: "GET", target: "/v1/revisions/0", scope: .routesRead, status: 400, code: "badRevision"),
+    ErrorPath(method: "GET", target: "/v1/revisions/-1", scope: .routesRead, status: 400, code: "badRevision"),
+    ErrorPath(method: "GET", target: "/v1/revisions/abc", scope: .routesRead, status: 400, code: "badRevision"),
+    ErrorPath(method: "GET", target: "/v1/revisions/99999999999999999999999", scope: .routesRead, status: 400, code: "badRevision"),
+    ErrorPath(method: "GET", target: "/v1/revisions/2", scope: .routesRead, status: 404, code: "unknownRevision"),
+    ErrorPath(method: "GET", target: "/v1/revisions/x/diff/1", scope: .routesRead, status: 400, code: "badRevision"),
+    ErrorPath(method: "GET", target: "/v1/revisions/1/diff/7", scope: .routesRead, status: 404, code: "unknownRevision"),
     // POST /v1/revisions
     ErrorPath(method: "POST", target: "/v1/revisions", scope: .routesPublish, body: "{\"routes\": \(storefrontRoutesText)}", status: 428, code: "baseRequired"),
     ErrorPath(method: "POST", target: "/v1/revisions", scope: .routesPublish, headers: [("If-Match", "rev-1")], body: "{\"routes\": \(storefrontRoutesText)}", status: 412, code: "staleBase"),
@@ -84,15 +84,15 @@ let errorPaths: [ErrorPath] = [
     ErrorPath(method: "PUT", target: "/v1/schemas/ios/5.2.0", scope: .schemasWrite,
               body: schema52Text.replacingOccurrences(of: "\"app\": \"storefront\"", with: "\"app\": \"other\""), status: 422, code: "wrongApp"),
     // POST /v1/resolve
-    ErrorPath(method: "POST", target: "/v1/resolve", scope: .manifestRead, body: "", status: 400, code: "badJSON"),
-    ErrorPath(method: "POST", target: "/v1/resolve", scope: .manifestRead, body: "{\"url\": \"https://storefront.example/\"}", status: 400, code: "missingField"),
-    ErrorPath(method: "POST", target: "/v1/resolve", scope: .manifestRead,
+    ErrorPath(method: "POST", target: "/v1/resolve", scope: .routesRead, body: "", status: 400, code: "badJSON"),
+    ErrorPath(method: "POST", target: "/v1/resolve", scope: .routesRead, body: "{\"url\": \"https://storefront.example/\"}", status: 400, code: "missingField"),
+    ErrorPath(method: "POST", target: "/v1/resolve", scope: .routesRead,
               body: "{\"url\": \"/\", \"platform\": \"ios\", \"version\": \"5.3.0\", \"extra\": true}", status: 400, code: "unknownField"),
-    ErrorPath(method: "POST", target: "/v1/resolve", scope: .manifestRead,
+    ErrorPath(method: "POST", target: "/v1/resolve", scope: .routesRead,
               body: "{\"url\": \"/\", \"platform\": \"ios\", \"version\": \"5.3.0\", \"satisfied\": \"auth\"}", status: 400, code: "badSatisfied"),
-    ErrorPath(method: "POST", target: "/v1/resolve", scope: .manifestRead,
+    ErrorPath(method: "POST", target: "/v1/resolve", scope: .routesRead,
               body: "{\"url\": \"/\", \"platform\": \"ios\", \"version\": \"5.3.0\", \"now\": \"tomorrow\"}", status: 400, code: "badNow"),
-    ErrorPath(method: "POST", target: "/v1/resolve", scope: .manifestRead,
+    ErrorPath(method: "POST", target: "/v1/resolve", scope: .routesRead,
               body: "{\"url\": \"/\", \"platform\": \"ios\", \"version\": \"1.0.0\"}", status: 404, code: "unknownBuild"),
     ErrorPath(method: "POST", target: "/v1/resolve", scope: .routesPublish,
               body: "{\"url\": \"/\", \"platform\": \"ios\", \"routes\": {}}", status: 400, code: "missingField"),
@@ -101,7 +101,7 @@ let errorPaths: [ErrorPath] = [
     ErrorPath(method: "POST", target: "/v1/resolve", scope: .routesPublish,
               body: "{\"url\": \"/\", \"platform\": \"ios\", \"version\": \"1.0.0\", \"routes\": \(storefrontRoutesText)}", status: 404, code: "unknownBuild"),
     // GET /v1/schemas/P/V, POST /v1/revisions/N/diff
-    ErrorPath(method: "GET", target: "/v1/schemas/ios/1.0.0", scope: .manifestRead, body: "", status: 404, code: "unknownBuild"),
+    ErrorPath(method: "GET", target: "/v1/schemas/ios/1.0.0", scope: .routesRead, body: "", status: 404, code: "unknownBuild"),
     ErrorPath(method: "POST", target: "/v1/revisions/9/diff", scope: .routesPublish, body: storefrontRoutesText, status: 404, code: "unknownRevision"),
     ErrorPath(method: "POST", target: "/v1/revisions/x/diff", scope: .routesPublish, body: storefrontRoutesText, status: 400, code: "badRevision"),
     ErrorPath(method: "POST", target: "/v1/revisions/1/diff", scope: .routesPublish, body: "[]", status: 400, code: "badJSON"),
@@ -181,7 +181,7 @@ struct ErrorPathTests {
 
     @Test func anEmptyStoreSaysWhatIsMissing() throws {
         let service = try LiveService(seed: false, transport: .inProcess)
-        let read = service.tokens[.manifestRead]
+        let read = service.reader
         #expect(service.call("GET", "/readyz").errorCode == "notReady")
         #expect(service.call("GET", "/readyz").status == 503)
         #expect(service.call("GET", "/healthz").status == 200, "alive, though not ready")

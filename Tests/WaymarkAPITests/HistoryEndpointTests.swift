@@ -30,7 +30,7 @@ struct HistoryEndpointTests {
 
     @Test func theRevisionListIsMadeOncePerGenerationAndNeverOlderThanAChange() throws {
         let service = try LiveService(transport: .inProcess)
-        let read = service.tokens[.manifestRead]
+        let read = service.tokens[.routesRead]
         let first = service.call("GET", "/v1/revisions", token: read)
         #expect(first.status == 200 && first.json["current"]?.intValue == 1)
         #expect(service.api.context.revisionList.generation == service.store.generation, "kept for the generation")
@@ -44,7 +44,7 @@ struct HistoryEndpointTests {
 
     @Test func whatIsKeptOfOldRevisionsIsBounded() throws {
         let service = try Self.service()
-        let token = service.tokens[.manifestRead]
+        let token = service.tokens[.routesRead]
         for number in 1...11 {
             let reply = service.call("GET", "/v1/revisions/\(number)", token: token)
             #expect(reply.status == 200, "\(number)")
@@ -59,7 +59,7 @@ struct HistoryEndpointTests {
 
     @Test func aDamagedOldRevisionIsA500NamingItsFileAndNothingElseBreaks() throws {
         let service = try Self.service()
-        let token = service.tokens[.manifestRead]
+        let token = service.reader
         let file = service.path + "/revisions/00000003"
         var bytes = [UInt8](FileManager.default.contents(atPath: file)!)
         bytes[bytes.count - 5] ^= 0x20

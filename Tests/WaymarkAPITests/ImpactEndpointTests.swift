@@ -100,7 +100,7 @@ struct ImpactEndpointTests {
         #expect(service.call("POST", "/v1/revisions/x/impact", token: publish, body: "{}").errorCode == "badRevision")
         #expect(service.call("POST", "/v1/revisions/1/impact", token: publish, body: "[1]").errorCode == "badJSON")
         #expect(service.call("POST", "/v1/revisions/1/impact", token: publish, body: "{\"routes\": 3}").errorCode == "invalidRoutes")
-        let reader = service.call("POST", "/v1/revisions/1/impact", token: service.tokens[.manifestRead]!, body: Fixtures.storefrontRoutesJSON.serialized())
+        let reader = service.call("POST", "/v1/revisions/1/impact", token: service.tokens[.routesRead]!, body: Fixtures.storefrontRoutesJSON.serialized())
         #expect(reader.status == 403)
     }
 

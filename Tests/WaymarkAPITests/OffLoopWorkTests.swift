@@ -269,7 +269,7 @@ struct OffLoopWorkTests {
 
     @Test func whileTheReadsLaneIsFullChangesAndBuildsAreAnswered() throws {
         let service = try LiveService(maximumQueuedWork: 4)
-        let read = service.tokens[.manifestRead]
+        let read = service.reader
         let hold = Hold(service.api.context.work, .reads, jobs: 4)
         defer { hold.release() }
         let refusedBefore = service.api.context.work.refused
@@ -347,7 +347,7 @@ struct OffLoopWorkTests {
             router.decide(HTTPRequestHead(method: "POST", target: target, headers: HTTPHeaders([
                 ("Host", "waymark.test"), ("Authorization", "Bearer \(token)"), ("Content-Type", "application/json"), ("Content-Length", "300000")])))
         }
-        let publisher = service.tokens[.routesPublish]!, reader = service.tokens[.manifestRead]!
+        let publisher = service.tokens[.routesPublish]!, reader = service.tokens[.routesRead]!
         let costly = ["/v1/revisions/1/impact", "/v1/revisions/1/diff", "/v1/resolve"]
         for target in costly {
             guard case .read = decide(target, token: publisher) else { Issue.record("\(target) is read while the caller has room"); continue }

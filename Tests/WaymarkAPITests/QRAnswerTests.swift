@@ -28,7 +28,7 @@ struct QRAnswerTests {
 
     @Test func codesAreKeptByTheirParameters() throws {
         let service = try LiveService(transport: .inProcess)
-        let token = service.tokens[.manifestRead]
+        let token = service.tokens[.routesRead]
         var first: [String: [UInt8]] = [:]
         for (query, status, kept) in Self.rows {
             let reply = service.call("GET", "/v1/qr?" + query, token: token)

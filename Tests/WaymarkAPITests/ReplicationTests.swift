@@ -18,7 +18,7 @@ struct ReplicationTests {
         #expect(follower.call("GET", "/readyz").status == 503, "nothing mirrored yet")
         let first = try replica.syncOnce().get()
         #expect(first == 4, "two schemas, a revision, the tokens file")
-        let reader = primary.tokens[.manifestRead]!
+        let reader = primary.reader!
         for target in Self.builds + ["/v1/revisions/1", "/v1/revisions", "/.well-known/apple-app-site-association", "/v1/schemas"] {
             let (a, b) = (primary.call("GET", target, token: reader), follower.call("GET", target, token: reader))
             #expect(a.status == 200 && b.status == 200, "\(target)")
@@ -51,7 +51,7 @@ struct ReplicationTests {
         let follower = try LiveService(following: primary)
         let replica = try #require(follower.follower)
         _ = try replica.syncOnce().get()
-        let (publish, reader) = (primary.tokens[.routesPublish]!, primary.tokens[.manifestRead]!)
+        let (publish, reader) = (primary.tokens[.routesPublish]!, primary.reader!)
         guard case .object(var body) = try JSONParser().parse(publishBody(extraRoute: "candidate")) else { return }
         body["rollout"] = [:]
         #expect(primary.call("POST", "/v1/revisions", token: publish, headers: [("If-Match", "\"rev-1\"")],

@@ -39,7 +39,7 @@ struct RolloutWatchTests {
 
     static func guardJSON(_ service: LiveService) -> JSONValue? {
         RolloutWatch.look(service.api.context, now: Date())
-        return service.call("GET", "/v1/rollout", token: service.tokens[.manifestRead]!).json["guard"]
+        return service.call("GET", "/v1/rollout", token: service.tokens[.routesRead]!).json["guard"]
     }
 
     @Test("Capped per install and per network; the candidate only from its step's cohorts; no landing")

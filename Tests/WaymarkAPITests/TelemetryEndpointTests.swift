@@ -194,7 +194,7 @@ struct DashboardTests {
         let paths = Set(html.matches(of: try Regex(#""(/v1/[a-z/-]+)""#)).compactMap { $0.output[1].substring.map(String.init) })
         #expect(paths == ["/v1/telemetry/counts", "/v1/telemetry/top", "/v1/telemetry/unknown-links", "/v1/rollout"])
         for path in paths.subtracting(["/v1/rollout"]) { #expect(service.call("GET", path, token: service.tokens[.telemetryRead]!).status == 200) }
-        #expect(service.call("GET", "/v1/rollout", token: service.tokens[.manifestRead]!).errorCode == "noRollout")
+        #expect(service.call("GET", "/v1/rollout", token: service.tokens[.routesRead]!).errorCode == "noRollout")
 
         // Cached by validator; HEAD has no body.
         let etag = try #require(page["ETag"])

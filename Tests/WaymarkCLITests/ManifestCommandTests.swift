@@ -13,7 +13,7 @@ struct ManifestCommandTests {
         let service = try LiveService()  // seeded: the example's schemas, its routes.json as revision 1
         let served = service.call("GET", "/v1/manifest?platform=ios&version=\(version)", token: service.tokens[.manifestRead])
         #expect(served.status == 200)
-        let time = try #require(service.call("GET", "/v1/revisions/1", token: service.tokens[.manifestRead]).json["time"]?.stringValue)
+        let time = try #require(service.call("GET", "/v1/revisions/1", token: service.tokens[.routesRead]).json["time"]?.stringValue)
         let output = FileManager.default.temporaryDirectory.appendingPathComponent("manifest-\(UUID().uuidString).json").path
         let schema = example + "/schema-ios-\(version).json"
         let other = version == "5.2.0" ? schema53 : schema52  // the other live build, as the server validated the publish

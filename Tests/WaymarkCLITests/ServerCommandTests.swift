@@ -77,7 +77,7 @@ struct ServerCommandTests {
         #expect(rolledBack.code == .success && rolledBack.out.contains("Published revision 3 on top of 2"), "\(rolledBack.err)")
         #expect(service.store.snapshot.current?.restores == 1)
 
-        let listing = waymark(environment: ["WAYMARK_TOKEN": service.tokens[.manifestRead]!], "revisions", "--server", service.url)
+        let listing = waymark(environment: ["WAYMARK_TOKEN": service.tokens[.routesRead]!], "revisions", "--server", service.url)
         #expect(listing.code == .success)
         let lines = listing.out.split(separator: "\n")
         #expect(lines.count == 4 && lines[1].hasPrefix("*  3") && lines[3].contains("seed"), "\(listing.out)")
@@ -96,7 +96,7 @@ struct ServerCommandTests {
         let past = waymark(environment: environment, "schedule", campaign, "--at", "2020-01-01T00:00:00Z")
         #expect(past.code == .invalid && past.err.contains("badTime"))
         #expect(waymark(environment: environment, "schedule", campaign, "--at", "tomorrow").code == .usage)
-        let listed = waymark(environment: ["WAYMARK_SERVER": service.url, "WAYMARK_TOKEN": service.tokens[.manifestRead]!], "schedules")
+        let listed = waymark(environment: ["WAYMARK_SERVER": service.url, "WAYMARK_TOKEN": service.tokens[.routesRead]!], "schedules")
         #expect(listed.code == .success && listed.out.contains("pending") && listed.out.contains("At nine"), "\(listed.out)")
         #expect(waymark(environment: environment, "unschedule", "1").out.contains("Cancelled schedule 1."))
         let again = waymark(environment: environment, "unschedule", "1")
@@ -108,7 +108,7 @@ struct ServerCommandTests {
     func rolloutCommands() throws {
         let service = try LiveService()
         let environment = ["WAYMARK_SERVER": service.url, "WAYMARK_TOKEN": service.tokens[.routesPublish]!]
-        let reader = ["WAYMARK_SERVER": service.url, "WAYMARK_TOKEN": service.tokens[.manifestRead]!]
+        let reader = ["WAYMARK_SERVER": service.url, "WAYMARK_TOKEN": service.tokens[.routesRead]!]
         #expect(waymark(environment: reader, "rollout", "status").err.contains("404 noRollout"))
         let campaign = temporaryFile(String(decoding: routesWithCampaign("rolled"), as: UTF8.self))
         let started = waymark(environment: environment, "publish", campaign, "--rollout", "--message", "Gradually")
@@ -126,7 +126,7 @@ struct ServerCommandTests {
     @Test func remoteCommandsExplainTokenAndServerProblems() throws {
         let service = try LiveService()
         let campaign = temporaryFile(String(decoding: routesWithCampaign("x"), as: UTF8.self))
-        let wrongScope = waymark(environment: ["WAYMARK_TOKEN": service.tokens[.manifestRead]!], "publish", campaign, "--server", service.url)
+        let wrongScope = waymark(environment: ["WAYMARK_TOKEN": service.tokens[.routesRead]!], "publish", campaign, "--server", service.url)
         #expect(wrongScope.code == .invalid && wrongScope.err.contains("403 forbidden") && wrongScope.err.contains("routes:publish"))
         let badToken = waymark(environment: [:], "revisions", "--server", service.url, "--token", "wm_00000000_nope")
         #expect(badToken.code == .invalid && badToken.err.contains("401 unauthorized"))
