@@ -3,8 +3,10 @@ import Synchronization
 import HTTPCore
 
 /// The request body bytes every connection of a server may hold together
-/// (`ServerConfiguration.maximumBufferedBodyBytes`), and the share of them one peer (an
-/// IPv4 address, an IPv6 /64) may hold (`maximumBufferedBodyBytesPerPeer`). A body's
+/// (`ServerConfiguration.maximumBufferedBodyBytes`), the share of them one peer (an
+/// IPv4 address, an IPv6 /64) may hold (`maximumBufferedBodyBytesPerPeer`), and the share
+/// one network (an IPv4 /24, an IPv6 /48) may hold, twice a peer's (`perNetwork`): many
+/// addresses of one attacker's network hold half the budget at most. A body's
 /// declared length is reserved at the end of its head, before any of it is read; a
 /// chunked body's bytes as they arrive; all of it is released once the request is
 /// answered, or once its connection closes mid-body; a request handed to a deferred
@@ -15,10 +17,13 @@ public final class BodyBudget: Sendable {
     public let limit: Int
     /// The most one peer may hold; 0: no share (only the total applies).
     public let perPeer: Int
+    /// The most the peers of one network (`PeerAddress.networkKey`) may hold together:
+    /// twice `perPeer` (0 with it).
+    public var perNetwork: Int { perPeer * 2 }
     private let used = Atomic<Int>(0)
-    /// Bytes held per peer, only while a peer holds some (so the table never outgrows the
-    /// connections with a body in progress).
-    private let byPeer = Mutex<[PeerAddress: Int]>([:])
+    /// Bytes held per peer and per network, only while one holds some (so the tables never
+    /// outgrow the connections with a body in progress).
+    private let byPeer = Mutex<(peers: [PeerAddress: Int], networks: [UInt64: Int])>(([:], [:]))
     /// Reservations refused (heads answered 503, or chunked bodies cut), since start.
     public let refused = Atomic<UInt64>(0)
     /// Of those, the ones refused because their peer held its share.
@@ -33,17 +38,26 @@ public final class BodyBudget: Sendable {
     public var reserved: Int { used.load(ordering: .relaxed) }
 
     /// Bytes `peer` holds now.
-    public func reserved(by peer: PeerAddress) -> Int { byPeer.withLock { $0[peer, default: 0] } }
+    public func reserved(by peer: PeerAddress) -> Int { byPeer.withLock { $0.peers[peer, default: 0] } }
+
+    /// Bytes the peers of `peer`'s network hold now.
+    public func reserved(byNetworkOf peer: PeerAddress) -> Int { byPeer.withLock { $0.networks[peer.networkKey, default: 0] } }
 
     /// Reserves `bytes` for `peer` (nil: unknown, only the total applies); false, with
     /// nothing reserved, when they do not fit the peer's share or the total.
     func reserve(_ bytes: Int, for peer: PeerAddress?) -> Bool {
         let sharing = perPeer > 0 && peer != nil
         if sharing {
+            let network = peer!.networkKey, perNetwork = perNetwork
             let fits = byPeer.withLock { table -> Bool in
-                let held = table[peer!, default: 0]
+                let held = table.peers[peer!, default: 0]
                 guard held + bytes <= perPeer else { return false }
-                table[peer!] = held + bytes
+                if network != 0 {
+                    let together = table.networks[network, default: 0]
+                    guard together + bytes <= perNetwork else { return false }
+                    table.networks[network] = together + bytes
+                }
+                table.peers[peer!] = held + bytes
                 return true
             }
             guard fits else {
@@ -73,9 +87,13 @@ public final class BodyBudget: Sendable {
     }
 
     private func giveBack(_ bytes: Int, from peer: PeerAddress) {
+        let network = peer.networkKey
         byPeer.withLock { table in
-            let held = table[peer, default: 0] - bytes
-            if held <= 0 { table[peer] = nil } else { table[peer] = held }
+            let held = table.peers[peer, default: 0] - bytes
+            if held <= 0 { table.peers[peer] = nil } else { table.peers[peer] = held }
+            guard network != 0 else { return }
+            let together = table.networks[network, default: 0] - bytes
+            if together <= 0 { table.networks[network] = nil } else { table.networks[network] = together }
         }
     }
 }

@@ -122,9 +122,10 @@ public struct ConnectionStateMachine: Sendable {
     private var reservingAsItArrives = false
     /// Whether a byte of the current request's body has arrived (the `bodyStart` deadline).
     private var bodyStarted = false
-    /// A chunked body is reserved this many bytes ahead of what has arrived, so a body
-    /// takes the budget's lock once per step rather than once per read.
-    public static let reservationStep = 64 * 1024
+    /// A chunked body reserves what has arrived, rounded up to this step: a byte costs at
+    /// most a step, so a thousand one-byte bodies hold 4 MiB, not the 64 MiB a step of
+    /// 64 KiB ahead made them hold; a read of many steps takes the budget's lock once.
+    public static let reservationStep = 4 * 1024
     /// The connection's peer, given to every head it decodes (`HTTPRequestHead.peer`).
     private let peer: PeerAddress?
     /// Whether a body's bytes count against the share of the client a proxy on loopback
@@ -409,11 +410,13 @@ public struct ConnectionStateMachine: Sendable {
         bodyPeer = trustForwardedFor ? head.client(trustingForwardedFor: true) : peer
     }
 
-    /// Reserves what a chunked body has brought past its reservation, a step ahead (never
-    /// past the route's limit, which the decoder enforces); false when it does not fit.
+    /// Reserves what a chunked body has brought past its reservation, rounded up to a
+    /// `reservationStep` (never past the route's limit, which the decoder enforces); false
+    /// when it does not fit.
     private mutating func reserveArrived() -> Bool {
         guard let budget = bodyBudget else { return true }
-        let target = min(max(decoder.bodyBytes, reservedBody + Self.reservationStep), max(decoder.maximumBody, decoder.bodyBytes))
+        let rounded = (decoder.bodyBytes + Self.reservationStep - 1) / Self.reservationStep * Self.reservationStep
+        let target = min(rounded, max(decoder.maximumBody, decoder.bodyBytes))
         guard budget.reserve(target - reservedBody, for: bodyPeer) else { return false }
         reservedBody = target
         return true

@@ -474,6 +474,7 @@ enum SnapshotCodec {
             }
         }
         counts.recountCells()
+        counts.noteRouteUses()
         return counts
     }
 }

@@ -19,6 +19,12 @@ public struct CountQuery: Sendable {
     public var limit = 100
     /// Whether each group carries its series (top lists do not).
     public var series = true
+    /// The most series values an answer holds (groups kept × buckets): past it no series is
+    /// made and the result says how many it would have had (`CountResult.seriesValues`), so
+    /// the endpoint refuses it rather than build it. An answer's memory is bounded by this,
+    /// not by the range and the limit (10,000 buckets × 1,000 groups).
+    public var maximumSeriesValues = CountQuery.seriesValueLimit
+    public static let seriesValueLimit = 500_000
 
     public init(from: Int, to: Int, step: Step) {
         self.from = from
@@ -55,6 +61,12 @@ public struct CountResult: Sendable {
     public var total: UInt64
     public var failures: UInt64
     public var omittedGroups: Int
+    /// Groups kept × buckets: the series values the answer holds, or would have held when
+    /// past `CountQuery.maximumSeriesValues` (`tooLarge`; then no group has a series).
+    public var seriesValues = 0
+    public var tooLarge: Bool = false
+    /// Within the limit, but `admit` did not let its series be made (no group has one).
+    public var notAdmitted: Bool = false
 
     public var failureRate: Double { total == 0 ? 0 : Double(failures) / Double(total) }
 }
@@ -105,7 +117,9 @@ extension Counts {
 extension CountsWindow {
     /// Counts in the query's range matching every filter, grouped. Two passes: totals per
     /// group, then series for the `limit` largest only, so memory stays bounded by the limit.
-    public func query(_ query: CountQuery) -> CountResult {
+    /// `admit`: asked with the series values before they are made (a memory budget); when
+    /// it says no, the result has totals only (`notAdmitted`).
+    public func query(_ query: CountQuery, admit: (Int) -> Bool = { _ in true }) -> CountResult {
         let unit = query.step.rawValue
         let first = CountQuery.floor(query.from, unit)
         let starts = (0..<query.points).map { (first + $0) * unit }
@@ -135,6 +149,17 @@ extension CountsWindow {
         let ranked = totals.sorted { $0.value.total != $1.value.total ? $0.value.total > $1.value.total : $0.key < $1.key }
         let kept = ranked.prefix(max(0, query.limit))
         result.omittedGroups = ranked.count - kept.count
+        if query.series {
+            result.seriesValues = kept.count * starts.count
+            guard result.seriesValues <= query.maximumSeriesValues else {
+                result.tooLarge = true
+                return result
+            }
+            guard admit(result.seriesValues) else {
+                result.notAdmitted = true
+                return result
+            }
+        }
         var position: [UInt64: Int] = [:]
         for (index, entry) in kept.enumerated() {
             position[entry.key] = index

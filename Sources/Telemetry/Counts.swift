@@ -43,6 +43,10 @@ public struct Counts: Sendable {
     /// The ids of accepted batches, for `limits.batchWindow` and at most
     /// `limits.maximumBatchIDs` (a repeat is not counted again).
     public internal(set) var batchIDs: BatchIDs
+    /// The minute route ids were last given back (`reclaimRoutes`): at most once a minute.
+    private var lastRouteReclaim = Int32.min
+    /// Route ids given back since the process started.
+    public internal(set) var reclaimedRoutes = 0
 
     public init(limits: TelemetryLimits = TelemetryLimits()) {
         self.limits = limits
@@ -59,7 +63,15 @@ public struct Counts: Sendable {
     public mutating func apply(_ batch: Batch, sequence: UInt64, now: Int, live: Bool = false) {
         if let id = batch.id { batchIDs.insert(id, minute: batch.acceptedMinute) }
         let appVersion = batch.appVersion.map { appVersions.id(for: $0) } ?? 0
-        let routeIDs = batch.routes.map { routes.id(for: $0) }
+        let minuteNow = Int32(clamping: now / 60)
+        var routeIDs = batch.routes.map { routes.id(for: $0, minute: minuteNow) }
+        // A new route past the cap: the ids counted least recently are given back (at most
+        // once a minute), and the batch's names are interned again.
+        if routes.isFull, zip(batch.routes, routeIDs).contains(where: { $0.1 == Interned.other && $0.0 != Array("other".utf8) }),
+           minuteNow > lastRouteReclaim {
+            reclaimRoutes(minute: minuteNow)
+            routeIDs = batch.routes.map { routes.id(for: $0, minute: minuteNow) }
+        }
         let preconditionIDs = batch.preconditions.map { preconditions.id(for: $0) }
         let oldestMinute = Int32(clamping: (now - limits.minuteRetention) / 60)
         let fixed = CountKey.pack(platform: batch.platform.rawValue, entry: 0, outcome: 0, reason: 0, precondition: 0,
@@ -157,6 +169,46 @@ public struct Counts: Sendable {
         table.reduce(0) { $0 + (fold($1.0) != $1.0 ? 1 : 0) }
     }
 
+    /// The route ids given back at once when a new route finds the table full: a sixteenth
+    /// of the cap, so the scan of every cell it takes comes once per that many new routes
+    /// and at most once a minute.
+    var routesPerReclaim: Int { max(1, routes.capacity / 16) }
+
+    /// Gives back the route ids counted least recently (`routesPerReclaim`, never one
+    /// counted this minute): each of their cells, in every minute and hour bucket and in
+    /// `sinceStart`, becomes the same cell with route `other` (added to it if it exists), so
+    /// no count is lost, only the old route's name; then their ids take new names.
+    /// - Complexity: O(cells held).
+    mutating func reclaimRoutes(minute: Int32) {
+        lastRouteReclaim = minute
+        let given = routes.giveBackOldest(routesPerReclaim, keepingFrom: minute)
+        guard !given.isEmpty else { return }
+        reclaimedRoutes += given.count
+        var gone = [Bool](repeating: false, count: routes.names.count)
+        for id in given { gone[Int(id)] = true }
+        let field = TelemetryDimension.route
+        func relabelled(_ table: CountTable) -> CountTable? {
+            guard table.contains(where: { Int(field.value(of: $0.0)) < gone.count && gone[Int(field.value(of: $0.0))] }) else { return nil }
+            var out = CountTable(minimumCapacity: table.count)
+            for (key, count) in table {
+                let route = field.value(of: key)
+                out.add(Int(route) < gone.count && gone[Int(route)] ? key & ~field.mask | Interned.other << field.field.shift : key, count)
+            }
+            return out
+        }
+        for (bucket, table) in minutes { if let changed = relabelled(table) { minutes[bucket] = changed } }
+        for (bucket, table) in hours { if let changed = relabelled(table) { hours[bucket] = changed } }
+        if let changed = relabelled(sinceStart) { sinceStart = changed }
+        recountCells()
+    }
+
+    /// Each route id's last use from the buckets held (after a snapshot is read).
+    mutating func noteRouteUses() {
+        let field = TelemetryDimension.route
+        for (minute, table) in minutes { for (key, _) in table { routes.noteUse(field.value(of: key), minute: minute) } }
+        for (hour, table) in hours { for (key, _) in table { routes.noteUse(field.value(of: key), minute: hour &* 60) } }
+    }
+
     /// Sets `cells` from the buckets held (after pruning or decoding).
     mutating func recountCells() {
         cells = minutes.values.reduce(0) { $0 + $1.count } + hours.values.reduce(0) { $0 + $1.count }
@@ -221,10 +273,17 @@ public struct CountNames: Sendable {
     }
 }
 
-/// Names to small ids, grow-only and capped; the first ids are reserved.
+/// Names to small ids, capped; the first ids are reserved. Each id remembers the minute it
+/// was last counted, so that when the table is full the ids least recently counted can be
+/// given back (`Counts.reclaimRoutes`) and new names admitted newest-first, as the
+/// vocabulary does; a name given back is an empty slot (`free`) until a new one takes it.
 struct Interner: Sendable {
     private(set) var names: [[UInt8]]
     private var ids: [Key: UInt64] = [:]
+    /// The minute each id was last counted (index: the id; reserved ids unused).
+    private(set) var lastUsed: [Int32]
+    /// Ids whose names were given back, to be taken by new ones.
+    private var free: [UInt64] = []
 
     /// A name as a dictionary key, hashed as one word (`NameTable.hash`): `Hasher` fed a
     /// name byte by byte was most of interning a batch's names.
@@ -238,24 +297,67 @@ struct Interner: Sendable {
 
     init(reserved: [String], capacity: Int) {
         names = reserved.map { Array($0.utf8) }
+        lastUsed = Array(repeating: Int32.min, count: reserved.count)
         self.reserved = reserved.count
         self.capacity = capacity
     }
 
-    /// The id of `name`, interning it if there is room; `other` (the last reserved id) if not.
-    mutating func id(for name: [UInt8]) -> UInt64 {
-        if let id = ids[Key(bytes: name)] { return id }
-        guard names.count - reserved < capacity else { return UInt64(reserved - 1) }
-        let id = UInt64(names.count)
-        names.append(name)
+    /// `other`: the last reserved id, where a name past the cap is counted.
+    var other: UInt64 { UInt64(reserved - 1) }
+
+    /// Whether a new name would find no room.
+    var isFull: Bool { free.isEmpty && names.count - reserved >= capacity }
+
+    /// The id of `name`, interning it if there is room (a slot given back first); `other`
+    /// if not. `minute`: when it is counted (its last use).
+    mutating func id(for name: [UInt8], minute: Int32 = .min) -> UInt64 {
+        if let id = ids[Key(bytes: name)] {
+            if minute > lastUsed[Int(id)] { lastUsed[Int(id)] = minute }
+            return id
+        }
+        let id: UInt64
+        if let reused = free.popLast() {
+            id = reused
+            names[Int(id)] = name
+            lastUsed[Int(id)] = minute
+        } else {
+            guard names.count - reserved < capacity else { return other }
+            id = UInt64(names.count)
+            names.append(name)
+            lastUsed.append(minute)
+        }
         ids[Key(bytes: name)] = id
         return id
     }
 
-    /// Re-interns a name from a snapshot, whatever the cap now is: the stored counts use its id.
+    /// Re-interns a name from a snapshot, whatever the cap now is: the stored counts use its
+    /// id. An empty name is a slot given back.
     mutating func restore(_ name: [UInt8]) {
-        ids[Key(bytes: name)] = UInt64(names.count)
+        let id = UInt64(names.count)
         names.append(name)
+        lastUsed.append(.min)
+        if name.isEmpty { free.append(id) } else { ids[Key(bytes: name)] = id }
+    }
+
+    /// Notes that `id` was counted in `minute` (from the buckets, after a snapshot is read).
+    mutating func noteUse(_ id: UInt64, minute: Int32) {
+        guard id >= UInt64(reserved), id < UInt64(lastUsed.count), minute > lastUsed[Int(id)] else { return }
+        lastUsed[Int(id)] = minute
+    }
+
+    /// Gives back the `count` ids counted least recently (never one counted at or after
+    /// `keepingFrom`): their names are forgotten, their slots free. Returns them.
+    mutating func giveBackOldest(_ count: Int, keepingFrom minute: Int32) -> [UInt64] {
+        let taken = Set(free), used = lastUsed
+        let oldest = Array((reserved..<names.count).filter { !taken.contains(UInt64($0)) && used[$0] < minute }
+            .sorted { used[$0] < used[$1] }.prefix(count))
+        for index in oldest {
+            ids[Key(bytes: names[index])] = nil
+            names[index] = []
+            lastUsed[index] = .min
+            free.append(UInt64(index))
+        }
+        return oldest.map(UInt64.init)
     }
 
     func existingID(for name: [UInt8]) -> UInt64? {
@@ -264,7 +366,7 @@ struct Interner: Sendable {
     }
 
     func name(_ id: UInt64) -> String {
-        id < UInt64(names.count) ? String(decoding: names[Int(id)], as: UTF8.self) : "?"
+        id < UInt64(names.count) && !(id >= UInt64(reserved) && names[Int(id)].isEmpty) ? String(decoding: names[Int(id)], as: UTF8.self) : "?"
     }
 
     /// Names past the reserved ones, in id order (what a snapshot stores).

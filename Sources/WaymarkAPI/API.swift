@@ -37,6 +37,10 @@ public final class API: Sendable {
         /// document: the worst a request may send under `JSONParser.requests`' limits
         /// (docs/operations.md, "Memory"; `hostile.py`'s `documents_in_work` measures it).
         public static let documentInWorkBytes = 160 << 20
+        /// What counts answers being made may hold at once, all readers together: the largest
+        /// answer (`CountQuery.seriesValueLimit` values at `AnswerBudget.bytesPerValue`) fits
+        /// it once (docs/operations.md, "Memory"; `hostile.py`'s `counts_answer_size`).
+        public static let answersInMakingBytes = 32 << 20
         /// The percent of the app's token's rate (one with `telemetry:write`: every install's)
         /// one peer (an IPv4 address, an IPv6 /64; behind a trusted proxy, the address it
         /// forwards) may use, and never less than 10 a second; while the token's bucket is

@@ -39,6 +39,10 @@ final class APIContext: Sendable {
     let vocabulary = VocabularyCache()
     /// Events refused one by one inside accepted batches, since start.
     let telemetryRejected = Atomic<UInt64>(0)
+    /// What counts answers being made hold together (`TelemetryEndpoints.counts`): each
+    /// reserves its size before its series are made, so however many readers run at once
+    /// they hold at most `API.Options.answersInMakingBytes`.
+    let answersInMaking = AnswerBudget(limit: API.Options.answersInMakingBytes)
     /// Unknown-link shapes each install and network may add in a minute.
     let shapeAllowance: ShapeAllowance
     /// Batches refused whole, by code, since start.

@@ -61,7 +61,9 @@ struct MetricsEndpoints: EndpointGroup {
             out += "waymark_rate_limited_over_peer_share_total{token=\"\(label(refusal.token))\",scope=\"\(refusal.scope.rawValue)\"} \(refusal.overPeerShare)\n"
         }
         let statistics = context.telemetry.currentStatistics
-        let (cells, cellLimit, folded, late, batchIDs) = context.telemetry.read { ($0.cells, $0.limits.maximumCells, $0.foldedEvents, $0.lateEvents, $0.batchIDs.count) }
+        let (cells, cellLimit, folded, late, batchIDs, reclaimed) = context.telemetry.read {
+            ($0.cells, $0.limits.maximumCells, $0.foldedEvents, $0.lateEvents, $0.batchIDs.count, $0.reclaimedRoutes)
+        }
         let snapshot = context.store.snapshot
         let storeBytes = snapshot.revisions.reduce(0) { $0 + $1.bytes } + snapshot.schemas.values.reduce(0) { $0 + $1.bytes.count }
         let single: [(name: String, type: String, help: String, value: UInt64)] = [
@@ -77,6 +79,7 @@ struct MetricsEndpoints: EndpointGroup {
             ("waymark_telemetry_cells", "gauge", "Count cells held (combinations of dimensions per minute and hour bucket), folded ones included.", UInt64(cells)),
             ("waymark_telemetry_cells_limit", "gauge", "Cells kept with their own names (--telemetry-max-cells); past it new combinations are folded.", UInt64(cellLimit)),
             ("waymark_telemetry_events_folded_total", "counter", "Counts added to a folded cell (route, revision, app version and precondition \"other\") because the cell cap was reached, since start; an event counts once for its minute and once for its hour.", folded),
+            ("waymark_telemetry_routes_reclaimed_total", "counter", "Route names given back, the least recently counted, for new routes once --telemetry-max-routes were counted (their cells moved to route \"other\"), since start.", UInt64(reclaimed)),
             ("waymark_telemetry_events_late_total", "counter", "Counts of events more than the lateness window (10 minutes) older than their batch's arrival, counted in their hour only, since start (replayed ones included).", late),
             ("waymark_telemetry_batches_duplicate_total", "counter", "Batches answered as repeats of accepted ones (same id) and counted nothing, since start.",
              context.telemetryDuplicates.load(ordering: .relaxed)),

@@ -158,7 +158,26 @@ struct TelemetryEndpoints: EndpointGroup {
                                                           defaultSpan: 3_600, defaultLimit: 100)
         if let groupBy = query["groupBy"], !groupBy.isEmpty { countQuery.groupBy = try TelemetryQuery.dimensions(groupBy, parameter: "groupBy") }
         // The window is taken under the store's lock (no cell read); the scan runs without it.
-        let result = context.telemetry.read { $0.window(for: countQuery) }.query(countQuery)
+        // An answer's size is bounded before it is made (groups kept × buckets), and what it
+        // holds while it is made is reserved first: readers together hold at most the budget.
+        var reserved = 0
+        defer { context.answersInMaking.release(reserved) }
+        let result = context.telemetry.read { $0.window(for: countQuery) }.query(countQuery) { values in
+            let bytes = values * AnswerBudget.bytesPerValue
+            guard context.answersInMaking.reserve(bytes) else { return false }
+            reserved = bytes
+            return true
+        }
+        guard !result.notAdmitted else {
+            throw Refusal(.serviceUnavailable, "busy", "Other counts answers are being made; retry in a moment.", headers: [("Retry-After", "1")])
+        }
+        guard !result.tooLarge else {
+            let buckets = result.bucketStarts.count
+            throw Refusal(.badRequest, "answerTooLarge",
+                          "This answer would hold \(result.groups.count + result.omittedGroups) group(s) of \(buckets) step(s), \(result.seriesValues) values; "
+                            + "at most \(countQuery.maximumSeriesValues): ask fewer groups (limit), a shorter range or step=1h.",
+                          details: ["values": .int(result.seriesValues), "buckets": .int(buckets), "maximum": .int(countQuery.maximumSeriesValues)])
+        }
         let groups: [JSONValue] = result.groups.map { group in
             .object(["key": .object(Dictionary(uniqueKeysWithValues: group.key.map { ($0.dimension.rawValue, JSONValue.string($0.name)) })),
                      "total": .int(Int(group.total)), "failures": .int(Int(group.failures)), "failureRate": .double(group.failureRate),

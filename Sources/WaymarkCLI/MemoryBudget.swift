@@ -27,6 +27,7 @@ struct MemoryBudget: Equatable {
             ("answers queued for slow readers (--max-queued-output-bytes)", configuration.maximumQueuedOutputBytes),
             ("documents being validated (--documents-at-once)", documentsAtOnce * API.Options.documentInWorkBytes),
             ("kept QR codes and revision answers", Self.answerCaches),
+            ("counts answers being made", API.Options.answersInMakingBytes),
             ("the process itself (10,000 routes, 20 builds, 1,000 connections)", Self.baseline),
         ]
     }

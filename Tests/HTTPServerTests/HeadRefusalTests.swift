@@ -144,6 +144,34 @@ struct BodyBudgetShareTests {
         #expect(budget.refusedOverShare.load(ordering: .relaxed) == 1)
     }
 
+    /// Peers of one network (an IPv4 /24, an IPv6 /48) hold twice a peer's share together,
+    /// however many addresses they are; another network's peer still reserves its own.
+    @Test func aNetworksPeersHoldTwiceAPeersShareTogether() {
+        let budget = BodyBudget(limit: 10_000, perPeer: 1_000)
+        let one = (1...5).map { PeerAddress(written: "203.0.113.\($0)")! }
+        #expect(one.map { budget.reserve(900, for: $0) } == [true, true, false, false, false], "2,000 for the /24: two of 900")
+        #expect(budget.reserve(200, for: one[2]), "what is left of the network's share")
+        #expect(budget.reserve(900, for: PeerAddress(written: "198.51.100.1")!), "another network has its own")
+        let six = (1...3).map { PeerAddress(written: "2001:db8:6:\($0)::7")! }
+        #expect(six.map { budget.reserve(1_000, for: $0) } == [true, true, false], "a /48's /64s share 2,000 too")
+        #expect(budget.reserved(byNetworkOf: one[0]) == 2_000 && budget.reserved(byNetworkOf: six[0]) == 2_000)
+        budget.release(900, for: one[0])
+        #expect(budget.reserve(900, for: one[4]), "given back, the network's share takes another")
+        for peer in [one[1], one[4]] { budget.release(900, for: peer) }
+        budget.release(200, for: one[2])
+        #expect(budget.reserved(byNetworkOf: one[0]) == 0 && budget.reserved(by: one[2]) == 0)
+    }
+
+    /// A thousand one-byte chunked bodies hold a step each, not a step ahead each.
+    @Test func oneByteChunkedBodiesHoldAStepEach() {
+        let budget = BodyBudget(limit: 256 << 20)
+        var machines = (0..<1_000).map { _ in Self.machine(budget, peer: Self.alice, limit: 1 << 20) }
+        for index in machines.indices { #expect(Self.feed(&machines[index], Self.chunkedHead + "1\r\n[\r\n").isEmpty) }
+        #expect(budget.reserved == 1_000 * ConnectionStateMachine.reservationStep && ConnectionStateMachine.reservationStep == 4_096)
+        for index in machines.indices { machines[index].releaseBody() }
+        #expect(budget.reserved == 0)
+    }
+
     /// A POST of `length` declared bytes forwarded by a proxy for `client`.
     static func forwarded(_ length: Int, for client: String) -> String {
         "POST /p HTTP/1.1\r\nHost: x\r\nX-Forwarded-For: 192.0.2.200, \(client)\r\nContent-Length: \(length)\r\n\r\n"
@@ -207,7 +235,7 @@ struct BodyBudgetShareTests {
         #expect(Self.feed(&machine, Self.chunkedHead).isEmpty)
         #expect(budget.reserved == 0, "a head alone reserves nothing")
         #expect(Self.feed(&machine, "a\r\n0123456789\r\n").isEmpty)
-        #expect(budget.reserved == ConnectionStateMachine.reservationStep, "a step ahead of the 10 bytes that came")
+        #expect(budget.reserved == ConnectionStateMachine.reservationStep, "the 10 bytes that came, rounded up to a step")
         let chunk = String(repeating: "x", count: 100_000)
         #expect(Self.feed(&machine, String(100_000, radix: 16) + "\r\n" + chunk + "\r\n").isEmpty)
         #expect(budget.reserved >= 100_010 && budget.reserved <= 100_010 + ConnectionStateMachine.reservationStep)

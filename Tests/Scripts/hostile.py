@@ -194,6 +194,24 @@
      rollout, schemas, QR codes and resolving: each is 403 naming routes:read, and nothing of
      the schedule shows; its manifest and its telemetry are answered. Before, manifest:read
      opened all of them.
+ 39. Bodies by network: 5,000 chunked telemetry posts of one byte each from 5, then 50
+     addresses of one /24 (--max-connections 12000, 2000 a peer), then 400 posts declaring
+     1,000,000 bytes begun and never ended from 5, then 50 /64s of one /48 behind a trusted
+     proxy: 16 installs of other networks posting every 0.5 s are accepted (>= 95 %); a
+     chunked body reserves what arrived rounded to 4 KiB (5,000 bytes hold at most 20 MiB),
+     and one network's peers hold at most twice a peer's share (128 of 256 MiB). Before, a
+     reservation ran 64 KiB ahead and shares were per address: the budget filled, installs
+     got 503.
+ 40. Route names by recency: marketing publishes 10 documents of 10,000 new route ids (the
+     clock moved 2 minutes between them) and a phone counts each id once, 100,000 in all;
+     then a new campaign is published and opened 7 times: it counts 7 under its name (the
+     ids counted least recently gave their names back). Before, the first 10,000 ids kept
+     their names for good and the campaign counted as other.
+ 41. The largest counts answer: 480 groups counted now, then a telemetry:read token asks
+     two days of minutes by six dimensions with limit=1000: 400 answerTooLarge (the groups'
+     series are never made: at most 500,000 values an answer); the largest allowed (170
+     groups of 2,880 minutes) peaks RSS at most 64 MB over where it was. Before, the first
+     answer was 10.4 MB of JSON built as a tree, RSS 31 -> 197 MB.
 
 Prints each figure; exits 1 on the first failure.
 Usage: hostile.py WAYMARK_RELEASE_BINARY [ATTACK...] (attacks by name, e.g. impact_flood: only those, each on a daemon of its own)
@@ -3022,6 +3040,210 @@ def phone_token_scope(binary, scratch):
           "its manifest 200 and its telemetry 202" % (sum(1 for status in refused.values() if status == 403), len(refused)))
 
 
+# 39 -----------------------------------------------------------------------------------------
+def installs_posting(port, phone, seconds, forwarded=None):
+    """16 installs, each from an address of its own (another network than the attacker's),
+    posting a batch every 0.5 s for `seconds`: (accepted, refused statuses)."""
+    import uuid
+    answers = {"accepted": 0, "refused": []}
+    stop = threading.Event()
+    lock = threading.Lock()
+
+    def install(index):
+        while not stop.is_set():
+            batch = json.dumps({"batch": uuid.uuid4().hex, "client": {"platform": "ios", "appVersion": "5.3.0", "revision": 1},
+                                "events": [{"ts": iso(int(time.time()) - 30), "entry": "scheme", "outcome": "proceed", "route": "product"}]})
+            headers = {"Content-Type": "application/json"}
+            if forwarded:
+                headers["X-Forwarded-For"] = forwarded % (10 + index)
+            try:
+                connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10, source_address=("127.7.%d.2" % index, 0))
+                connection.request("POST", "/v1/telemetry", body=batch, headers=dict(headers, Authorization="Bearer " + phone))
+                status = connection.getresponse().status
+                connection.close()
+            except OSError:
+                status = 0
+            with lock:
+                if status == 202:
+                    answers["accepted"] += 1
+                else:
+                    answers["refused"].append(status)
+            stop.wait(0.5)
+
+    run_for([threading.Thread(target=install, args=(index,)) for index in range(16)], seconds, stop)
+    return answers["accepted"], answers["refused"]
+
+
+def settled(daemon, name):
+    """A metric once it has stopped moving (read every 50 ms, at most 10 s)."""
+    last = None
+    for _ in range(200):
+        now = daemon.metric(name)
+        if now is not None and now == last:
+            return now
+        last = now
+        time.sleep(0.05)
+    return last
+
+
+def bodies_by_network(binary, scratch):
+    """Bodies a byte at a time from 5 and 50 addresses of one /24, and 1 MB bodies begun and
+    never ended from 5 and 50 /64s of one /48 behind a trusted proxy: others' telemetry is
+    answered, each network holds at most twice a peer's share of the body budget."""
+    figures = []
+    data = os.path.join(scratch, "bodies-by-network")
+    daemon = Daemon(binary, data, "--max-connections", "12000", "--max-connections-per-peer", "2000")
+    phone = token(binary, data, "bytes-phone", "telemetry:write", rate="unlimited")
+    try:
+        for addresses in (5, 50):
+            held = []
+            for index in range(5_000):
+                held.append(open_head(daemon.port, "127.6.0.%d" % (2 + index % addresses), (
+                    "POST /v1/telemetry HTTP/1.1\r\nHost: w\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\n"
+                    "Transfer-Encoding: chunked\r\n\r\n1\r\n[\r\n") % phone))
+            reserved = settled(daemon, "waymark_http_body_bytes_reserved")
+            accepted, refused = installs_posting(daemon.port, phone, 4)
+            for connection in held:
+                connection.close()
+            sent = accepted + len(refused)
+            if sent == 0 or accepted < 0.95 * sent:
+                fail("5,000 one-byte bodies from %d addresses of one /24 (%s bytes reserved) left installs %d of %d posts (refused: %s)"
+                     % (addresses, reserved, accepted, sent, sorted(set(refused))))
+            if reserved is None or reserved > 5_000 * 4_096:
+                fail("5,000 one-byte bodies reserved %s bytes, more than a 4 KiB step each" % reserved)
+            figures.append("%d addresses of one /24, 5,000 one-byte bodies: %.1f MiB reserved, installs %d of %d" % (addresses, reserved / 1048576, accepted, sent))
+        if not daemon.alive():
+            fail("the daemon died under one-byte bodies")
+    finally:
+        daemon.stop()
+    data = os.path.join(scratch, "bodies-by-network-proxy")
+    daemon = Daemon(binary, data, "--trust-forwarded-for", "--max-connections", "4000", "--max-connections-per-peer", "2000")
+    phone = token(binary, data, "proxied-bytes-phone", "telemetry:write", rate="unlimited")
+    try:
+        for clients in (5, 50):
+            held = []
+            for index in range(400):
+                held.append(open_head(daemon.port, "127.9.0.%d" % (2 + index % 20), (
+                    "POST /v1/telemetry HTTP/1.1\r\nHost: w\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\n"
+                    "X-Forwarded-For: 2001:db8:6:%x::7\r\nContent-Length: 1000000\r\n\r\n[[[[") % (phone, index % clients)))
+            reserved = settled(daemon, "waymark_http_body_bytes_reserved")
+            accepted, refused = installs_posting(daemon.port, phone, 4, forwarded="203.0.113.%d")
+            for connection in held:
+                connection.close()
+            sent = accepted + len(refused)
+            if sent == 0 or accepted < 0.95 * sent:
+                fail("1 MB bodies from %d /64s of one /48 (%s bytes reserved) left installs %d of %d posts (refused: %s)"
+                     % (clients, reserved, accepted, sent, sorted(set(refused))))
+            if reserved is None or reserved > 128 * 1048576:
+                fail("%d /64s of one /48 hold %s bytes, more than the network's 128 MiB" % (clients, reserved))
+            figures.append("%d /64s of one /48 behind a proxy, 400 bodies of 1 MB begun: %.1f MiB reserved (the network's share 128), installs %d of %d"
+                           % (clients, reserved / 1048576, accepted, sent))
+    finally:
+        daemon.stop()
+    print("hostile: bodies by network: " + "; ".join(figures))
+
+
+# 40 -----------------------------------------------------------------------------------------
+def route_recency(binary, scratch):
+    """100,000 route ids each counted once, then a new campaign: counted under its name."""
+    import uuid
+    data = os.path.join(scratch, "route-recency")
+    clock_file = os.path.join(scratch, "route-recency-clock")
+    set_clock = moved_clock(clock_file)
+    now = int(time.time())
+    set_clock(now)
+    daemon = Daemon(binary, data, "--clock-file", clock_file)
+    phone = token(binary, data, "recency-phone", "telemetry:write", rate="unlimited")
+    marketing = token(binary, data, "recency-marketing", "routes:publish", rate="unlimited")
+    routes = json.load(open(os.path.join(EXAMPLE, "routes.json")))
+
+    def publish(number, ids):
+        document = json.loads(json.dumps(routes))
+        document["routes"] += [{"id": name, "patterns": ["/old/%s" % name], "destination": "home"} for name in ids]
+        status, answer, _ = call(daemon.port, marketing, "POST", "/v1/revisions", json.dumps({"message": "ids %d" % number, "routes": document}).encode(),
+                                 {"If-Match": '"rev-%d"' % number, "Content-Type": "application/json"}, timeout=120)
+        if status != 201:
+            fail("publishing %d route ids: %d %s" % (len(ids), status, answer[:300]))
+
+    def opened(names, at):
+        for start in range(0, len(names), 1_000):
+            events = [{"ts": iso(at - 5), "entry": "universalLink", "outcome": "proceed", "route": name} for name in names[start:start + 1_000]]
+            status, answer, _ = call(daemon.port, phone, "POST", "/v1/telemetry", json.dumps({
+                "batch": uuid.uuid4().hex, "client": {"platform": "ios", "appVersion": "5.3.0", "revision": 1}, "events": events}).encode(),
+                {"Content-Type": "application/json"}, timeout=60)
+            if status != 202:
+                fail("a batch naming old routes answered %d: %s" % (status, answer[:300]))
+
+    try:
+        for round in range(10):
+            ids = ["old%d-%d" % (round, index) for index in range(10_000)]
+            publish(round + 1, ids)
+            now += 120
+            set_clock(now)
+            opened(ids, now)
+        publish(11, ["campaign"])
+        now += 120
+        set_clock(now)
+        time.sleep(0.2)
+        for _ in range(7):
+            opened(["campaign"], now)
+        status, answer, _ = call(daemon.port, daemon.admin, "GET", "/v1/telemetry/counts?groupBy=route&limit=1000&from=%s&to=%s"
+                                 % (iso(now - 60), iso(now + 60)))
+        groups = {group["key"]["route"]: group["total"] for group in json_of(answer)["groups"]} if status == 200 else {}
+        reclaimed = daemon.metric("waymark_telemetry_routes_reclaimed_total")
+    finally:
+        daemon.stop()
+    if groups.get("campaign") != 7:
+        fail("after 100,000 old route ids a new campaign opened 7 times counts %s under its name (%s)" % (groups.get("campaign"), groups))
+    print("hostile: 100,000 route ids each counted once over 10 publishes (2 minutes apart), then a new campaign opened 7 times: "
+          "counted 7 under its name (other %d in its minute); %d old names given back newest-first" % (groups.get("other", 0), reclaimed or 0))
+
+
+# 41 -----------------------------------------------------------------------------------------
+def counts_answer_size(binary, scratch):
+    """The largest counts answer a telemetry:read token may ask for: two days of minutes by
+    six dimensions, 1,000 groups, over 480 groups counted now."""
+    import uuid
+    data = os.path.join(scratch, "counts-answer-size")
+    daemon = Daemon(binary, data)
+    phone = token(binary, data, "answer-phone", "telemetry:write", rate="unlimited")
+    reader = token(binary, data, "answer-reader", "telemetry:read", rate="unlimited")
+    routes = ["home", "product", "category", "search", "cart", "orders", "order-detail", "settings", "new-arrivals", "spring-sale"]
+    outcomes = [("proceed", None), ("gated", None), ("notFound", "validationFailed"), ("notFound", "expired"), ("notFound", "unknownRoute"),
+                ("notFound", "malformed")]
+    try:
+        ts = iso(int(time.time()) - 30)
+        for version in ("5.2.0", "5.3.0"):
+            events = [dict({"ts": ts, "entry": entry, "outcome": outcome, "route": route}, **({"reason": reason} if reason else {}))
+                      for route in routes for entry in ("universalLink", "scheme", "push", "inApp") for outcome, reason in outcomes]
+            status, answer, _ = call(daemon.port, phone, "POST", "/v1/telemetry", json.dumps({
+                "batch": uuid.uuid4().hex, "client": {"platform": "ios", "appVersion": version, "revision": 1}, "events": events}).encode(),
+                {"Content-Type": "application/json"})
+            if status != 202:
+                fail("a batch of many groups answered %d: %s" % (status, answer[:300]))
+        span = "from=%s&to=%s" % (iso(time.time() - 47 * 3_600), iso(time.time() + 60))
+        dimensions = "groupBy=route,entry,outcome,reason,appVersion,platform&step=1m"
+        before = rss_mb(daemon.process.pid)
+        status, answer, _ = call(daemon.port, reader, "GET", "/v1/telemetry/counts?%s&%s&limit=1000" % (span, dimensions), timeout=60)
+        refused = json_of(answer) or {}
+        after_refused = rss_mb(daemon.process.pid)
+        if status != 400 or refused.get("error", {}).get("code") != "answerTooLarge":
+            fail("1,000 groups of two days of minutes answered %d (%d bytes), not 400 answerTooLarge" % (status, len(answer)))
+        status, answer, _ = call(daemon.port, reader, "GET", "/v1/telemetry/counts?%s&%s&limit=170" % (span, dimensions), timeout=60)
+        largest = json_of(answer) or {}
+        peak = peak_mb(daemon.process.pid)
+        if status != 200 or len(largest.get("groups", [])) != 170:
+            fail("170 groups of two days of minutes answered %d" % status)
+    finally:
+        daemon.stop()
+    details = refused["error"]["details"]
+    if peak - before > 64:
+        fail("the largest allowed counts answer (%d bytes) took RSS from %.1f to a peak of %.1f MB" % (len(answer), before, peak))
+    print("hostile: two days of minutes by six dimensions over 480 groups: limit=1000 refused 400 answerTooLarge (%d values, at most %d; "
+          "RSS %.1f -> %.1f MB), the largest allowed (170 groups, %d values, %.1f MB of JSON) peaked RSS at %.1f MB from %.1f"
+          % (details["values"], details["maximum"], before, after_refused, 170 * details["buckets"], len(answer) / 1e6, peak, before))
+
+
 def main():
     if len(sys.argv) < 2:
         fail("usage: hostile.py WAYMARK_RELEASE_BINARY")
@@ -3039,7 +3261,9 @@ def main():
                  "suggestion_listing": suggestion_listing, "documents_in_work": documents_in_work,
                  "bodies_after_reset": bodies_after_reset, "drafts_fill_reads": drafts_fill_reads,
                  "many_due_schedules": many_due_schedules, "bodies_behind_proxy": bodies_behind_proxy,
-                 "guard_cells": guard_cells, "forged_advance": forged_advance, "phone_token_scope": phone_token_scope}
+                 "guard_cells": guard_cells, "forged_advance": forged_advance, "phone_token_scope": phone_token_scope,
+                 "bodies_by_network": bodies_by_network, "route_recency": route_recency,
+                 "counts_answer_size": counts_answer_size}
         unknown = [name for name in chosen if name not in alone]
         if unknown:
             fail("no attack %s runs alone; these do: %s" % (", ".join(unknown), ", ".join(sorted(alone))))
@@ -3095,6 +3319,9 @@ def main():
             timed(guard_cells, binary, scratch)
             timed(forged_advance, binary, scratch)
             timed(phone_token_scope, binary, scratch)
+            timed(bodies_by_network, binary, scratch)
+            timed(route_recency, binary, scratch)
+            timed(counts_answer_size, binary, scratch)
         finally:
             if daemon.alive():
                 daemon.process.kill()

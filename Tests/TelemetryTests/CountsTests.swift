@@ -133,6 +133,45 @@ struct CountsTests {
         #expect(versions == ["1.0": 2, "other": 3])
     }
 
+    /// The route table full of ids each counted once long ago: a new route is admitted
+    /// newest-first (the least recently counted id given back, its counts moved to `other`,
+    /// none lost), at most one round a minute, and the table survives a snapshot.
+    @Test func newRoutesAreAdmittedNewestFirst() throws {
+        var limits = TelemetryLimits()
+        limits.maximumRoutes = 32  // two ids a round (a sixteenth)
+        let known = Vocabulary(routes: (0..<40).map { "r\($0)" } + ["campaign", "later"], appVersions: [.ios: ["5.3.0"]], latestRevision: 7)
+        var counts = Counts(limits: limits)
+        for index in 0..<32 {
+            counts.apply(try batch([(-3_000 + index * 60, "proceed", nil, "r\(index)")], vocabulary: known), sequence: UInt64(index + 1),
+                         now: testNow - 3_000 + index * 60)
+        }
+        #expect(counts.routes.isFull)
+        for count in 0..<7 {
+            counts.apply(try batch([(0, "proceed", nil, "campaign")], vocabulary: known), sequence: UInt64(100 + count), now: testNow)
+        }
+        counts.apply(try batch([(0, "proceed", nil, "later")], vocabulary: known), sequence: 200, now: testNow)
+        var query = CountQuery(from: testNow - 3_600, to: testNow + 60, step: .hour)
+        query.groupBy = [.route]
+        var routes = Dictionary(uniqueKeysWithValues: counts.query(query).groups.map { ($0.key[0].name, $0.total) })
+        #expect(routes["campaign"] == 7, "the new campaign counted under its name: \(routes)")
+        #expect(routes["r0"] == nil && routes["r1"] == nil && routes["r2"] == 1, "the two least recently counted gave their ids")
+        #expect(routes["later"] == 1, "the round's second free id")
+        #expect(routes["other"] == 2 && routes.values.reduce(0, +) == 40, "their counts moved to other, none lost: \(routes)")
+        #expect(counts.reclaimedRoutes == 2)
+        expectTalliesAsRecounted(counts)
+        // A third new route this minute finds no room (one round a minute), the next minute it does.
+        counts.apply(try batch([(0, "proceed", nil, "r33")], vocabulary: known), sequence: 201, now: testNow)
+        counts.apply(try batch([(60, "proceed", nil, "r34")], vocabulary: known), sequence: 202, now: testNow + 60)
+        query.to = testNow + 120
+        routes = Dictionary(uniqueKeysWithValues: counts.query(query).groups.map { ($0.key[0].name, $0.total) })
+        #expect(routes["r33"] == nil && routes["r34"] == 1 && routes["r2"] == nil && routes["other"] == 5, "\(routes)")
+        let restored = try #require(SnapshotCodec.encode(counts).withUnsafeBytes { SnapshotCodec.decode($0, limits: limits) })
+        #expect(Dictionary(uniqueKeysWithValues: restored.query(query).groups.map { ($0.key[0].name, $0.total) }) == routes)
+        var again = restored
+        again.apply(try batch([(60, "proceed", nil, "campaign")], vocabulary: known), sequence: 203, now: testNow + 60)
+        #expect(again.routes.lastUsed.count == counts.routes.lastUsed.count, "the restored table keeps its slots")
+    }
+
     @Test func aFloodOfUnknownNamesAddsNoValues() throws {
         var counts = Counts()
         for index in 0..<2_000 {
