@@ -41,6 +41,11 @@ public final class API: Sendable {
         /// answer (`CountQuery.seriesValueLimit` values at `AnswerBudget.bytesPerValue`) fits
         /// it once (docs/operations.md, "Memory"; `hostile.py`'s `counts_answer_size`).
         public static let answersInMakingBytes = 32 << 20
+        /// What a draft's impact holds once its parse is done, outside the document turns
+        /// (its draft decoded and three pattern indexes; one replay at a time, at most
+        /// `ImpactEndpoints.maximumPatterns` patterns a document): +53 MB measured for the
+        /// largest (docs/operations.md, "Memory"; `hostile.py`'s `impact_beside_publish`).
+        public static let replayBytes = 64 << 20
         /// The percent of the app's token's rate (one with `telemetry:write`: every install's)
         /// one peer (an IPv4 address, an IPv6 /64; behind a trusted proxy, the address it
         /// forwards) may use, and never less than 10 a second; while the token's bucket is

@@ -113,9 +113,26 @@ struct DraftImpact: Sendable, Equatable {
     ///   - offset: seconds added to an hour (and half an hour, its middle) before the windows are asked about it.
     ///   - now: seconds since 1970; a draft route whose window has ended by then answers no shape.
     ///   - served: per build with a registered schema; a build without one is judged by its patterns and windows only.
+    ///   - work: what the replay may spend; when it runs out, the answer is incomplete (`Work.exhausted`).
     static func compute(base: RoutesDocument, draft: RoutesDocument, opens: [Opens], shapes: [Shape],
                         served: [Build: Served], offset: Int, now: Int) -> DraftImpact {
-        let before = Table(base), after = Table(draft)
+        compute(Tables(base: base, draft: draft), opens: opens, shapes: shapes, served: served, offset: offset, now: now)
+    }
+
+    /// The base's and the draft's pattern indexes, made once for `affected` and `compute`,
+    /// their lookups held to one `work`.
+    struct Tables {
+        let before: Table
+        let after: Table
+
+        init(base: RoutesDocument, draft: RoutesDocument, work: Work = Work()) {
+            before = Table(base, work: work)
+            after = Table(draft, work: work)
+        }
+    }
+
+    static func compute(_ tables: Tables, opens: [Opens], shapes: [Shape], served: [Build: Served], offset: Int, now: Int) -> DraftImpact {
+        let (before, after) = (tables.before, tables.after)
         var byRoute: [String: [Opens]] = [:]
         for open in opens where open.count > 0 { byRoute[open.route, default: []].append(open) }
         var impacts: [RouteImpact] = []
@@ -140,14 +157,20 @@ struct DraftImpact: Sendable, Equatable {
     /// changed or moved draft route overlaps. Any other route keeps its links (a route
     /// removed or changed can only give links back), so only these routes' opens need to be read.
     static func affected(base: RoutesDocument, draft: RoutesDocument) -> Set<String> {
-        let before = Table(base), after = Table(draft)
+        affected(Tables(base: base, draft: draft))
+    }
+
+    static func affected(_ tables: Tables) -> Set<String> {
+        let (before, after) = (tables.before, tables.after)
         // A tie goes to the earlier route: two routes both have, sharing links, whose order
         // the draft swaps, have both moved.
         var basePosition: [String: Int] = [:], draftPosition: [String: Int] = [:]
         for (index, route) in before.routes.enumerated() where after.route(route.spec.id) != nil { basePosition[route.spec.id] = index }
         for (index, route) in after.routes.enumerated() where basePosition[route.spec.id] != nil { draftPosition[route.spec.id] = index }
+        // Most drafts keep the routes they share in the same order: then none has moved.
+        let reordered = before.routes.map(\.spec.id).filter { basePosition[$0] != nil } != after.routes.map(\.spec.id).filter { draftPosition[$0] != nil }
         var moved = Set<String>()
-        for route in before.routes {
+        for route in before.routes where reordered {
             guard let here = basePosition[route.spec.id], let there = draftPosition[route.spec.id] else { continue }
             for pattern in route.patterns {
                 for other in before.meeting(pattern.segments) where other != route.spec.id {
@@ -161,7 +184,7 @@ struct DraftImpact: Sendable, Equatable {
             (a.index, b.index) = (0, 0)
             return a == b && !moved.contains(a.id)
         }
-        let probe = Table(after.routes.map(\.spec).filter { spec in before.route(spec.id).map { !same($0.spec, spec) } ?? true })
+        let probe = Table(after.routes.filter { route in before.route(route.spec.id).map { !same($0.spec, route.spec) } ?? true }, work: after.work)
         var affected = Set<String>()
         for route in before.routes {
             guard let drafted = after.route(route.spec.id), same(drafted.spec, route.spec) else {
@@ -207,7 +230,7 @@ struct DraftImpact: Sendable, Equatable {
             let winner = after.winner(for: pattern.segments, scope: route.spec.scope, own: route.spec.id, now: nil)
             let was = Set(before.shadows(of: pattern.segments, winner: own, excluding: route.spec.id).map { "\($0.id) \($0.pattern)" })
             let now = after.shadows(of: pattern.segments, winner: winner, excluding: route.spec.id).filter { !was.contains("\($0.id) \($0.pattern)") }
-            let partlyKept = winner?.route.spec.id != route.spec.id && drafted.patterns.contains { Self.overlaps($0.segments, pattern.segments) }
+            let partlyKept = winner?.route.spec.id != route.spec.id && after.meets(pattern.segments, route: route.spec.id)
             fates.append(Fate(pattern: pattern, winner: winner.map { ($0.route.spec.id, $0.pattern.description) }, newShadows: now, partlyKept: partlyKept))
         }
         let unchanged = fates.filter { $0.winner?.id == route.spec.id && $0.newShadows.isEmpty }
@@ -307,6 +330,43 @@ struct DraftImpact: Sendable, Equatable {
         return a.count > b.count
     }
 
+    /// What a replay may spend, in steps of its pattern index (a node looked at, a pattern
+    /// found): the tables' lookups share it, and once it runs out they find nothing and
+    /// `exhausted` says the answer is incomplete. A lookup costs what it finds and the nodes
+    /// it passes; a `:param` looked up under many literals passes them all, so a draft can
+    /// make each lookup as long as the document, and this bounds their sum.
+    final class Work {
+        private(set) var left: Int
+        private(set) var exhausted = false
+
+        init(steps: Int = .max) { left = steps }
+
+        /// The steps a replay of these documents and shapes may take: `perPattern` a pattern
+        /// and shape of either document, at least `minimum`.
+        static func bounded(base: RoutesDocument, draft: RoutesDocument, shapes: Int) -> Work {
+            let patterns = base.routes.reduce(0) { $0 + $1.patterns.count } + draft.routes.reduce(0) { $0 + $1.patterns.count }
+            return Work(steps: max(minimum, perPattern * (patterns + shapes)))
+        }
+
+        /// Steps a pattern or shape brings: a replay looks each pattern with opens up a few
+        /// times (its winner and shadows before and after), each a few nodes deep.
+        static let perPattern = 128
+        /// Steps any replay may take, whatever its size (about a second on one core).
+        static let minimum = 16_000_000
+
+        /// Takes `steps`; false (and exhausted from then on) when they are not left.
+        func take(_ steps: Int) -> Bool {
+            guard !exhausted else { return false }
+            guard left >= steps else {
+                exhausted = true
+                left = 0
+                return false
+            }
+            left -= steps
+            return true
+        }
+    }
+
     /// A document's routes with their parsed patterns (the first route of each id; a pattern
     /// that does not parse takes no links, as the validator refuses it).
     struct Table {
@@ -319,16 +379,38 @@ struct DraftImpact: Sendable, Equatable {
         private var positions: [String: Int] = [:]
         /// Every pattern in a tree of segments (literal, `:param`, `*rest`), so that the
         /// patterns a link shape may meet are found without looking at all of them.
+        /// Kept small, as a replay holds two of a large document's outside the document turn:
+        /// a node's literal children are a list through the nodes (`firstLiteral`,
+        /// `nextLiteral`) found by `literals` in one table, not a dictionary per node.
         private var nodes: [Node] = [Node()]
+        /// A literal child by its parent and text.
+        private var literals: [Edge: Int32] = [:]
 
         private struct Node {
-            var literals: [String: Int] = [:]
-            var parameter: Int?
-            /// Patterns that end here: (route, pattern) positions.
-            var ends: [Ref] = []
-            /// Patterns with a `*rest` at this depth.
-            var rests: [Ref] = []
+            var parameter: Int32 = -1
+            var firstLiteral: Int32 = -1
+            /// The next literal child of this node's parent.
+            var nextLiteral: Int32 = -1
+            /// Patterns that end here, and those with a `*rest` at this depth: the first of
+            /// each list in `listed`.
+            var ends: Int32 = -1
+            var rests: Int32 = -1
         }
+
+        /// Every pattern, once, in lists (a node's `ends` and `rests`) through `next`.
+        private var listed: [(ref: Ref, next: Int32)] = []
+
+        private struct Edge: Hashable {
+            var parent: Int32
+            var text: String
+        }
+
+        /// `node`'s literal children.
+        private func literalChildren(of node: Int) -> some Sequence<Int> {
+            sequence(first: nodes[node].firstLiteral) { [nodes] in nodes[Int($0)].nextLiteral }.prefix { $0 >= 0 }.lazy.map { Int($0) }
+        }
+
+        private func literal(_ text: String, below node: Int) -> Int? { literals[Edge(parent: Int32(node), text: text)].map { Int($0) } }
 
         struct Ref: Comparable {
             var route: Int
@@ -340,14 +422,22 @@ struct DraftImpact: Sendable, Equatable {
         /// Shadows named per pattern, at most: the rest of a calendar of literals is not news.
         static let maximumShadows = 20
 
-        init(_ document: RoutesDocument) { self.init(document.routes) }
+        fileprivate let work: Work
 
-        init(_ specs: [RouteSpec]) {
-            for spec in specs where positions[spec.id] == nil {
-                positions[spec.id] = routes.count
-                let patterns = spec.patterns.compactMap { try? URLPattern($0) }
-                for (index, pattern) in patterns.enumerated() { insert(pattern.segments, Ref(route: routes.count, pattern: index)) }
-                routes.append(Route(spec: spec, patterns: patterns))
+        init(_ document: RoutesDocument, work: Work = Work()) {
+            self.init(document.routes.map { spec in Route(spec: spec, patterns: spec.patterns.compactMap { try? URLPattern($0) }) }, work: work)
+        }
+
+        /// Routes whose patterns are parsed already (a probe made of another table's).
+        init(_ parsed: [Route], work: Work) {
+            self.work = work
+            let patterns = parsed.reduce(0) { $0 + $1.patterns.count }
+            listed.reserveCapacity(patterns)
+            nodes.reserveCapacity(1 + parsed.reduce(0) { $0 + $1.patterns.reduce(0) { $0 + $1.segments.count } })
+            for route in parsed where positions[route.spec.id] == nil {
+                positions[route.spec.id] = routes.count
+                for (index, pattern) in route.patterns.enumerated() { insert(pattern.segments, Ref(route: routes.count, pattern: index)) }
+                routes.append(route)
             }
         }
 
@@ -357,55 +447,86 @@ struct DraftImpact: Sendable, Equatable {
                 let next: Int
                 switch segment {
                 case .rest:
-                    nodes[node].rests.append(ref)
+                    listed.append((ref, nodes[node].rests))
+                    nodes[node].rests = Int32(listed.count - 1)
                     return
                 case .parameter:
-                    if let existing = nodes[node].parameter { next = existing } else {
+                    if nodes[node].parameter >= 0 { next = Int(nodes[node].parameter) } else {
                         next = nodes.count
                         nodes.append(Node())
-                        nodes[node].parameter = next
+                        nodes[node].parameter = Int32(next)
                     }
                 case .literal(let text):
-                    if let existing = nodes[node].literals[text] { next = existing } else {
+                    if let existing = literal(text, below: node) { next = existing } else {
                         next = nodes.count
-                        nodes.append(Node())
-                        nodes[node].literals[text] = next
+                        nodes.append(Node(nextLiteral: nodes[node].firstLiteral))
+                        nodes[node].firstLiteral = Int32(next)
+                        literals[Edge(parent: Int32(node), text: text)] = Int32(next)
                     }
                 }
                 node = next
             }
-            nodes[node].ends.append(ref)
+            listed.append((ref, nodes[node].ends))
+            nodes[node].ends = Int32(listed.count - 1)
         }
 
-        /// The patterns that may share a link with `segments` (a superset of those that do),
-        /// in document order.
-        private func candidates(_ segments: [PatternSegment]) -> [Ref] {
+        /// The patterns that share a link with `segments` (every one found does: the walk
+        /// follows only segments that can match the same link), or with `covering`, the
+        /// patterns that may match every link of `segments` (a superset: a `:param` of theirs
+        /// where `segments` has a literal or `:param`, never a literal where it has a
+        /// `:param`). In document order; at most `limit` of those `accept` takes, in the
+        /// order found (not document order) when a limit cuts them. Each node passed and
+        /// pattern found is a step of `work`: nothing is found once it runs out.
+        private func candidates(_ segments: [PatternSegment], covering: Bool = false, limit: Int = .max,
+                                accept: (Ref) -> Bool = { _ in true }) -> [Ref] {
             var found: [Ref] = []
+            var stopped = false
+            func gather(_ first: Int32) {
+                var next = first
+                while next >= 0, !stopped {
+                    let (ref, following) = listed[Int(next)]
+                    guard work.take(1) else { return stopped = true }
+                    if accept(ref) {
+                        found.append(ref)
+                        if found.count >= limit { return stopped = true }
+                    }
+                    next = following
+                }
+            }
+            func enter() -> Bool {
+                if stopped { return false }
+                if !work.take(1) { stopped = true }
+                return !stopped
+            }
             func everything(below node: Int) {
-                found += nodes[node].ends
-                found += nodes[node].rests
-                for child in nodes[node].literals.values { everything(below: child) }
-                if let child = nodes[node].parameter { everything(below: child) }
+                guard enter() else { return }
+                gather(nodes[node].ends)
+                gather(nodes[node].rests)
+                for child in literalChildren(of: node) where !stopped { everything(below: child) }
+                if nodes[node].parameter >= 0 { everything(below: Int(nodes[node].parameter)) }
             }
             func walk(_ node: Int, _ depth: Int) {
-                guard depth < segments.count else {
-                    found += nodes[node].ends
-                    return
-                }
-                found += nodes[node].rests
+                guard enter() else { return }
+                guard depth < segments.count else { return gather(nodes[node].ends) }
+                gather(nodes[node].rests)
                 switch segments[depth] {
                 case .rest:
-                    for child in nodes[node].literals.values { everything(below: child) }
-                    if let child = nodes[node].parameter { everything(below: child) }
+                    // Only a `*rest`, gathered above, covers a rest.
+                    guard !covering else { return }
+                    for child in literalChildren(of: node) where !stopped { everything(below: child) }
+                    if nodes[node].parameter >= 0 { everything(below: Int(nodes[node].parameter)) }
                 case .parameter:
-                    for child in nodes[node].literals.values { walk(child, depth + 1) }
-                    if let child = nodes[node].parameter { walk(child, depth + 1) }
+                    if !covering { for child in literalChildren(of: node) where !stopped { walk(child, depth + 1) } }
+                    if nodes[node].parameter >= 0 { walk(Int(nodes[node].parameter), depth + 1) }
                 case .literal(let text):
-                    if let child = nodes[node].literals[text] { walk(child, depth + 1) }
-                    if let child = nodes[node].parameter { walk(child, depth + 1) }
+                    if let child = literal(text, below: node) { walk(child, depth + 1) }
+                    if nodes[node].parameter >= 0 { walk(Int(nodes[node].parameter), depth + 1) }
                 }
             }
             walk(0, 0)
+            guard !work.exhausted else { return [] }
+            guard found.count > 1 else { return found }
+            guard work.take(found.count) else { return [] }
             return found.sorted()
         }
 
@@ -413,12 +534,14 @@ struct DraftImpact: Sendable, Equatable {
 
         /// The ids of the routes with a pattern that shares a link with `segments`.
         func meeting(_ segments: [PatternSegment]) -> Set<String> {
-            Set(candidates(segments).filter { DraftImpact.overlaps(routes[$0.route].patterns[$0.pattern].segments, segments) }.map { routes[$0.route].spec.id })
+            Set(candidates(segments).map { routes[$0.route].spec.id })
         }
 
-        /// Whether some pattern shares a link with `segments`.
-        func meets(_ segments: [PatternSegment]) -> Bool {
-            candidates(segments).contains { DraftImpact.overlaps(routes[$0.route].patterns[$0.pattern].segments, segments) }
+        /// Whether some pattern (of the route `route`, when given) shares a link with `segments`.
+        func meets(_ segments: [PatternSegment], route: String? = nil) -> Bool {
+            guard let route else { return !candidates(segments, limit: 1).isEmpty }
+            guard let position = positions[route] else { return false }
+            return !candidates(segments, limit: 1) { $0.route == position }.isEmpty
         }
 
         /// The route and pattern that take every link of `segments` (as a link of `scope`):
@@ -428,7 +551,7 @@ struct DraftImpact: Sendable, Equatable {
         /// a window (other than `own`) takes only some, in its window.
         func winner(for segments: [PatternSegment], scope: LinkScope?, own: String? = nil, now: Int?) -> (route: Route, pattern: URLPattern)? {
             var best: (route: Route, pattern: URLPattern)?
-            for ref in candidates(segments) {
+            for ref in candidates(segments, covering: true) {
                 let route = routes[ref.route], pattern = route.patterns[ref.pattern]
                 if let scope, !DraftImpact.scope(scope, isWithin: route.spec.scope) { continue }
                 if let now, let end = route.spec.window.endMicroseconds, end <= now * 1_000_000 { continue }

@@ -12,7 +12,10 @@ import Telemetry
 /// shapes it would start answering. A costly read: the draft is a whole document (the body
 /// limit of a publish), and the answer reads a week of hour cells (of the routes the draft
 /// can change), builds a resolver per registered build twice and matches the sketch's
-/// shapes; so it runs in the reads lane, one token's and one peer's share at a time.
+/// shapes; so it runs in the reads lane, one token's and one peer's share at a time, as a
+/// replay (`WorkQueue.submitReplay`): one at a time, its draft parsed in a document's turn
+/// and replayed after it, held to `maximumPatterns`, `maximumSegments` and
+/// `DraftImpact.Work`, so its cost is bounded by what it indexes, not by pairs of patterns.
 struct ImpactEndpoints: EndpointGroup {
     let context: APIContext
 
@@ -40,10 +43,11 @@ struct ImpactEndpoints: EndpointGroup {
         try registry.addDeferred("POST", "/v1/revisions/:a/impact", .scope(.routesPublish, action: "impactDraft"),
                                  maximumBody: context.options.maximumDocumentBytes, busy: busy) { request, call, responder throws(Refusal) in
             guard held.take(call.actor) else { throw Self.tooMany }
-            let refusal = context.work.submit(.reads, for: WorkCaller(request, actor: call.actor, trustForwardedFor: trusted), document: request.body.count > WorkQueue.documentBody) {
+            let refusal = context.work.submitReplay(for: WorkCaller(request, actor: call.actor, trustForwardedFor: trusted),
+                                                    document: request.body.count > WorkQueue.documentBody) { leaveTurn in
                 defer { held.give(call.actor) }
                 do throws(Refusal) {
-                    responder.respond(try impact(request, call))
+                    responder.respond(try impact(request, call, leaveTurn: leaveTurn))
                 } catch {
                     responder.respond(error.response)
                 }
@@ -52,6 +56,29 @@ struct ImpactEndpoints: EndpointGroup {
                 held.give(call.actor)
                 responder.respond(context.work.busy(refusal, in: .reads).response)
             }
+        }
+    }
+
+    /// A replay that ran out of `DraftImpact.Work`: patterns that share links with very many
+    /// others (a `:param` beside thousands of literals, on both sides of many routes).
+    static let tooIntricate = Refusal(.unprocessableContent, "impactTooCostly",
+                                      "Replaying last week against this draft would look at more pattern pairs than an impact may (\(DraftImpact.Work.perPattern) steps a pattern, at least \(DraftImpact.Work.minimum)): its patterns share links with too many others. Nothing was changed; the draft can still be validated and published.")
+
+    /// Patterns a document replayed (the draft, and the base) may have, and segments of them
+    /// all: four times those of the 10,000 routes `make test-memory` serves. What a replay
+    /// holds outside the document turn (its draft decoded and three pattern indexes) grows
+    /// with them: at most 64 MiB (docs/operations.md, "Memory"), and so does its time.
+    static let maximumPatterns = 40_000
+    static let maximumSegments = 160_000
+
+    static func checkPatterns(_ document: RoutesDocument, _ name: String) throws(Refusal) {
+        let patterns = document.routes.reduce(0) { $0 + $1.patterns.count }
+        let segments = document.routes.reduce(0) { sum, route in
+            route.patterns.reduce(sum) { $0 + $1.utf8.reduce(0) { $0 + ($1 == UInt8(ascii: "/") ? 1 : 0) } }
+        }
+        guard patterns <= maximumPatterns, segments <= maximumSegments else {
+            throw Refusal(.unprocessableContent, "impactTooLarge",
+                          "\(name) has \(patterns) patterns of \(segments) segments; an impact replays documents of at most \(maximumPatterns) patterns and \(maximumSegments) segments. Nothing was changed; the draft can still be validated and published.")
         }
     }
 
@@ -83,28 +110,45 @@ struct ImpactEndpoints: EndpointGroup {
         }
     }
 
-    private func impact(_ request: HTTPRequest, _ call: RouteCall) throws(Refusal) -> HTTPResponse {
+    /// `leaveTurn`: called once the draft is parsed, validated and decoded (in a document's
+    /// turn, like a validation of it) and the base read; the replay runs after it.
+    private func impact(_ request: HTTPRequest, _ call: RouteCall, leaveTurn: () -> Void) throws(Refusal) -> HTTPResponse {
         let snapshot = context.store.snapshot
         let base = try RevisionEndpoints.revision(call["a"], in: snapshot)
         let expected = "The body must be a routes document: {\"format\", \"app\", \"routes\": [...]}."
-        let json = try Refusal.requestJSON(request.body, expected)
-        guard case .object = json else { throw Refusal(.badRequest, "badJSON", expected) }
-        let (decoded, problems) = RoutesDocument.decodeReporting(json)
-        guard let draft = decoded else {
-            throw Refusal(.unprocessableContent, "invalidRoutes", "The draft is not a routes document the validator can read.",
-                          details: problems.json)
-        }
+        let nowDate = context.now()
+        // Parsed and decoded in a document's turn, and held to the patterns a replay may
+        // index, before anything is replayed. A draft that does not validate is still
+        // replayed (a marketer sees its impact while fixing it).
+        let (draft, problems) = try { () throws(Refusal) -> (RoutesDocument, ValidationReport) in
+            let json = try Refusal.requestJSON(request.body, expected)
+            guard case .object = json else { throw Refusal(.badRequest, "badJSON", expected) }
+            let (decoded, problems) = RoutesDocument.decodeReporting(json)
+            guard let draft = decoded else {
+                throw Refusal(.unprocessableContent, "invalidRoutes", "The draft is not a routes document the validator can read.",
+                              details: problems.json)
+            }
+            try Self.checkPatterns(draft, "The draft")
+            return (draft, problems)
+        }()
         guard let baseDocument = try context.documents.read(base).document else {
             throw Refusal(.internalServerError, "damagedRevision", "Revision \(base.number) cannot be read as a routes document.")
         }
-        let nowDate = context.now()
+        try Self.checkPatterns(baseDocument, "Revision \(base.number)")
+        // The parse is gone: what is left (the decoded draft and its indexes, one replay at a
+        // time) lets the next document start, so a publish waits for this draft's parse, not
+        // for its replay.
+        leaveTurn()
         let now = Int(nowDate.timeIntervalSince1970)
         // The current hour and the 167 before it: a week of hour cells.
         let from = (now - Self.week + 3_600) / 3_600 * 3_600
 
         // Opens, proceeded or gated, per route, build and hour of the week: only of the routes
         // the draft can change, so what is read is bounded by their cells, not by every route's.
-        let affected = DraftImpact.affected(base: baseDocument, draft: draft)
+        let work = DraftImpact.Work.bounded(base: baseDocument, draft: draft, shapes: Self.maximumShapes)
+        let tables = DraftImpact.Tables(base: baseDocument, draft: draft, work: work)
+        let affected = DraftImpact.affected(tables)
+        guard !work.exhausted else { throw Self.tooIntricate }
         // The week's hour buckets and the shapes' sketch are taken under the store's lock
         // (shared, not copied); the scans and the ranking run without it.
         let (week, sketch) = context.telemetry.read { counts in (counts.openingWindow(from: from, to: now), counts.shapes) }
@@ -131,7 +175,8 @@ struct ImpactEndpoints: EndpointGroup {
                 base: Set(Resolver(schema: stored.schema, analysis: baseAnalysis).routeIDs),
                 draft: Set(Resolver(schema: stored.schema, analysis: draftAnalysis).routeIDs))
         }
-        let impact = DraftImpact.compute(base: baseDocument, draft: draft, opens: opens, shapes: shapes, served: served, offset: Self.week, now: now)
+        let impact = DraftImpact.compute(tables, opens: opens, shapes: shapes, served: served, offset: Self.week, now: now)
+        guard !work.exhausted else { throw Self.tooIntricate }
         // The sketch's counts start with its previous window; an empty sketch has none yet (now).
         let shapesSince = windowStart > 0 ? (Int(windowStart) - Int(ShapeSketch.window)) * 60 : now
         var answer = Self.json(impact, base: base.number, from: from, to: now, shapesSince: shapesSince)

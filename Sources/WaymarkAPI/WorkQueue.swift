@@ -53,6 +53,8 @@ final class WorkQueue: Sendable {
     static let documentPeerShare = 4
     private let lanes: [Lane]
     private let turns: DocumentTurns
+    /// Replays (`submitReplay`) one at a time, whoever asks.
+    private let replays = DocumentTurns(atOnce: 1)
     /// Jobs held per token and per peer in each shared lane (`WorkLane.isShared`), only
     /// while they hold some.
     private let held = Mutex<[Shares]>(Array(repeating: Shares(), count: WorkLane.allCases.count))
@@ -169,11 +171,24 @@ final class WorkQueue: Sendable {
     /// malloc arena, where it would be added to what this one keeps (311 MB at peak where
     /// one document in work measures 121 MB, `documents_in_work`).
     func whenDocumentTurn(for holder: String, on queue: DispatchQueue, _ job: @escaping @Sendable () -> Void) {
+        whenDocumentTurn(for: holder, on: queue) { _ in job() }
+    }
+
+    /// `whenDocumentTurn`, with `job` given what leaves the turn before it ends: a job whose
+    /// document is parsed and checked, and whose remaining work holds only what it decoded,
+    /// lets the next document start (a replay, `submit(replay:)`).
+    private func whenDocumentTurn(for holder: String, on queue: DispatchQueue,
+                                  leaving job: @escaping @Sendable (_ leaveTurn: @escaping @Sendable () -> Void) -> Void) {
         turns.enqueue(for: holder) { next in
             queue.async {
-                job()
-                Memory.releaseFree()
-                next()
+                let left = Once()
+                let leave: @Sendable () -> Void = {
+                    guard left.first() else { return }
+                    Memory.releaseFree()
+                    next()
+                }
+                job(leave)
+                leave()
             }
         }
     }
@@ -185,6 +200,21 @@ final class WorkQueue: Sendable {
     /// `document`: the job parses a document (every change does), so it waits for a turn.
     func submit(_ lane: WorkLane, for caller: WorkCaller = WorkCaller(), document: Bool = false,
                 releasing job: @escaping @Sendable (_ releaseShare: @escaping @Sendable () -> Void) -> Void) -> WorkRefusal? {
+        submit(lane, for: caller, document: document, replay: false) { releaseShare, _ in job(releaseShare) }
+    }
+
+    /// A replay (a draft's impact): a costly read whose document is parsed and checked in a
+    /// document's turn, and whose long part — replaying a week of traffic against what it
+    /// decoded — runs after `leaveTurn`, so a change waits for the draft's parse, not for the
+    /// replay. Replays take a turn of their own first (`replays`, one at a time), so at most
+    /// one decoded draft is held outside the document turns (docs/operations.md, "Memory").
+    func submitReplay(for caller: WorkCaller, document: Bool,
+                      _ job: @escaping @Sendable (_ leaveTurn: @escaping @Sendable () -> Void) -> Void) -> WorkRefusal? {
+        submit(.reads, for: caller, document: document, replay: true) { _, leaveTurn in job(leaveTurn) }
+    }
+
+    private func submit(_ lane: WorkLane, for caller: WorkCaller, document: Bool, replay: Bool,
+                        job: @escaping @Sendable (_ releaseShare: @escaping @Sendable () -> Void, _ leaveTurn: @escaping @Sendable () -> Void) -> Void) -> WorkRefusal? {
         let caller = lane.sharer(caller)
         let slot = lanes[lane.rawValue]
         if lane != .builds {
@@ -212,17 +242,28 @@ final class WorkQueue: Sendable {
         let release: @Sendable () -> Void = { [self] in
             if lane.isShared, given.first() { giveShare(caller, in: lane, document: countsDocument) }
         }
-        let run: @Sendable () -> Void = { [self] in
-            job(release)
+        let run: @Sendable (_ leaveTurn: @escaping @Sendable () -> Void) -> Void = { [self] leaveTurn in
+            job(release, leaveTurn)
             release()
             slot.pending.subtract(1, ordering: .relaxed)
             if pendingAll.subtract(1, ordering: .relaxed).newValue == 0 { releaseMemory(on: lanes[WorkLane.builds.rawValue].queue) }
         }
-        if lane == .changes || document {
-            // Peers are named with a space, which no token name holds (`TokenRecord.isValidName`).
-            whenDocumentTurn(for: caller.token ?? caller.peer.map { "peer \($0)" } ?? "", on: queue, run)
+        // Peers are named with a space, which no token name holds (`TokenRecord.isValidName`).
+        let holder = caller.token ?? caller.peer.map { "peer \($0)" } ?? ""
+        if replay {
+            // The replay's turn first, then (a draft) the document's: a replay waiting for the
+            // one before it holds no document turn and has decoded nothing.
+            replays.enqueue(for: holder) { [self] leaveReplay in
+                let replayRun: @Sendable (_ leaveTurn: @escaping @Sendable () -> Void) -> Void = { leaveTurn in
+                    run(leaveTurn)
+                    leaveReplay()
+                }
+                if document { whenDocumentTurn(for: holder, on: queue, leaving: replayRun) } else { queue.async { replayRun {} } }
+            }
+        } else if lane == .changes || document {
+            whenDocumentTurn(for: holder, on: queue, leaving: run)
         } else {
-            queue.async(execute: run)
+            queue.async { run {} }
         }
         return nil
     }

@@ -28,6 +28,7 @@ struct MemoryBudget: Equatable {
             ("documents being validated (--documents-at-once)", documentsAtOnce * API.Options.documentInWorkBytes),
             ("kept QR codes and revision answers", Self.answerCaches),
             ("counts answers being made", API.Options.answersInMakingBytes),
+            ("a draft's impact being replayed", API.Options.replayBytes),
             ("the process itself (10,000 routes, 20 builds, 1,000 connections)", Self.baseline),
         ]
     }

@@ -213,6 +213,15 @@
      groups of 2,880 minutes) peaks RSS at most 64 MB over where it was. Before, the first
      answer was 10.4 MB of JSON built as a tree, RSS 31 -> 197 MB.
 
+ 42. The biggest impact beside an operator's publish: a 2,000-pattern route with a week of
+     opens, then a marketing token asks the impact of a 200,000-pattern draft (2.9 MB;
+     refused 422 impactTooLarge once decoded: a replay indexes at most 40,000 patterns and
+     160,000 segments a document), of the largest it may (37,900 literals beside the
+     route's 2,000 `:slug` patterns, which each pass them all: refused 422 impactTooCostly
+     when its work runs out) and of 3,000 routes that a replay answers; 50 ms into each an
+     operator publishes: answered within a second, 3 of 3 times each (a replay leaves the
+     document turn once its draft is parsed). Before, the impact ran 15-27 s in the turn and
+     the publish waited for it.
 Prints each figure; exits 1 on the first failure.
 Usage: hostile.py WAYMARK_RELEASE_BINARY [ATTACK...] (attacks by name, e.g. impact_flood: only those, each on a daemon of its own)
 """
@@ -3244,6 +3253,68 @@ def counts_answer_size(binary, scratch):
           % (details["values"], details["maximum"], before, after_refused, 170 * details["buckets"], len(answer) / 1e6, peak, before))
 
 
+def impact_beside_publish(binary, scratch):
+    data = os.path.join(scratch, "impact-turn")
+    daemon = Daemon(binary, data)
+    marketer = token(binary, data, "impact-marketer", "routes:publish", rate="unlimited")
+    phone = token(binary, data, "impact-turn-phone", "telemetry:write", rate="unlimited")
+    base = json.load(open(os.path.join(EXAMPLE, "routes.json")))
+    base["routes"].append({"id": "wide", "patterns": ["/:slug/v%d" % index for index in range(2_000)], "destination": "category"})
+    status, body, _ = call(daemon.port, daemon.admin, "POST", "/v1/revisions", {"message": "wide", "routes": base}, {"If-Match": '"rev-1"'}, timeout=60)
+    if status != 201:
+        fail("publishing the wide route answered %d %s" % (status, body[:300]))
+    now = int(time.time())
+    events = [{"ts": iso(now - 3600 * hours), "entry": "universalLink", "outcome": "proceed", "route": "wide", "count": 5} for hours in range(1, 100)]
+    status, body, _ = call(daemon.port, phone, "POST", "/v1/telemetry", {"client": {"platform": "ios", "appVersion": "5.3.0", "revision": 2}, "events": events})
+    if status != 202:
+        fail("a week of the wide route's opens answered %d %s" % (status, body[:200]))
+
+    def draft_with(route):
+        draft = json.loads(json.dumps(base))
+        draft["routes"].insert(0, route)
+        return json.dumps(draft).encode()
+    drafts = [
+        ("200,000 patterns", draft_with({"id": "huge", "patterns": ["/h%d" % index for index in range(200_000)], "destination": "home"}), 422, "impactTooLarge"),
+        ("37,900 literals", draft_with({"id": "fan", "patterns": ["/w%d/v0" % index for index in range(37_900)], "destination": "home"}), 422, "impactTooCostly"),
+        ("3,000 routes", json.dumps(dict(base, routes=[{"id": "c%d" % index, "patterns": ["/c%d" % index], "destination": "home"} for index in range(3_000)] + base["routes"])).encode(), 200, None),
+    ]
+    revision = 2
+    slowest, figures = 0.0, []
+    for name, sent, expected_status, expected_code in drafts:
+        for attempt in range(3):
+            answered = {}
+
+            def ask():
+                started = time.monotonic()
+                status, body, _ = call(daemon.port, marketer, "POST", "/v1/revisions/%d/impact" % revision, sent, {"Content-Type": "application/json"}, timeout=120)
+                answered["impact"] = (status, body, time.monotonic() - started)
+            asking = threading.Thread(target=ask)
+            asking.start()
+            time.sleep(0.05)
+            small = json.loads(json.dumps(base))
+            small["routes"][0]["notes"] = "operator %s %d" % (name, attempt)
+            started = time.monotonic()
+            status, body, _ = call(daemon.port, daemon.admin, "POST", "/v1/revisions", {"message": "operator", "routes": small},
+                                   {"If-Match": '"rev-%d"' % revision}, timeout=60)
+            took = time.monotonic() - started
+            asking.join(timeout=180)
+            if status != 201:
+                fail("an operator's publish beside the impact of %s answered %d %s" % (name, status, body[:300]))
+            revision += 1
+            slowest = max(slowest, took)
+            impact_status, impact_body, impact_took = answered.get("impact", (None, b"", 0))
+            code = (json_of(impact_body).get("error") or {}).get("code") if impact_status != 200 else None
+            if impact_status != expected_status or code != expected_code:
+                fail("the impact of %s answered %s %s, not %d %s" % (name, impact_status, impact_body[:300], expected_status, expected_code))
+            if took > 1.0:
+                fail("an operator's publish beside the impact of %s (%d KB, answered in %.2f s) took %.2f s" % (name, len(sent) // 1000, impact_took, took))
+            figures.append("%s %d KB: impact %d in %.2f s, publish %.2f s" % (name, len(sent) // 1000, impact_status, impact_took, took))
+    if not daemon.alive():
+        fail("the daemon died under the impacts")
+    daemon.stop()
+    print("hostile: impacts beside an operator's publish (3 of 3 each, slowest publish %.2f s): %s" % (slowest, "; ".join(figures[::3])))
+
+
 def main():
     if len(sys.argv) < 2:
         fail("usage: hostile.py WAYMARK_RELEASE_BINARY")
@@ -3263,7 +3334,7 @@ def main():
                  "many_due_schedules": many_due_schedules, "bodies_behind_proxy": bodies_behind_proxy,
                  "guard_cells": guard_cells, "forged_advance": forged_advance, "phone_token_scope": phone_token_scope,
                  "bodies_by_network": bodies_by_network, "route_recency": route_recency,
-                 "counts_answer_size": counts_answer_size}
+                 "counts_answer_size": counts_answer_size, "impact_beside_publish": impact_beside_publish}
         unknown = [name for name in chosen if name not in alone]
         if unknown:
             fail("no attack %s runs alone; these do: %s" % (", ".join(unknown), ", ".join(sorted(alone))))
@@ -3322,6 +3393,7 @@ def main():
             timed(bodies_by_network, binary, scratch)
             timed(route_recency, binary, scratch)
             timed(counts_answer_size, binary, scratch)
+            timed(impact_beside_publish, binary, scratch)
         finally:
             if daemon.alive():
                 daemon.process.kill()

@@ -116,6 +116,31 @@ import Testing
 
     }
 
+    /// A replay's lookups share one `Work`: a `:param` looked up under thousands of
+    /// literals passes them all, so a draft of many literals beside a base of many `:param`
+    /// patterns with opens runs it out and says so (the answer is refused), while the same
+    /// replay without a bound gives the same changes as a replay of a smaller draft.
+    @Test func aReplayIsHeldToItsWork() {
+        let base = Self.document([Self.route("product", (0..<200).map { "/:id/v\($0)" })])
+        let draft = Self.document([Self.route("product", (0..<200).map { "/:id/v\($0)" }), Self.route("wide", (0..<2_000).map { "/w\($0)/v0" }, destination: "home")])
+        let opens = [DraftImpact.Opens(route: "product", build: Self.ios52, hour: Self.hour, count: 10)]
+        let bounded = DraftImpact.Work(steps: 64 * 2_400)
+        let tables = DraftImpact.Tables(base: base, draft: draft, work: bounded)
+        _ = DraftImpact.compute(tables, opens: opens, shapes: [], served: [:], offset: Self.week, now: Self.now)
+        #expect(bounded.exhausted, "200 lookups passing 2,000 literals each is more than 64 steps a pattern of either document")
+        let whole = DraftImpact.compute(base: base, draft: draft, opens: opens, shapes: [], served: [:], offset: Self.week, now: Self.now)
+        // Each /wN/v0 takes some of /:id/v0's links: shadows of that pattern only, the first
+        // 20 in document order.
+        #expect(whole.routes.count == 1)
+        #expect(whole.routes.first?.changes.map(\.kind) == Array(repeating: .shadowed, count: DraftImpact.Table.maximumShadows))
+        #expect(whole.routes.first?.changes.map { $0.toPattern ?? "" } == (0..<20).map { "/w\($0)/v0" })
+        #expect(Set(whole.routes.first?.changes.map { $0.pattern ?? "" } ?? []) == ["/:id/v0"])
+        // Enough work, the same answer.
+        let enough = DraftImpact.Work(steps: 10_000_000)
+        #expect(DraftImpact.compute(DraftImpact.Tables(base: base, draft: draft, work: enough), opens: opens, shapes: [], served: [:], offset: Self.week, now: Self.now) == whole)
+        #expect(!enough.exhausted)
+    }
+
     @Test func buildsAreCountedPerChange() {
         let impact = DraftImpact.compute(base: Self.document([Self.product]), draft: Self.document([Self.route("product", ["/product/:id"])]),
                                          opens: Self.productOpens, shapes: [], served: [:], offset: Self.week, now: Self.now)

@@ -183,6 +183,41 @@ struct OffLoopWorkTests {
         draftDone.wait()
     }
 
+    /// A replay (an impact) holds the document turn while its draft is parsed and lets the
+    /// next document start as it leaves it: a change waits for the parse, not for the
+    /// replay. A second replay waits for the first to end, turn or no turn.
+    @Test func aReplayLeavesTheTurnAfterItsParseAndReplaysOneAtATime() {
+        let queue = WorkQueue(capacity: 64, documentsAtOnce: 1)
+        let parsed = DispatchSemaphore(value: 0), leave = DispatchSemaphore(value: 0), left = DispatchSemaphore(value: 0)
+        let replaying = DispatchSemaphore(value: 0), finish = DispatchSemaphore(value: 0)
+        #expect(queue.submitReplay(for: WorkCaller(token: "mkt"), document: true) { leaveTurn in
+            parsed.signal()
+            leave.wait()
+            leaveTurn()
+            left.signal()
+            replaying.wait()
+            finish.signal()
+        } == nil)
+        parsed.wait()
+        let changeRan = DispatchSemaphore(value: 0)
+        #expect(queue.submit(.changes, for: WorkCaller(token: "ops")) { changeRan.signal() } == nil)
+        #expect(changeRan.wait(timeout: .now() + .milliseconds(50)) == .timedOut, "the change waits while the draft is parsed")
+        let secondStarted = Atomic<Bool>(false), secondDone = DispatchSemaphore(value: 0)
+        #expect(queue.submitReplay(for: WorkCaller(token: "other"), document: true) { _ in
+            secondStarted.store(true, ordering: .relaxed)
+            secondDone.signal()
+        } == nil)
+        leave.signal()
+        left.wait()
+        #expect(changeRan.wait(timeout: .now() + 10) == .success, "the change runs while the replay goes on")
+        usleep(20_000)
+        let early = secondStarted.load(ordering: .relaxed)
+        #expect(!early, "a second replay waits for the first to end")
+        replaying.signal()
+        finish.wait()
+        #expect(secondDone.wait(timeout: .now() + 10) == .success)
+    }
+
     /// Of its share of the reads lane, a token or a peer holds at most `documentShare`
     /// document jobs (drafts, stored revisions), waiting or running: their turns come one
     /// document at a time, so a few publishing tokens' drafts would otherwise hold the whole

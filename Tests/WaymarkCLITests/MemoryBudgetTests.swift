@@ -12,13 +12,13 @@ struct MemoryBudgetTests {
     /// work), the limit in MiB; whether it starts.
     static let rows: [(String, Int, Int, Int, Int, Bool)] = [
         ("the defaults in a gigabyte", 256, 128, 1, 1_024, true),
-        ("the Kubernetes manifest's budgets in 512 MiB", 128, 64, 1, 512, true),
-        ("exactly at the limit", 128, 64, 1, 480, true),
-        ("small budgets in 384 MiB", 64, 32, 1, 384, true),
-        ("the defaults one MiB short", 256, 128, 1, 671, false),
-        ("one MiB past the limit", 128, 64, 1, 479, false),
-        ("a second change at once needs a second document's memory", 128, 64, 2, 512, false),
-        ("two changes at once in 640 MiB", 128, 64, 2, 640, true),
+        ("the Kubernetes manifest's budgets in 576 MiB", 128, 64, 1, 576, true),
+        ("exactly at the limit", 128, 64, 1, 544, true),
+        ("small budgets in 448 MiB", 64, 32, 1, 448, true),
+        ("the defaults one MiB short", 256, 128, 1, 735, false),
+        ("one MiB past the limit", 128, 64, 1, 543, false),
+        ("a second change at once needs a second document's memory", 128, 64, 2, 576, false),
+        ("two changes at once in 704 MiB", 128, 64, 2, 704, true),
         ("a huge body budget", 4_096, 128, 1, 2_048, false),
         ("nothing fits 64 MiB", 1, 1, 1, 64, false),
     ]
