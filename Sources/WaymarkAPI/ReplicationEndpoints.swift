@@ -16,8 +16,11 @@ struct ReplicationEndpoints: EndpointGroup {
     func register(on registry: inout EndpointRegistry) throws(RouterError) {
         let replicate = RouteDeclaration.Access.scope(.replication, action: "replicate")
         try registry.add("GET", "/v1/replication/state", replicate) { _, _ throws(Refusal) in try state() }
-        // A record is read from disk (history is not in memory): a costly read, off the loop.
-        try registry.addOffLoop("GET", "/v1/replication/revisions/:number", replicate) { _, call throws(Refusal) in try revisionRecord(call["number"]) }
+        // A record is read from disk (history is not in memory): off the loop, in the lane
+        // of internal readers (a QR flood in the reads lane does not hold a follower back).
+        try registry.addOffLoop("GET", "/v1/replication/revisions/:number", replicate, lane: .internalReads) { _, call throws(Refusal) in
+            try revisionRecord(call["number"])
+        }
         try registry.add("GET", "/v1/replication/schemas/:platform/:version", replicate) { _, call throws(Refusal) in
             try schemaRecord(SchemaKey(platform: call["platform"], version: call["version"]))
         }

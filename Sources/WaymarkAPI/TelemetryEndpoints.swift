@@ -23,8 +23,9 @@ struct TelemetryEndpoints: EndpointGroup {
         // Off the loops, in the reads lane with its per-caller share: a month of hours grouped
         // by six dimensions takes tens of milliseconds, which on a loop would stall every
         // connection it serves (manifests, landings).
-        try registry.addOffLoop("GET", "/v1/telemetry/counts", counts) { request, call throws(Refusal) in try self.counts(request, call) }
-        try registry.addOffLoop("GET", "/v1/telemetry/top", read) { request, call throws(Refusal) in try top(request, call) }
+        // The dashboards' reads: in the lane of internal readers, not behind QR codes.
+        try registry.addOffLoop("GET", "/v1/telemetry/counts", counts, lane: .internalReads) { request, call throws(Refusal) in try self.counts(request, call) }
+        try registry.addOffLoop("GET", "/v1/telemetry/top", read, lane: .internalReads) { request, call throws(Refusal) in try top(request, call) }
     }
 
     // MARK: Ingest

@@ -8,9 +8,12 @@ import SystemIO
 /// view, reading a revision, a diff, a preview — so that no event loop spends more than a
 /// lookup on any request and a slow document never delays the next connection.
 ///
-/// Four lanes (`WorkLane`), below the loops' priority, so that one kind of caller cannot
+/// Five lanes (`WorkLane`), below the loops' priority, so that one kind of caller cannot
 /// starve another: reads never fill the lane changes run in, documents never fill the lane
-/// rollout controls run in, and building what a new generation serves is never refused.
+/// rollout controls run in, building what a new generation serves is never refused, and
+/// the costly reads anyone with a read token can multiply (QR codes) never delay the
+/// operators' own readers (followers' revision records, the dashboards' counts: a serial
+/// queue of their own, shared the same way).
 /// Changes and builds run on concurrent queues; controls on a serial one, which gets a
 /// thread even while every pooled thread is busy; reads on one serial queue per core but
 /// one (at least one), so that however many reads are queued, a thread is left for a
@@ -51,6 +54,9 @@ final class WorkQueue: Sendable {
     /// What one peer may hold of them: 4, so a few marketers behind one office's address
     /// preview at once.
     static let documentPeerShare = 4
+    /// Peers' shares the peers of one network hold together in the reads lane: 2, as for
+    /// request bodies (`BodyBudget.perNetwork`).
+    static let networkShares = 2
     private let lanes: [Lane]
     private let turns: DocumentTurns
     /// Replays (`submitReplay`) one at a time, whoever asks.
@@ -64,14 +70,20 @@ final class WorkQueue: Sendable {
     private struct Shares {
         var tokens: [String: Int] = [:]
         var peers: [PeerAddress: Int] = [:]
+        /// By the network a peer is in (an IPv4 /24, an IPv6 /48), in the reads lane only:
+        /// the peers of one network together hold at most `networkShares` peers' shares
+        /// there (half the lane), so an attacker's many addresses queue no more QR codes
+        /// than two do.
+        var networks: [UInt64: Int] = [:]
         /// Of those, document jobs (`documentShare`), in the reads lane.
         var documentTokens: [String: Int] = [:]
         var documentPeers: [PeerAddress: Int] = [:]
 
-        /// Whether `caller`'s token or peer already holds `share` reads.
-        func holdsShare(_ caller: WorkCaller, _ share: Int) -> Bool {
+        /// Whether `caller`'s token or peer (or, `byNetwork`, its network) already holds `share` jobs.
+        func holdsShare(_ caller: WorkCaller, _ share: Int, byNetwork: Bool) -> Bool {
             if let token = caller.token, tokens[token, default: 0] >= share { return true }
             if let peer = caller.peer, peers[peer, default: 0] >= share { return true }
+            if byNetwork, let peer = caller.peer, networks[peer.networkKey, default: 0] >= WorkQueue.networkShares * share { return true }
             return false
         }
 
@@ -82,7 +94,7 @@ final class WorkQueue: Sendable {
             return false
         }
 
-        mutating func add(_ caller: WorkCaller, _ change: Int, document: Bool) {
+        mutating func add(_ caller: WorkCaller, _ change: Int, document: Bool, byNetwork: Bool) {
             if let token = caller.token {
                 Self.add(change, to: token, in: &tokens)
                 if document { Self.add(change, to: token, in: &documentTokens) }
@@ -90,6 +102,7 @@ final class WorkQueue: Sendable {
             if let peer = caller.peer {
                 Self.add(change, to: peer, in: &peers)
                 if document { Self.add(change, to: peer, in: &documentPeers) }
+                if byNetwork { Self.add(change, to: peer.networkKey, in: &networks) }
             }
         }
 
@@ -135,7 +148,10 @@ final class WorkQueue: Sendable {
                  // one waits behind their queued jobs (an abort took 4-6 s behind one
                  // marketer's validations). Controls are short, and the store takes them one
                  // at a time anyway.
-                 Lane("controls", qos: .userInitiated, serial: 1)]
+                 Lane("controls", qos: .userInitiated, serial: 1),
+                 // Serial, one: counts and revision records take milliseconds, and a thread of
+                 // its own is what the QR codes queued in the reads lane cannot take from them.
+                 Lane("internal", qos: .utility, serial: 1)]
     }
 
     /// Jobs waiting or running now, in all lanes.
@@ -273,15 +289,15 @@ final class WorkQueue: Sendable {
     /// callers are one peer each.
     private func takeShare(_ caller: WorkCaller, in lane: WorkLane, document: Bool) -> WorkRefusal? {
         held.withLock { lanes -> WorkRefusal? in
-            if lanes[lane.rawValue].holdsShare(caller, share(of: lane)) { return .overShare }
+            if lanes[lane.rawValue].holdsShare(caller, share(of: lane), byNetwork: lane == .reads) { return .overShare }
             if document, lanes[lane.rawValue].holdsDocuments(caller) { return .overDocumentShare }
-            lanes[lane.rawValue].add(caller, 1, document: document)
+            lanes[lane.rawValue].add(caller, 1, document: document, byNetwork: lane == .reads)
             return nil
         }
     }
 
     private func giveShare(_ caller: WorkCaller, in lane: WorkLane, document: Bool) {
-        held.withLock { $0[lane.rawValue].add(caller, -1, document: document) }
+        held.withLock { $0[lane.rawValue].add(caller, -1, document: document, byNetwork: lane == .reads) }
     }
 
     /// Monotonic nanoseconds of the last `Memory.releaseFree`, and whether one is due.
@@ -315,7 +331,7 @@ final class WorkQueue: Sendable {
         guard lane.isShared else { return nil }
         let caller = lane.sharer(caller)
         return held.withLock { lanes -> WorkRefusal? in
-            if lanes[lane.rawValue].holdsShare(caller, share(of: lane)) { return .overShare }
+            if lanes[lane.rawValue].holdsShare(caller, share(of: lane), byNetwork: lane == .reads) { return .overShare }
             if document, lane == .reads, lanes[lane.rawValue].holdsDocuments(caller) { return .overDocumentShare }
             return nil
         }
@@ -457,11 +473,16 @@ enum WorkLane: Int, Sendable, CaseIterable {
     /// no document, so however many documents are being validated, an abort in
     /// an incident waits for none of them.
     case controls
+    /// What the operators' own readers ask, apart from the costly reads anyone with a read
+    /// token can multiply: followers' revision records (`replication`) and the dashboards'
+    /// counts (`telemetry:read`). Shared like the reads lane, on a queue of its own, so a
+    /// flood of QR codes leaves followers mirroring and dashboards answered.
+    case internalReads
 
-    var name: String { ["changes", "builds", "reads", "controls"][rawValue] }
-    var work: String { ["changes", "building", "costly reads", "rollout controls"][rawValue] }
+    var name: String { ["changes", "builds", "reads", "controls", "internal"][rawValue] }
+    var work: String { ["changes", "building", "costly reads", "rollout controls", "followers' and dashboards' reads"][rawValue] }
     /// Whether one caller holds at most a share of its places.
-    var isShared: Bool { self == .changes || self == .reads }
+    var isShared: Bool { self == .changes || self == .reads || self == .internalReads }
 
     /// Who holds a share: in the reads lane the token and the peer; in the changes lane
     /// the token alone (every change needs one, a credential of its own, and behind a

@@ -183,6 +183,30 @@ struct OffLoopWorkTests {
         draftDone.wait()
     }
 
+    /// The peers of one network (an IPv4 /24) hold at most two peers' shares of the reads
+    /// lane together; a peer of another network still finds its places, and the internal
+    /// readers' lane (followers, dashboards) is not the reads lane at all.
+    @Test func oneNetworksPeersHoldTwoSharesOfTheReadsAndInternalReadsAreApart() {
+        let queue = WorkQueue(capacity: 64, documentsAtOnce: 1)
+        let gate = DispatchSemaphore(value: 0), done = DispatchGroup()
+        var taken = 0
+        for host in 1...8 {
+            for _ in 0..<queue.share {
+                let caller = WorkCaller(peer: PeerAddress(high: 0xFFFF, low: 0xC633_6400 + UInt64(host)))
+                done.enter()
+                if queue.submit(.reads, for: caller, { gate.wait(); done.leave() }) == nil { taken += 1 } else { done.leave() }
+            }
+        }
+        #expect(taken == WorkQueue.networkShares * queue.share, "eight addresses of 198.51.100.0/24 hold two shares")
+        let other = WorkCaller(peer: PeerAddress(high: 0xFFFF, low: 0xCB00_7107))
+        #expect(queue.wouldRefuse(.reads, for: other) == nil, "another network's peer is not refused")
+        let internalRan = DispatchSemaphore(value: 0)
+        #expect(queue.submit(.internalReads, for: WorkCaller(token: "followers", peer: PeerAddress(high: 0xFFFF, low: 0xC633_6401))) { internalRan.signal() } == nil)
+        #expect(internalRan.wait(timeout: .now() + 10) == .success, "an internal read runs while the reads lane's jobs wait")
+        for _ in 0..<taken { gate.signal() }
+        done.wait()
+    }
+
     /// A replay (an impact) holds the document turn while its draft is parsed and lets the
     /// next document start as it leaves it: a change waits for the parse, not for the
     /// replay. A second replay waits for the first to end, turn or no turn.
