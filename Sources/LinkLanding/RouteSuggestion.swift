@@ -14,6 +14,37 @@ public struct RouteSuggestion: Hashable, Sendable {
     /// The route's pattern it was made from.
     public let from: String
 
+    /// A document's patterns parsed once, for every suggestion made against it: by path
+    /// length (those not ending in `*rest`, the ones a shape's candidates come from), by
+    /// route id, and the shapes they take.
+    public struct Index: Sendable {
+        struct Entry: Sendable {
+            let route: Int
+            let text: String
+            let pattern: URLPattern
+        }
+
+        let routes: [(id: String, destination: String)]
+        let byLength: [Int: [Entry]]
+        let patternsByID: [String: [URLPattern]]
+        let taken: Set<[String]>
+
+        public init(_ document: RoutesDocument) {
+            var routes: [(id: String, destination: String)] = [], byLength: [Int: [Entry]] = [:]
+            var patternsByID: [String: [URLPattern]] = [:], taken = Set<[String]>()
+            for (order, route) in document.routes.enumerated() {
+                routes.append((route.id, route.destination))
+                for text in route.patterns {
+                    guard let pattern = try? URLPattern(text) else { continue }
+                    taken.insert(RouteSuggestion.shapeOf(pattern))
+                    patternsByID[route.id, default: []].append(pattern)
+                    if !pattern.endsWithRest { byLength[pattern.segments.count, default: []].append(Entry(route: order, text: text, pattern: pattern)) }
+                }
+            }
+            (self.routes, self.byLength, self.patternsByID, self.taken) = (routes, byLength, patternsByID, taken)
+        }
+    }
+
     /// The candidates for `shape` (a `LinkShape` path) among `document`'s routes, best first:
     /// for each pattern of as many segments (none ending in `*rest`), where the shape has
     /// `:param` the pattern must capture, and where the shape has a word the pattern's
@@ -24,36 +55,48 @@ public struct RouteSuggestion: Hashable, Sendable {
     /// already (it would take the link). Ties: fewer differing words, then document order.
     /// - Complexity: O(patterns × segments).
     public static func candidates(for shape: String, in document: RoutesDocument) -> [RouteSuggestion] {
+        candidates(for: shape, in: Index(document))
+    }
+
+    /// `candidates(for:in:)` on a document's index, at most `limit` of them: scored first,
+    /// and only the best made into patterns and checked against what is taken.
+    /// - Complexity: O(patterns of the shape's length × segments).
+    public static func candidates(for shape: String, in index: Index, limit: Int = .max) -> [RouteSuggestion] {
         let parts = shape.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
         guard !parts.contains("*") else { return [] }
-        var found: [(suggestion: RouteSuggestion, score: Int, differing: Int, order: Int)] = []
-        let taken = Set(document.routes.flatMap(\.patterns).compactMap { try? URLPattern($0) }.map(shapeOf))
-        for (order, route) in document.routes.enumerated() {
-            for text in route.patterns {
-                guard let pattern = try? URLPattern(text), !pattern.endsWithRest, pattern.segments.count == parts.count else { continue }
-                var (score, differing, compatible, words) = (0, 0, true, 0)
-                var made: [String] = []
-                for (part, segment) in zip(parts, pattern.segments) {
-                    switch (part == ":param", segment) {
-                    case (true, .parameter(let name)): score += 1; made.append(":" + name)
-                    case (true, _): compatible = false
-                    case (false, .literal(let literal)):
-                        if literal == part { score += 2; words += 1 } else {
-                            differing += 1
-                            if zip(literal, part).prefix(while: ==).count >= 3 { score += 1; words += 1 }
-                        }
-                        made.append(part)
-                    case (false, .parameter(let name)), (false, .rest(let name)): made.append(":" + name)
+        var found: [(entry: Index.Entry, score: Int, differing: Int)] = []
+        for entry in index.byLength[parts.count] ?? [] {
+            var (score, differing, compatible, words) = (0, 0, true, 0)
+            for (part, segment) in zip(parts, entry.pattern.segments) {
+                switch (part == ":param", segment) {
+                case (true, .parameter): score += 1
+                case (true, _): compatible = false
+                case (false, .literal(let literal)):
+                    if literal == part { score += 2; words += 1 } else {
+                        differing += 1
+                        if zip(literal, part).prefix(while: ==).count >= 3 { score += 1; words += 1 }
                     }
-                    if !compatible { break }
+                case (false, .parameter), (false, .rest): break
                 }
-                guard compatible, differing > 0, words > 0, let made = try? URLPattern("/" + made.joined(separator: "/")),
-                      !taken.contains(shapeOf(made)) else { continue }
-                found.append((RouteSuggestion(route: route.id, destination: route.destination, pattern: made.description, from: text),
-                              score, differing, order))
+                if !compatible { break }
             }
+            guard compatible, differing > 0, words > 0 else { continue }
+            found.append((entry, score, differing))
         }
-        return found.sorted { ($1.score, $0.differing, $0.order) < ($0.score, $1.differing, $1.order) }.map(\.suggestion)
+        found.sort { ($1.score, $0.differing, $0.entry.route) < ($0.score, $1.differing, $1.entry.route) }
+        var chosen: [RouteSuggestion] = []
+        for (entry, _, _) in found where chosen.count < limit {
+            let made = zip(parts, entry.pattern.segments).map { part, segment -> String in
+                switch segment {
+                case .parameter(let name), .rest(let name): ":" + name
+                case .literal: part
+                }
+            }
+            guard let pattern = try? URLPattern("/" + made.joined(separator: "/")), !index.taken.contains(shapeOf(pattern)) else { continue }
+            let route = index.routes[entry.route]
+            chosen.append(RouteSuggestion(route: route.id, destination: route.destination, pattern: pattern.description, from: entry.text))
+        }
+        return chosen
     }
 
     /// Literals as written (lowercased), captures as `:`: the paths a pattern takes.
@@ -69,14 +112,20 @@ public struct RouteSuggestion: Hashable, Sendable {
 
     /// The best candidate that validates: `routes` (a routes document's JSON) with the
     /// pattern added to its route, checked against `schemas`, has no error. Each candidate
-    /// is checked on the routes that could compete with it (those with a pattern of as many
-    /// segments, or ending in `*rest`), which is where a conflict or shadowing can arise;
-    /// at most `attempts` are tried.
+    /// is checked on its own route and the routes with a pattern that shares a link with it
+    /// (`URLPattern.overlaps`), which is where a conflict or shadowing can arise (the other
+    /// routes come from a revision that validated); at most `attempts` are tried.
     public static func suggest(for shape: String, routes: JSONValue, document: RoutesDocument, against schemas: [Schema], now: Date,
                                attempts: Int = 3) -> RouteSuggestion? {
+        suggest(for: shape, routes: routes, index: Index(document), against: schemas, now: now, attempts: attempts)
+    }
+
+    /// `suggest`, on the document's index (made once for many shapes).
+    public static func suggest(for shape: String, routes: JSONValue, index: Index, against schemas: [Schema], now: Date,
+                               attempts: Int = 3) -> RouteSuggestion? {
         guard !schemas.isEmpty, case .object(var top)? = Optional(routes), case .array(let list)? = top["routes"] else { return nil }
-        let length = shape.split(separator: "/", omittingEmptySubsequences: true).count
-        for candidate in candidates(for: shape, in: document).prefix(attempts) {
+        for candidate in candidates(for: shape, in: index, limit: attempts) {
+            guard let added = try? URLPattern(candidate.pattern) else { continue }
             var kept: [JSONValue] = []
             for route in list {
                 let id = route["id"]?.stringValue
@@ -85,8 +134,8 @@ public struct RouteSuggestion: Hashable, Sendable {
                     guard case .object(var changed) = route else { continue }
                     changed["patterns"] = .array((patterns + [candidate.pattern]).map(JSONValue.string))
                     kept.append(.object(changed))
-                } else if patterns.contains(where: { text in
-                    (try? URLPattern(text)).map { $0.endsWithRest || $0.segments.count == length } ?? false
+                } else if (id.flatMap { index.patternsByID[$0] } ?? patterns.compactMap { try? URLPattern($0) }).contains(where: {
+                    URLPattern.overlaps($0.segments, added.segments)
                 }) {
                     kept.append(route)
                 }

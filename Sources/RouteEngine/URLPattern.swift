@@ -40,6 +40,20 @@ public struct URLPattern: Hashable, Sendable, CustomStringConvertible {
     /// Patterns longer than this many segments are refused.
     public static let maximumSegments = 32
 
+    /// Whether some path matches both `a` and `b`: segment by segment a literal meets the
+    /// same literal or a capture, a capture meets anything, and a `*rest` (one or more
+    /// segments) meets whatever follows; without one, both are as long.
+    public static func overlaps(_ a: [PatternSegment], _ b: [PatternSegment]) -> Bool {
+        for index in 0..<min(a.count, b.count) {
+            switch (a[index], b[index]) {
+            case (.rest, _), (_, .rest): return true
+            case (.literal(let x), .literal(let y)) where x != y: return false
+            default: continue
+            }
+        }
+        return a.count == b.count
+    }
+
     public init(_ text: String) throws(URLPatternError) {
         guard text.first == "/" else { throw .mustStartWithSlash }
         if text.contains("?") || text.contains("#") { throw .containsQueryOrFragment }

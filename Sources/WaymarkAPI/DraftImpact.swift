@@ -313,16 +313,7 @@ struct DraftImpact: Sendable, Equatable {
     }
 
     /// Whether some link matches both.
-    static func overlaps(_ a: [PatternSegment], _ b: [PatternSegment]) -> Bool {
-        for index in 0..<min(a.count, b.count) {
-            switch (a[index], b[index]) {
-            case (.rest, _), (_, .rest): return true
-            case (.literal(let x), .literal(let y)) where x != y: return false
-            default: continue
-            }
-        }
-        return a.count == b.count
-    }
+    static func overlaps(_ a: [PatternSegment], _ b: [PatternSegment]) -> Bool { URLPattern.overlaps(a, b) }
 
     /// Whether `a` wins over `b` on a link both match: the first segment where they differ decides.
     static func beats(_ a: [PatternSegment], _ b: [PatternSegment]) -> Bool {

@@ -11,9 +11,11 @@ import Telemetry
 /// people follow, as shapes (`docs/link-shapes.md`), most followed first, each with when it
 /// was first and last seen, its platforms and entry points, and a route suggestion that
 /// validates against the registered schemas (`RouteSuggestion`). Off the loop: suggesting
-/// validates. Suggestions are kept per shape for the current revision and schemas
-/// (`SuggestionCache`), and one request makes at most `suggestionsPerRequest` new ones: the
-/// rest are `null` and counted in `pending` (asked again, it makes the next ones).
+/// validates. Suggestions are kept per shape for as long as the routes that could compete
+/// with it and the schemas are unchanged (`SuggestionCache`), and one request makes at most
+/// `suggestionsPerRequest` new ones, and none more once it has spent `suggestionSeconds` of
+/// CPU on them: the rest are `null` and counted in `pending` (asked again, it makes the next
+/// ones).
 struct UnknownLinkEndpoints: EndpointGroup {
     let context: APIContext
 
@@ -21,6 +23,10 @@ struct UnknownLinkEndpoints: EndpointGroup {
     static let maximumLimit = 200
     /// Suggestions one request makes that were not made before (each validates a document).
     static let suggestionsPerRequest = 20
+    /// CPU one request spends making suggestions before it leaves the rest pending: one
+    /// suggestion is always made (a validation of the routes of its length, at most a
+    /// document's), the next only while the request has spent less than this.
+    static let suggestionSeconds = 0.2
 
     func register(on registry: inout EndpointRegistry) throws(RouterError) {
         try registry.addOffLoop("GET", "/v1/telemetry/unknown-links", .scope(.telemetryRead, action: "readTelemetry")) { request, _ throws(Refusal) in
@@ -48,7 +54,11 @@ struct UnknownLinkEndpoints: EndpointGroup {
         let schemas = snapshot.orderedSchemas.map(\.schema)
         let current = try snapshot.current.map { revision throws(Refusal) in try context.documents.read(revision) }
         let now = context.now()
-        let stamp = SuggestionCache.Stamp(snapshot)
+        let schemaDigests = snapshot.orderedSchemas.map(\.sha256)
+        let competitors = current.flatMap { current in
+            current.document.map { context.suggestions.competitors(revision: current.number, routes: current.json, document: $0) }
+        }
+        let started = SuggestionCache.threadCPUSeconds()
         var (made, pending) = (0, 0)
         let shapes: [JSONValue] = top.map { entry in
             var item: [String: JSONValue] = [
@@ -62,16 +72,18 @@ struct UnknownLinkEndpoints: EndpointGroup {
             ]
             let path = String(entry.key.prefix { $0 != "?" })
             // A suggestion only for what several sources follow: one cannot put words in marketing's mouth.
-            guard entry.note.sources.count >= context.options.sourcesForSuggestion, let current, let document = current.document else {
+            guard entry.note.sources.count >= context.options.sourcesForSuggestion, let current, let competitors else {
                 return .object(item)
             }
+            let length = path.split(separator: "/", omittingEmptySubsequences: true).count
+            let key = SuggestionCache.Key(schemas: schemaDigests, competitors: competitors.digest(length: length))
             let suggestion: RouteSuggestion?
-            if let kept = context.suggestions.suggestion(for: path, at: stamp) {
+            if let kept = context.suggestions.suggestion(for: path, at: key) {
                 suggestion = kept
-            } else if made < Self.suggestionsPerRequest {
+            } else if made < Self.suggestionsPerRequest, made == 0 || SuggestionCache.threadCPUSeconds() - started < Self.suggestionSeconds {
                 made += 1
-                suggestion = RouteSuggestion.suggest(for: path, routes: current.json, document: document, against: schemas, now: now)
-                context.suggestions.keep(suggestion, for: path, at: stamp, current: SuggestionCache.Stamp(context.store.snapshot))
+                suggestion = RouteSuggestion.suggest(for: path, routes: current.json, index: competitors.index, against: schemas, now: now)
+                context.suggestions.keep(suggestion, for: path, at: key)
             } else {
                 pending += 1
                 return .object(item)

@@ -1,25 +1,44 @@
+import RouteEngine
 import Testing
 @testable import WaymarkAPI
 
-/// Unknown-link suggestions are kept per shape against the revision and schemas they were
-/// made for; a request that read an older snapshot leaves what was made for the newer one.
+/// Unknown-link suggestions are kept per shape against the schemas and the routes that could
+/// compete with it: a publish that changes no route of a shape's length leaves it standing.
 @Suite("Suggestion cache")
 struct SuggestionCacheTests {
-    @Test func aLateRequestOnAnOlderSnapshotNeitherClearsNorKeeps() {
+    static func competitors(_ cache: SuggestionCache, revision: Int, _ routes: [(String, [String])]) -> SuggestionCache.Competitors {
+        let json = Self.routes(routes)
+        return cache.competitors(revision: revision, routes: json, document: RoutesDocument.decode(json).document!)
+    }
+
+    static func routes(_ routes: [(String, [String])]) -> JSONValue {
+        let list = routes.map { id, patterns in
+            "{\"id\":\"\(id)\",\"patterns\":[\(patterns.map { "\"\($0)\"" }.joined(separator: ","))],\"destination\":\"home\"}"
+        }
+        let text = "{\"format\":\"waymark.routes/1\",\"app\":\"storefront\",\"routes\":[\(list.joined(separator: ","))]}"
+        return (try? JSONParser().parse(Array(text.utf8))) ?? .null
+    }
+
+    @Test func aSuggestionStandsWhileTheRoutesOfItsLengthAndTheSchemasDo() {
         let cache = SuggestionCache()
-        let older = SuggestionCache.Stamp(revision: 4, schemas: ["a"])
-        let newer = SuggestionCache.Stamp(revision: 5, schemas: ["a"])
-        cache.keep(nil, for: "/summer/deals", at: newer, current: newer)
-        cache.keep(nil, for: "/winter/deals", at: newer, current: newer)
-        #expect(cache.count == 2)
-        // Made against revision 4 while 5 was published.
-        cache.keep(nil, for: "/spring/deals", at: older, current: newer)
-        #expect(cache.count == 2, "the newer revision's suggestions stay")
-        #expect(cache.suggestion(for: "/summer/deals", at: newer) != nil)
-        #expect(cache.suggestion(for: "/spring/deals", at: older) == nil, "and the older one's is not kept")
-        // A schema registered: the same revision, another stamp; what was made before no longer holds.
-        let registered = SuggestionCache.Stamp(revision: 5, schemas: ["a", "b"])
-        cache.keep(nil, for: "/autumn/deals", at: registered, current: registered)
-        #expect(cache.count == 1 && cache.suggestion(for: "/summer/deals", at: registered) == nil)
+        let before = Self.competitors(cache, revision: 4, [("deals", ["/deals/summer"]), ("home", ["/"])])
+        let key = SuggestionCache.Key(schemas: ["a"], competitors: before.digest(length: 2))
+        cache.keep(nil, for: "/deals/winter", at: key)
+        #expect(cache.suggestion(for: "/deals/winter", at: key) != nil)
+        // Revision 5 adds a route of three segments: two-segment shapes keep their suggestions.
+        let added = Self.competitors(cache, revision: 5, [("deals", ["/deals/summer"]), ("home", ["/"]), ("help", ["/help/a/b"])])
+        #expect(added.digest(length: 2) == before.digest(length: 2))
+        #expect(added.digest(length: 3) != before.digest(length: 3))
+        #expect(cache.suggestion(for: "/deals/winter", at: SuggestionCache.Key(schemas: ["a"], competitors: added.digest(length: 2))) != nil)
+        // A route of two segments changes, or one ending in *rest (it competes with every length): made again.
+        let changed = Self.competitors(cache, revision: 6, [("deals", ["/deals/summer", "/deal/:id"]), ("home", ["/"])])
+        #expect(changed.digest(length: 2) != before.digest(length: 2))
+        let rest = Self.competitors(cache, revision: 7, [("deals", ["/deals/summer"]), ("home", ["/"]), ("docs", ["/docs/*path"])])
+        #expect(rest.digest(length: 2) != before.digest(length: 2) && rest.digest(length: 5) != before.digest(length: 5))
+        #expect(cache.suggestion(for: "/deals/winter", at: SuggestionCache.Key(schemas: ["a"], competitors: changed.digest(length: 2))) == nil)
+        // A schema registered: what was made before no longer holds.
+        #expect(cache.suggestion(for: "/deals/winter", at: SuggestionCache.Key(schemas: ["a", "b"], competitors: before.digest(length: 2))) == nil)
+        // The competitors of one revision are made once.
+        #expect(Self.competitors(cache, revision: 7, []).digest(length: 2) == rest.digest(length: 2))
     }
 }
