@@ -1,3 +1,5 @@
+import RouteEngine
+
 /// Counts a follower accepted, on their way to its primary: every batch the follower
 /// committed after its previous forward, through its log sequence `through`, merged into a
 /// few batches (one per platform, app version and revision, whatever the events were).
@@ -210,4 +212,105 @@ extension Counts {
 extension Counts {
     /// Every event counted (each is in exactly one hour bucket).
     var totalEvents: UInt64 { hours.values.reduce(0) { total, table in table.reduce(total) { $0 + $1.1 } } }
+}
+
+extension Forward {
+    /// Events a forward may carry in any one minute, all its batches together: ten million
+    /// installs each counting one event that minute, through one follower.
+    public static let maximumEventsPerMinute: UInt64 = 10_000_000
+
+    /// This forward as the primary counts it, held to the bounds a phone's batch is held to
+    /// at ingest, or why it is refused whole (nothing counted):
+    /// - counts: no tally in the future (past the clock skew) or empty, and at most
+    ///   `maximumEventsPerMinute` events in any minute; tallies older than the hour
+    ///   retention are dropped, as an event that old is at ingest;
+    /// - names through `vocabulary`: a route, precondition or app version longer than
+    ///   `maximumNameBytes` refuses the forward, one the vocabulary does not know counts as
+    ///   `other` (a revision past the latest as 0), as in a phone's batch;
+    /// - shapes normalised and allowed: each is what `LinkShape` makes of it (a shape, not
+    ///   raw text) within `maximumShapeBytes`, at most `maximumShapes` distinct ones, and
+    ///   their counts add up to no more than the forward's `notFound` `unknownRoute` events
+    ///   (every shape is the shape of one such event);
+    /// - late minutes by the same rule: each batch is stamped as arriving now, so minutes
+    ///   past the lateness window count in their hour only and take new cells only while
+    ///   fewer than half the cell cap are held (`Counts.apply`).
+    public func held(to limits: TelemetryLimits, vocabulary: Vocabulary, now: Int) -> Result<Forward, ForwardError> {
+        let latestMinute = Int32(clamping: (now + limits.maximumClockSkew) / 60)
+        let oldestMinute = Int32(clamping: (now - limits.hourRetention) / 60)
+        let arrival = Int32(clamping: now / 60)
+        var perMinute: [Int32: UInt64] = [:]
+        var unknownRoutes: UInt64 = 0, shapeEvents: UInt64 = 0
+        var shapes = Set<[UInt8]>()
+        var held: [Batch] = []
+        func known(_ name: [UInt8], in table: NameTable) -> Bool { name.withUnsafeBufferPointer { table.index(of: $0) } != nil }
+        for (index, original) in batches.enumerated() {
+            var batch = original
+            if let tally = batch.tallies.first(where: { $0.minute > latestMinute || $0.count == 0 }) {
+                return .failure(ForwardError("Batch \(index) of the forward has a count of \(tally.count) at minute \(tally.minute), in the future or empty."))
+            }
+            let names = batch.routes + batch.preconditions + (batch.appVersion.map { [$0] } ?? [])
+            if let long = names.first(where: { $0.count > limits.maximumNameBytes }) {
+                return .failure(ForwardError("Batch \(index) of the forward names \(long.count) bytes; a name is at most \(limits.maximumNameBytes)."))
+            }
+            // Names the vocabulary does not know count as other (slot 1), as at ingest.
+            func remap(_ list: [[UInt8]], _ table: NameTable) -> (names: [[UInt8]], slots: [UInt16]) {
+                var kept: [[UInt8]] = [], slots: [UInt16] = [0, 1]
+                for name in list {
+                    if known(name, in: table) {
+                        kept.append(name)
+                        slots.append(UInt16(kept.count + 1))
+                    } else {
+                        slots.append(1)
+                    }
+                }
+                return (kept, slots)
+            }
+            let routes = remap(batch.routes, vocabulary.routes), preconditions = remap(batch.preconditions, vocabulary.preconditions)
+            batch.routes = routes.names
+            batch.preconditions = preconditions.names
+            var tallies: [Tally] = []
+            tallies.reserveCapacity(batch.tallies.count)
+            for var tally in batch.tallies where tally.minute >= oldestMinute {
+                guard Int(tally.route) < routes.slots.count, Int(tally.precondition) < preconditions.slots.count else {
+                    return .failure(ForwardError("Batch \(index) of the forward names a route or precondition it does not list."))
+                }
+                tally.route = routes.slots[Int(tally.route)]
+                tally.precondition = preconditions.slots[Int(tally.precondition)]
+                perMinute[tally.minute, default: 0] += UInt64(tally.count)
+                if tally.outcome == Outcome.notFound.rawValue, tally.reason == FailureReason.unknownRoute.rawValue { unknownRoutes += UInt64(tally.count) }
+                tallies.append(tally)
+            }
+            batch.tallies = tallies
+            if let version = batch.appVersion, Int(batch.platform.rawValue) < vocabulary.appVersions.count,
+               !known(version, in: vocabulary.appVersions[Int(batch.platform.rawValue)]) {
+                batch.appVersion = nil
+            }
+            if Int(batch.revision) > vocabulary.latestRevision { batch.revision = 0 }
+            batch.shapes = batch.shapes.filter { $0.minute >= oldestMinute }
+            for shape in batch.shapes {
+                guard shape.count > 0, shape.minute <= latestMinute, shape.shape.count <= limits.maximumShapeBytes else {
+                    return .failure(ForwardError("Batch \(index) of the forward has a shape that is empty, in the future or longer than \(limits.maximumShapeBytes) bytes."))
+                }
+                let text = String(decoding: shape.shape, as: UTF8.self)
+                guard LinkShape(link: text).description == text else {
+                    return .failure(ForwardError("Batch \(index) of the forward has \"\(text.prefix(80))\", which is not a link shape (docs/link-shapes.md)."))
+                }
+                shapes.insert(shape.shape)
+                shapeEvents += UInt64(shape.count)
+            }
+            batch.id = nil
+            batch.acceptedMinute = arrival
+            held.append(batch)
+        }
+        if let (minute, events) = perMinute.first(where: { $0.value > Self.maximumEventsPerMinute }) {
+            return .failure(ForwardError("The forward has \(events) events at minute \(minute); at most \(Self.maximumEventsPerMinute) a minute."))
+        }
+        guard shapes.count <= limits.maximumShapes else {
+            return .failure(ForwardError("The forward has \(shapes.count) distinct shapes; at most \(limits.maximumShapes) (what the sketch holds)."))
+        }
+        guard shapeEvents <= unknownRoutes else {
+            return .failure(ForwardError("The forward's shapes count \(shapeEvents) links, more than its \(unknownRoutes) notFound unknownRoute events."))
+        }
+        return .success(Forward(node: node, through: through, batches: held))
+    }
 }

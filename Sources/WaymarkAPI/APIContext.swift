@@ -49,6 +49,8 @@ final class APIContext: Sendable {
     let telemetryRefusals = TelemetryRefusals()
     /// Batches answered as repeats of accepted ones (counted nothing), since start.
     let telemetryDuplicates = Atomic<UInt64>(0)
+    /// Followers' forwards refused whole since start (`waymark_telemetry_forwards_refused_total`).
+    let forwardsRefused = Atomic<UInt64>(0)
     /// Revisions published (rollbacks included) since start.
     let publishes = Atomic<UInt64>(0)
     /// Scheduled publishes fired, and skipped (they no longer validated, or their base moved), since start.

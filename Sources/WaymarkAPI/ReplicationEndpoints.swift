@@ -71,18 +71,16 @@ struct ReplicationEndpoints: EndpointGroup {
         if let follower = context.options.follower {
             throw Refusal(.conflict, "follower", "This node follows \(follower.client.base); forward counts to the primary.")
         }
-        let forward: Forward
-        switch Forward.decode(request.body) {
-        case .failure(let error): throw Refusal(.badRequest, "invalidForward", error.message + " Nothing was counted.")
-        case .success(let value): forward = value
-        }
         let telemetry = context.telemetry
-        let latestMinute = (telemetry.options.clock() + telemetry.options.limits.maximumClockSkew) / 60
-        for (index, batch) in forward.batches.enumerated() {
-            if let tally = batch.tallies.first(where: { Int($0.minute) > latestMinute || $0.count == 0 }) {
-                throw Refusal(.badRequest, "invalidForward",
-                    "Batch \(index) of the forward has a count of \(tally.count) at minute \(tally.minute), in the future or empty. Nothing was counted.")
-            }
+        let vocabulary = context.vocabulary.parser(for: context.store, documents: context.documents, limits: telemetry.options.limits).vocabulary
+        // Held to what a phone's batch is held to: a follower's token is one credential, and
+        // what it forwards counts like its fleet's.
+        let forward: Forward
+        switch Forward.decode(request.body).flatMap({ $0.held(to: telemetry.options.limits, vocabulary: vocabulary, now: telemetry.options.clock()) }) {
+        case .failure(let error):
+            context.forwardsRefused.add(1, ordering: .relaxed)
+            throw Refusal(.badRequest, "invalidForward", error.message + " Nothing was counted.")
+        case .success(let value): forward = value
         }
         let answer = APIResponse.json(["node": .string(String(decoding: forward.node, as: UTF8.self)), "through": .int(Int(clamping: forward.through))])
         telemetry.submit(forward) { result in responder.respond(TelemetryEndpoints.durable(result, answer: answer, what: "forward")) }
@@ -95,6 +93,8 @@ struct ReplicationEndpoints: EndpointGroup {
             ("waymark_telemetry_forwards_applied_total", "counter", "Followers' forwards of counts counted here since start.", statistics.forwardsApplied),
             ("waymark_telemetry_forwards_repeated_total", "counter", "Followers' forwards received again and not counted twice since start.",
              statistics.forwardsRepeated),
+            ("waymark_telemetry_forwards_refused_total", "counter", "Followers' forwards refused whole (damaged, or past a phone batch's bounds) since start.",
+             context.forwardsRefused.load(ordering: .relaxed)),
         ]
         guard let follower = context.options.follower else { return metrics }
         let status = follower.status

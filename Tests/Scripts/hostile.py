@@ -236,6 +236,15 @@
      changes no route of their length leaves them standing (the next listing has none
      pending: it would make at most 20). Before, one listing took 6.6-7.4 s of CPU, the QR code
      waited 6.3-7.1 s behind it, and every publish dropped every suggestion.
+ 45. A follower's token forwards what no phone could send (`POST /v1/replication/telemetry`,
+     forwards written here byte for byte): 1,000 shapes counted 4,000,000,000 each; a shape
+     of raw text (`/x0000/<b>call +1 555 0100</b>`); shapes past their events; 4e9 events in
+     one minute; 60,000 made-up route names in one
+     minute; then an honest forward of a real route and shape. Each hostile one is refused
+     whole (400 invalidForward, waymark_telemetry_forwards_refused_total) and changes no
+     count or shape, the made-up names count as route other (no cell is taken for them), and
+     the honest one counts. Before, the shapes replaced every real one in the top 20 and the
+     names filled the cell table.
 Prints each figure; exits 1 on the first failure.
 Usage: hostile.py WAYMARK_RELEASE_BINARY [ATTACK...] (attacks by name, e.g. impact_flood: only those, each on a daemon of its own)
 """
@@ -3506,6 +3515,124 @@ def suggestions_across_publishes(binary, scratch):
           % (len(pending), made_cpu, max(listing_cpu), pending[:8], ", ".join("%.2f" % wait for wait in qr_waits), suggested, after_cpu))
 
 
+def crc32c(data):
+    table = CRC32C_TABLE
+    crc = 0xFFFFFFFF
+    for byte in data:
+        crc = table[(crc ^ byte) & 0xFF] ^ (crc >> 8)
+    return crc ^ 0xFFFFFFFF
+
+
+def _crc32c_table():
+    table = []
+    for index in range(256):
+        crc = index
+        for _ in range(8):
+            crc = (crc >> 1) ^ 0x82F63B78 if crc & 1 else crc >> 1
+        table.append(crc)
+    return table
+
+
+CRC32C_TABLE = _crc32c_table()
+
+
+def forward_bytes(node, through, batches):
+    """A follower's forward as Sources/Telemetry/Forward.swift writes it: each batch a dict of
+    platform (0 ios), revision, appVersion, routes, tallies [(minute, entry, outcome, reason,
+    route slot, precondition slot, count)], shapes [(minute, entry, count, shape)]."""
+    import struct
+
+    def name(value):
+        return struct.pack("<H", len(value)) + value
+    frames = b""
+    for batch in batches:
+        payload = struct.pack("<Q", 0)
+        if batch.get("shapes"):
+            payload += b"\xfb"
+        version = batch.get("appVersion", b"")
+        payload += struct.pack("<BI", batch.get("platform", 0), batch.get("revision", 0)) + struct.pack("<B", 1 if version else 0) + name(version)
+        payload += struct.pack("<H", len(batch.get("routes", []))) + b"".join(name(route) for route in batch.get("routes", []))
+        payload += struct.pack("<H", 0)
+        payload += struct.pack("<I", len(batch.get("tallies", []))) + b"".join(struct.pack("<iBBBHHI", *tally) for tally in batch.get("tallies", []))
+        if batch.get("shapes"):
+            payload += struct.pack("<I", len(batch["shapes"])) + b"".join(
+                struct.pack("<iBI", minute, entry, count) + name(shape) + struct.pack("<I", 0) for minute, entry, count, shape in batch["shapes"])
+        frames += struct.pack("<II", len(payload), crc32c(payload)) + payload
+    body = b"WMFWD001" + name(node) + struct.pack("<QI", through, len(batches)) + frames
+    return body + struct.pack("<I", crc32c(body))
+
+
+def hostile_forwards(binary, scratch):
+    data = os.path.join(scratch, "forwards")
+    daemon = Daemon(binary, data)
+    follower = token(binary, data, "forward-follower", "replication", rate="unlimited")
+    reader = token(binary, data, "forward-reader", "telemetry:read", rate="unlimited")
+    node = b"0123456789abcdef0123456789abcdef"
+    minute = int(time.time()) // 60 - 1
+    NOT_FOUND, UNKNOWN_ROUTE = 2, 2
+
+    def post(through, batches):
+        return call(daemon.port, follower, "POST", "/v1/replication/telemetry", forward_bytes(node, through, batches),
+                    {"Content-Type": "application/octet-stream"}, timeout=120)
+
+    def state():
+        _, counts, _ = call(daemon.port, reader, "GET", "/v1/telemetry/counts?groupBy=route&from=%s&to=%s" % (iso(minute * 60 - 3_600), iso(minute * 60 + 600)))
+        _, shapes, _ = call(daemon.port, reader, "GET", "/v1/telemetry/unknown-links?limit=20")
+        return json_of(counts), [shape["shape"] for shape in json_of(shapes)["shapes"]]
+
+    before = state()
+    refused_figures = []
+    hostile = [
+        ("1,000 shapes of 4,000,000,000", [{"revision": 2, "appVersion": b"5.3.0",
+                                            "tallies": [(minute, 0, NOT_FOUND, UNKNOWN_ROUTE, 0, 0, 4_000_000_000)],
+                                            "shapes": [(minute, 0, 4_000_000_000, ("/x%04d/deals" % index).encode()) for index in range(1_000)]}]),
+        ("a shape of raw text", [{"revision": 2, "appVersion": b"5.3.0", "tallies": [(minute, 0, NOT_FOUND, UNKNOWN_ROUTE, 0, 0, 5)],
+                                  "shapes": [(minute, 0, 1, b"/x0000/<b>call +1 555 0100</b>")]}]),
+        ("shapes past their events", [{"revision": 2, "appVersion": b"5.3.0", "tallies": [(minute, 0, NOT_FOUND, UNKNOWN_ROUTE, 0, 0, 5)],
+                                       "shapes": [(minute, 0, 500, b"/deals/:param")]}]),
+        ("4,000,000,000 events in one minute", [{"revision": 2, "appVersion": b"5.3.0", "tallies": [(minute, 0, 0, 0, 0, 0, 4_000_000_000)]}]),
+    ]
+    for through, (what, batches) in enumerate(hostile, start=1):
+        status, body, _ = post(through, batches)
+        code = (json_of(body).get("error") or {}).get("code")
+        if status != 400 or code != "invalidForward":
+            fail("a forward of %s answered %d %s" % (what, status, body[:300]))
+        refused_figures.append(what)
+    # Made-up names in one minute: counted as route other, in one cell, not a million.
+    names = [("made-up-%d" % index).encode() for index in range(60_000)]
+    made_up = [{"revision": 2, "appVersion": b"5.3.0", "routes": names[start:start + 60_000],
+                "tallies": [(minute, 0, 0, 0, 2 + index, 0, 1) for index in range(len(names[start:start + 60_000]))]}
+               for start in range(0, len(names), 60_000)]
+    status, body, _ = post(10, made_up)
+    if status != 200:
+        fail("a forward of 60,000 made-up route names answered %d %s" % (status, body[:300]))
+    cells_after_names = daemon.metric("waymark_telemetry_cells")
+    honest = [{"revision": 2, "appVersion": b"5.3.0", "routes": [b"product"],
+               "tallies": [(minute, 0, 0, 0, 2, 0, 7), (minute, 0, NOT_FOUND, UNKNOWN_ROUTE, 0, 0, 3)],
+               "shapes": [(minute, 0, 3, b"/deals/:param")]}]
+    status, body, _ = post(11, honest)
+    if status != 200:
+        fail("an honest forward answered %d %s" % (status, body[:300]))
+    refused = daemon.metric("waymark_telemetry_forwards_refused_total")
+    counts, shapes = state()
+    alive = daemon.alive()
+    daemon.stop()
+    if not alive:
+        fail("the daemon died under hostile forwards")
+    groups = {group["key"]["route"]: sum(point["count"] for point in group["series"]) if "series" in group else group.get("total", 0)
+              for group in counts.get("groups", [])}
+    if refused != len(hostile):
+        fail("waymark_telemetry_forwards_refused_total is %s after %d hostile forwards" % (refused, len(hostile)))
+    if any(shape.startswith("/x") or "<" in shape for shape in shapes) or "/deals/:param" not in shapes:
+        fail("after hostile forwards the unknown links are %s" % shapes[:20])
+    if groups.get("product") != 7 or groups.get("other") != 60_000 or any(name.startswith("made-up") for name in groups):
+        fail("after the forwards the counts by route are %s" % dict(list(groups.items())[:10]))
+    if cells_after_names is not None and cells_after_names > 1_000:
+        fail("60,000 made-up names took %d cells" % cells_after_names)
+    print("hostile: forwards refused whole (400 invalidForward, counted %d): %s; 60,000 made-up route names counted as other (%s cells); "
+          "an honest forward counted (product 7, /deals/:param listed)" % (refused, "; ".join(refused_figures), cells_after_names))
+
+
 def main():
     if len(sys.argv) < 2:
         fail("usage: hostile.py WAYMARK_RELEASE_BINARY")
@@ -3526,7 +3653,8 @@ def main():
                  "guard_cells": guard_cells, "forged_advance": forged_advance, "phone_token_scope": phone_token_scope,
                  "bodies_by_network": bodies_by_network, "route_recency": route_recency,
                  "counts_answer_size": counts_answer_size, "impact_beside_publish": impact_beside_publish,
-                 "qr_beside_followers": qr_beside_followers, "suggestions_across_publishes": suggestions_across_publishes}
+                 "qr_beside_followers": qr_beside_followers, "suggestions_across_publishes": suggestions_across_publishes,
+                 "hostile_forwards": hostile_forwards}
         unknown = [name for name in chosen if name not in alone]
         if unknown:
             fail("no attack %s runs alone; these do: %s" % (", ".join(unknown), ", ".join(sorted(alone))))
@@ -3588,6 +3716,7 @@ def main():
             timed(impact_beside_publish, binary, scratch)
             timed(qr_beside_followers, binary, scratch)
             timed(suggestions_across_publishes, binary, scratch)
+            timed(hostile_forwards, binary, scratch)
         finally:
             if daemon.alive():
                 daemon.process.kill()

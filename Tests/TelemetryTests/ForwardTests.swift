@@ -44,6 +44,55 @@ struct ForwardTests {
         return counts
     }
 
+    /// A forward is held to a phone's batch's bounds: an honest one counts as it came; a
+    /// shape that is not a link shape, shapes counting more than the forward's unknown-route
+    /// events, a minute past the bound, a name too long, a tally in the future are refused
+    /// whole; names no revision has count as other; every batch is stamped as arriving now.
+    @Test func aForwardIsHeldToThePhonesBounds() throws {
+        let limits = TelemetryLimits()
+        var counts = Counts()
+        counts.apply(try batch([(0, "proceed", nil, "product"), (-60, "notFound", "unknownRoute", nil)]),
+                     sequence: 1, now: testNow)
+        let honest = forwardFrom(counts, through: 1)
+        let held = try honest.held(to: limits, vocabulary: vocabulary, now: testNow).get()
+        var rebuilt = Counts()
+        let counted = rebuilt.apply(held, sequence: 1, now: testNow)
+        #expect(counted)
+        #expect(canonical(rebuilt) == canonical(counts))
+        #expect(held.batches.allSatisfy { $0.acceptedMinute == Int32(testNow / 60) && $0.id == nil })
+
+        func refused(_ change: (inout Batch) -> Void) -> Bool {
+            var forward = honest
+            change(&forward.batches[0])
+            return (try? forward.held(to: limits, vocabulary: vocabulary, now: testNow).get()) == nil
+        }
+        let minute = Int32(testNow / 60)
+        let shape = { (text: String, count: UInt32) in ShapeTally(minute: minute, entry: 0, shape: Array(text.utf8), count: count) }
+        let refused0 = refused { (batch: inout Batch) in batch.shapes = [shape("/x0000/<b>call +1 555 0100</b>", 1)] }
+        #expect(refused0, "raw text is no shape")
+        let refused1 = refused { (batch: inout Batch) in batch.shapes = [shape("/deals/:param", 2)] }
+        #expect(refused1, "two shapes from one unknown-route event")
+        let refused2 = refused { (batch: inout Batch) in batch.shapes = [shape("/deals/:param", 1)] }
+        #expect(!refused2)
+        let refused3 = refused { (batch: inout Batch) in batch.tallies[0].count = UInt32(Forward.maximumEventsPerMinute) + 1 }
+        #expect(refused3, "past the events a minute may hold")
+        let refused4 = refused { (batch: inout Batch) in batch.tallies[0].minute = minute + 10 }
+        #expect(refused4, "in the future")
+        let refused5 = refused { (batch: inout Batch) in batch.routes = [Array(repeating: 0x61, count: limits.maximumNameBytes + 1)] }
+        #expect(refused5, "a name too long")
+        let refused6 = refused { (batch: inout Batch) in batch.tallies[0].route = 40 }
+        #expect(refused6, "a slot it does not list")
+
+        // Names the vocabulary does not know are other, in a batch of their own names.
+        var unknown = honest
+        unknown.batches[0].routes = [Array("made-up".utf8)] + unknown.batches[0].routes
+        unknown.batches[0].tallies = unknown.batches[0].tallies.map { var tally = $0; if tally.route >= 2 { tally.route += 1 }; return tally }
+        unknown.batches[0].tallies.append(Tally(minute: minute, entry: 0, outcome: 0, reason: 0, route: 2, precondition: 0, count: 5))
+        let mapped = try unknown.held(to: limits, vocabulary: vocabulary, now: testNow).get()
+        #expect(mapped.batches[0].routes == [Array("product".utf8)])
+        #expect(mapped.batches[0].tallies.last?.route == 1, "made-up counts as other")
+    }
+
     @Test func batchesRebuildTheCountsTheyCameFrom() throws {
         let counts = try Self.mixedCounts()
         var rebuilt = Counts()
