@@ -2820,7 +2820,6 @@ def many_due_schedules(binary, scratch):
 def bodies_behind_proxy(binary, scratch):
     """One client behind a trusted proxy holds its share of the body budget with posts
     that never finish; others behind the same proxy still post."""
-    import uuid
     data = os.path.join(scratch, "bodies-behind-proxy")
     daemon = Daemon(binary, data, "--trust-forwarded-for")
     phone = token(binary, data, "proxied-phone", "telemetry:write", rate="unlimited")
@@ -2842,24 +2841,8 @@ def bodies_behind_proxy(binary, scratch):
                 break
             reserved, refused = now
             time.sleep(0.05)
-        answers = {"accepted": 0, "refused": []}
-        stop = threading.Event()
-        lock = threading.Lock()
-
-        def install(index):
-            while not stop.is_set():
-                batch = json.dumps({"batch": uuid.uuid4().hex, "client": {"platform": "ios", "appVersion": "5.3.0", "revision": 1},
-                                    "events": [{"ts": iso(int(time.time()) - 30), "entry": "scheme", "outcome": "proceed", "route": "product"}]})
-                status, _, _ = call(daemon.port, phone, "POST", "/v1/telemetry", batch,
-                                    {"Content-Type": "application/json", "X-Forwarded-For": "203.0.113.%d" % (10 + index)})
-                with lock:
-                    if status == 202:
-                        answers["accepted"] += 1
-                    else:
-                        answers["refused"].append(status)
-                stop.wait(0.5)
-
-        run_for([threading.Thread(target=install, args=(index,)) for index in range(16)], 4, stop)
+        accepted, refusals = installs_posting(daemon.port, phone, 4, forwarded="203.0.113.%d")
+        answers = {"accepted": accepted, "refused": refusals}
         for connection in held:
             connection.close()
         given_back = None
