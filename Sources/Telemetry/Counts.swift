@@ -67,7 +67,7 @@ public struct Counts: Sendable {
         var routeIDs = batch.routes.map { routes.id(for: $0, minute: minuteNow) }
         // A new route past the cap: the ids counted least recently are given back (at most
         // once a minute), and the batch's names are interned again.
-        if routes.isFull, zip(batch.routes, routeIDs).contains(where: { $0.1 == Interned.other && $0.0 != Array("other".utf8) }),
+        if routes.isFull, zip(batch.routes, routeIDs).contains(where: { $0.1 == Interned.other && $0.0 != Interned.otherName }),
            minuteNow > lastRouteReclaim {
             reclaimRoutes(minute: minuteNow)
             routeIDs = batch.routes.map { routes.id(for: $0, minute: minuteNow) }

@@ -62,6 +62,8 @@ enum Interned {
     static let none: UInt64 = 0
     /// A value no revision or schema ever had, or one past the configured cap.
     static let other: UInt64 = 1
+    /// What a client writes for it, as the name a batch may carry.
+    static let otherName: [UInt8] = Array("other".utf8)
 }
 
 /// All the dimensions of one count, packed in 64 bits (layout in `TelemetryDimension.field`).
