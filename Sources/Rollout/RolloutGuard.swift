@@ -462,6 +462,16 @@ public enum GuardVerdict: Hashable, Sendable {
 /// `minimumIncrease` points and at least `minimumRatio` times the stable rate (so a
 /// significant but harmless rise on millions of resolutions does not stop a campaign).
 public enum RolloutGuard {
+    /// What counts as evidence of the counts as reported: only the cells honest traffic
+    /// shares, from networks that report their stable side (`shared`), each network weighing
+    /// at most what a typical one gives (`trimmed`), and no network failing in a cell more
+    /// than its resolutions plausibly would at the others' rate (`bounded`). What `judge` and
+    /// `detectableRise` look at.
+    static func evidence(candidate: GuardCounts, stable: GuardCounts, policy: GuardPolicy) -> (candidate: GuardCounts, stable: GuardCounts) {
+        let (shared, sharedStable) = GuardCounts.shared(candidate: candidate, stable: stable, policy: policy)
+        return GuardCounts.bounded(candidate: shared.trimmed(policy: policy), stable: sharedStable.trimmed(policy: policy), policy: policy)
+    }
+
     /// Judges at `look` (≥ 1; `GuardPolicy.look(forResolutions:)`), spending that look's
     /// alpha among the comparisons it makes.
     public static func judge(candidate untrimmed: GuardCounts, stable untrimmed2: GuardCounts, policy: GuardPolicy = GuardPolicy(), look: Int = 1) -> GuardVerdict {
@@ -472,9 +482,7 @@ public enum RolloutGuard {
         // cannot raise its baseline over a broken candidate, nor claim the candidate fails.
         // Only cells honest traffic shares are evidence, and only from networks that report
         // their stable side (`shared`): an attacker cannot choose a cell where nobody else posts.
-        let (shared, sharedStable) = GuardCounts.shared(candidate: untrimmed, stable: untrimmed2, policy: policy)
-        let (candidate, stable) = GuardCounts.bounded(candidate: shared.trimmed(policy: policy), stable: sharedStable.trimmed(policy: policy),
-                                                      policy: policy)
+        let (candidate, stable) = evidence(candidate: untrimmed, stable: untrimmed2, policy: policy)
         let (candidateOverall, stableOverall) = (candidate.overall, stable.overall)
         guard candidateOverall.total >= policy.minimumResolutions, stableOverall.total >= policy.minimumResolutions else {
             return .waiting("The candidate has \(candidateOverall.total) resolutions and the stable revision \(stableOverall.total) counted as evidence; "
@@ -602,9 +610,7 @@ public enum RolloutGuard {
     /// - Complexity: O(32 × the test's cost on the evidence).
     public static func detectableRise(candidate untrimmed: GuardCounts, stable untrimmed2: GuardCounts, policy: GuardPolicy = GuardPolicy(),
                                       look: Int = 1, comparisons: Int = 1) -> Double? {
-        let (shared, sharedStable) = GuardCounts.shared(candidate: untrimmed, stable: untrimmed2, policy: policy)
-        let (candidate, stable) = GuardCounts.bounded(candidate: shared.trimmed(policy: policy), stable: sharedStable.trimmed(policy: policy),
-                                                      policy: policy)
+        let (candidate, stable) = evidence(candidate: untrimmed, stable: untrimmed2, policy: policy)
         guard candidate.overall.total >= policy.minimumResolutions, stable.overall.total >= policy.minimumResolutions else { return nil }
         var builds: [String: (candidate: Int, stable: GuardCounts.Outcomes)] = [:]
         for (cell, outcomes) in candidate.cells { builds[cell.build, default: (0, .init())].candidate += outcomes.total }
