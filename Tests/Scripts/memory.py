@@ -15,6 +15,14 @@ different old revisions and telemetry naming history's route ids up to its bound
 501's, read in the background, and not revision 500's), RSS must stay under
 LIMIT_MB + 32 (what history's reads may keep: revision answers and parsed documents).
 
+Then the memory formula's terms for answers (docs/operations.md, "Memory"), each against
+the worst its lane may be asked for, on a daemon of its own: the largest counts answer a
+telemetry:read token may ask (two days of minutes by six dimensions, as many groups as
+500,000 values allow) must peak within the 32 MiB of answers being made plus its own bytes
+(queued output); the largest impact a marketing token may ask (a draft and a base of 39,900
+four-segment patterns each, the most a replay indexes) within the 160 MiB of a document in
+work plus the 64 MiB of a replay, and the replay beyond its draft's validation within 64.
+
 Usage: memory.py WAYMARK_RELEASE_BINARY [LIMIT_MB]
 """
 import hashlib
@@ -305,6 +313,124 @@ def history(binary, limit):
           "%.1f MB RSS at start (limit %.0f MB), at most %.1f MB serving (limit %.0f MB)" % (steps[0][1], limit, worst, serving_limit))
 
 
+def peak_mb(pid):
+    """The process's peak resident memory so far (VmHWM), in MB."""
+    with open("/proc/%d/status" % pid) as status:
+        for line in status:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def reset_peak(pid):
+    """Starts the process's peak resident memory (VmHWM) again from its RSS now (proc(5),
+    clear_refs 5), so the next peak is the next request's own."""
+    with open("/proc/%d/clear_refs" % pid, "w") as out:
+        out.write("5")
+
+
+def token_for(binary, data, name, *scopes):
+    import subprocess
+    command = [binary, "token", "create", "--data-dir", data, "--name", name, "--rate", "unlimited"]
+    for scope in scopes:
+        command += ["--scope", scope]
+    return subprocess.run(command, check=True, capture_output=True, text=True).stdout.strip()
+
+
+def iso(seconds):
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(seconds))
+
+
+MIB = 1024 * 1024 / 1e6  # MB in a MiB
+
+
+def lanes(binary):
+    """Each answer's term of the formula against the worst its lane may be asked."""
+    import uuid
+    with tempfile.TemporaryDirectory(prefix="waymark-memory-lanes-") as scratch:
+        data = os.path.join(scratch, "data")
+        process, admin, port = waymark_daemon.start(binary, data, "--threads", "2")
+        if port is None:
+            process.kill()
+            fail("the daemon did not start:\n" + process.stderr.read())
+        threading.Thread(target=process.stdout.read, daemon=True).start()
+        threading.Thread(target=process.stderr.read, daemon=True).start()
+        try:
+            phone = token_for(binary, data, "lanes-phone", "telemetry:write")
+            reader = token_for(binary, data, "lanes-reader", "telemetry:read")
+            marketer = token_for(binary, data, "lanes-marketer", "routes:publish")
+            # Counts: 480 groups counted now, then the largest answer allowed over them.
+            routes_named = ["home", "product", "category", "search", "cart", "orders", "order-detail", "settings", "new-arrivals", "spring-sale"]
+            outcomes = [("proceed", None), ("gated", None), ("notFound", "validationFailed"), ("notFound", "expired"),
+                        ("notFound", "unknownRoute"), ("notFound", "malformed")]
+            ts = iso(int(time.time()) - 30)
+            for version in ("5.2.0", "5.3.0"):
+                events = [dict({"ts": ts, "entry": entry, "outcome": outcome, "route": route}, **({"reason": reason} if reason else {}))
+                          for route in routes_named for entry in ("universalLink", "scheme", "push", "inApp") for outcome, reason in outcomes]
+                status, body = call(port, phone, "POST", "/v1/telemetry", {"batch": uuid.uuid4().hex, "events": events,
+                                                                           "client": {"platform": "ios", "appVersion": version, "revision": 1}})
+                if status != 202:
+                    fail("a batch of many groups: %d %s" % (status, body[:200]))
+            span = "from=%s&to=%s" % (iso(time.time() - 47 * 3_600), iso(time.time() + 60))
+            query = "/v1/telemetry/counts?%s&groupBy=route,entry,outcome,reason,appVersion,platform&step=1m&limit=" % span
+            status, body = call(port, reader, "GET", query + "1000")
+            details = json.loads(body).get("error", {}).get("details", {}) if status == 400 else {}
+            if status != 400 or not details.get("buckets"):
+                fail("the counts answer past the bound: %d %s" % (status, body[:200]))
+            groups = details["maximum"] // details["buckets"]
+            time.sleep(1.5)
+            reset_peak(process.pid)
+            counts_before = rss_mb(process.pid)
+            status, body = call(port, reader, "GET", query + str(groups))
+            counts_peak = peak_mb(process.pid)
+            if status != 200 or len(json.loads(body)["groups"]) != groups:
+                fail("the largest counts answer (%d groups): %d" % (groups, status))
+            counts_bound = 32 * MIB + len(body) / 1e6
+            if counts_peak - counts_before > counts_bound:
+                fail("the largest counts answer (%d values, %.1f MB) peaked %.1f MB over %.1f, past its term (32 MiB and its bytes: %.1f MB)"
+                     % (groups * details["buckets"], len(body) / 1e6, counts_peak - counts_before, counts_before, counts_bound))
+            # Impacts: a base and a draft of as many patterns as a replay indexes.
+            example = json.load(open(os.path.join(waymark_daemon.EXAMPLE, "routes.json")))
+
+            def document(tag):
+                routes = json.loads(json.dumps(example))
+                routes["routes"].append({"id": "wide", "patterns": ["/" + "/".join("%s%d_%d" % (tag, index, part) for part in range(4))
+                                                                    for index in range(39_900)], "destination": "home"})
+                return routes
+            status, body = call(port, marketer, "POST", "/v1/revisions", {"message": "wide", "routes": document("a")},
+                                {"If-Match": '"rev-1"', "Content-Type": "application/json"})
+            if status != 201:
+                fail("publishing the wide base: %d %s" % (status, body[:200]))
+            draft = json.dumps(document("b")).encode()
+            time.sleep(1.5)
+            reset_peak(process.pid)
+            validate_before = rss_mb(process.pid)
+            status, body = call(port, marketer, "POST", "/v1/validate", draft, {"Content-Type": "application/json"})
+            validated = peak_mb(process.pid) - validate_before
+            if status != 200:
+                fail("validating the wide draft: %d %s" % (status, body[:200]))
+            time.sleep(1.5)
+            reset_peak(process.pid)
+            before = rss_mb(process.pid)
+            status, body = call(port, marketer, "POST", "/v1/revisions/2/impact", draft, {"Content-Type": "application/json"})
+            replayed = peak_mb(process.pid) - before
+            if status != 200:
+                fail("the largest impact: %d %s" % (status, body[:200]))
+            if replayed > (160 + 64) * MIB + len(draft) / 1e6:
+                fail("the largest impact peaked %.1f MB over %.1f, past a document in work, a replay and its body" % (replayed, before))
+            if replayed - validated > 64 * MIB:
+                fail("the largest impact peaked %.1f MB over the daemon, %.1f more than its draft's validation, past the 64 MiB of a replay"
+                     % (replayed, replayed - validated))
+        finally:
+            process.kill()
+            process.wait()
+    print("lanes: the largest counts answer (%d groups, %d values, %.1f MB) peaked %.1f MB over the daemon (term 32 MiB and its bytes); "
+          "the largest impact (39,900 patterns a side, %.1f MB draft) peaked %.1f MB over the daemon, %.1f over its draft's validation (replay term 64 MiB)"
+          % (groups, groups * details["buckets"], counts_bound - 32 * MIB, counts_peak - counts_before, len(draft) / 1e6,
+             replayed, replayed - validated))
+
+
 if __name__ == "__main__":
     main()
     history(os.path.abspath(sys.argv[1]), float(sys.argv[2]) if len(sys.argv) > 2 else 64.0)
+    lanes(os.path.abspath(sys.argv[1]))
