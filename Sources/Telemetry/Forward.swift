@@ -252,6 +252,11 @@ extension Forward {
             if let long = names.first(where: { $0.count > limits.maximumNameBytes }) {
                 return .failure(ForwardError("Batch \(index) of the forward names \(long.count) bytes; a name is at most \(limits.maximumNameBytes)."))
             }
+            // At most what a follower's batches name (`Counts.namesPerBatch`): past 65,533
+            // a slot would not fit 16 bits.
+            guard batch.routes.count <= Counts.namesPerBatch, batch.preconditions.count <= Counts.namesPerBatch else {
+                return .failure(ForwardError("Batch \(index) of the forward names more than \(Counts.namesPerBatch) routes or preconditions."))
+            }
             // Names the vocabulary does not know count as other (slot 1), as at ingest.
             func remap(_ list: [[UInt8]], _ table: NameTable) -> (names: [[UInt8]], slots: [UInt16]) {
                 var kept: [[UInt8]] = [], slots: [UInt16] = [0, 1]

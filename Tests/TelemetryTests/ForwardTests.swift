@@ -83,6 +83,11 @@ struct ForwardTests {
         let refused6 = refused { (batch: inout Batch) in batch.tallies[0].route = 40 }
         #expect(refused6, "a slot it does not list")
 
+        // 65,535 names the vocabulary knows (the same one again): refused, not a slot past 16 bits.
+        var repeated = honest
+        repeated.batches[0].routes = Array(repeating: Array("product".utf8), count: Int(UInt16.max))
+        #expect((try? repeated.held(to: limits, vocabulary: vocabulary, now: testNow).get()) == nil)
+
         // Names the vocabulary does not know are other, in a batch of their own names.
         var unknown = honest
         unknown.batches[0].routes = [Array("made-up".utf8)] + unknown.batches[0].routes
