@@ -216,106 +216,169 @@ extension Counts {
 
 extension Forward {
     /// Events a forward may carry in any one minute, all its batches together: ten million
-    /// installs each counting one event that minute, through one follower.
+    /// installs each counting one event that minute, through one follower. A minute past the
+    /// minute retention counts in its hour only, and its hour may carry 60 times as many
+    /// (what a follower puts on an hour's first minute when its minutes have aged out).
     public static let maximumEventsPerMinute: UInt64 = 10_000_000
 
-    /// This forward as the primary counts it, held to the bounds a phone's batch is held to
-    /// at ingest, or why it is refused whole (nothing counted):
-    /// - counts: no tally in the future (past the clock skew) or empty, and at most
-    ///   `maximumEventsPerMinute` events in any minute; tallies older than the hour
-    ///   retention are dropped, as an event that old is at ingest;
-    /// - names through `vocabulary`: a route, precondition or app version longer than
-    ///   `maximumNameBytes` refuses the forward, one the vocabulary does not know counts as
-    ///   `other` (a revision past the latest as 0), as in a phone's batch;
-    /// - shapes normalised and allowed: each is what `LinkShape` makes of it (a shape, not
-    ///   raw text) within `maximumShapeBytes`, at most `maximumShapes` distinct ones, and
-    ///   their counts add up to no more than the forward's `notFound` `unknownRoute` events
-    ///   (every shape is the shape of one such event);
+    /// What holding a forward to the bounds took out of it; nothing for a forward a
+    /// follower made of what it was sent, within the bounds.
+    public struct Clamped: Sendable, Equatable {
+        /// Events past a minute's (or an old hour's) bound, not counted.
+        public var events: UInt64 = 0
+        /// Shape counts not counted: past the forward's unknown-route events, past the
+        /// shapes the sketch holds, longer than a shape may be, or empty.
+        public var shapeCounts: UInt64 = 0
+        /// Tallies and shapes from a minute past the clock skew, counted in the latest
+        /// minute the clock allows instead.
+        public var moved: UInt64 = 0
+
+        public var isEmpty: Bool { events == 0 && shapeCounts == 0 && moved == 0 }
+    }
+
+    /// Holds this forward, in place, to the bounds a phone's batch is held to at ingest, or
+    /// says why it is refused whole (nothing counted). Refused is only what no follower
+    /// makes, so that an honest follower's forward — retried until it is counted — is never
+    /// refused for good: a damaged batch, one naming more than `Counts.namesPerBatch`
+    /// routes or preconditions, a tally naming a slot its batch does not list. Everything
+    /// else a follower can make past a bound (of what its phones sent, or of a clock ahead
+    /// of this one) is clamped and said in the answer (`Clamped`):
+    /// - counts: empty tallies dropped; at most `maximumEventsPerMinute` events in any
+    ///   minute, 60 times that in an hour past the minute retention, the rest dropped (the
+    ///   first tallies in the forward's order are kept); a minute past the clock skew
+    ///   counts as the latest minute it allows; tallies older than the hour retention are
+    ///   dropped, as an event that old is at ingest;
+    /// - names through `vocabulary`: a route, precondition or app version the vocabulary
+    ///   does not know counts as `other` (a revision past the latest as 0), as in a phone's
+    ///   batch;
+    /// - shapes normalised and allowed: of the distinct shapes sent, the `maximumShapes`
+    ///   with the highest counts are kept (the rest dropped before anything is normalised),
+    ///   each counted as what `LinkShape` makes of it (a shape, not raw text); shapes longer
+    ///   than `maximumShapeBytes` are dropped; and if they count more links than the
+    ///   forward's `notFound` `unknownRoute` events (every shape is the shape of one such
+    ///   event), each count is scaled down to fit;
     /// - late minutes by the same rule: each batch is stamped as arriving now, so minutes
     ///   past the lateness window count in their hour only and take new cells only while
     ///   fewer than half the cell cap are held (`Counts.apply`).
-    public func held(to limits: TelemetryLimits, vocabulary: Vocabulary, now: Int) -> Result<Forward, ForwardError> {
+    ///
+    /// Work and memory are linear in the forward: batches are changed where they are (a
+    /// forward held by its only owner is not copied), and shapes are normalised only once
+    /// the kept ones are chosen.
+    public mutating func hold(to limits: TelemetryLimits, vocabulary: Vocabulary, now: Int) -> Result<Clamped, ForwardError> {
         let latestMinute = Int32(clamping: (now + limits.maximumClockSkew) / 60)
         let oldestMinute = Int32(clamping: (now - limits.hourRetention) / 60)
+        let oldestKeptMinute = Int32(clamping: (now - limits.minuteRetention) / 60)
         let arrival = Int32(clamping: now / 60)
-        var perMinute: [Int32: UInt64] = [:]
-        var unknownRoutes: UInt64 = 0, shapeEvents: UInt64 = 0
-        var shapes = Set<[UInt8]>()
-        var held: [Batch] = []
+        var clamped = Clamped()
         func known(_ name: [UInt8], in table: NameTable) -> Bool { name.withUnsafeBufferPointer { table.index(of: $0) } != nil }
-        for (index, original) in batches.enumerated() {
-            var batch = original
-            if let tally = batch.tallies.first(where: { $0.minute > latestMinute || $0.count == 0 }) {
-                return .failure(ForwardError("Batch \(index) of the forward has a count of \(tally.count) at minute \(tally.minute), in the future or empty."))
-            }
-            let names = batch.routes + batch.preconditions + (batch.appVersion.map { [$0] } ?? [])
-            if let long = names.first(where: { $0.count > limits.maximumNameBytes }) {
-                return .failure(ForwardError("Batch \(index) of the forward names \(long.count) bytes; a name is at most \(limits.maximumNameBytes)."))
-            }
+        /// A minute's bucket for the events bound: the minute, or its hour (as a negative
+        /// number) past the minute retention.
+        func bucket(_ minute: Int32) -> Int64 { minute >= oldestKeptMinute ? Int64(minute) : -1 - Int64(Counts.hour(ofMinute: minute)) }
+        var perBucket: [Int64: UInt64] = [:]
+        var shapeTotals: [[UInt8]: UInt64] = [:]
+        for index in batches.indices {
             // At most what a follower's batches name (`Counts.namesPerBatch`): past 65,533
             // a slot would not fit 16 bits.
-            guard batch.routes.count <= Counts.namesPerBatch, batch.preconditions.count <= Counts.namesPerBatch else {
+            guard batches[index].routes.count <= Counts.namesPerBatch, batches[index].preconditions.count <= Counts.namesPerBatch else {
                 return .failure(ForwardError("Batch \(index) of the forward names more than \(Counts.namesPerBatch) routes or preconditions."))
             }
             // Names the vocabulary does not know count as other (slot 1), as at ingest.
-            func remap(_ list: [[UInt8]], _ table: NameTable) -> (names: [[UInt8]], slots: [UInt16]) {
-                var kept: [[UInt8]] = [], slots: [UInt16] = [0, 1]
-                for name in list {
-                    if known(name, in: table) {
-                        kept.append(name)
-                        slots.append(UInt16(kept.count + 1))
+            func remap(_ list: inout [[UInt8]], _ table: NameTable) -> [UInt16] {
+                var slots: [UInt16] = [0, 1], kept = 0
+                for position in list.indices {
+                    if known(list[position], in: table) {
+                        list.swapAt(kept, position)
+                        kept += 1
+                        slots.append(UInt16(kept + 1))
                     } else {
                         slots.append(1)
                     }
                 }
-                return (kept, slots)
+                list.removeSubrange(kept...)
+                return slots
             }
-            let routes = remap(batch.routes, vocabulary.routes), preconditions = remap(batch.preconditions, vocabulary.preconditions)
-            batch.routes = routes.names
-            batch.preconditions = preconditions.names
-            var tallies: [Tally] = []
-            tallies.reserveCapacity(batch.tallies.count)
-            for var tally in batch.tallies where tally.minute >= oldestMinute {
-                guard Int(tally.route) < routes.slots.count, Int(tally.precondition) < preconditions.slots.count else {
+            let routeSlots = remap(&batches[index].routes, vocabulary.routes)
+            let preconditionSlots = remap(&batches[index].preconditions, vocabulary.preconditions)
+            for position in batches[index].tallies.indices {
+                let tally = batches[index].tallies[position]
+                guard Int(tally.route) < routeSlots.count, Int(tally.precondition) < preconditionSlots.count else {
                     return .failure(ForwardError("Batch \(index) of the forward names a route or precondition it does not list."))
                 }
-                tally.route = routes.slots[Int(tally.route)]
-                tally.precondition = preconditions.slots[Int(tally.precondition)]
-                perMinute[tally.minute, default: 0] += UInt64(tally.count)
-                if tally.outcome == Outcome.notFound.rawValue, tally.reason == FailureReason.unknownRoute.rawValue { unknownRoutes += UInt64(tally.count) }
-                tallies.append(tally)
-            }
-            batch.tallies = tallies
-            if let version = batch.appVersion, Int(batch.platform.rawValue) < vocabulary.appVersions.count,
-               !known(version, in: vocabulary.appVersions[Int(batch.platform.rawValue)]) {
-                batch.appVersion = nil
-            }
-            if Int(batch.revision) > vocabulary.latestRevision { batch.revision = 0 }
-            batch.shapes = batch.shapes.filter { $0.minute >= oldestMinute }
-            for shape in batch.shapes {
-                guard shape.count > 0, shape.minute <= latestMinute, shape.shape.count <= limits.maximumShapeBytes else {
-                    return .failure(ForwardError("Batch \(index) of the forward has a shape that is empty, in the future or longer than \(limits.maximumShapeBytes) bytes."))
+                batches[index].tallies[position].route = routeSlots[Int(tally.route)]
+                batches[index].tallies[position].precondition = preconditionSlots[Int(tally.precondition)]
+                if tally.minute > latestMinute {
+                    batches[index].tallies[position].minute = latestMinute
+                    clamped.moved += 1
                 }
-                let text = String(decoding: shape.shape, as: UTF8.self)
-                guard LinkShape(link: text).description == text else {
-                    return .failure(ForwardError("Batch \(index) of the forward has \"\(text.prefix(80))\", which is not a link shape (docs/link-shapes.md)."))
-                }
-                shapes.insert(shape.shape)
-                shapeEvents += UInt64(shape.count)
             }
-            batch.id = nil
-            batch.acceptedMinute = arrival
-            held.append(batch)
+            batches[index].tallies.removeAll { $0.count == 0 || $0.minute < oldestMinute }
+            for tally in batches[index].tallies { perBucket[bucket(tally.minute), default: 0] += UInt64(tally.count) }
+            if let version = batches[index].appVersion, Int(batches[index].platform.rawValue) < vocabulary.appVersions.count,
+               !known(version, in: vocabulary.appVersions[Int(batches[index].platform.rawValue)]) {
+                batches[index].appVersion = nil
+            }
+            if Int(batches[index].revision) > vocabulary.latestRevision { batches[index].revision = 0 }
+            batches[index].shapes.removeAll { shape in
+                let dropped = shape.count == 0 || shape.minute < oldestMinute || shape.shape.count > limits.maximumShapeBytes
+                if dropped { clamped.shapeCounts += UInt64(shape.count) }
+                return dropped
+            }
+            for position in batches[index].shapes.indices where batches[index].shapes[position].minute > latestMinute {
+                batches[index].shapes[position].minute = latestMinute
+                clamped.moved += 1
+            }
+            for shape in batches[index].shapes { shapeTotals[shape.shape, default: 0] += UInt64(shape.count) }
+            batches[index].id = nil
+            batches[index].acceptedMinute = arrival
         }
-        if let (minute, events) = perMinute.first(where: { $0.value > Self.maximumEventsPerMinute }) {
-            return .failure(ForwardError("The forward has \(events) events at minute \(minute); at most \(Self.maximumEventsPerMinute) a minute."))
+
+        // Events past a bucket's bound: the first tallies keep what the bucket allows.
+        func bound(_ bucket: Int64) -> UInt64 { bucket < 0 ? 60 * Self.maximumEventsPerMinute : Self.maximumEventsPerMinute }
+        var left = perBucket.filter { $0.value > bound($0.key) }
+        if !left.isEmpty {
+            for key in left.keys { left[key] = bound(key) }
+            for index in batches.indices {
+                for position in batches[index].tallies.indices {
+                    let key = bucket(batches[index].tallies[position].minute)
+                    guard let allowed = left[key] else { continue }
+                    let count = UInt64(batches[index].tallies[position].count), kept = min(count, allowed)
+                    left[key] = allowed - kept
+                    clamped.events += count - kept
+                    batches[index].tallies[position].count = UInt32(kept)
+                }
+                batches[index].tallies.removeAll { $0.count == 0 }
+            }
         }
-        guard shapes.count <= limits.maximumShapes else {
-            return .failure(ForwardError("The forward has \(shapes.count) distinct shapes; at most \(limits.maximumShapes) (what the sketch holds)."))
+        var unknownRoutes: UInt64 = 0
+        for batch in batches {
+            for tally in batch.tallies where tally.outcome == Outcome.notFound.rawValue && tally.reason == FailureReason.unknownRoute.rawValue {
+                unknownRoutes += UInt64(tally.count)
+            }
         }
-        guard shapeEvents <= unknownRoutes else {
-            return .failure(ForwardError("The forward's shapes count \(shapeEvents) links, more than its \(unknownRoutes) notFound unknownRoute events."))
+
+        // Shapes: the sketch's worth with the highest counts, then normalised.
+        guard !shapeTotals.isEmpty else { return .success(clamped) }
+        var kept: [[UInt8]: [UInt8]] = [:]  // as sent → as LinkShape makes it
+        let ranked = shapeTotals.count <= limits.maximumShapes ? Array(shapeTotals.keys)
+            : shapeTotals.sorted { $0.value != $1.value ? $0.value > $1.value : $0.key.lexicographicallyPrecedes($1.key) }
+                .prefix(limits.maximumShapes).map(\.key)
+        for sent in ranked { kept[sent] = Array(LinkShape(link: String(decoding: sent, as: UTF8.self)).description.utf8) }
+        let keptEvents = ranked.reduce(UInt64(0)) { $0 + shapeTotals[$1]! }
+        clamped.shapeCounts += shapeTotals.values.reduce(0, +) - keptEvents
+        let scale = keptEvents > unknownRoutes ? Double(unknownRoutes) / Double(keptEvents) : 1
+        for index in batches.indices {
+            var shapes: [ShapeTally] = []
+            for var shape in batches[index].shapes {
+                guard let normalised = kept[shape.shape] else { continue }
+                let count = scale < 1 ? UInt32(Double(shape.count) * scale) : shape.count
+                clamped.shapeCounts += UInt64(shape.count - count)
+                guard count > 0 else { continue }
+                shape.shape = normalised
+                shape.count = count
+                shapes.append(shape)
+            }
+            batches[index].shapes = shapes
         }
-        return .success(Forward(node: node, through: through, batches: held))
+        return .success(clamped)
     }
 }

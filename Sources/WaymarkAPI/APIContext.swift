@@ -51,6 +51,8 @@ final class APIContext: Sendable {
     let telemetryDuplicates = Atomic<UInt64>(0)
     /// Followers' forwards refused whole since start (`waymark_telemetry_forwards_refused_total`).
     let forwardsRefused = Atomic<UInt64>(0)
+    let forwardsClamped = Atomic<UInt64>(0)
+    let forwardEventsDropped = Atomic<UInt64>(0)
     /// Revisions published (rollbacks included) since start.
     let publishes = Atomic<UInt64>(0)
     /// Scheduled publishes fired, and skipped (they no longer validated, or their base moved), since start.

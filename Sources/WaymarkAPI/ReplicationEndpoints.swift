@@ -75,14 +75,33 @@ struct ReplicationEndpoints: EndpointGroup {
         let vocabulary = context.vocabulary.parser(for: context.store, documents: context.documents, limits: telemetry.options.limits).vocabulary
         // Held to what a phone's batch is held to: a follower's token is one credential, and
         // what it forwards counts like its fleet's.
-        let forward: Forward
-        switch Forward.decode(request.body).flatMap({ $0.held(to: telemetry.options.limits, vocabulary: vocabulary, now: telemetry.options.clock()) }) {
+        // Decoded into a variable of its own, so holding it changes the batches in place.
+        var forward: Forward
+        switch Forward.decode(request.body) {
         case .failure(let error):
             context.forwardsRefused.add(1, ordering: .relaxed)
             throw Refusal(.badRequest, "invalidForward", error.message + " Nothing was counted.")
         case .success(let value): forward = value
         }
-        let answer = APIResponse.json(["node": .string(String(decoding: forward.node, as: UTF8.self)), "through": .int(Int(clamping: forward.through))])
+        let clamped: Forward.Clamped
+        switch forward.hold(to: telemetry.options.limits, vocabulary: vocabulary, now: telemetry.options.clock()) {
+        case .failure(let error):
+            context.forwardsRefused.add(1, ordering: .relaxed)
+            throw Refusal(.badRequest, "invalidForward", error.message + " Nothing was counted.")
+        case .success(let value): clamped = value
+        }
+        if !clamped.isEmpty {
+            context.forwardsClamped.add(1, ordering: .relaxed)
+            context.forwardEventsDropped.add(clamped.events, ordering: .relaxed)
+        }
+        var fields: [String: JSONValue] = ["node": .string(String(decoding: forward.node, as: UTF8.self)), "through": .int(Int(clamping: forward.through))]
+        if !clamped.isEmpty {
+            // Counted, less what a phone's batches could not have carried: said, so the
+            // follower's operator can see it in the primary's answer and metrics.
+            fields["clamped"] = .object(["events": .int(Int(clamping: clamped.events)), "shapeCounts": .int(Int(clamping: clamped.shapeCounts)),
+                                         "moved": .int(Int(clamping: clamped.moved))])
+        }
+        let answer = APIResponse.json(.object(fields))
         telemetry.submit(forward) { result in responder.respond(TelemetryEndpoints.durable(result, answer: answer, what: "forward")) }
     }
 
@@ -93,8 +112,13 @@ struct ReplicationEndpoints: EndpointGroup {
             ("waymark_telemetry_forwards_applied_total", "counter", "Followers' forwards of counts counted here since start.", statistics.forwardsApplied),
             ("waymark_telemetry_forwards_repeated_total", "counter", "Followers' forwards received again and not counted twice since start.",
              statistics.forwardsRepeated),
-            ("waymark_telemetry_forwards_refused_total", "counter", "Followers' forwards refused whole (damaged, or past a phone batch's bounds) since start.",
+            ("waymark_telemetry_forwards_refused_total", "counter", "Followers' forwards refused whole (damaged, or naming what no follower makes) since start.",
              context.forwardsRefused.load(ordering: .relaxed)),
+            ("waymark_telemetry_forwards_clamped_total", "counter",
+             "Followers' forwards counted less what a phone's batches could not carry (events past a minute's bound, shapes past their events) since start.",
+             context.forwardsClamped.load(ordering: .relaxed)),
+            ("waymark_telemetry_forward_events_dropped_total", "counter", "Events in followers' forwards past a minute's bound, not counted, since start.",
+             context.forwardEventsDropped.load(ordering: .relaxed)),
         ]
         guard let follower = context.options.follower else { return metrics }
         let status = follower.status

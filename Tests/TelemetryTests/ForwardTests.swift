@@ -1,6 +1,7 @@
 import SystemIO
 import Foundation
 import ManifestStore
+import RouteEngine
 import Synchronization
 import Testing
 @testable import Telemetry
@@ -44,58 +45,103 @@ struct ForwardTests {
         return counts
     }
 
-    /// A forward is held to a phone's batch's bounds: an honest one counts as it came; a
-    /// shape that is not a link shape, shapes counting more than the forward's unknown-route
-    /// events, a minute past the bound, a name too long, a tally in the future are refused
-    /// whole; names no revision has count as other; every batch is stamped as arriving now.
+    /// A forward is held to a phone's batch's bounds: an honest one counts as it came;
+    /// what a follower can make past a bound is clamped and said (raw text counted as its
+    /// shape, shapes past their unknown-route events scaled down, events past a minute's
+    /// bound dropped, a minute in the future moved to the latest, names too long or unknown
+    /// as other); only what no follower makes is refused whole (a slot its batch does not
+    /// list, more names than a batch holds); every batch is stamped as arriving now.
     @Test func aForwardIsHeldToThePhonesBounds() throws {
         let limits = TelemetryLimits()
         var counts = Counts()
         counts.apply(try batch([(0, "proceed", nil, "product"), (-60, "notFound", "unknownRoute", nil)]),
                      sequence: 1, now: testNow)
         let honest = forwardFrom(counts, through: 1)
-        let held = try honest.held(to: limits, vocabulary: vocabulary, now: testNow).get()
+        var held = honest
+        #expect(try held.hold(to: limits, vocabulary: vocabulary, now: testNow).get() == Forward.Clamped())
         var rebuilt = Counts()
         let counted = rebuilt.apply(held, sequence: 1, now: testNow)
         #expect(counted)
         #expect(canonical(rebuilt) == canonical(counts))
         #expect(held.batches.allSatisfy { $0.acceptedMinute == Int32(testNow / 60) && $0.id == nil })
 
-        func refused(_ change: (inout Batch) -> Void) -> Bool {
+        func holding(_ change: (inout Batch) -> Void) -> (Forward, Forward.Clamped)? {
             var forward = honest
             change(&forward.batches[0])
-            return (try? forward.held(to: limits, vocabulary: vocabulary, now: testNow).get()) == nil
+            guard let clamped = try? forward.hold(to: limits, vocabulary: vocabulary, now: testNow).get() else { return nil }
+            return (forward, clamped)
         }
         let minute = Int32(testNow / 60)
         let shape = { (text: String, count: UInt32) in ShapeTally(minute: minute, entry: 0, shape: Array(text.utf8), count: count) }
-        let refused0 = refused { (batch: inout Batch) in batch.shapes = [shape("/x0000/<b>call +1 555 0100</b>", 1)] }
-        #expect(refused0, "raw text is no shape")
-        let refused1 = refused { (batch: inout Batch) in batch.shapes = [shape("/deals/:param", 2)] }
-        #expect(refused1, "two shapes from one unknown-route event")
-        let refused2 = refused { (batch: inout Batch) in batch.shapes = [shape("/deals/:param", 1)] }
-        #expect(!refused2)
-        let refused3 = refused { (batch: inout Batch) in batch.tallies[0].count = UInt32(Forward.maximumEventsPerMinute) + 1 }
-        #expect(refused3, "past the events a minute may hold")
-        let refused4 = refused { (batch: inout Batch) in batch.tallies[0].minute = minute + 10 }
-        #expect(refused4, "in the future")
-        let refused5 = refused { (batch: inout Batch) in batch.routes = [Array(repeating: 0x61, count: limits.maximumNameBytes + 1)] }
-        #expect(refused5, "a name too long")
-        let refused6 = refused { (batch: inout Batch) in batch.tallies[0].route = 40 }
-        #expect(refused6, "a slot it does not list")
+
+        let raw = try #require(holding { $0.shapes = [shape("/x0000/<b>call +1 555 0100</b>", 1)] })
+        let rawShape = String(decoding: try #require(raw.0.batches[0].shapes.first).shape, as: UTF8.self)
+        #expect(rawShape == LinkShape(link: "/x0000/<b>call +1 555 0100</b>").description && !rawShape.contains("<"), "raw text counts as its shape")
+
+        let twice = try #require(holding { $0.shapes = [shape("/deals/:param", 2), shape("/sale/:param", 2)] })
+        #expect(twice.0.batches[0].shapes.reduce(0) { $0 + $1.count } <= 1 && twice.1.shapeCounts >= 3, "shapes scaled to the one unknown-route event")
+        // A seal between a landing flush's tallies and its shapes (two log entries): the shapes
+        // alone in a forward are counted as nothing, the forward is not refused.
+        var shapesAlone = Batch()
+        shapesAlone.shapes = [shape("/deals/:param", 3)]
+        var split = Forward(node: honest.node, through: 2, batches: [shapesAlone])
+        let splitClamped = try split.hold(to: limits, vocabulary: vocabulary, now: testNow).get()
+        #expect(splitClamped.shapeCounts == 3 && split.batches[0].shapes.isEmpty)
+        let once = try #require(holding { $0.shapes = [shape("/deals/:param", 1)] })
+        #expect(once.1 == Forward.Clamped() && once.0.batches[0].shapes.map(\.count) == [1])
+
+        let many = try #require(holding { batch in
+            batch.tallies[0].count = UInt32(Forward.maximumEventsPerMinute) + 5
+            batch.tallies.append(Tally(minute: batch.tallies[0].minute, entry: 0, outcome: 0, reason: 0, route: 0, precondition: 0, count: 3))
+        })
+        #expect(many.1.events == 8, "past the events a minute may hold")
+        let minuteTotal = many.0.batches.flatMap(\.tallies).filter { $0.minute == honest.batches[0].tallies[0].minute }.reduce(0) { $0 + UInt64($1.count) }
+        #expect(minuteTotal == Forward.maximumEventsPerMinute)
+
+        // An hour past the minute retention holds 60 minutes' worth on its first minute.
+        let oldMinute = Int32((testNow - limits.minuteRetention) / 60) - 600
+        let old = try #require(holding { batch in
+            batch.tallies.append(Tally(minute: oldMinute, entry: 0, outcome: 0, reason: 0, route: 0, precondition: 0, count: 500_000_000))
+        })
+        #expect(old.1.events == 0, "an old hour's first minute carries the hour")
+
+        let ahead = try #require(holding { $0.tallies[0].minute = minute + 10 })
+        #expect(ahead.1.moved == 1 && ahead.0.batches[0].tallies.allSatisfy { $0.minute <= Int32((testNow + limits.maximumClockSkew) / 60) })
+
+        let long = try #require(holding { $0.routes = [Array(repeating: 0x61, count: limits.maximumNameBytes + 1)] })
+        #expect(long.0.batches[0].routes.isEmpty, "a name too long is no name the vocabulary knows")
+
+        #expect(holding { $0.tallies[0].route = 40 } == nil, "a slot it does not list")
 
         // 65,535 names the vocabulary knows (the same one again): refused, not a slot past 16 bits.
         var repeated = honest
         repeated.batches[0].routes = Array(repeating: Array("product".utf8), count: Int(UInt16.max))
-        #expect((try? repeated.held(to: limits, vocabulary: vocabulary, now: testNow).get()) == nil)
+        #expect((try? repeated.hold(to: limits, vocabulary: vocabulary, now: testNow).get()) == nil)
 
         // Names the vocabulary does not know are other, in a batch of their own names.
         var unknown = honest
         unknown.batches[0].routes = [Array("made-up".utf8)] + unknown.batches[0].routes
         unknown.batches[0].tallies = unknown.batches[0].tallies.map { var tally = $0; if tally.route >= 2 { tally.route += 1 }; return tally }
         unknown.batches[0].tallies.append(Tally(minute: minute, entry: 0, outcome: 0, reason: 0, route: 2, precondition: 0, count: 5))
-        let mapped = try unknown.held(to: limits, vocabulary: vocabulary, now: testNow).get()
-        #expect(mapped.batches[0].routes == [Array("product".utf8)])
-        #expect(mapped.batches[0].tallies.last?.route == 1, "made-up counts as other")
+        _ = try unknown.hold(to: limits, vocabulary: vocabulary, now: testNow).get()
+        #expect(unknown.batches[0].routes == [Array("product".utf8)])
+        #expect(unknown.batches[0].tallies.last?.route == 1, "made-up counts as other")
+    }
+
+    /// Of more distinct shapes than the sketch holds, those with the highest counts are kept.
+    @Test func aForwardKeepsTheShapesTheSketchHolds() throws {
+        var limits = TelemetryLimits()
+        limits.maximumShapes = 3
+        let minute = Int32(testNow / 60)
+        var batch = Batch()
+        batch.tallies = [Tally(minute: minute, entry: 0, outcome: Outcome.notFound.rawValue, reason: FailureReason.unknownRoute.rawValue,
+                               route: 0, precondition: 0, count: 1_000)]
+        batch.shapes = (1...6).map { ShapeTally(minute: minute, entry: 0, shape: Array("/s\($0)/:param".utf8), count: UInt32($0 * 10)) }
+        var forward = Forward(node: Array(String(repeating: "ab", count: 16).utf8), through: 1, batches: [batch])
+        let clamped = try forward.hold(to: limits, vocabulary: vocabulary, now: testNow).get()
+        #expect(Set(forward.batches[0].shapes.map { String(decoding: $0.shape, as: UTF8.self) }).count <= 3)
+        #expect(forward.batches[0].shapes.map(\.count).sorted() == [40, 50, 60])
+        #expect(clamped.shapeCounts == 60)
     }
 
     @Test func batchesRebuildTheCountsTheyCameFrom() throws {

@@ -204,13 +204,13 @@ struct ReplicationTests {
         let again = primary.call("POST", "/v1/replication/telemetry", token: replication, bytes: sealed.encoded)
         #expect(again.status == 200 && again.json["through"]?.intValue == Int(sealed.through))
         #expect(total() == 6)
-        // Bad forwards change nothing.
-        var future = sealed
-        future.through += 1
-        future.batches[0].tallies[0].minute = Int32(Int(Date().timeIntervalSince1970) / 60 + 60)
+        // Bad forwards (what no follower makes) change nothing.
+        var unlisted = sealed
+        unlisted.through += 1
+        unlisted.batches[0].tallies[0].route = 400
         var damaged = sealed.encoded
         damaged[damaged.count / 2] ^= 0xFF
-        for bytes in [future.encoded, damaged, Array(sealed.encoded.prefix(20)), []] {
+        for bytes in [unlisted.encoded, damaged, Array(sealed.encoded.prefix(20)), []] {
             let refused = primary.call("POST", "/v1/replication/telemetry", token: replication, bytes: bytes)
             #expect(refused.status == 400 && refused.errorCode == "invalidForward", "\(refused.text)")
         }
