@@ -18,7 +18,7 @@ struct ReplicationEndpoints: EndpointGroup {
         try registry.add("GET", "/v1/replication/state", replicate) { _, _ throws(Refusal) in try state() }
         // A record is read from disk (history is not in memory): off the loop, in the lane
         // of internal readers (a QR flood in the reads lane does not hold a follower back).
-        try registry.addOffLoop("GET", "/v1/replication/revisions/:number", replicate, lane: .internalReads) { _, call throws(Refusal) in
+        try registry.addOffLoop("GET", "/v1/replication/revisions/:number", replicate, lane: .replication) { _, call throws(Refusal) in
             try revisionRecord(call["number"])
         }
         try registry.add("GET", "/v1/replication/schemas/:platform/:version", replicate) { _, call throws(Refusal) in

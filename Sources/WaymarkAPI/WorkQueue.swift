@@ -151,7 +151,9 @@ final class WorkQueue: Sendable {
                  Lane("controls", qos: .userInitiated, serial: 1),
                  // Serial, one: counts and revision records take milliseconds, and a thread of
                  // its own is what the QR codes queued in the reads lane cannot take from them.
-                 Lane("internal", qos: .utility, serial: 1)]
+                 Lane("internal", qos: .utility, serial: 1),
+                 // Serial, one: a follower asks one record at a time, and each is a file read.
+                 Lane("replication", qos: .utility, serial: 1)]
     }
 
     /// Jobs waiting or running now, in all lanes.
@@ -474,20 +476,26 @@ enum WorkLane: Int, Sendable, CaseIterable {
     /// an incident waits for none of them.
     case controls
     /// What the operators' own readers ask, apart from the costly reads anyone with a read
-    /// token can multiply: followers' revision records (`replication`) and the dashboards'
-    /// counts (`telemetry:read`). Shared like the reads lane, on a queue of its own, so a
-    /// flood of QR codes leaves followers mirroring and dashboards answered.
+    /// token can multiply: the dashboards' counts and top lists (`telemetry:read`). Shared
+    /// like the reads lane, on a queue of its own, so a flood of QR codes leaves dashboards
+    /// answered.
     case internalReads
+    /// Followers' revision records (`replication`): on a queue of their own, so neither a
+    /// QR flood nor the costly counts a dashboard token may ask keep a publish off the
+    /// followers.
+    case replication
 
-    var name: String { ["changes", "builds", "reads", "controls", "internal"][rawValue] }
-    var work: String { ["changes", "building", "costly reads", "rollout controls", "followers' and dashboards' reads"][rawValue] }
+    var name: String { ["changes", "builds", "reads", "controls", "internal", "replication"][rawValue] }
+    var work: String { ["changes", "building", "costly reads", "rollout controls", "dashboards' reads", "followers' reads"][rawValue] }
     /// Whether one caller holds at most a share of its places.
-    var isShared: Bool { self == .changes || self == .reads || self == .internalReads }
+    var isShared: Bool { self == .changes || self == .reads || self == .internalReads || self == .replication }
 
-    /// Who holds a share: in the reads lane the token and the peer; in the changes lane
-    /// the token alone (every change needs one, a credential of its own, and behind a
-    /// proxy every caller would be one peer, an operator's abort beside a marketer's flood).
-    func sharer(_ caller: WorkCaller) -> WorkCaller { self == .changes ? WorkCaller(token: caller.token) : caller }
+    /// Who holds a share: in the reads lane the token and the peer; in the changes, internal
+    /// reads and replication lanes the token alone (every job there needs one, a credential
+    /// of its own, and behind a proxy or from one office every caller would be one peer: an
+    /// operator's abort beside a marketer's flood, a dashboard beside a marketing token's
+    /// costly counts).
+    func sharer(_ caller: WorkCaller) -> WorkCaller { self == .reads ? caller : WorkCaller(token: caller.token) }
 }
 
 /// Who a job is for, for the changes and reads lanes' shares: the token's name (nil for a public or

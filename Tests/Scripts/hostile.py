@@ -225,8 +225,10 @@
  43. QR codes against followers and dashboards: 64 keep-alive connections from 4 addresses,
      each with a routes:read token of its own, ask new version-40 QR codes of a primary (the
      reads lane full: 16 a token) while it publishes 5 times: a follower polling every 0.5 s
-     serves each new revision within 2 s, and a dashboard's counts are answered (>= 95 %):
-     revision records and counts run in a lane of their own (internal reads). Before, a
+     serves each new revision within 2 s, and a dashboard's counts are answered (>= 95 %),
+     while 32 more connections of two marketing tokens (telemetry:read) ask their costliest counts
+     (two days of minutes by six dimensions, 170 groups) over and over: counts run in a lane of
+     their own (internal reads), revision records in another (replication). Before, a
      publish stayed off the follower for more than 15 s in 4 of 5 runs and 14/17 to 50/54
      of the counts were 503.
  44. Suggestions on a large revision: 200 suggestible shapes beside 20,000 routes of their
@@ -3336,6 +3338,8 @@ def qr_beside_followers(binary, scratch):
     daemon = Daemon(binary, data)
     replicator = token(binary, data, "qr-followers", "replication")
     dashboard = token(binary, data, "qr-dashboard", "telemetry:read", rate="unlimited")
+    marketing = [token(binary, data, "qr-marketing-%d" % index, "telemetry:read", rate="unlimited") for index in range(2)]
+    phone = token(binary, data, "qr-phone", "telemetry:write", rate="unlimited")
     readers = [token(binary, data, "qr-reader-%d" % index, "routes:read", rate="unlimited") for index in range(4)]
     process, _, follower_port = waymark_daemon.start(binary, follower_data, "--threads", "2", "--follow", "http://127.0.0.1:%d" % daemon.port,
                                                      "--follow-interval", "0.5", seed=False, env=dict(os.environ, WAYMARK_FOLLOW_TOKEN=replicator))
@@ -3366,6 +3370,38 @@ def qr_beside_followers(binary, scratch):
             except (OSError, http.client.HTTPException):
                 connection = None
 
+    # Counts worth asking: 480 groups, so two days of minutes by six dimensions is the
+    # costliest answer a dashboard token may have (attack 38), asked over and over.
+    import uuid
+    ts = iso(int(time.time()) - 30)
+    for version in ("5.2.0", "5.3.0"):
+        events = [dict({"ts": ts, "entry": entry, "outcome": outcome, "route": route}, **({"reason": reason} if reason else {}))
+                  for route in ("home", "product", "category", "search", "cart", "orders", "order-detail", "settings", "new-arrivals", "spring-sale")
+                  for entry in ("universalLink", "scheme", "push", "inApp")
+                  for outcome, reason in (("proceed", None), ("gated", None), ("notFound", "validationFailed"), ("notFound", "expired"),
+                                          ("notFound", "unknownRoute"), ("notFound", "malformed"))]
+        status, answer, _ = call(daemon.port, phone, "POST", "/v1/telemetry", json.dumps({
+            "batch": uuid.uuid4().hex, "client": {"platform": "ios", "appVersion": version, "revision": 1}, "events": events}).encode(),
+            {"Content-Type": "application/json"})
+        if status != 202:
+            fail("a batch of many groups answered %d: %s" % (status, answer[:300]))
+
+    def costly_counts(index):
+        connection = None
+        while not stop.is_set():
+            try:
+                if connection is None:
+                    connection = http.client.HTTPConnection("127.0.0.1", daemon.port, timeout=60)
+                connection.request("GET", "/v1/telemetry/counts?groupBy=route,entry,outcome,reason,appVersion,platform&step=1m&limit=170&from=%s&to=%s"
+                                   % (iso(time.time() - 47 * 3_600), iso(time.time() + 60)), headers={"Authorization": "Bearer " + marketing[index % 2]})
+                response = connection.getresponse()
+                response.read()
+                key = "counts %d" % response.status if response.status in (200, 503) else "counts other"
+                with lock:
+                    counts[key] = counts.get(key, 0) + 1
+            except (OSError, http.client.HTTPException):
+                connection = None
+
     def follower_etag():
         status, _, headers = call(follower_port, daemon.admin, "GET", "/v1/manifest?platform=ios&version=5.3.0", timeout=10)
         return headers.get("ETag") if status == 200 else None
@@ -3379,7 +3415,7 @@ def qr_beside_followers(binary, scratch):
         if time.monotonic() > deadline:
             fail("the follower did not mirror the primary before the flood")
         time.sleep(0.1)
-    flooders = [threading.Thread(target=flood, args=(index,)) for index in range(64)]
+    flooders = [threading.Thread(target=flood, args=(index,)) for index in range(64)] + [threading.Thread(target=costly_counts, args=(index,)) for index in range(32)]
     for thread in flooders:
         thread.start()
     time.sleep(2)
@@ -3420,9 +3456,12 @@ def qr_beside_followers(binary, scratch):
     answered = sum(1 for status in dashboard_answers if status == 200)
     if answered < 0.95 * len(dashboard_answers):
         fail("beside a QR flood (%s) the dashboard's counts answered %d of %d: %s" % (counts, answered, len(dashboard_answers), dashboard_answers))
-    print("hostile: 64 connections from 4 addresses asking new version-40 QR codes (%d answered, %d 503): 5 publishes served by a follower "
-          "after %s s (at most 2); the dashboard's counts %d of %d answered" % (counts["qr 200"], counts["qr 503"], ", ".join("%.2f" % lag for lag in lags),
-                                                                               answered, len(dashboard_answers)))
+    if counts.get("counts 200", 0) < 4:
+        fail("the costly counts did not flood: %s" % counts)
+    print("hostile: 64 connections from 4 addresses asking new version-40 QR codes (%d answered, %d 503) and 32 asking two marketing tokens' "
+          "costliest counts (%d answered, %d 503): 5 publishes served by a follower after %s s (at most 2); the dashboard's counts %d of %d answered"
+          % (counts["qr 200"], counts["qr 503"], counts.get("counts 200", 0), counts.get("counts 503", 0), ", ".join("%.2f" % lag for lag in lags),
+             answered, len(dashboard_answers)))
 
 
 def suggestions_across_publishes(binary, scratch):

@@ -207,6 +207,24 @@ struct OffLoopWorkTests {
         done.wait()
     }
 
+    /// A dashboard's costly counts hold the internal lane; a follower's record is not behind them.
+    @Test func aFollowersReadIsNotBehindTheDashboardsCounts() {
+        let queue = WorkQueue(capacity: 64, documentsAtOnce: 1)
+        let gate = DispatchSemaphore(value: 0), done = DispatchGroup()
+        let dashboard = WorkCaller(token: "marketing", peer: PeerAddress(high: 0xFFFF, low: 0xC633_6401))
+        var held = 0
+        for _ in 0..<queue.share {
+            done.enter()
+            if queue.submit(.internalReads, for: dashboard, { gate.wait(); done.leave() }) == nil { held += 1 } else { done.leave() }
+        }
+        #expect(held == queue.share)
+        let mirrored = DispatchSemaphore(value: 0)
+        #expect(queue.submit(.replication, for: WorkCaller(token: "follower", peer: PeerAddress(high: 0xFFFF, low: 0xCB00_7101))) { mirrored.signal() } == nil)
+        #expect(mirrored.wait(timeout: .now() + 10) == .success, "a follower's record runs while the dashboard's counts wait")
+        for _ in 0..<held { gate.signal() }
+        done.wait()
+    }
+
     /// A replay (an impact) holds the document turn while its draft is parsed and lets the
     /// next document start as it leaves it: a change waits for the parse, not for the
     /// replay. A second replay waits for the first to end, turn or no turn.
