@@ -12,6 +12,13 @@ extension RoutesDocument {
 
     /// `decode`, with its problems as a report: at most `ValidationReport.listLimit` of
     /// each severity listed, the rest counted.
+    /// Patterns a document may hold, all routes together: what validating it holds in memory
+    /// grows with them (about 300 bytes a pattern and 200 a segment), and a document's work
+    /// must fit its term of the server's memory formula (`docs/operations.md`).
+    public static let maximumPatterns = 250_000
+    /// Path segments of all the patterns together (a pattern counts at least one).
+    public static let maximumSegments = 500_000
+
     public static func decodeReporting(_ json: JSONValue) -> (document: RoutesDocument?, report: ValidationReport) {
         var reader = FieldReader()
         let root = JSONPath.root
@@ -25,6 +32,19 @@ extension RoutesDocument {
         }
         guard case .array(let entries) = routesValue else {
             reader.report(.invalidFormat, at: root + "routes", "routes must be a list, but it is \(routesValue.typeName).")
+            return (nil, reader.found)
+        }
+        // Counted before anything is decoded, so what analysing a document may hold is
+        // bounded by the bound, not by what fits in the bytes.
+        var patternCount = 0, segmentCount = 0
+        for case .object(let route) in entries {
+            guard case .array(let patterns)? = route["patterns"] else { continue }
+            patternCount += patterns.count
+            for case .string(let pattern) in patterns { segmentCount += max(1, pattern.utf8.reduce(0) { $0 + ($1 == UInt8(ascii: "/") ? 1 : 0) }) }
+        }
+        guard patternCount <= maximumPatterns, segmentCount <= maximumSegments else {
+            reader.report(.tooComplex, at: root + "routes",
+                "The routes hold \(patternCount) patterns of \(segmentCount) segments; a document holds at most \(maximumPatterns) patterns and \(maximumSegments) segments. Split the campaign links into fewer, wider patterns (a :param for what varies).")
             return (nil, reader.found)
         }
         var routes: [RouteSpec] = []

@@ -30,6 +30,20 @@ struct BoundedReportTests {
         #expect(small.json["omitted"] == nil && small.errorCount == 3)
     }
 
+    @Test("a document of more patterns or segments than the bound is refused before it is decoded")
+    func patternsAndSegmentsAreBounded() {
+        func routes(_ patterns: Int, _ pattern: String) -> JSONValue {
+            Self.document([["id": "wide", "patterns": .array(Array(repeating: .string(pattern), count: patterns)), "destination": "home"]])
+        }
+        for (document, allowed) in [(routes(RoutesDocument.maximumPatterns, "/a"), true), (routes(RoutesDocument.maximumPatterns + 1, "/a"), false),
+                                    (routes(RoutesDocument.maximumSegments / 4, "/a/b/c/d"), true),
+                                    (routes(RoutesDocument.maximumSegments / 4 + 1, "/a/b/c/d"), false)] {
+            let (decoded, report) = RoutesDocument.decodeReporting(document)
+            let refused = report.errors.contains { $0.code == .tooComplex && $0.path == JSONPath.root + "routes" }
+            #expect(refused != allowed && (decoded == nil) == refused)
+        }
+    }
+
     @Test("a well-formed route after the list is full is kept; a broken one is still left out")
     func decodingJudgesEveryRoutePastTheLimit() {
         let limit = ValidationReport.listLimit

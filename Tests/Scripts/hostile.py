@@ -36,7 +36,8 @@
      and read nothing more: what waits for them stays within the peer's share of the
      output budget (the slowest reset past it) and RSS grows by less than the share + 32 MB.
  11. Big documents as marketing: a 10,000,000-byte note is refused naming the route and the
-     field; ~14 MB documents scheduled back to back stop at 64 MiB pending; cancelled and
+     field; a route of 600,000 patterns is refused 422 tooComplex by its count, before it is
+     decoded (validating it held 214 MB before, past a document in work's 160 MiB); ~14 MB documents scheduled back to back stop at 64 MiB pending; cancelled and
      scheduled again, they leave the data directory as large as before (an ended schedule
      keeps no document); RSS, and a
      restart's time and RSS, stay under their bounds (a restart under 64 MB: pending
@@ -1189,6 +1190,20 @@ def big_documents(binary, scratch):
                            {"If-Match": '"rev-1"', "Content-Type": "application/json"}, timeout=60)
     if status != 422 or b'Route \\"big-note\\": notes is 10000000 bytes' not in body:
         fail("a 10,000,000-byte note answered %d %s" % (status, body[:300]))
+    # One route of 600,000 patterns (7 MB): validating it held 214 MB, past a document in
+    # work's 160 MiB; refused by its count before it is decoded.
+    wide = json.loads(json.dumps(routes))
+    wide["routes"].append({"id": "wide", "patterns": ["/a%d" % index for index in range(600_000)], "destination": "home"})
+    before_wide = rss_mb(daemon.process.pid)
+    started = time.monotonic()
+    status, body, _ = call(daemon.port, marketing, "POST", "/v1/revisions", {"message": "wide", "routes": wide},
+                           {"If-Match": '"rev-1"', "Content-Type": "application/json"}, timeout=60)
+    wide_seconds = time.monotonic() - started
+    wide_peak = peak_mb(daemon.process.pid) - before_wide
+    if status != 422 or b"tooComplex" not in body or b"600013 patterns" not in body:
+        fail("a route of 600,000 patterns answered %d %s" % (status, body[:300]))
+    if wide_peak > 160 * 1.048576:
+        fail("a route of 600,000 patterns peaked %.1f MB over the daemon" % wide_peak)
     big = json.loads(json.dumps(routes))
     for index in range(3_300):
         big["routes"].append({"id": "c%d" % index, "patterns": ["/campaign/c%d" % index], "destination": "home", "notes": "n" * 4_000})
@@ -1243,11 +1258,12 @@ def big_documents(binary, scratch):
     # Pending schedules' routes stay in their files: a restart holds none of them.
     if rss > 400 or restart_rss > 64 or restart > 5:
         fail("under big schedules RSS %.1f MB, data %.1f MiB; restarted in %.1f s at %.1f MB" % (rss, size, restart, restart_rss))
-    print("hostile: as marketing, a 10,000,000-byte note refused naming the route and the field; %.1f MB documents scheduled "
+    print("hostile: as marketing, a 10,000,000-byte note refused naming the route and the field; a route of 600,000 patterns refused "
+          "422 tooComplex in %.2f s (peak %.1f MB over the daemon, bound 160 MiB); %.1f MB documents scheduled "
           "back to back: %d taken, then 409 tooManySchedules (64 MiB pending at most); RSS %.1f MB (bound 400), data directory "
           "%.1f MiB; cancelled, %d scheduled again and cancelled (%d cancels in all): %.2f MiB (bound +16: an ended schedule keeps no document); "
           "restarted in %.2f s at %.1f MB RSS (bounds 5 s, 64 MB: the schedules' routes stay on disk)"
-          % (len(sent) / 1e6, scheduled, rss, size, again, cancelled, cycled, restart, restart_rss))
+          % (wide_seconds, wide_peak, len(sent) / 1e6, scheduled, rss, size, again, cancelled, cycled, restart, restart_rss))
 
 
 # 12 -----------------------------------------------------------------------------------------

@@ -421,13 +421,58 @@ def lanes(binary):
             if replayed - validated > 64 * MIB:
                 fail("the largest impact peaked %.1f MB over the daemon, %.1f more than its draft's validation, past the 64 MiB of a replay"
                      % (replayed, replayed - validated))
+            # An impact whose draft moves an opened route's destination (both documents analysed
+            # and resolved per build after the replay leaves the turn), with as many params as a
+            # request's parse allows.
+            status, body = call(port, phone, "POST", "/v1/telemetry", {"batch": uuid.uuid4().hex, "client": {"platform": "ios", "appVersion": "5.3.0", "revision": 2},
+                                                                       "events": [{"ts": iso(int(time.time()) - 30), "entry": "universalLink", "outcome": "proceed", "route": "product"}]})
+            if status != 202:
+                fail("an open of product: %d %s" % (status, body[:200]))
+            moved = document("b")
+            for route in moved["routes"]:
+                if route["id"] == "product":
+                    route["destination"], route["params"] = "category", {"p%d" % index: {"const": "x"} for index in range(240_000)}
+            moved = json.dumps(moved).encode()
+            time.sleep(1.5)
+            reset_peak(process.pid)
+            before = rss_mb(process.pid)
+            status, body = call(port, marketer, "POST", "/v1/validate", moved, {"Content-Type": "application/json"})
+            moved_validated = peak_mb(process.pid) - before
+            time.sleep(1.5)
+            reset_peak(process.pid)
+            before = rss_mb(process.pid)
+            status, body = call(port, marketer, "POST", "/v1/revisions/2/impact", moved, {"Content-Type": "application/json"})
+            moved_replayed = peak_mb(process.pid) - before
+            if status != 200:
+                fail("an impact moving a destination: %d %s" % (status, body[:200]))
+            if moved_replayed - moved_validated > 64 * MIB:
+                fail("an impact moving a destination with 240,000 params peaked %.1f MB, %.1f more than its validation, past a replay's 64 MiB"
+                     % (moved_replayed, moved_replayed - moved_validated))
+            # The costliest document a validation may be asked (RoutesDocument.maximumPatterns and
+            # maximumSegments, a request's parse): 120,000 routes of three-segment patterns, each
+            # with an error to report.
+            costly = json.loads(json.dumps(example))
+            costly["routes"] += [{"id": "w%d" % index, "patterns": ["/a%d/:b/c" % index], "destination": "home"} for index in range(120_000)]
+            costly = json.dumps(costly).encode()
+            time.sleep(1.5)
+            reset_peak(process.pid)
+            before = rss_mb(process.pid)
+            status, body = call(port, marketer, "POST", "/v1/validate", costly, {"Content-Type": "application/json"})
+            costliest = peak_mb(process.pid) - before
+            if status != 200 or json.loads(body).get("valid"):
+                fail("validating 120,000 routes with errors: %d %s" % (status, body[:200]))
+            if costliest > 160 * MIB + len(costly) / 1e6:
+                fail("validating the costliest document (120,000 routes, %.1f MB) peaked %.1f MB over the daemon, past a document in work's 160 MiB and its body"
+                     % (len(costly) / 1e6, costliest))
         finally:
             process.kill()
             process.wait()
     print("lanes: the largest counts answer (%d groups, %d values, %.1f MB) peaked %.1f MB over the daemon (term 32 MiB and its bytes); "
-          "the largest impact (39,900 patterns a side, %.1f MB draft) peaked %.1f MB over the daemon, %.1f over its draft's validation (replay term 64 MiB)"
+          "the largest impact (39,900 patterns a side, %.1f MB draft) peaked %.1f MB over the daemon, %.1f over its draft's validation (replay term 64 MiB); "
+          "one moving an opened route's destination with 240,000 params %.1f MB, %+.1f over its validation; the costliest validation (120,000 routes with errors, "
+          "%.1f MB) %.1f MB (a document in work: 160 MiB)"
           % (groups, groups * details["buckets"], counts_bound - 32 * MIB, counts_peak - counts_before, len(draft) / 1e6,
-             replayed, replayed - validated))
+             replayed, replayed - validated, moved_replayed, moved_replayed - moved_validated, len(costly) / 1e6, costliest))
 
 
 if __name__ == "__main__":
