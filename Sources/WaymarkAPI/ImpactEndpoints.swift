@@ -38,13 +38,15 @@ struct ImpactEndpoints: EndpointGroup {
         // Past either, the draft is refused at the head, unread (and again when it comes).
         let busy: @Sendable (HTTPRequestHead, String) -> Refusal? = { head, actor in
             if held.holdsAll(actor) { return Self.tooMany }
-            return context.work.refusalAtHead(.reads, for: WorkCaller(head, actor: actor, trustForwardedFor: trusted), document: WorkQueue.isDocument(head, readsDocument: false))
+            return context.work.refusalAtHead(.reads, for: WorkCaller(head, actor: actor, trustForwardedFor: trusted), document: true)
         }
         try registry.addDeferred("POST", "/v1/revisions/:a/impact", .scope(.routesPublish, action: "impactDraft"),
                                  maximumBody: context.options.maximumDocumentBytes, busy: busy) { request, call, responder throws(Refusal) in
             guard held.take(call.actor) else { throw Self.tooMany }
+            // Always in a document's turn, however small the draft: the base is a stored
+            // revision, read and parsed (up to `--max-document-bytes`) before the replay.
             let refusal = context.work.submitReplay(for: WorkCaller(request, actor: call.actor, trustForwardedFor: trusted),
-                                                    document: request.body.count > WorkQueue.documentBody) { leaveTurn in
+                                                    document: true) { leaveTurn in
                 defer { held.give(call.actor) }
                 do throws(Refusal) {
                     responder.respond(try impact(request, call, leaveTurn: leaveTurn))

@@ -25,8 +25,9 @@ final class SuggestionCache: Sendable {
     }
 
     /// Per path length (segments), the digest of the routes that could compete with a shape
-    /// of that length, for one revision: each route with a pattern of that length or one
-    /// ending in `*rest`, as serialised, in document order.
+    /// of that length, for one revision: each route with a pattern of that length, as
+    /// serialised, in document order, then the digest of the document's app and format and
+    /// of every route with a pattern ending in `*rest` (which competes at every length).
     struct Competitors: Sendable {
         let revision: Int
         private let digests: [[UInt8]]
@@ -36,15 +37,28 @@ final class SuggestionCache: Sendable {
         init(revision: Int, routes: JSONValue, document: RoutesDocument) {
             self.revision = revision
             index = RouteSuggestion.Index(document)
+            // Routes with a `*rest` compete with every length: hashed once, into a digest
+            // of their own that each length's digest takes in, with the document's app and
+            // format (what a suggestion validates against besides the routes).
             var hashers = Array(repeating: SHA256(), count: URLPattern.maximumSegments + 1)
+            var everyLength = SHA256()
+            everyLength.update(JSONValue.object(["app": routes["app"] ?? .null, "format": routes["format"] ?? .null]).serializedBytes() + [0x0A])
             for route in routes["routes"]?.arrayValue ?? [] {
                 let patterns = (route["patterns"]?.arrayValue ?? []).compactMap(\.stringValue).compactMap { try? URLPattern($0) }
-                let lengths = patterns.contains(where: \.endsWithRest) ? Set(0...URLPattern.maximumSegments) : Set(patterns.map(\.segments.count))
-                guard !lengths.isEmpty else { continue }
+                guard !patterns.isEmpty else { continue }
                 let bytes = route.serializedBytes() + [0x0A]
-                for length in lengths where length < hashers.count { hashers[length].update(bytes) }
+                if patterns.contains(where: \.endsWithRest) {
+                    everyLength.update(bytes)
+                    continue
+                }
+                for length in Set(patterns.map(\.segments.count)) where length < hashers.count { hashers[length].update(bytes) }
             }
-            digests = hashers.map { $0.finalize() }
+            let shared = everyLength.finalize()
+            digests = hashers.map { hasher in
+                var hasher = hasher
+                hasher.update(shared)
+                return hasher.finalize()
+            }
         }
 
         /// The digest for shapes of `length` segments.

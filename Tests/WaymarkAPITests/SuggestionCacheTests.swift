@@ -11,11 +11,16 @@ struct SuggestionCacheTests {
         return cache.competitors(revision: revision, routes: json, document: RoutesDocument.decode(json).document!)
     }
 
-    static func routes(_ routes: [(String, [String])]) -> JSONValue {
+    static func competitors(_ cache: SuggestionCache, revision: Int, app: String, _ routes: [(String, [String])]) -> SuggestionCache.Competitors {
+        let json = Self.routes(routes, app: app)
+        return cache.competitors(revision: revision, routes: json, document: RoutesDocument.decode(json).document!)
+    }
+
+    static func routes(_ routes: [(String, [String])], app: String = "storefront") -> JSONValue {
         let list = routes.map { id, patterns in
             "{\"id\":\"\(id)\",\"patterns\":[\(patterns.map { "\"\($0)\"" }.joined(separator: ","))],\"destination\":\"home\"}"
         }
-        let text = "{\"format\":\"waymark.routes/1\",\"app\":\"storefront\",\"routes\":[\(list.joined(separator: ","))]}"
+        let text = "{\"format\":\"waymark.routes/1\",\"app\":\"\(app)\",\"routes\":[\(list.joined(separator: ","))]}"
         return (try? JSONParser().parse(Array(text.utf8))) ?? .null
     }
 
@@ -38,7 +43,10 @@ struct SuggestionCacheTests {
         #expect(cache.suggestion(for: "/deals/winter", at: SuggestionCache.Key(schemas: ["a"], competitors: changed.digest(length: 2))) == nil)
         // A schema registered: what was made before no longer holds.
         #expect(cache.suggestion(for: "/deals/winter", at: SuggestionCache.Key(schemas: ["a", "b"], competitors: before.digest(length: 2))) == nil)
+        // Another app (what a suggestion validates against): made again.
+        let renamed = Self.competitors(cache, revision: 8, app: "outlet", [("deals", ["/deals/summer"]), ("home", ["/"])])
+        #expect(renamed.digest(length: 2) != before.digest(length: 2))
         // The competitors of one revision are made once.
-        #expect(Self.competitors(cache, revision: 7, []).digest(length: 2) == rest.digest(length: 2))
+        #expect(Self.competitors(cache, revision: 8, []).digest(length: 2) == renamed.digest(length: 2))
     }
 }
