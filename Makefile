@@ -9,10 +9,16 @@ SCHEMAS    := --schema $(EXAMPLE)/schema-ios-5.2.0.json --schema $(EXAMPLE)/sche
 BIN        := .build/debug/waymark
 RELEASE    := .build/release
 
-.PHONY: all build builds tools run test test-beside-builds test-one-at-a-time check-imports test-client test-unit test-live test-crash test-followers test-rollout test-guard test-qr test-landing check-deploy test-api test-dashboard test-console test-links test-android bench-android fuzz-ci check-example bench bench-client bench-guard bench-http bench-publish bench-telemetry bench-events count-instructions fuzz deps toolchain clean
+.PHONY: all help check-readme build builds tools run test test-beside-builds test-one-at-a-time check-imports test-client test-unit test-live test-crash test-followers test-rollout test-guard test-qr test-landing check-deploy test-api test-dashboard test-console test-links test-android bench-android fuzz-ci check-example bench bench-client bench-guard bench-http bench-publish bench-telemetry bench-events count-instructions fuzz deps toolchain clean
 
+# The default: the debug build.
 all: build
 
+# Lists the targets, each with the first line of the comment above it.
+help:
+	@awk '/^# / && !c { c = substr($$0, 3) } /^$$/ { c = "" } /^[a-z][a-z0-9-]*:/ { sub(/:.*/, "", $$1); printf "  %-22s %s\n", $$1, c; c = "" }' Makefile
+
+# Fails with where to get it when the Swift toolchain is missing.
 toolchain:
 	@command -v $(SWIFT) >/dev/null || { echo "The Swift toolchain (swift 6) is required: https://www.swift.org/install/linux/" >&2; exit 2; }
 
@@ -20,6 +26,7 @@ toolchain:
 deps: toolchain
 	@bash Tests/Scripts/install-packages.sh pkg-config=pkg-config curl-config=libcurl4-openssl-dev
 
+# The debug build: the daemon and CLI (.build/debug/waymark), the simulator, the tools.
 build: deps
 	$(SWIFT) build
 
@@ -41,7 +48,9 @@ test:
 	$(MAKE) -j2 --output-sync=target test-beside-builds
 	$(MAKE) -j1 test-one-at-a-time
 
-test-beside-builds: builds tools check-imports check-example test-client test-qr test-api test-android fuzz-ci test-crash test-rollout check-deploy
+# make test's first part, two at a time beside the builds (above).
+test-beside-builds: builds tools check-imports check-readme check-example test-client test-qr test-api test-android fuzz-ci test-crash test-rollout check-deploy
+# make test's second part, one at a time (above).
 test-one-at-a-time: test-links test-live test-disk-full test-hostile test-memory test-followers test-guard test-landing test-dashboard test-console test-unit
 
 # The three builds the checks run, one after the other (SwiftPM builds one at a time in .build).
@@ -70,11 +79,13 @@ test-client: build
 	bash Tests/Scripts/install-packages.sh python3=python3
 	python3 Tests/Scripts/simulator-check.py $(BIN) .build/debug/waymark-simulator
 
+# The Swift Testing suites (FILTER=regex: only the suites and tests whose names match).
 # The link-check suites serve HTTPS from loopback with Python and an openssl-made certificate.
+FILTER ?=
 test-unit: deps
 	bash Tests/Scripts/install-packages.sh python3=python3 openssl=openssl
 	$(SWIFT) build --build-tests
-	$(SWIFT) test --skip-build --disable-xctest
+	$(SWIFT) test --skip-build --disable-xctest $(if $(FILTER),--filter '$(FILTER)')
 
 # The HTTP server with real clients (curl, Python, wrk, h2load), then slow clients
 # (slowhttptest). Installs the clients from Debian when missing.
@@ -99,6 +110,8 @@ test-disk-full: build
 	bash Tests/Scripts/install-packages.sh python3=python3
 	python3 Tests/Scripts/disk-full.py $(BIN)
 
+ONLY ?=
+
 # Each attack of the "Hostile load" issues against a release daemon on loopback: anonymous
 # 16 MiB bodies, a refusal flood during a 5,000-route publish (manifest p50/p99 printed),
 # the audit log's growth, a phone's token against the cell cap and a rate, silent
@@ -107,10 +120,11 @@ test-disk-full: build
 # slow QR readers, big notes and schedules, request ids, Host ports, landings past a window
 # edge, refusals from many addresses, the costliest documents from six tokens (issue 33);
 # prints each attack's seconds. About four minutes.
+# ONLY='name …' runs only those attacks, each on a daemon of its own.
 test-hostile: deps
 	bash Tests/Scripts/install-packages.sh python3=python3 ss=iproute2
 	$(SWIFT) build -c release --product waymark
-	python3 Tests/Scripts/hostile.py $(RELEASE)/waymark
+	python3 Tests/Scripts/hostile.py $(RELEASE)/waymark $(ONLY)
 
 # RSS of a release daemon with 10,000 routes, 20 builds' manifests fetched and 1,000 idle
 # connections: under 64 MB; prints each step and a build view's cost beside its manifest.
@@ -172,9 +186,6 @@ check-deploy: build
 test-api: build
 	bash Tests/Scripts/api-fuzz.sh $(BIN)
 
-# GET /dashboard in headless Chromium (Debian's chromium, installed when missing): the
-# figures it draws equal the telemetry posted, it refreshes itself, it asks for a token;
-# leaves a screenshot in .build/dashboard.png.
 # The marketing console in headless Chromium driven by Selenium (Debian's chromium and
 # chromium-driver, Selenium from PyPI in .venv-selenium, installed when missing), as a person would
 # use it: log in, compose, check, preview, publish, a second browser publishing first,
@@ -182,6 +193,9 @@ test-api: build
 test-console: build
 	bash Tests/Scripts/console-check.sh $(BIN) .build/console
 
+# GET /dashboard in headless Chromium (Debian's chromium, installed when missing): the
+# figures it draws equal the telemetry posted, it refreshes itself, it asks for a token;
+# leaves a screenshot in .build/dashboard.png.
 test-dashboard: build
 	bash Tests/Scripts/install-packages.sh python3=python3 chromium=chromium
 	python3 Tests/Scripts/dashboard-check.py $(BIN) .build/dashboard.png
@@ -189,6 +203,11 @@ test-dashboard: build
 # A short libFuzzer run with AddressSanitizer on every CI run.
 fuzz-ci:
 	$(MAKE) fuzz FUZZ_SECONDS=30
+
+# The README's quick start as a newcomer pastes it, against make run's daemon (Tests/Scripts/readme.py).
+check-readme: build
+	bash Tests/Scripts/install-packages.sh python3=python3 curl=curl
+	python3 Tests/Scripts/readme.py $(BIN)
 
 # The shipped example must stay valid: `waymark validate` exits 0 on it.
 check-example: build
@@ -304,5 +323,6 @@ fuzz: deps
 	echo "fuzz: HTTPFuzz exited $$http, TelemetryFuzz $$telemetry"; \
 	test $$http -eq 0 && test $$telemetry -eq 0
 
+# Removes every build.
 clean:
 	rm -rf .build

@@ -253,7 +253,8 @@
      listed. Before, the shapes replaced every real one in the top 20 as raw text and the
      names filled the cell table.
 Prints each figure; exits 1 on the first failure.
-Usage: hostile.py WAYMARK_RELEASE_BINARY [ATTACK...] (attacks by name, e.g. impact_flood: only those, each on a daemon of its own)
+Usage: hostile.py WAYMARK_RELEASE_BINARY [ATTACK...] (attacks by name, any of SHARED and ALONE below, e.g.
+impact_flood: only those, each on a daemon of its own; `make test-hostile ONLY='impact_flood dot_versions'`)
 """
 import http.client
 import itertools
@@ -3695,90 +3696,73 @@ def hostile_forwards(binary, scratch):
           % ("; ".join(clamped_figures), ", ".join(shapes[:3]), refused, "; ".join(refused_figures), cells_after_names))
 
 
+# The attacks on one shared daemon, in order (each takes the daemon, and some the binary
+# and its data directory), then those that start daemons of their own (binary, scratch).
+SHARED = ["anonymous_bodies", "flood_and_publish", "dot_versions", "heads_without_bodies", "two_loop_rate", "qr_flood",
+          "slow_qr_readers", "request_ids", "host_ports", "private_fallbacks", "publisher_reads_counts", "slow_manifest_file_readers"]
+ALONE = ["cell_cap", "silent_connections", "batch_ids", "big_documents", "landing_past_an_edge", "refusals_from_many_addresses",
+         "old_revisions", "impact_flood", "counts_beside_ingestion", "vocabulary_growth", "ended_schedules", "shared_token_flood",
+         "ipv6_network_flood", "mistake_reports", "pipelined_small_answers", "changes_flood", "link_check_flood", "suggestion_listing",
+         "documents_in_work", "bodies_after_reset", "drafts_fill_reads", "many_due_schedules", "bodies_behind_proxy", "guard_cells",
+         "forged_advance", "phone_token_scope", "bodies_by_network", "route_recency", "counts_answer_size", "impact_beside_publish",
+         "qr_beside_followers", "suggestions_across_publishes", "hostile_forwards"]
+
+
+def run_shared(name, daemon, binary, data):
+    """One attack of the shared daemon, given what its parameters name."""
+    import inspect
+    attack = globals()[name]
+    given = {"daemon": daemon, "binary": binary, "data": data}
+    return timed(attack, *[given[parameter] for parameter in inspect.signature(attack).parameters])
+
+
 def main():
     if len(sys.argv) < 2:
-        fail("usage: hostile.py WAYMARK_RELEASE_BINARY")
+        fail("usage: hostile.py WAYMARK_RELEASE_BINARY [ATTACK...]")
     binary = os.path.abspath(sys.argv[1])
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, 65536), hard))
     chosen = sys.argv[2:]
     if chosen:
-        # Attacks that start daemons of their own, by name.
-        alone = {"impact_flood": impact_flood, "old_revisions": old_revisions, "counts_beside_ingestion": counts_beside_ingestion,
-                 "big_documents": big_documents, "vocabulary_growth": vocabulary_growth, "ended_schedules": ended_schedules,
-                 "shared_token_flood": shared_token_flood, "mistake_reports": mistake_reports,
-                 "pipelined_small_answers": pipelined_small_answers, "changes_flood": changes_flood,
-                 "link_check_flood": link_check_flood, "ipv6_network_flood": ipv6_network_flood,
-                 "suggestion_listing": suggestion_listing, "documents_in_work": documents_in_work,
-                 "bodies_after_reset": bodies_after_reset, "drafts_fill_reads": drafts_fill_reads,
-                 "many_due_schedules": many_due_schedules, "bodies_behind_proxy": bodies_behind_proxy,
-                 "guard_cells": guard_cells, "forged_advance": forged_advance, "phone_token_scope": phone_token_scope,
-                 "bodies_by_network": bodies_by_network, "route_recency": route_recency,
-                 "counts_answer_size": counts_answer_size, "impact_beside_publish": impact_beside_publish,
-                 "qr_beside_followers": qr_beside_followers, "suggestions_across_publishes": suggestions_across_publishes,
-                 "hostile_forwards": hostile_forwards}
-        unknown = [name for name in chosen if name not in alone]
+        # Attacks by name, each on a daemon of its own.
+        unknown = [name for name in chosen if name not in SHARED + ALONE]
         if unknown:
-            fail("no attack %s runs alone; these do: %s" % (", ".join(unknown), ", ".join(sorted(alone))))
+            fail("no attack %s; these are: %s" % (", ".join(unknown), ", ".join(SHARED + ALONE)))
         with tempfile.TemporaryDirectory(prefix="waymark-hostile-") as scratch:
-            for name in chosen:
-                alone[name](binary, scratch)
+            for index, name in enumerate(chosen):
+                if name in ALONE:
+                    timed(globals()[name], binary, scratch)
+                    continue
+                data = os.path.join(scratch, "shared-%d" % index)
+                daemon = Daemon(binary, data)
+                try:
+                    flood = run_shared(name, daemon, binary, data)
+                    if not daemon.alive():
+                        fail("the daemon died")
+                    daemon.stop()
+                    if name == "flood_and_publish":
+                        audit_after_stop(data, flood)
+                finally:
+                    if daemon.alive():
+                        daemon.process.kill()
         return
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="waymark-hostile-") as scratch:
         data = os.path.join(scratch, "main")
         daemon = Daemon(binary, data)
         try:
-            timed(anonymous_bodies, daemon)
-            flood = timed(flood_and_publish, daemon, binary, data)
-            timed(dot_versions, daemon)
-            timed(heads_without_bodies, daemon, binary, data)
-            timed(two_loop_rate, daemon, binary, data)
-            timed(qr_flood, daemon, binary, data)
-            timed(slow_qr_readers, daemon, binary, data)
-            timed(request_ids, daemon)
-            timed(host_ports, daemon)
-            timed(private_fallbacks, daemon)
-            timed(publisher_reads_counts, daemon, binary, data)
-            timed(slow_manifest_file_readers, daemon, binary, data)
+            flood = None
+            for name in SHARED:
+                answer = run_shared(name, daemon, binary, data)
+                if name == "flood_and_publish":
+                    flood = answer
             if not daemon.alive():
                 fail("the daemon died")
             rss = rss_mb(daemon.process.pid)
             daemon.stop()
             audit_after_stop(data, flood)
-            timed(cell_cap, binary, scratch)
-            timed(silent_connections, binary, scratch)
-            timed(batch_ids, binary, scratch)
-            timed(big_documents, binary, scratch)
-            timed(landing_past_an_edge, binary, scratch)
-            timed(refusals_from_many_addresses, binary, scratch)
-            timed(old_revisions, binary, scratch)
-            timed(impact_flood, binary, scratch)
-            timed(counts_beside_ingestion, binary, scratch)
-            timed(vocabulary_growth, binary, scratch)
-            timed(ended_schedules, binary, scratch)
-            timed(shared_token_flood, binary, scratch)
-            timed(ipv6_network_flood, binary, scratch)
-            timed(mistake_reports, binary, scratch)
-            timed(pipelined_small_answers, binary, scratch)
-            timed(changes_flood, binary, scratch)
-            timed(link_check_flood, binary, scratch)
-            timed(suggestion_listing, binary, scratch)
-            timed(documents_in_work, binary, scratch)
-            timed(bodies_after_reset, binary, scratch)
-            timed(drafts_fill_reads, binary, scratch)
-            timed(many_due_schedules, binary, scratch)
-            timed(bodies_behind_proxy, binary, scratch)
-            timed(guard_cells, binary, scratch)
-            timed(forged_advance, binary, scratch)
-            timed(phone_token_scope, binary, scratch)
-            timed(bodies_by_network, binary, scratch)
-            timed(route_recency, binary, scratch)
-            timed(counts_answer_size, binary, scratch)
-            timed(impact_beside_publish, binary, scratch)
-            timed(qr_beside_followers, binary, scratch)
-            timed(suggestions_across_publishes, binary, scratch)
-            timed(hostile_forwards, binary, scratch)
+            for name in ALONE:
+                timed(globals()[name], binary, scratch)
         finally:
             if daemon.alive():
                 daemon.process.kill()
