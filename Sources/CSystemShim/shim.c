@@ -1,5 +1,7 @@
 #define _GNU_SOURCE
 #include "CSystemShim.h"
+// Linux only (see the header): elsewhere this file compiles to nothing.
+#ifdef __linux__
 #include <stddef.h>
 
 #include <netinet/in.h>
@@ -148,3 +150,5 @@ int waymark_sendfile_works(void) {
     close(file);
     return works;
 }
+
+#endif  // __linux__

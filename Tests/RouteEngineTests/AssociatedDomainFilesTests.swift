@@ -1,5 +1,5 @@
 import RouteEngine
-import TestSupport
+import LibraryTestSupport
 import Testing
 
 /// The `/.well-known` files as tables: which Apple component paths a set of route patterns

@@ -1,6 +1,6 @@
 import Foundation
 import RouteEngine
-import TestSupport
+import LibraryTestSupport
 import Testing
 
 /// What a client's document may cost the validator is bounded: a report lists at most

@@ -1,7 +1,7 @@
 import CivilDate
 import Foundation
 import RouteEngine
-import TestSupport
+import LibraryTestSupport
 import Testing
 
 /// The conformance vectors (`conformance/*.json`, `docs/conformance.md`) drive the engine's

@@ -1,5 +1,5 @@
 @testable import RouteEngine
-import TestSupport
+import LibraryTestSupport
 import Testing
 
 @Suite("Link parser internals")

@@ -1,6 +1,6 @@
 import Foundation
 import RouteEngine
-import TestSupport
+import LibraryTestSupport
 import Testing
 
 /// Decoding what `GET /v1/manifest` serves: tolerant of what a newer server adds, strict

@@ -1,7 +1,7 @@
 import CivilDate
 import Foundation
 import RouteEngine
-import TestSupport
+import LibraryTestSupport
 import Testing
 
 @Suite("URL patterns")

@@ -1,5 +1,5 @@
 import RouteEngine
-import TestSupport
+import LibraryTestSupport
 import Testing
 
 @Suite("Schema documents")

@@ -1,6 +1,6 @@
 import Foundation
 import RouteEngine
-import TestSupport
+import LibraryTestSupport
 import Testing
 
 /// A routes document built from route objects, for the storefront app.

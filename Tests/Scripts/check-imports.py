@@ -10,6 +10,12 @@ Foundation, those targets, or FoundationNetworking inside `#if canImport(Foundat
 (where URLSession lives on Linux). Glibc, Dispatch, Synchronization, UIKit, and the
 server's own modules fail the check.
 
+Their tests (RouteEngineTests, WaymarkClientTests) build wherever the libraries do: off
+Linux they depend on the libraries, WaymarkObservation and LibraryTestSupport alone (any
+other dependency carries `condition: .when(platforms: [.linux])`), and a file importing
+anything else does so inside `#if os(Linux)`. The C shim (Sources/CSystemShim) includes a
+Linux header only under `#ifdef __linux__`, so a package holding it resolves on macOS.
+
     python3 Tests/Scripts/check-imports.py [package-dir]
 """
 import json
@@ -74,12 +80,87 @@ def main():
                     if module in GUARDED and GUARDED[module] in conditions:
                         continue
                     failures.append(f"{target['path']}/{source}:{number}: imports {module}")
+    tested, test_files = check_library_tests(root, described, failures)
+    shim_files = check_shim(root, failures)
     if failures:
         print("check-imports: the app's libraries may import Foundation at most:", file=sys.stderr)
         for failure in failures:
             print("  " + failure, file=sys.stderr)
         sys.exit(1)
-    print(f"check-imports: {', '.join(PRODUCTS)} ({', '.join(sorted(closure))}; {files} files) import Foundation at most")
+    print(f"check-imports: {', '.join(PRODUCTS)} ({', '.join(sorted(closure))}; {files} files) import Foundation at most; "
+          f"their tests ({', '.join(tested)}; {test_files} files) build from them alone off Linux; "
+          f"the C shim ({shim_files} files) includes Linux headers only under __linux__")
+
+
+# The app's libraries' tests build wherever the libraries do: off Linux they depend on the
+# libraries, WaymarkObservation and LibraryTestSupport alone, and a file importing anything
+# else (the server, Glibc) does so inside `#if os(Linux)`.
+LIBRARY_TESTS = ["RouteEngineTests", "WaymarkClientTests"]
+TEST_EMBEDDABLE = EMBEDDABLE | {"WaymarkObservation", "LibraryTestSupport"}
+TEST_MODULES = {"Foundation", "Testing", "Observation"}
+
+
+def check_library_tests(root, described, failures):
+    dumped = json.loads(subprocess.run(["swift", "package", "dump-package"], cwd=root, check=True, capture_output=True, text=True).stdout)
+    declared = {target["name"]: target for target in dumped["targets"]}
+    paths = {target["name"]: target for target in described["targets"]}
+    files = 0
+    for name in LIBRARY_TESTS + ["LibraryTestSupport"]:
+        for dependency in declared[name]["dependencies"]:
+            dependency_name, condition = list(dependency.values())[0][:2]
+            if condition and condition.get("platformNames") == ["linux"]:
+                continue
+            if dependency_name not in TEST_EMBEDDABLE:
+                failures.append(f"{name}: depends on {dependency_name} off Linux (only {', '.join(sorted(TEST_EMBEDDABLE))}, or `condition: .when(platforms: [.linux])`)")
+        target = paths[name]
+        for source in target["sources"]:
+            files += 1
+            conditions = []
+            with open(os.path.join(root, target["path"], source), encoding="utf-8") as handle:
+                for number, line in enumerate(handle, 1):
+                    stripped = line.strip()
+                    if stripped.startswith("#if"):
+                        conditions.append(stripped[3:].strip())
+                    elif stripped.startswith("#endif"):
+                        conditions and conditions.pop()
+                    match = IMPORT.match(line)
+                    if not match or match.group(1) in TEST_EMBEDDABLE | TEST_MODULES or "os(Linux)" in conditions:
+                        continue
+                    if match.group(1) in GUARDED and GUARDED[match.group(1)] in conditions:
+                        continue
+                    failures.append(f"{target['path']}/{source}:{number}: imports {match.group(1)} outside #if os(Linux)")
+    return LIBRARY_TESTS, files
+
+
+# Headers any platform has; every other include of the C shim is under `#ifdef __linux__`.
+PORTABLE_HEADERS = {"stdint.h", "stddef.h", "string.h", "sys/types.h", "CSystemShim.h"}
+INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]([^>"]+)[>"]')
+
+
+def check_shim(root, failures):
+    files = 0
+    shim = os.path.join(root, "Sources", "CSystemShim")
+    for folder, _, names in os.walk(shim):
+        for file_name in sorted(names):
+            if not file_name.endswith((".h", ".c")):
+                continue
+            files += 1
+            path = os.path.join(folder, file_name)
+            conditions = []
+            with open(path, encoding="utf-8") as handle:
+                for number, line in enumerate(handle, 1):
+                    stripped = line.strip()
+                    if re.match(r"#\s*if", stripped):
+                        conditions.append(stripped)
+                    elif re.match(r"#\s*endif", stripped):
+                        conditions and conditions.pop()
+                    match = INCLUDE.match(line)
+                    if not match or match.group(1) in PORTABLE_HEADERS:
+                        continue
+                    if any("__linux__" in condition and not condition.startswith("#ifndef") for condition in conditions):
+                        continue
+                    failures.append(f"{os.path.relpath(path, root)}:{number}: includes <{match.group(1)}> outside #ifdef __linux__")
+    return files
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 import Foundation
 import Observation
 import RouteEngine
-import TestSupport
+import LibraryTestSupport
 import Testing
 import WaymarkClient
 import WaymarkObservation

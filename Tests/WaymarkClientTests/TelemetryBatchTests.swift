@@ -1,6 +1,6 @@
 import Foundation
 import RouteEngine
-import TestSupport
+import LibraryTestSupport
 import Testing
 @testable import WaymarkClient
 

@@ -2,11 +2,16 @@
 #ifndef WAYMARK_CSYSTEMSHIM_H
 #define WAYMARK_CSYSTEMSHIM_H
 
+#include <stdint.h>
+#include <sys/types.h>
+
+// Linux only (epoll, eventfd, accept4, memfd, sendfile, glibc's malloc): elsewhere the module
+// is empty, so a package that holds it still resolves and builds the app's libraries (which
+// never use it) on macOS; the server's targets, which do, are Linux-only.
+#ifdef __linux__
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
-#include <stdint.h>
-#include <sys/types.h>
 
 /// accept4(2) with the new socket non-blocking and close-on-exec, and the peer as a key
 /// of two words: an IPv4 peer (or an
@@ -47,4 +52,5 @@ ssize_t waymark_sendfile(int out, int in, int64_t *offset, size_t count);
 /// filter or a sandboxed kernel may refuse either): 4 bytes through a socket pair.
 int waymark_sendfile_works(void);
 
+#endif  // __linux__
 #endif
