@@ -1,0 +1,136 @@
+#!/usr/bin/env python3
+"""Every type or member `ARCHITECTURE.md` and `docs/*.md` name in backticks still exists.
+
+A name is checked when it reads as code: a type in CamelCase of two words or more
+(`RouteEngine`, `JSONValue`, `DraftImpact`), optionally with a member (`Counts.batches`,
+`DocumentTurns(atOnce:)`), or any capitalised type with a member (`Forward.hold`). It exists
+when Sources/, Tests/ or waymark-android/src declare it (a Swift or Kotlin type; a func,
+var, let, case, fun or val for a member), when it is a target of Package.swift, a word of
+deploy/ (alert names, manifests' kinds), a name the same document's code blocks declare,
+a file of the repository (`Codec.swift`), or a platform's own (the list below: Foundation,
+SwiftUI, UIKit, Android, the JDK). Anything else fails, naming the document and the line:
+a renamed or removed type left in the prose another team ports from.
+
+The check first runs on a planted stale name and fails if it would not catch it.
+
+    python3 Tests/Scripts/check-docs.py [repository]
+"""
+import glob
+import os
+import re
+import sys
+
+# Platforms' names the documents may use (Apple's, Android's, the JDK's, Swift's, other servers').
+PLATFORM = {
+    "NavigationStack", "TabView", "JSONDecoder", "JSONSerialization", "CompletableFuture", "Codable", "WorkManager",
+    "TaskStackBuilder", "NavOptions", "InstallReferrerClient", "MessageDigest", "AtomicReference", "URLRequest",
+    "URLSession", "URLSessionConfiguration", "DispatchSource", "DispatchQueue", "Identifiable", "NoNewPrivileges",
+    "VolumeSnapshot", "NIOPosix", "FoundationNetworking", "UIApplication", "UIScene", "UIWindowScene", "UIViewController",
+    "UINavigationController", "UITabBarController", "UIPasteControl", "NSUserActivity", "SceneDelegate", "AppDelegate",
+    "ObservableObject", "StateObject", "EnvironmentObject", "NavigationPath", "ScenePhase", "UserDefaults",
+    "FileManager", "ProcessInfo", "HummingbirdTesting", "PrivacyInfo", "LinkedHashMap", "HashMap", "ConcurrentHashMap",
+    "ExecutorService", "SharedPreferences", "AndroidManifest", "MainActivity", "BuildConfig", "SecureRandom",
+    "StandardCharsets", "ByteArrayOutputStream", "HttpURLConnection", "InputStream", "OutputStream", "IllegalStateException",
+    "OutOfMemoryError", "RuntimeException", "IOException", "InterruptedException", "TimeUnit", "CountDownLatch",
+    "JSONEncoder", "DateFormatter", "ISO8601DateFormatter", "NSLock", "OSAllocatedUnfairLock", "AsyncStream",
+    "CheckedContinuation", "TaskGroup", "MainActor", "XCTest", "XCTestCase", "ContinuousClock", "SuspendingClock",
+    "UUID", "URLComponents", "URLQueryItem", "DataTask", "StatefulSet", "PodDisruptionBudget", "NetworkPolicy",
+    "ConfigMap", "PersistentVolumeClaim", "ServiceMonitor", "PrometheusRule", "LoadBalancer", "ClusterIP",
+    "SwiftUI", "UIKit", "WebKit", "SFSafariViewController", "WKWebView", "Intent", "Uri", "Context", "Class", "Char",
+    "Hasher", "Sendable", "Equatable", "Hashable", "Comparable", "CustomStringConvertible", "RandomNumberGenerator",
+    "Mutex", "Atomic", "Synchronization", "Glibc", "Dispatch", "Foundation", "Observation", "Testing", "String",
+}
+# Backticked text that reads as code and is not: examples of what a rule refuses.
+EXAMPLES = {"AbCdEfGh"}
+DECLARATION = re.compile(r"\b(?:struct|class|enum|protocol|typealias|actor|extension|object|interface)\s+([A-Z][A-Za-z0-9_]*)")
+MEMBER = re.compile(r"\b(?:func|var|let|case|fun|val|init)\s+`?([a-zA-Z_][A-Za-z0-9_]*)")
+KOTLIN_EXTENSION = re.compile(r"\bfun\s+(?:<[^>]*>\s*)?([A-Z][A-Za-z0-9_]*)\.([a-zA-Z_][A-Za-z0-9_]*)")
+CASES = re.compile(r"\bcase\s+([a-z][A-Za-z0-9_]*(?:\s*,\s*[a-z][A-Za-z0-9_]*)+)")
+# `Type`, `Type.member`, `Type.member(label:)`, `Type(label:)`.
+NAME = re.compile(r"`([A-Z][A-Za-z0-9]*)((?:\.[A-Za-z][A-Za-z0-9]*)?)(?:\([^`]*\))?`")
+FILE_SUFFIXES = ("swift", "kt", "md", "json", "xcprivacy", "py", "sh", "yaml", "html", "c", "h")
+
+
+def known_names(root):
+    """Types, and per type the members of every file that declares or extends it (a member
+    is looked for beside its type, not anywhere: `peer` is common, `EvidenceNetwork.peer` gone)."""
+    types, members = set(), {}
+    for pattern in ("Sources/**/*.swift", "Sources/**/*.h", "Tests/**/*.swift", "waymark-android/src/**/*.kt"):
+        for path in glob.glob(os.path.join(root, pattern), recursive=True):
+            text = open(path, encoding="utf-8", errors="replace").read()
+            declared = set(DECLARATION.findall(text))
+            types.update(declared)
+            here = set(MEMBER.findall(text)) | declared
+            for listed in CASES.findall(text):
+                here.update(name.strip() for name in listed.split(","))
+            for kind in declared:
+                members.setdefault(kind, set()).update(here)
+            # Kotlin's extension functions: `fun NavigationState.applying(…)`.
+            for kind, name in KOTLIN_EXTENSION.findall(text):
+                members.setdefault(kind, set()).add(name)
+    package = open(os.path.join(root, "Package.swift"), encoding="utf-8").read()
+    targets = set(re.findall(r'name:\s*"([A-Za-z][A-Za-z0-9-]*)"', package))
+    # A target's name with one of its types (`LinkChecks.FallbackAddresses`).
+    for target in targets:
+        members.setdefault(target, set()).update(types)
+    types.update(targets)
+    words = set()
+    for path in glob.glob(os.path.join(root, "deploy", "**", "*"), recursive=True):
+        if os.path.isfile(path):
+            words.update(re.findall(r"[A-Za-z][A-Za-z0-9]+", open(path, encoding="utf-8", errors="replace").read()))
+    files = {os.path.basename(path) for path in glob.glob(os.path.join(root, "**", "*"), recursive=True)
+             if ".build" not in path and ".venv" not in path}
+    return types | words, members, files
+
+
+def is_code(kind, member):
+    """A name that reads as code: two CamelCase words or more, or a type with a member."""
+    return bool(member) or len(re.findall(r"[A-Z]", kind)) >= 2 and re.search(r"[a-z]", kind) is not None
+
+
+def stale(text, types, members, files):
+    local_types, local_members = set(), set()
+    for block in re.findall(r"```.*?```", text, re.S):
+        local_types.update(DECLARATION.findall(block))
+        local_members.update(MEMBER.findall(block))
+    found = []
+    for number, line in enumerate(text.splitlines(), 1):
+        for match in NAME.finditer(line):
+            kind, member = match.group(1), match.group(2)[1:]
+            if not is_code(kind, member) or kind in EXAMPLES:
+                continue
+            if member in FILE_SUFFIXES:
+                if "%s.%s" % (kind, member) not in files:
+                    found.append((number, "%s.%s" % (kind, member)))
+                continue
+            if kind not in types and kind not in local_types and kind not in PLATFORM:
+                found.append((number, kind + ("." + member if member else "")))
+            elif member and kind not in PLATFORM and member not in members.get(kind, set()) and member not in local_members:
+                found.append((number, "%s.%s" % (kind, member)))
+    return found
+
+
+def main():
+    root = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..", ".."))
+    types, members, files = known_names(root)
+    planted = stale("The look reads `EvidenceNetwork.peer` and `Counts.noSuchMember`, beside `Counts.batches`.", types, members, files)
+    if [name for _, name in planted] != ["EvidenceNetwork.peer", "Counts.noSuchMember"]:
+        print("check-docs: FAIL: planted stale names were not caught as they should be: %s" % planted, file=sys.stderr)
+        sys.exit(1)
+    documents = [os.path.join(root, "ARCHITECTURE.md")] + sorted(glob.glob(os.path.join(root, "docs", "*.md")))
+    failures, checked = [], 0
+    for path in documents:
+        text = open(path, encoding="utf-8").read()
+        checked += sum(1 for line in text.splitlines() for match in NAME.finditer(line) if is_code(match.group(1), match.group(2)[1:]))
+        failures += ["%s:%d: `%s` is named but no longer exists" % (os.path.relpath(path, root), number, name)
+                     for number, name in stale(text, types, members, files)]
+    if failures:
+        print("check-docs: names in the documents that the code no longer has:", file=sys.stderr)
+        for failure in failures:
+            print("  " + failure, file=sys.stderr)
+        sys.exit(1)
+    print("check-docs: %d names of code in %d documents all exist (a planted stale name is caught)" % (checked, len(documents)))
+
+
+if __name__ == "__main__":
+    main()
