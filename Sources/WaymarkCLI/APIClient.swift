@@ -93,3 +93,31 @@ struct APIClient {
             + (message(answer.json) ?? "no explanation given"))
     }
 }
+
+extension APIClient {
+    /// What every listing command does before it prints its table (`revisions`, `schedules`):
+    /// its options read, `--help` printed, `GET path` asked, a refusal thrown, `--json`
+    /// printed as the server answered, `none` printed for an empty list. Returns the answer
+    /// and its `key` list to print as a table, or nil when there is nothing more to print.
+    static func listing(_ arguments: [String], command: String, help: String, path: String, key: String, none: String,
+                        environment: [String: String], output: inout Output) throws(CLIError) -> (JSONValue, [JSONValue])? {
+        let parsed = try Arguments(arguments, command: command, options: ["--server", "--token"], booleans: ["--json", "--help"])
+        if parsed.has("--help") {
+            output.print(help)
+            return nil
+        }
+        if let extra = parsed.positionals.first { throw .unexpectedArgument(extra) }
+        let answer = try APIClient(parsed, environment: environment).send("GET", path)
+        guard answer.status == 200 else { throw APIClient.refusal(answer) }
+        if parsed.has("--json") {
+            output.print(answer.json.serialized(pretty: true))
+            return nil
+        }
+        let items = answer.json[key]?.arrayValue ?? []
+        guard !items.isEmpty else {
+            output.print(none)
+            return nil
+        }
+        return (answer.json, items)
+    }
+}

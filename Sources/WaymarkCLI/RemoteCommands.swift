@@ -99,25 +99,11 @@ enum RemoteCommands {
     }
 
     static func revisions(_ arguments: [String], environment: [String: String], output: inout Output) throws(CLIError) -> ExitCode {
-        let parsed = try Arguments(arguments, command: "revisions", options: ["--server", "--token"], booleans: ["--json", "--help"])
-        if parsed.has("--help") {
-            output.print(revisionsHelp)
+        guard let (json, revisions) = try APIClient.listing(arguments, command: "revisions", help: revisionsHelp, path: "/v1/revisions",
+                                                           key: "revisions", none: "No revisions yet.", environment: environment, output: &output) else {
             return .success
         }
-        if let extra = parsed.positionals.first { throw .unexpectedArgument(extra) }
-        let client = try APIClient(parsed, environment: environment)
-        let answer = try client.send("GET", "/v1/revisions")
-        guard answer.status == 200 else { throw APIClient.refusal(answer) }
-        if parsed.has("--json") {
-            output.print(answer.json.serialized(pretty: true))
-            return .success
-        }
-        let revisions = answer.json["revisions"]?.arrayValue ?? []
-        guard !revisions.isEmpty else {
-            output.print("No revisions yet.")
-            return .success
-        }
-        let current = answer.json["current"]?.intValue
+        let current = json["current"]?.intValue
         let rows = [["", "REVISION", "TIME", "AUTHOR", "MESSAGE"]] + revisions.map { revision in
             let number = revision["number"]?.intValue ?? 0
             var message = revision["message"]?.stringValue ?? ""

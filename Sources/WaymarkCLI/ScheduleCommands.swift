@@ -82,22 +82,8 @@ enum ScheduleCommands {
     }
 
     static func list(_ arguments: [String], environment: [String: String], output: inout Output) throws(CLIError) -> ExitCode {
-        let parsed = try Arguments(arguments, command: "schedules", options: ["--server", "--token"], booleans: ["--json", "--help"])
-        if parsed.has("--help") {
-            output.print(listHelp)
-            return .success
-        }
-        if let extra = parsed.positionals.first { throw .unexpectedArgument(extra) }
-        let client = try APIClient(parsed, environment: environment)
-        let answer = try client.send("GET", "/v1/schedules")
-        guard answer.status == 200 else { throw APIClient.refusal(answer) }
-        if parsed.has("--json") {
-            output.print(answer.json.serialized(pretty: true))
-            return .success
-        }
-        let schedules = answer.json["schedules"]?.arrayValue ?? []
-        guard !schedules.isEmpty else {
-            output.print("No scheduled publishes.")
+        guard let (_, schedules) = try APIClient.listing(arguments, command: "schedules", help: listHelp, path: "/v1/schedules",
+                                                        key: "schedules", none: "No scheduled publishes.", environment: environment, output: &output) else {
             return .success
         }
         output.table([["ID", "AT", "STATUS", "AUTHOR", "MESSAGE"]] + schedules.map { item in
