@@ -14,6 +14,7 @@ let package = Package(
         .executable(name: "waymark-simulator", targets: ["WaymarkSimulator"]),
     ],
     targets: [
+        // ── The app's half: the libraries an iOS app embeds (Foundation at most; make check-imports).
         // Pure primitives shared by the pure modules below: calendar arithmetic, RFC 3339
         // timestamps, JSON string escaping, zero padding (one copy of each).
         .target(name: "CivilDate"),
@@ -25,6 +26,8 @@ let package = Package(
         .target(name: "WaymarkClient", dependencies: ["RouteEngine"], resources: [.copy("PrivacyInfo.xcprivacy")]),
         // The navigation model a SwiftUI app binds to (Observation; iOS 17 and later).
         .target(name: "WaymarkObservation", dependencies: ["WaymarkClient", "RouteEngine"]),
+
+        // ── The server: `waymark serve` and its CLI (Linux).
         // Pure HTTP/1.1: parsing, framing, serializing. No Glibc, no Dispatch.
         .target(name: "HTTPCore", dependencies: ["CivilDate"]),
         // The one syscall wrapper and typed I/O error, files and the durable data directory.
@@ -40,7 +43,6 @@ let package = Package(
         // Staged rollouts: the guard that compares a candidate revision's failures with the
         // stable one's (pure: counts in, a verdict out).
         .target(name: "Rollout"),
-        .executableTarget(name: "GuardBench", dependencies: ["Rollout"]),
         // QR codes for links (ISO/IEC 18004, byte mode): our own encoder, SVG and PNG out.
         .target(name: "QRCode"),
         // Unknown links' shapes (RouteEngine's LinkShape) counted in fixed memory (pure).
@@ -60,22 +62,30 @@ let package = Package(
         .target(name: "Replication", dependencies: ["HTTPClient", "ManifestStore", "Telemetry", "RouteEngine"]),
         .target(name: "WaymarkCLI", dependencies: ["RouteEngine", "ManifestStore", "WaymarkAPI", "Rollout", "Telemetry", "HTTPServer", "LinkChecks", "Replication", "CivilDate", "SystemIO"]),
         .executableTarget(name: "waymark", dependencies: ["WaymarkCLI"]),
-        // An app played against a live server: the WaymarkClient loop, headless (docs/client.md).
-        .executableTarget(name: "WaymarkSimulator", dependencies: ["WaymarkClient", "RouteEngine"]),
-        // The benchmarks' generated app: a schema, 10,000 routes and links of realistic shape.
-        .target(name: "BenchSupport", dependencies: ["RouteEngine", "CivilDate"]),
-        .executableTarget(name: "RouteEngineBench", dependencies: ["RouteEngine", "CivilDate", "BenchSupport"]),
-        // make bench-client: the app's half on a 10,000-route manifest.
-        .executableTarget(name: "ClientBench", dependencies: ["WaymarkClient", "RouteEngine", "BenchSupport", "CSystemShim"]),
-        // make bench-telemetry: batch generation and the JSONDecoder comparison.
-        .executableTarget(name: "TelemetryBench", dependencies: ["Telemetry", "CivilDate"]),
-        .executableTarget(name: "HTTPFixtureServer", dependencies: ["HTTPServer", "HTTPCore"]),
-        // epoll against Dispatch read sources, the same echo over socket pairs (make bench-events).
-        .executableTarget(name: "EventDeliveryBench", dependencies: ["CSystemShim"]),
-        // libFuzzer target (make fuzz); an ordinary build replays inputs given as files.
-        .executableTarget(name: "HTTPFuzz", dependencies: ["HTTPCore"]),
-        .executableTarget(name: "TelemetryFuzz", dependencies: ["Telemetry"]),
 
+        // ── Tools (Tools/): the simulator, the HTTP fixture server the benchmarks and tests use.
+        // An app played against a live server: the WaymarkClient loop, headless (docs/client.md).
+        .executableTarget(name: "WaymarkSimulator", dependencies: ["WaymarkClient", "RouteEngine"], path: "Tools/WaymarkSimulator"),
+        .executableTarget(name: "HTTPFixtureServer", dependencies: ["HTTPServer", "HTTPCore"], path: "Tools/HTTPFixtureServer"),
+
+        // ── Benchmarks (Benchmarks/): each prints its figures beside a peer (docs/performance.md).
+        // The benchmarks' generated app: a schema, 10,000 routes and links of realistic shape.
+        .target(name: "BenchSupport", dependencies: ["RouteEngine", "CivilDate"], path: "Benchmarks/BenchSupport"),
+        .executableTarget(name: "RouteEngineBench", dependencies: ["RouteEngine", "CivilDate", "BenchSupport"], path: "Benchmarks/RouteEngineBench"),
+        // make bench-client: the app's half on a 10,000-route manifest.
+        .executableTarget(name: "ClientBench", dependencies: ["WaymarkClient", "RouteEngine", "BenchSupport", "CSystemShim"], path: "Benchmarks/ClientBench"),
+        // make bench-telemetry: batch generation and the JSONDecoder comparison.
+        .executableTarget(name: "TelemetryBench", dependencies: ["Telemetry", "CivilDate"], path: "Benchmarks/TelemetryBench"),
+        // make bench-guard: the rollout guard on simulated fleets.
+        .executableTarget(name: "GuardBench", dependencies: ["Rollout"], path: "Benchmarks/GuardBench"),
+        // epoll against Dispatch read sources, the same echo over socket pairs (make bench-events).
+        .executableTarget(name: "EventDeliveryBench", dependencies: ["CSystemShim"], path: "Benchmarks/EventDeliveryBench"),
+
+        // ── Fuzzers (Fuzz/): libFuzzer targets (make fuzz); an ordinary build replays inputs given as files.
+        .executableTarget(name: "HTTPFuzz", dependencies: ["HTTPCore"], path: "Fuzz/HTTPFuzz"),
+        .executableTarget(name: "TelemetryFuzz", dependencies: ["Telemetry"], path: "Fuzz/TelemetryFuzz"),
+
+        // ── Tests.
         // What the app's libraries' tests need (fixtures, a seeded generator): RouteEngine and
         // Foundation only, so those tests build wherever the libraries do, macOS included.
         .target(name: "LibraryTestSupport", dependencies: ["RouteEngine", "CivilDate"], path: "Tests/LibraryTestSupport"),

@@ -10,7 +10,7 @@ import dev.waymark.engine.Timestamp
 
 /**
  * make bench-android: the JVM library on the 10,000-route manifest of the Swift benches
- * (`Sources/BenchSupport/GeneratedManifest.swift`, generated here by the same rules and
+ * (`Benchmarks/BenchSupport/GeneratedManifest.swift`, generated here by the same rules and
  * seed), on one core:
  *   decode    `Manifest.decode` of the manifest's bytes (parse, digest, schema, analysis,
  *             table), median and best of 9 after 3 warm-up runs (target < 200 ms)
