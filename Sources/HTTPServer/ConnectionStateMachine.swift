@@ -1,5 +1,8 @@
 import HTTPCore
 
+// One file, though long: a connection's phases and deadlines are one state machine, pure
+// and tested on a manual clock (HTTPServerTests); its transitions only make sense together.
+
 /// How long each phase of a connection may take, in nanoseconds. Configuration, with defaults.
 public struct ConnectionTimeouts: Hashable, Sendable {
     /// From the first byte of a request head to its end. Default 10 s (slowloris).

@@ -7,6 +7,10 @@ import Synchronization
 import Glibc
 #endif
 
+// One file, though long: the loop is one type whose handlers (accept, read, write, sweep,
+// wake) share its descriptor tables and must be read together to see that every path
+// closes what it opened.
+
 /// One thread's epoll loop: its own listeners (SO_REUSEPORT), its connections, a sweep of
 /// deadlines every 100 ms, and an eventfd other threads use to wake it for shutdown.
 /// Level-triggered: simple, and a loop never starves a connection by draining another.

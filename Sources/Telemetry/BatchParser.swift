@@ -1,118 +1,9 @@
 import RouteEngine
 import CivilDate
 
-/// Limits and retention of telemetry; configuration, with these defaults.
-public struct TelemetryLimits: Sendable {
-    /// Events in one batch; more is refused whole (413).
-    public var maximumEvents = 1_000
-    /// Bytes of one batch; more is refused whole (413).
-    public var maximumBatchBytes = 1 << 20
-    /// The largest `count` one event may carry (one install in one minute); more refuses
-    /// the batch whole (400 `countTooLarge`).
-    public var maximumCount = 1_000
-    /// The most a batch's counts may add up to; more refuses it whole (400 `batchTooLarge`).
-    public var maximumBatchCount = 10_000
-    /// The largest `client.dropped`; more refuses the batch whole (400 `droppedTooLarge`).
-    public var maximumDropped = 100_000
-    /// How far in the future an event's `ts` may be, in seconds (clock skew).
-    public var maximumClockSkew = 300
-    /// How long per-minute counts are kept, in seconds.
-    public var minuteRetention = 48 * 3_600
-    /// How long per-hour counts are kept, in seconds; older events are rejected.
-    public var hourRetention = 90 * 86_400
-    /// Distinct route ids, preconditions and app versions counted by name; past the cap
-    /// (and for names the server never had) they are counted as `other`.
-    public var maximumRoutes = 10_000
-    public var maximumPreconditions = 60
-    public var maximumAppVersions = 1_000
-    /// The longest route id, destination, precondition or app version, in bytes.
-    public var maximumNameBytes = 128
-    /// Cells (one combination of dimensions in one minute or hour bucket) counted with
-    /// their own names; past it a new combination is folded (`Counts.fold`) into at most
-    /// 210 cells per bucket. About 35 bytes each: the default is ~35 MB.
-    public var maximumCells = 1_000_000
-    /// Unknown-link shapes held by the heavy-hitters sketch (`Counts.shapes`).
-    public var maximumShapes = 1_000
-    /// The longest `shape` an event may carry, in bytes (normalised again on arrival).
-    public var maximumShapeBytes = 512
-    /// How long the ids of accepted batches are remembered, in seconds, and how many at
-    /// most (`BatchIDs`): a repeat within both is answered and not counted.
-    public var batchWindow = 168 * 3_600
-    public var maximumBatchIDs = 250_000
-    /// Seconds an event may be older than its batch's arrival and still count in the
-    /// per-minute cells read as "now"; an older one counts in its hour only, and may take a
-    /// new cell only while fewer than half of `maximumCells` are held (so a flood of old
-    /// events cannot fold the present into `other`).
-    public var lateness = 600
-
-    public init() {}
-}
-
-/// One accepted event, reduced to what is counted. Names are slots: 0 none, 1 other,
-/// n ≥ 2 the batch's `routes[n - 2]` / `preconditions[n - 2]`.
-public struct Tally: Hashable, Sendable {
-    public var minute: Int32
-    public var entry: UInt8
-    public var outcome: UInt8
-    public var reason: UInt8
-    public var route: UInt16
-    public var precondition: UInt16
-    public var count: UInt32
-
-    public init(minute: Int32, entry: UInt8, outcome: UInt8, reason: UInt8, route: UInt16, precondition: UInt16, count: UInt32) {
-        (self.minute, self.entry, self.outcome, self.reason) = (minute, entry, outcome, reason)
-        (self.route, self.precondition, self.count) = (route, precondition, count)
-    }
-}
-
-/// An unknown link's shape (`LinkShape`, already normalised) seen `count` times in
-/// `minute` through `entry`: reported by a client that opts in, or by link landing.
-public struct ShapeTally: Hashable, Sendable {
-    public var minute: Int32
-    public var entry: UInt8
-    public var shape: [UInt8]
-    public var count: UInt32
-    /// Who it came from: a hash of the install's source key or of its network (0: not known).
-    public var source: UInt32
-
-    public init(minute: Int32, entry: UInt8, shape: [UInt8], count: UInt32, source: UInt32 = 0) {
-        (self.minute, self.entry, self.shape, self.count, self.source) = (minute, entry, shape, count, source)
-    }
-}
-
-public struct Rejection: Hashable, Sendable {
-    public var index: Int
-    public var error: String
-}
-
-/// A validated batch: its client, the events accepted (as tallies) and those rejected.
-public struct Batch: Sendable {
-    public var platform: Platform = .ios
-    /// The app version, or nil when no schema has it (`other`).
-    public var appVersion: [UInt8]?
-    /// The manifest revision the client had, or 0 when no such revision exists (`other`).
-    public var revision: UInt32 = 0
-    public var routes: [[UInt8]] = []
-    public var preconditions: [[UInt8]] = []
-    public var tallies: [Tally] = []
-    /// Shapes of unknown links, counted in `Counts.shapes` (not by dimension).
-    public var shapes: [ShapeTally] = []
-    public var rejected: [Rejection] = []
-    /// Resolutions the client dropped before it could send them (its storage bound), as it
-    /// reports them (`client.dropped`); counted in `/metrics`, not stored with the batch.
-    public var droppedByClient: UInt32 = 0
-    /// The batch's id (`batch`): a repeat of an accepted one is answered and not counted.
-    public var id: HexID?
-    /// The install's source key for the day (`client.source`), for the guard's caps.
-    public var source: HexID?
-    /// The install's cohort (`client.cohort`, 0…99).
-    public var cohort: UInt8?
-    /// The minute the store accepted it (set by `TelemetryStore.submit`, kept in its frame
-    /// with the id): when the id is forgotten.
-    public var acceptedMinute: Int32 = 0
-
-    public init() {}
-}
+// One file, though long: the parser reads a batch in one pass over its bytes, each field's
+// rule beside the others (the types it fills are in Batch.swift, its limits in
+// TelemetryLimits.swift).
 
 /// Why a batch is refused whole.
 public enum BatchError: Error, Equatable, Sendable {
@@ -575,4 +466,3 @@ struct Slots {
         if list.count > 32 { large = Dictionary(uniqueKeysWithValues: list.map { ($0.index, $0.slot) }) }
     }
 }
-

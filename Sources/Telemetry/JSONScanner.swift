@@ -1,3 +1,6 @@
+// One file, though long: a scanner is one state (an offset into one buffer), and its
+// string, number and skipping rules are RFC 8259's, read best side by side.
+
 /// A strict, allocation-free JSON reader over a byte buffer, for bodies read on every
 /// request (RFC 8259: no trailing commas, no leading zeros, no control bytes or invalid
 /// UTF-8 in strings, nesting bounded). It reads values in place; only a string with escapes

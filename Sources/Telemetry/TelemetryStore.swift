@@ -6,6 +6,9 @@ import SystemIO
 import Glibc
 #endif
 
+// One file, though long: the log, its group commit, the snapshot and a follower's outbox
+// share one committer thread and one lock order, which is what keeps a count once.
+
 /// Accepted telemetry, durably: a log of batches with group commit, and the counts.
 ///
 ///     DIR/telemetry/log        frames; one fdatasync per group of batches

@@ -4,6 +4,10 @@ import HTTPServer
 import Synchronization
 import SystemIO
 
+// One file, though long: the lanes' admission, shares and document turns are one decision
+// per job, taken under one lock (the lanes are in WorkLane.swift, the turns in
+// DocumentTurns.swift).
+
 /// Where the CPU work a request causes runs — validating a document, building a build's
 /// view, reading a revision, a diff, a preview — so that no event loop spends more than a
 /// lookup on any request and a slow document never delays the next connection.
@@ -400,133 +404,6 @@ final class WorkQueue: Sendable {
         })
         if let refusal { responder.respond(busy(refusal, in: lane).response) }
     }
-}
-
-/// Whose document job runs next, and how many run at once: at most `atOnce` jobs are started;
-/// the rest wait, without a thread, in one first-come queue per holder (a token), and the
-/// holders whose jobs wait take turns, one job each, the holder whose job just ended last.
-/// A started job is given what starts the next, to call once when it ends.
-final class DocumentTurns: Sendable {
-    typealias Start = @Sendable (_ next: @escaping @Sendable () -> Void) -> Void
-
-    private struct State {
-        var running = 0
-        var waiting: [String: [Start]] = [:]
-        /// Holders with jobs waiting, in the order of their turns.
-        var turns: [String] = []
-    }
-
-    let atOnce: Int
-    private let state = Mutex(State())
-
-    init(atOnce: Int) { self.atOnce = atOnce }
-
-    /// Starts `start` now if fewer than `atOnce` run, else when its holder's turn comes.
-    func enqueue(for holder: String, _ start: @escaping Start) {
-        let now = state.withLock { state -> Bool in
-            if state.running < atOnce {
-                state.running += 1
-                return true
-            }
-            if state.waiting[holder] == nil { state.turns.append(holder) }
-            state.waiting[holder, default: []].append(start)
-            return false
-        }
-        if now { start { [self] in next(after: holder) } }
-    }
-
-    /// A job of `finished`'s ended: the first waiting job of the holder whose turn it is
-    /// starts in its place. The holder whose job just ran goes behind the others that wait,
-    /// so another's change waits for the one running, not also for the next of its.
-    private func next(after finished: String) {
-        let following = state.withLock { state -> (String, Start)? in
-            guard !state.turns.isEmpty else {
-                state.running -= 1
-                return nil
-            }
-            if state.turns.count > 1, state.turns[0] == finished { state.turns.append(state.turns.removeFirst()) }
-            let holder = state.turns.removeFirst()
-            var queue = state.waiting[holder] ?? []
-            let start = queue.removeFirst()
-            if queue.isEmpty {
-                state.waiting[holder] = nil
-            } else {
-                state.waiting[holder] = queue
-                state.turns.append(holder)
-            }
-            return (holder, start)
-        }
-        if let (holder, start) = following { start { [self] in next(after: holder) } }
-    }
-}
-
-/// The lane a job runs in (`WorkQueue`).
-enum WorkLane: Int, Sendable, CaseIterable {
-    /// Changes that parse a document: publish, rollback, validation, schedules, schema
-    /// registration. No read is ever queued here; one token's share at a time.
-    case changes
-    /// What a new generation serves: a build's manifest view, the landing table, the
-    /// associated-domain files. Never refused; until built, nothing else waits for it.
-    case builds
-    /// Costly reads: QR codes, previews, revision documents, diffs, unknown links; shared,
-    /// one token's and one peer's share at a time.
-    case reads
-    /// Rollout controls (advance, pause, resume, abort, promote) and cancelled schedules:
-    /// no document, so however many documents are being validated, an abort in
-    /// an incident waits for none of them.
-    case controls
-    /// What the operators' own readers ask, apart from the costly reads anyone with a read
-    /// token can multiply: the dashboards' counts and top lists (`telemetry:read`). Shared
-    /// like the reads lane, on a queue of its own, so a flood of QR codes leaves dashboards
-    /// answered.
-    case internalReads
-    /// Followers' revision records (`replication`): on a queue of their own, so neither a
-    /// QR flood nor the costly counts a dashboard token may ask keep a publish off the
-    /// followers.
-    case replication
-
-    var name: String { ["changes", "builds", "reads", "controls", "internal", "replication"][rawValue] }
-    var work: String { ["changes", "building", "costly reads", "rollout controls", "dashboards' reads", "followers' reads"][rawValue] }
-    /// Whether one caller holds at most a share of its places.
-    var isShared: Bool { self == .changes || self == .reads || self == .internalReads || self == .replication }
-
-    /// Who holds a share: in the reads lane the token and the peer; in the changes, internal
-    /// reads and replication lanes the token alone (every job there needs one, a credential
-    /// of its own, and behind a proxy or from one office every caller would be one peer: an
-    /// operator's abort beside a marketer's flood, a dashboard beside a marketing token's
-    /// costly counts).
-    func sharer(_ caller: WorkCaller) -> WorkCaller { self == .reads ? caller : WorkCaller(token: caller.token) }
-}
-
-/// Who a job is for, for the changes and reads lanes' shares: the token's name (nil for a public or
-/// anonymous caller, who is known by its peer alone) and the connection's peer.
-struct WorkCaller: Sendable {
-    var token: String?
-    var peer: PeerAddress?
-
-    init(token: String? = nil, peer: PeerAddress? = nil) {
-        self.token = token
-        self.peer = peer
-    }
-
-    /// `trustForwardedFor`: the peer is the address a proxy on loopback names
-    /// (`HTTPRequestHead.client`), not the proxy, which would make every caller one peer.
-    init(_ request: HTTPRequest, actor: String, trustForwardedFor: Bool) {
-        self.init(request.head, actor: actor, trustForwardedFor: trustForwardedFor)
-    }
-
-    init(_ head: HTTPRequestHead, actor: String, trustForwardedFor: Bool) {
-        token = actor == "public" || actor == "anonymous" ? nil : actor
-        peer = head.client(trustingForwardedFor: trustForwardedFor)
-    }
-}
-
-/// Why `WorkQueue.submit` did not run a job.
-enum WorkRefusal: Sendable, Equatable {
-    case full
-    case overShare
-    /// A document job in the reads lane past `WorkQueue.documentShare`.
-    case overDocumentShare
 }
 
 /// True the first time it is asked, from any thread.
