@@ -7,6 +7,9 @@ import Rollout
 import Telemetry
 import SystemIO
 
+// One file, though long: `waymark serve` from its options to a running daemon, in the
+// order it starts (store, telemetry, follower, API, listeners) and stops.
+
 /// `waymark serve`: opens (or creates and seeds) the data directory and serves the API.
 enum ServeCommand {
     static let help = """
@@ -17,133 +20,73 @@ enum ServeCommand {
         and printed once. A damaged store is refused, not served in part.
 
         Options:
-          --host H                 Address to listen on, IPv4 or IPv6 literal; repeatable
-                                   (default 127.0.0.1: loopback only)
-          --port P                 TCP port (default 8080; 0 picks a free one)
-          --data-dir D             The data directory (default ./data)
-          --seed DIR               Seed an empty store from DIR/schema-*.json and DIR/routes.json
-                                   (default manifests/storefront, skipped when missing)
-          --no-seed                Start an empty store empty
-          --public-reads           Serve manifests without a token (what phones read; revisions,
-                                   schemas, the rollout and QR codes still need routes:read)
-          --allow-private-fallbacks
-                                   Let fallback URLs name loopback or private addresses (tests
-                                   against servers on loopback only; refused by default)
-          --threads N              Event loops, one thread each (default: one per core)
-          --max-connections N      Open connections; at the limit the longest idle one is closed
-                                   for a new one, and with none idle new ones wait (default 10000)
-          --max-connections-per-peer N
-                                   Open connections from one IPv4 address or IPv6 /64; more are
-                                   reset at accept (default 1000; 0: no cap — behind a proxy,
-                                   where every connection is the proxy's, raise it or use 0)
-          --max-document-bytes N   Largest routes document or schema accepted (default 16777216)
-          --max-buffered-body-bytes N
-                                   Request body bytes all connections may hold at once, reserved
-                                   before a body is read; a head that does not fit gets 503
-                                   (default 268435456)
-          --max-buffered-body-bytes-per-peer N
-                                   The share of those one IPv4 address or IPv6 /64 may hold; more
-                                   get 503 (default: a quarter of the total, and at least
-                                   --max-document-bytes; 0: no share — behind a proxy use 0,
-                                   or, for one on the same host, --trust-forwarded-for)
-          --max-queued-output-bytes N
-                                   Bytes of large answers (8 KiB or more) queued for readers and
-                                   not yet written; past it the slowest readers are reset
-                                   (default 134217728)
-          --max-queued-output-bytes-per-peer N
-                                   The share of those one IPv4 address or IPv6 /64 may have
-                                   (default 33554432; 0: no share — behind a proxy use 0)
-          --memory-limit N         The memory it is given, in bytes (default: its cgroup's limit,
-                                   if any); it refuses to start when its budgets (bodies, queued
-                                   answers, schedules, caches, itself) do not fit
-          --max-queued-work N      Changes (publish, rollback, validation, schedules; 4 per
-                                   token), rollout controls and, apart, costly reads (QR,
-                                   previews, revisions, diffs; a quarter per token or peer) that
-                                   may wait or run off the event loops at once, each lane; more
-                                   get 503. Builds are never refused (default 64)
-          --documents-at-once N    Documents parsed at once (every change, a draft previewed,
-                                   diffed or replayed, a schedule firing), each held while it
-                                   is validated (160 MiB at most, counted in the memory
-                                   budget); the rest wait, each token's in turn (default 1)
-          --rate-share-per-peer P  The percent of the app's token's rate (telemetry:write: every
-                                   install's) one IPv4 address or IPv6 /64 may use, and never
-                                   less than 10/s (an IPv6 /56 twice it, a /48 four times);
-                                   below half, only quiet addresses are served
-                                   (default 5; 0: off — behind a proxy use 0, or
-                                   --trust-forwarded-for)
-          --pin-threads            Pin event loop i to the i-th allowed CPU
-          --telemetry-minutes H    Keep per-minute telemetry counts for H hours (default 48)
-          --telemetry-hours D      Keep per-hour telemetry counts for D days (default 90)
-          --telemetry-max-routes N Route ids counted by name, and history's route ids a batch may
-                                   name beside the served revisions'; the rest are "other"
-                                   (default 10000)
-          --telemetry-max-versions N
-                                   App versions counted by name (default 1000)
-          --telemetry-max-cells N  Count cells (combinations per minute or hour) kept with their
-                                   own names; past it new ones are folded into "other"
-                                   (default 1000000, about 35 MB)
-          --quiet                  No access log (one JSON line per request on stderr)
-          --init-tokens            Create and print a new admin token when a store that has
-                                   revisions has no tokens (tokens.json lost); without it such
-                                   a store is refused (a new store gets its first token anyway)
-          --follow URL             Run as a read-only follower of the primary at URL: mirror its
-                                   revisions, schemas and tokens, serve the same manifests and
-                                   ETags, refuse writes (409), forward telemetry to it as counts
-          --follow-token T         A token of the primary with the scope replication (or set
-                                   WAYMARK_FOLLOW_TOKEN, which keeps it out of the process list)
-          --follow-token-file F    Read that token from the file F (a mounted secret)
-          --follow-interval S      Seconds between polls of the primary and forwards (default 2)
-          --rollout-look-interval S
-                                   Seconds between the primary's looks at a running rollout's
-                                   telemetry, which advance or stop it (default 5)
-          --guard-installs K       A guard trip needs candidate failures from K installs, and a
-                                   step advances on evidence from K installs (default 25)
-          --guard-networks J       A guard trip needs candidate failures from J networks
-                                   (IPv4 /24, IPv6 /48) (default 10)
-          --guard-per-source N     Resolutions one install may supply to the guard a day (default 5)
-          --guard-per-network N    Resolutions one network may supply to each side of the guard
-                                   a day (default 50)
-          --trust-forwarded-for    Behind a proxy on loopback: the client is the last
-                                   X-Forwarded-For address (nginx's proxy_add_x_forwarded_for)
-                                   for the guard's networks, rate and body shares
-          --shapes-per-source N    Unknown-link shapes one install (or a visitor's network) may add
-                                   to the list a minute (default 3)
-          --shapes-per-network N   Unknown-link shapes one network may add a minute (default 30)
-          --suggestion-sources N   Distinct sources a shape needs before a route is suggested for it
-                                   (default 3)
-          --telemetry-lateness M   Minutes an event may be older than its batch's arrival and still
-                                   count in the per-minute cells (default 10; older: its hour only)
-          --telemetry-batch-ids N  Ids of accepted batches remembered, so a retried batch is
-                                   counted once (default 250000)
-          --telemetry-batch-window H
-                                   Hours an accepted batch's id is remembered (default 168)
-          --clock-file F           For tests: the daemon's wall clock is the seconds since 1970
-                                   written in F, read again at each use (rollout steps, schedules,
-                                   telemetry windows, revision and audit times); it never goes back.
-                                   A move of --rollout-look-interval or more brings a look at once
+        \(options.help)
         \(LinkCheckArguments.help)
         \(LinkCheckArguments.cacheHelp)
                                    With --check-links, POST /v1/validate and publishing include
                                    the link findings (publishing is refused on them when they
                                    are errors); rollbacks are not checked, so they stay fast
-          --help                   Show this help
+        \([OptionSpec("--help", nil, ["Show this help"])].help)
 
         SIGTERM or SIGINT stop accepting, finish requests in flight, and exit 0.
         Exit status: 2 bad usage, 3 the store or the port cannot be used.
         """
 
+    /// Every option of `waymark serve` but the link checks' (`LinkCheckArguments`) and
+    /// `--help`, declared once: the help prints them in this order, and the parser accepts
+    /// exactly these (a value after each that names one).
+    static let options: [OptionSpec] = [
+        OptionSpec("--host", "H", ["Address to listen on, IPv4 or IPv6 literal; repeatable", "(default 127.0.0.1: loopback only)"]),
+        OptionSpec("--port", "P", ["TCP port (default 8080; 0 picks a free one)"]),
+        OptionSpec("--data-dir", "D", ["The data directory (default ./data)"]),
+        OptionSpec("--seed", "DIR", ["Seed an empty store from DIR/schema-*.json and DIR/routes.json", "(default manifests/storefront, skipped when missing)"]),
+        OptionSpec("--no-seed", nil, ["Start an empty store empty"]),
+        OptionSpec("--public-reads", nil, ["Serve manifests without a token (what phones read; revisions,", "schemas, the rollout and QR codes still need routes:read)"]),
+        OptionSpec("--allow-private-fallbacks", nil, ["Let fallback URLs name loopback or private addresses (tests", "against servers on loopback only; refused by default)"]),
+        OptionSpec("--threads", "N", ["Event loops, one thread each (default: one per core)"]),
+        OptionSpec("--max-connections", "N", ["Open connections; at the limit the longest idle one is closed", "for a new one, and with none idle new ones wait (default 10000)"]),
+        OptionSpec("--max-connections-per-peer", "N", ["Open connections from one IPv4 address or IPv6 /64; more are", "reset at accept (default 1000; 0: no cap — behind a proxy,", "where every connection is the proxy's, raise it or use 0)"]),
+        OptionSpec("--max-document-bytes", "N", ["Largest routes document or schema accepted (default 16777216)"]),
+        OptionSpec("--max-buffered-body-bytes", "N", ["Request body bytes all connections may hold at once, reserved", "before a body is read; a head that does not fit gets 503", "(default 268435456)"]),
+        OptionSpec("--max-buffered-body-bytes-per-peer", "N", ["The share of those one IPv4 address or IPv6 /64 may hold; more", "get 503 (default: a quarter of the total, and at least", "--max-document-bytes; 0: no share — behind a proxy use 0,", "or, for one on the same host, --trust-forwarded-for)"]),
+        OptionSpec("--max-queued-output-bytes", "N", ["Bytes of large answers (8 KiB or more) queued for readers and", "not yet written; past it the slowest readers are reset", "(default 134217728)"]),
+        OptionSpec("--max-queued-output-bytes-per-peer", "N", ["The share of those one IPv4 address or IPv6 /64 may have", "(default 33554432; 0: no share — behind a proxy use 0)"]),
+        OptionSpec("--memory-limit", "N", ["The memory it is given, in bytes (default: its cgroup's limit,", "if any); it refuses to start when its budgets (bodies, queued", "answers, schedules, caches, itself) do not fit"]),
+        OptionSpec("--max-queued-work", "N", ["Changes (publish, rollback, validation, schedules; 4 per", "token), rollout controls and, apart, costly reads (QR,", "previews, revisions, diffs; a quarter per token or peer) that", "may wait or run off the event loops at once, each lane; more", "get 503. Builds are never refused (default 64)"]),
+        OptionSpec("--documents-at-once", "N", ["Documents parsed at once (every change, a draft previewed,", "diffed or replayed, a schedule firing), each held while it", "is validated (160 MiB at most, counted in the memory", "budget); the rest wait, each token's in turn (default 1)"]),
+        OptionSpec("--rate-share-per-peer", "P", ["The percent of the app's token's rate (telemetry:write: every", "install's) one IPv4 address or IPv6 /64 may use, and never", "less than 10/s (an IPv6 /56 twice it, a /48 four times);", "below half, only quiet addresses are served", "(default 5; 0: off — behind a proxy use 0, or", "--trust-forwarded-for)"]),
+        OptionSpec("--pin-threads", nil, ["Pin event loop i to the i-th allowed CPU"]),
+        OptionSpec("--telemetry-minutes", "H", ["Keep per-minute telemetry counts for H hours (default 48)"]),
+        OptionSpec("--telemetry-hours", "D", ["Keep per-hour telemetry counts for D days (default 90)"]),
+        OptionSpec("--telemetry-max-routes", "N", ["Route ids counted by name, and history's route ids a batch may", "name beside the served revisions'; the rest are \"other\"", "(default 10000)"]),
+        OptionSpec("--telemetry-max-versions", "N", ["App versions counted by name (default 1000)"]),
+        OptionSpec("--telemetry-max-cells", "N", ["Count cells (combinations per minute or hour) kept with their", "own names; past it new ones are folded into \"other\"", "(default 1000000, about 35 MB)"]),
+        OptionSpec("--quiet", nil, ["No access log (one JSON line per request on stderr)"]),
+        OptionSpec("--init-tokens", nil, ["Create and print a new admin token when a store that has", "revisions has no tokens (tokens.json lost); without it such", "a store is refused (a new store gets its first token anyway)"]),
+        OptionSpec("--follow", "URL", ["Run as a read-only follower of the primary at URL: mirror its", "revisions, schemas and tokens, serve the same manifests and", "ETags, refuse writes (409), forward telemetry to it as counts"]),
+        OptionSpec("--follow-token", "T", ["A token of the primary with the scope replication (or set", "WAYMARK_FOLLOW_TOKEN, which keeps it out of the process list)"]),
+        OptionSpec("--follow-token-file", "F", ["Read that token from the file F (a mounted secret)"]),
+        OptionSpec("--follow-interval", "S", ["Seconds between polls of the primary and forwards (default 2)"]),
+        OptionSpec("--rollout-look-interval", "S", ["Seconds between the primary's looks at a running rollout's", "telemetry, which advance or stop it (default 5)"]),
+        OptionSpec("--guard-installs", "K", ["A guard trip needs candidate failures from K installs, and a", "step advances on evidence from K installs (default 25)"]),
+        OptionSpec("--guard-networks", "J", ["A guard trip needs candidate failures from J networks", "(IPv4 /24, IPv6 /48) (default 10)"]),
+        OptionSpec("--guard-per-source", "N", ["Resolutions one install may supply to the guard a day (default 5)"]),
+        OptionSpec("--guard-per-network", "N", ["Resolutions one network may supply to each side of the guard", "a day (default 50)"]),
+        OptionSpec("--trust-forwarded-for", nil, ["Behind a proxy on loopback: the client is the last", "X-Forwarded-For address (nginx's proxy_add_x_forwarded_for)", "for the guard's networks, rate and body shares"]),
+        OptionSpec("--shapes-per-source", "N", ["Unknown-link shapes one install (or a visitor's network) may add", "to the list a minute (default 3)"]),
+        OptionSpec("--shapes-per-network", "N", ["Unknown-link shapes one network may add a minute (default 30)"]),
+        OptionSpec("--suggestion-sources", "N", ["Distinct sources a shape needs before a route is suggested for it", "(default 3)"]),
+        OptionSpec("--telemetry-lateness", "M", ["Minutes an event may be older than its batch's arrival and still", "count in the per-minute cells (default 10; older: its hour only)"]),
+        OptionSpec("--telemetry-batch-ids", "N", ["Ids of accepted batches remembered, so a retried batch is", "counted once (default 250000)"]),
+        OptionSpec("--telemetry-batch-window", "H", ["Hours an accepted batch's id is remembered (default 168)"]),
+        OptionSpec("--clock-file", "F", ["For tests: the daemon's wall clock is the seconds since 1970", "written in F, read again at each use (rollout steps, schedules,", "telemetry windows, revision and audit times); it never goes back.", "A move of --rollout-look-interval or more brings a look at once"]),
+    ]
+
     static let defaultSeed = "manifests/storefront"
 
     static func run(_ arguments: [String], output: inout Output) throws(CLIError) -> ExitCode {
-        let parsed = try Arguments(arguments, command: "serve",
-                                   options: Set(["--host", "--port", "--data-dir", "--seed", "--threads", "--max-connections", "--max-connections-per-peer", "--max-buffered-body-bytes", "--max-buffered-body-bytes-per-peer", "--max-queued-output-bytes", "--max-queued-output-bytes-per-peer", "--memory-limit", "--max-document-bytes", "--max-queued-work", "--documents-at-once", "--rate-share-per-peer", "--telemetry-max-cells",
-                                             "--follow", "--follow-token", "--follow-token-file", "--follow-interval", "--rollout-look-interval", "--clock-file",
-                                             "--telemetry-minutes", "--telemetry-hours", "--telemetry-max-routes", "--telemetry-max-versions",
-                                             "--guard-installs", "--guard-networks", "--guard-per-source", "--guard-per-network",
-                                             "--telemetry-batch-ids", "--telemetry-batch-window", "--telemetry-lateness",
-                                             "--shapes-per-source", "--shapes-per-network", "--suggestion-sources"])
-                                             .union(LinkCheckArguments.options),
-                                   booleans: ["--no-seed", "--public-reads", "--allow-private-fallbacks", "--pin-threads", "--quiet", "--help", "--check-links", "--init-tokens", "--trust-forwarded-for"])
+        let parsed = try Arguments(arguments, command: "serve", options: options.valued.union(LinkCheckArguments.options),
+                                   booleans: options.flags.union(["--check-links", "--help"]))
         if parsed.has("--help") {
             output.print(help)
             return .success
