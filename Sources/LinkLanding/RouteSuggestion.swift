@@ -36,7 +36,7 @@ public struct RouteSuggestion: Hashable, Sendable {
                 routes.append((route.id, route.destination))
                 for text in route.patterns {
                     guard let pattern = try? URLPattern(text) else { continue }
-                    taken.insert(RouteSuggestion.shapeOf(pattern))
+                    taken.insert(pattern.shape)
                     patternsByID[route.id, default: []].append(pattern)
                     if !pattern.endsWithRest { byLength[pattern.segments.count, default: []].append(Entry(route: order, text: text, pattern: pattern)) }
                 }
@@ -92,23 +92,13 @@ public struct RouteSuggestion: Hashable, Sendable {
                 case .literal: part
                 }
             }
-            guard let pattern = try? URLPattern("/" + made.joined(separator: "/")), !index.taken.contains(shapeOf(pattern)) else { continue }
+            guard let pattern = try? URLPattern("/" + made.joined(separator: "/")), !index.taken.contains(pattern.shape) else { continue }
             let route = index.routes[entry.route]
             chosen.append(RouteSuggestion(route: route.id, destination: route.destination, pattern: pattern.description, from: entry.text))
         }
         return chosen
     }
 
-    /// Literals as written (lowercased), captures as `:`: the paths a pattern takes.
-    static func shapeOf(_ pattern: URLPattern) -> [String] {
-        pattern.segments.map { segment in
-            switch segment {
-            case .literal(let text): text
-            case .parameter: ":"
-            case .rest: "*"
-            }
-        }
-    }
 
     /// The best candidate that validates: `routes` (a routes document's JSON) with the
     /// pattern added to its route, checked against `schemas`, has no error. Each candidate

@@ -6,15 +6,6 @@ public enum PatternSegment: Hashable, Sendable {
     case parameter(String)
     /// `*name`, last only, matches one or more remaining segments (joined with `/`).
     case rest(String)
-
-    /// The segment's shape, ignoring capture names: two patterns of the same shape match the same paths.
-    var shape: String {
-        switch self {
-        case .literal(let text): text
-        case .parameter: ":"
-        case .rest: "*"
-        }
-    }
 }
 
 /// A route's path pattern: `/product/:id`, `/help/*topic`, `/`.
@@ -39,20 +30,6 @@ public struct URLPattern: Hashable, Sendable, CustomStringConvertible {
 
     /// Patterns longer than this many segments are refused.
     public static let maximumSegments = 32
-
-    /// Whether some path matches both `a` and `b`: segment by segment a literal meets the
-    /// same literal or a capture, a capture meets anything, and a `*rest` (one or more
-    /// segments) meets whatever follows; without one, both are as long.
-    public static func overlaps(_ a: [PatternSegment], _ b: [PatternSegment]) -> Bool {
-        for index in 0..<min(a.count, b.count) {
-            switch (a[index], b[index]) {
-            case (.rest, _), (_, .rest): return true
-            case (.literal(let x), .literal(let y)) where x != y: return false
-            default: continue
-            }
-        }
-        return a.count == b.count
-    }
 
     public init(_ text: String) throws(URLPatternError) {
         guard text.first == "/" else { throw .mustStartWithSlash }

@@ -1,5 +1,8 @@
 import RouteEngine
 
+// One file, though long: the replay's index, its walk and the budget that bounds both are one
+// computation (docs/api.md, "POST /v1/revisions/N/impact"), pure and tested as one.
+
 /// What publishing a draft would do to the traffic that exists: last week's opens of each
 /// route replayed against the base revision and the draft, and the unknown-link shapes the
 /// draft would start answering. Pure: the counts, shapes and builds come in as values.
@@ -282,44 +285,8 @@ struct DraftImpact: Sendable, Equatable {
 
     // MARK: Patterns
 
-    /// Whether every link `inner` admits, `outer` admits: per hosts and per schemes, nil is all.
-    static func scope(_ inner: LinkScope, isWithin outer: LinkScope) -> Bool {
-        func within(_ a: Set<String>?, _ b: Set<String>?) -> Bool { b == nil || a.map { $0.isSubset(of: b!) } == true }
-        return within(inner.hosts, outer.hosts) && within(inner.schemes, outer.schemes)
-    }
-
-    /// Literal beats `:param` beats `*rest`, segment by segment.
-    static func rank(_ segment: PatternSegment) -> Int {
-        switch segment {
-        case .literal: 2
-        case .parameter: 1
-        case .rest: 0
-        }
-    }
-
-    /// Whether every link `inner` matches, `outer` matches too.
-    static func covers(_ outer: [PatternSegment], _ inner: [PatternSegment]) -> Bool {
-        for (index, segment) in outer.enumerated() {
-            switch segment {
-            case .rest: return inner.count > index
-            case .parameter:
-                guard index < inner.count else { return false }
-                if case .rest = inner[index] { return false }
-            case .literal(let text):
-                guard index < inner.count, case .literal(let other) = inner[index], other == text else { return false }
-            }
-        }
-        return outer.count == inner.count
-    }
-
-    /// Whether some link matches both.
-    static func overlaps(_ a: [PatternSegment], _ b: [PatternSegment]) -> Bool { URLPattern.overlaps(a, b) }
-
-    /// Whether `a` wins over `b` on a link both match: the first segment where they differ decides.
-    static func beats(_ a: [PatternSegment], _ b: [PatternSegment]) -> Bool {
-        for (x, y) in zip(a, b) where rank(x) != rank(y) { return rank(x) > rank(y) }
-        return a.count > b.count
-    }
+    // What patterns are to each other (`URLPattern.covers`, `overlaps`, `beats`) and scopes
+    // (`LinkScope.isWithin`) is the engine's: `PatternRelations.swift` in RouteEngine.
 
     /// What a replay may spend, in steps of its pattern index (a node looked at, a pattern
     /// found): the tables' lookups share it, and once it runs out they find nothing and
@@ -544,11 +511,11 @@ struct DraftImpact: Sendable, Equatable {
             var best: (route: Route, pattern: URLPattern)?
             for ref in candidates(segments, covering: true) {
                 let route = routes[ref.route], pattern = route.patterns[ref.pattern]
-                if let scope, !DraftImpact.scope(scope, isWithin: route.spec.scope) { continue }
+                if let scope, !scope.isWithin(route.spec.scope) { continue }
                 if let now, let end = route.spec.window.endMicroseconds, end <= now * 1_000_000 { continue }
                 if now == nil, route.spec.id != own, route.spec.window != ValidityWindow() { continue }
-                guard DraftImpact.covers(pattern.segments, segments) else { continue }
-                if let held = best, !DraftImpact.beats(pattern.segments, held.pattern.segments) { continue }
+                guard URLPattern.covers(pattern.segments, segments) else { continue }
+                if let held = best, !URLPattern.beats(pattern.segments, held.pattern.segments) { continue }
                 best = (route, pattern)
             }
             return best
@@ -562,10 +529,10 @@ struct DraftImpact: Sendable, Equatable {
             var found: [(id: String, pattern: String)] = []
             for ref in candidates(segments) where found.count < Self.maximumShadows {
                 let route = routes[ref.route], pattern = route.patterns[ref.pattern]
-                guard route.spec.id != excluding, route.spec.id != winner?.route.spec.id, DraftImpact.overlaps(pattern.segments, segments) else { continue }
-                let covering = DraftImpact.covers(pattern.segments, segments)
+                guard route.spec.id != excluding, route.spec.id != winner?.route.spec.id, URLPattern.overlaps(pattern.segments, segments) else { continue }
+                let covering = URLPattern.covers(pattern.segments, segments)
                 if covering && route.spec.scope == .all && route.spec.window == ValidityWindow() { continue }  // the winner, or it loses to it everywhere
-                if let winner = winner?.pattern, covering ? DraftImpact.beats(winner.segments, pattern.segments) : !DraftImpact.beats(pattern.segments, winner.segments) { continue }
+                if let winner = winner?.pattern, covering ? URLPattern.beats(winner.segments, pattern.segments) : !URLPattern.beats(pattern.segments, winner.segments) { continue }
                 found.append((route.spec.id, pattern.description))
             }
             return found
