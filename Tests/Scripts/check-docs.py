@@ -40,6 +40,8 @@ PLATFORM = {
     "Hasher", "Sendable", "Equatable", "Hashable", "Comparable", "CustomStringConvertible", "RandomNumberGenerator",
     "Mutex", "Atomic", "Synchronization", "Glibc", "Dispatch", "Foundation", "Observation", "Testing", "String",
 }
+# Other projects' files the documents cite.
+EXTERNAL_PATHS = {"event/event_epoll.c"}
 # Backticked text that reads as code and is not: examples of what a rule refuses.
 EXAMPLES = {"AbCdEfGh"}
 DECLARATION = re.compile(r"\b(?:struct|class|enum|protocol|typealias|actor|extension|object|interface)\s+([A-Z][A-Za-z0-9_]*)")
@@ -48,6 +50,10 @@ KOTLIN_EXTENSION = re.compile(r"\bfun\s+(?:<[^>]*>\s*)?([A-Z][A-Za-z0-9_]*)\.([a
 CASES = re.compile(r"\bcase\s+([a-z][A-Za-z0-9_]*(?:\s*,\s*[a-z][A-Za-z0-9_]*)+)")
 # `Type`, `Type.member`, `Type.member(label:)`, `Type(label:)`.
 NAME = re.compile(r"`([A-Z][A-Za-z0-9]*)((?:\.[A-Za-z][A-Za-z0-9]*)?)(?:\([^`]*\))?`")
+# A file named by its path (`Telemetry/Frame.swift`, `Tests/Scripts/hostile.py`): it exists
+# from the repository's root, from Sources/, or (a document's neighbour) from docs/.
+PATH = re.compile(r"`((?:[A-Za-z0-9_.-]+/)+[A-Za-z0-9_.-]+\.(?:swift|kt|py|sh|md|json|yaml|c|h|html|kts))`")
+ROOT = "."
 FILE_SUFFIXES = ("swift", "kt", "md", "json", "xcprivacy", "py", "sh", "yaml", "html", "c", "h")
 
 
@@ -78,9 +84,22 @@ def known_names(root):
     for path in glob.glob(os.path.join(root, "deploy", "**", "*"), recursive=True):
         if os.path.isfile(path):
             words.update(re.findall(r"[A-Za-z][A-Za-z0-9]+", open(path, encoding="utf-8", errors="replace").read()))
-    files = {os.path.basename(path) for path in glob.glob(os.path.join(root, "**", "*"), recursive=True)
-             if ".build" not in path and ".venv" not in path}
-    return types | words, members, files
+    paths = ["/" + os.path.relpath(path, root) for path in glob.glob(os.path.join(root, "**", "*"), recursive=True)
+             if ".build" not in path and ".venv" not in path]
+    return types | words, members, FileNames(paths)
+
+
+class FileNames:
+    """The repository's files: `name in files` by base name, `files` iterated as "/path"s."""
+    def __init__(self, paths):
+        self.paths = paths
+        self.names = {os.path.basename(path) for path in paths}
+
+    def __contains__(self, name):
+        return name in self.names
+
+    def __iter__(self):
+        return iter(self.paths)
 
 
 def is_code(kind, member):
@@ -95,6 +114,14 @@ def stale(text, types, members, files):
         local_members.update(MEMBER.findall(block))
     found = []
     for number, line in enumerate(text.splitlines(), 1):
+        for match in PATH.finditer(line):
+            relative = match.group(1)
+            if relative.startswith("DIR/") or relative in EXTERNAL_PATHS:
+                continue  # a data directory's file, or another project's
+            if relative.startswith("../") and os.path.exists(os.path.join(ROOT, relative[3:])):
+                continue  # from docs/, a file at the root
+            if not any(path.endswith("/" + relative) for path in files):
+                found.append((number, relative))
         for match in NAME.finditer(line):
             kind, member = match.group(1), match.group(2)[1:]
             if not is_code(kind, member) or kind in EXAMPLES:
@@ -111,10 +138,12 @@ def stale(text, types, members, files):
 
 
 def main():
-    root = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..", ".."))
+    global ROOT
+    root = ROOT = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..", ".."))
     types, members, files = known_names(root)
-    planted = stale("The look reads `EvidenceNetwork.peer` and `Counts.noSuchMember`, beside `Counts.batches`.", types, members, files)
-    if [name for _, name in planted] != ["EvidenceNetwork.peer", "Counts.noSuchMember"]:
+    planted = stale("The look reads `EvidenceNetwork.peer` and `Counts.noSuchMember`, beside `Counts.batches`, from "
+                    "`Telemetry/Gone.swift` beside `Telemetry/Frame.swift`.", types, members, files)
+    if [name for _, name in planted] != ["Telemetry/Gone.swift", "EvidenceNetwork.peer", "Counts.noSuchMember"]:
         print("check-docs: FAIL: planted stale names were not caught as they should be: %s" % planted, file=sys.stderr)
         sys.exit(1)
     documents = [os.path.join(root, "ARCHITECTURE.md")] + sorted(glob.glob(os.path.join(root, "docs", "*.md")))
