@@ -38,8 +38,11 @@ let package = Package(
         // Durable revisions, schemas and the audit log in a data directory.
         .target(name: "ManifestStore", dependencies: ["RouteEngine", "CivilDate", "SystemIO", "Rollout"]),
         // The HTTP API of `waymark serve`: endpoints, tokens and scopes, cached manifests.
-        .target(name: "WaymarkAPI", dependencies: ["ManifestStore", "Rollout", "QRCode", "LinkLanding", "LinkShapes", "Telemetry", "HTTPServer", "HTTPCore", "RouteEngine", "LinkChecks", "Replication", "CivilDate", "SystemIO"],
+        .target(name: "WaymarkAPI", dependencies: ["ManifestStore", "Rollout", "Impact", "QRCode", "LinkLanding", "LinkShapes", "Telemetry", "HTTPServer", "HTTPCore", "RouteEngine", "LinkChecks", "Replication", "CivilDate", "SystemIO"],
                 resources: [.embedInCode("Resources/dashboard.html"), .embedInCode("Resources/console.html")]),
+        // The impact preview's replay: what publishing a draft would do to last week's opens
+        // and unknown links (pure: documents and counts in, changes out).
+        .target(name: "Impact", dependencies: ["RouteEngine"]),
         // Staged rollouts: the guard that compares a candidate revision's failures with the
         // stable one's (pure: counts in, a verdict out).
         .target(name: "Rollout"),
@@ -91,6 +94,7 @@ let package = Package(
         .target(name: "LibraryTestSupport", dependencies: ["RouteEngine", "CivilDate"], path: "Tests/LibraryTestSupport"),
         // The server's test fixtures (live daemons, loopback clients); Linux only, as the server.
         .target(name: "TestSupport", dependencies: ["LibraryTestSupport", "RouteEngine", "ManifestStore", "WaymarkAPI", "Telemetry", "HTTPServer", "HTTPCore", "LinkChecks", "Replication", "CivilDate"], path: "Tests/TestSupport"),
+        .testTarget(name: "ImpactTests", dependencies: ["Impact", "RouteEngine", "LibraryTestSupport", "CivilDate"]),
         .testTarget(name: "RolloutTests", dependencies: ["Rollout", "TestSupport"]),
         .testTarget(name: "QRCodeTests", dependencies: ["QRCode"]),
         .testTarget(name: "LinkShapesTests", dependencies: ["LinkShapes", "RouteEngine", "TestSupport"]),

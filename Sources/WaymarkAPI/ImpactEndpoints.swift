@@ -3,6 +3,7 @@ import Foundation
 import HTTPCore
 import HTTPServer
 import ManifestStore
+import Impact
 import RouteEngine
 import Synchronization
 import Telemetry

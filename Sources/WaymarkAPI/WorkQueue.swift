@@ -4,15 +4,11 @@ import HTTPServer
 import Synchronization
 import SystemIO
 
-// One file, though long: the lanes' admission, shares and document turns are one decision
-// per job, taken under one lock (the lanes are in WorkLane.swift, the turns in
-// DocumentTurns.swift).
-
 /// Where the CPU work a request causes runs — validating a document, building a build's
 /// view, reading a revision, a diff, a preview — so that no event loop spends more than a
 /// lookup on any request and a slow document never delays the next connection.
 ///
-/// Five lanes (`WorkLane`), below the loops' priority, so that one kind of caller cannot
+/// Six lanes (`WorkLane`), below the loops' priority, so that one kind of caller cannot
 /// starve another: reads never fill the lane changes run in, documents never fill the lane
 /// rollout controls run in, building what a new generation serves is never refused, and
 /// the costly reads anyone with a read token can multiply (QR codes) never delay the
@@ -61,7 +57,8 @@ final class WorkQueue: Sendable {
     /// Peers' shares the peers of one network hold together in the reads lane: 2, as for
     /// request bodies (`BodyBudget.perNetwork`).
     static let networkShares = 2
-    private let lanes: [Lane]
+    /// The lanes, by `WorkLane.rawValue`.
+    let lanes: [Lane]
     private let turns: DocumentTurns
     /// Replays (`submitReplay`) one at a time, whoever asks.
     private let replays = DocumentTurns(atOnce: 1)
@@ -70,71 +67,6 @@ final class WorkQueue: Sendable {
     private let held = Mutex<[Shares]>(Array(repeating: Shares(), count: WorkLane.allCases.count))
     /// What is pending across the lanes, for releasing memory when all fall quiet.
     private let pendingAll = Atomic<Int>(0)
-
-    private struct Shares {
-        var tokens: [String: Int] = [:]
-        var peers: [PeerAddress: Int] = [:]
-        /// By the network a peer is in (an IPv4 /24, an IPv6 /48), in the reads lane only:
-        /// the peers of one network together hold at most `networkShares` peers' shares
-        /// there (half the lane), so an attacker's many addresses queue no more QR codes
-        /// than two do.
-        var networks: [UInt64: Int] = [:]
-        /// Of those, document jobs (`documentShare`), in the reads lane.
-        var documentTokens: [String: Int] = [:]
-        var documentPeers: [PeerAddress: Int] = [:]
-
-        /// Whether `caller`'s token or peer (or, `byNetwork`, its network) already holds `share` jobs.
-        func holdsShare(_ caller: WorkCaller, _ share: Int, byNetwork: Bool) -> Bool {
-            if let token = caller.token, tokens[token, default: 0] >= share { return true }
-            if let peer = caller.peer, peers[peer, default: 0] >= share { return true }
-            if byNetwork, let peer = caller.peer, networks[peer.networkKey, default: 0] >= WorkQueue.networkShares * share { return true }
-            return false
-        }
-
-        /// Whether `caller`'s token or peer already holds its share of document jobs.
-        func holdsDocuments(_ caller: WorkCaller) -> Bool {
-            if let token = caller.token, documentTokens[token, default: 0] >= WorkQueue.documentShare { return true }
-            if let peer = caller.peer, documentPeers[peer, default: 0] >= WorkQueue.documentPeerShare { return true }
-            return false
-        }
-
-        mutating func add(_ caller: WorkCaller, _ change: Int, document: Bool, byNetwork: Bool) {
-            if let token = caller.token {
-                Self.add(change, to: token, in: &tokens)
-                if document { Self.add(change, to: token, in: &documentTokens) }
-            }
-            if let peer = caller.peer {
-                Self.add(change, to: peer, in: &peers)
-                if document { Self.add(change, to: peer, in: &documentPeers) }
-                if byNetwork { Self.add(change, to: peer.networkKey, in: &networks) }
-            }
-        }
-
-        private static func add<Key: Hashable>(_ change: Int, to key: Key, in table: inout [Key: Int]) {
-            let held = table[key, default: 0] + change
-            table[key] = held > 0 ? held : nil
-        }
-    }
-
-    private final class Lane: Sendable {
-        let queues: [DispatchQueue]
-        let pending = Atomic<Int>(0)
-        let refused = Atomic<UInt64>(0)
-        private let next = Atomic<Int>(0)
-
-        /// One concurrent queue, or `serial` serial ones taken in turn.
-        init(_ name: String, qos: DispatchQoS, serial: Int? = nil) {
-            if let serial {
-                queues = (0..<serial).map { DispatchQueue(label: "waymark.work.\(name).\($0)", qos: qos) }
-            } else {
-                queues = [DispatchQueue(label: "waymark.work.\(name)", qos: qos, attributes: .concurrent)]
-            }
-        }
-
-        var queue: DispatchQueue {
-            queues.count == 1 ? queues[0] : queues[next.add(1, ordering: .relaxed).oldValue % queues.count]
-        }
-    }
 
     /// `readers`: how many reads may run at once (default: one per core but one, at least one);
     /// `documentsAtOnce`: how many jobs parsing a document (default: one).
@@ -341,68 +273,6 @@ final class WorkQueue: Sendable {
             if document, lane == .reads, lanes[lane.rawValue].holdsDocuments(caller) { return .overDocumentShare }
             return nil
         }
-    }
-
-    /// Whether a request whose head this is will be a document job in a costly-read route:
-    /// its route reads a stored document, or it declares a body longer than `documentBody`
-    /// (a chunked body is known only once it is read, and `submit` decides then).
-    static func isDocument(_ head: HTTPRequestHead, readsDocument: Bool) -> Bool {
-        if readsDocument { return true }
-        if case .contentLength(let length)? = try? HTTPBodyFraming.of(head) { return length > documentBody }
-        return false
-    }
-
-    /// `wouldRefuse` for a request's head: the `503 busy` to answer it with, counted as refused.
-    func refusalAtHead(_ lane: WorkLane, for caller: WorkCaller, document: Bool = false) -> Refusal? {
-        guard let refusal = wouldRefuse(lane, for: caller, document: document) else { return nil }
-        lanes[lane.rawValue].refused.add(1, ordering: .relaxed)
-        return busy(refusal, in: lane)
-    }
-
-    /// The `503 busy` a refusal in `lane` is answered with.
-    func busy(_ refusal: WorkRefusal, in lane: WorkLane) -> Refusal {
-        switch refusal {
-        case .full:
-            Refusal(.serviceUnavailable, "busy",
-                    "The server has \(capacity) requests' worth of \(lane.work) under way; retry in a moment.",
-                    headers: [("Retry-After", "1")])
-        case .overShare:
-            Refusal(.serviceUnavailable, "busy",
-                    "You have \(share(of: lane)) requests' worth of \(lane.work) under way, as many as one caller may; retry in a moment.",
-                    headers: [("Retry-After", "1")])
-        case .overDocumentShare:
-            Refusal(.serviceUnavailable, "busy",
-                    "You have as many documents (drafts, revisions or schedules) waiting to be read as one token (\(Self.documentShare)) or one address (\(Self.documentPeerShare)) may; retry in a moment.",
-                    headers: [("Retry-After", "1")])
-        }
-    }
-
-    /// Answers through `responder` with what `job` returns (or the refusal it throws), run
-    /// off the loop in `lane`; `503` with `Retry-After: 1` when it is refused.
-    func answer(_ responder: Responder, in lane: WorkLane, for caller: WorkCaller = WorkCaller(), document: Bool = false,
-                _ job: @escaping @Sendable () throws(Refusal) -> HTTPResponse) {
-        run(responder, in: lane, for: caller, document: document) { answering throws(Refusal) in answering.respond(try job()) }
-    }
-
-    /// Runs `job`, which answers through `responder` itself (perhaps later, from elsewhere),
-    /// off the loop in `lane`; a refusal it throws is the answer, and so is `503` when the
-    /// lane is full or the caller holds its share.
-    /// `job` answers through the responder it is given, which gives the caller's share back
-    /// as it hands the answer over.
-    func run(_ responder: Responder, in lane: WorkLane, for caller: WorkCaller = WorkCaller(), document: Bool = false,
-             _ job: @escaping @Sendable (Responder) throws(Refusal) -> Void) {
-        let refusal = submit(lane, for: caller, document: document, releasing: { release in
-            let answering = Responder { response in
-                release()
-                responder.respond(response)
-            }
-            do throws(Refusal) {
-                try job(answering)
-            } catch {
-                answering.respond(error.response)
-            }
-        })
-        if let refusal { responder.respond(busy(refusal, in: lane).response) }
     }
 }
 

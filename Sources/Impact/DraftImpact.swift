@@ -18,46 +18,63 @@ import RouteEngine
 /// Windows are replayed one week ahead: each hour of last week is looked at as the same
 /// hour of the coming week (`offset`), as if the week after publishing repeats the last one,
 /// and an open changes when the base's window holds that time and the draft's does not.
-struct DraftImpact: Sendable, Equatable {
+public struct DraftImpact: Sendable, Equatable {
     /// An app build as telemetry names it.
-    struct Build: Hashable, Sendable, Comparable {
-        var platform: String
-        var version: String
+    public struct Build: Hashable, Sendable, Comparable {
+        public var platform: String
+        public var version: String
 
-        static func < (a: Build, b: Build) -> Bool { (a.platform, a.version) < (b.platform, b.version) }
+        public init(platform: String, version: String) {
+            self.platform = platform
+            self.version = version
+        }
+
+        public static func < (a: Build, b: Build) -> Bool { (a.platform, a.version) < (b.platform, b.version) }
     }
 
     /// Opens of one route (resolutions that proceeded or were gated) by one build in one hour.
-    struct Opens: Hashable, Sendable {
-        var route: String
-        var build: Build
+    public struct Opens: Hashable, Sendable {
+        public var route: String
+        public var build: Build
         /// The hour's start, seconds since 1970.
-        var hour: Int
-        var count: UInt64
+        public var hour: Int
+        public var count: UInt64
+
+        public init(route: String, build: Build, hour: Int, count: UInt64) {
+            (self.route, self.build, self.hour, self.count) = (route, build, hour, count)
+        }
     }
 
     /// An unknown-link shape and its count (`ShapeSketch`): at least `lowerBound`, at most `count`.
-    struct Shape: Hashable, Sendable {
-        var shape: String
-        var count: UInt64
-        var lowerBound: UInt64
+    public struct Shape: Hashable, Sendable {
+        public var shape: String
+        public var count: UInt64
+        public var lowerBound: UInt64
+
+        public init(shape: String, count: UInt64, lowerBound: UInt64) {
+            (self.shape, self.count, self.lowerBound) = (shape, count, lowerBound)
+        }
     }
 
     /// The routes each build is served, in the base and in the draft (a build's manifest
     /// leaves out a route whose destination or params its schema lacks).
-    struct Served: Hashable, Sendable {
-        var base: Set<String>
-        var draft: Set<String>
+    public struct Served: Hashable, Sendable {
+        public var base: Set<String>
+        public var draft: Set<String>
+
+        public init(base: Set<String>, draft: Set<String>) {
+            (self.base, self.draft) = (base, draft)
+        }
     }
 
-    enum Basis: String, Sendable {
+    public enum Basis: String, Sendable {
         /// Every open counted takes this path (to the hour, for windows).
         case exact
         /// At most this many: the route's opens, not known by pattern, of which some part does.
         case upTo
     }
 
-    enum Kind: String, Sendable {
+    public enum Kind: String, Sendable {
         /// The route is not in the draft: every open ends `notFound(unknownRoute)`.
         case routeRemoved
         /// A pattern is in no route of the draft: its links end `notFound(unknownRoute)`.
@@ -72,43 +89,43 @@ struct DraftImpact: Sendable, Equatable {
         case buildDropped
     }
 
-    struct Change: Equatable, Sendable {
-        var kind: Kind
+    public struct Change: Equatable, Sendable {
+        public var kind: Kind
         /// The base pattern whose links change (pattern kinds).
-        var pattern: String?
+        public var pattern: String?
         /// Where those opens go instead: another route (`rerouted`, `shadowed`), or nil for `notFound`.
-        var toRoute: String?
+        public var toRoute: String?
         /// The `notFound` reason, when they end in `notFound`.
-        var reason: String?
+        public var reason: String?
         /// The pattern of `toRoute` that takes them.
-        var toPattern: String?
-        var count: UInt64
-        var basis: Basis
-        var builds: [Build: UInt64]
+        public var toPattern: String?
+        public var count: UInt64
+        public var basis: Basis
+        public var builds: [Build: UInt64]
     }
 
-    struct RouteImpact: Equatable, Sendable {
-        var id: String
+    public struct RouteImpact: Equatable, Sendable {
+        public var id: String
         /// Last week's opens of the route, all builds.
-        var opens: UInt64
-        var changes: [Change]
+        public var opens: UInt64
+        public var changes: [Change]
     }
 
-    struct Gained: Equatable, Sendable {
-        var shape: Shape
-        var route: String
-        var pattern: String
+    public struct Gained: Equatable, Sendable {
+        public var shape: Shape
+        public var route: String
+        public var pattern: String
     }
 
     /// Routes with at least one change, in the base's order.
-    var routes: [RouteImpact]
+    public var routes: [RouteImpact]
     /// Shapes no base route answers and a draft route does, most counted first.
-    var gained: [Gained]
+    public var gained: [Gained]
 
     /// A change's share of its route's opens above which the console warns (1 %).
-    static let warningShare = 0.01
+    public static let warningShare = 0.01
 
-    static func share(_ change: Change, of route: RouteImpact) -> Double {
+    public static func share(_ change: Change, of route: RouteImpact) -> Double {
         route.opens == 0 ? 0 : Double(change.count) / Double(route.opens)
     }
 
@@ -124,17 +141,17 @@ struct DraftImpact: Sendable, Equatable {
 
     /// The base's and the draft's pattern indexes, made once for `affected` and `compute`,
     /// their lookups held to one `work`.
-    struct Tables {
+    public struct Tables {
         let before: Table
         let after: Table
 
-        init(base: RoutesDocument, draft: RoutesDocument, work: Work = Work()) {
+        public init(base: RoutesDocument, draft: RoutesDocument, work: Work = Work()) {
             before = Table(base, work: work)
             after = Table(draft, work: work)
         }
     }
 
-    static func compute(_ tables: Tables, opens: [Opens], shapes: [Shape], served: [Build: Served], offset: Int, now: Int) -> DraftImpact {
+    public static func compute(_ tables: Tables, opens: [Opens], shapes: [Shape], served: [Build: Served], offset: Int, now: Int) -> DraftImpact {
         let (before, after) = (tables.before, tables.after)
         var byRoute: [String: [Opens]] = [:]
         for open in opens where open.count > 0 { byRoute[open.route, default: []].append(open) }
@@ -163,7 +180,7 @@ struct DraftImpact: Sendable, Equatable {
         affected(Tables(base: base, draft: draft))
     }
 
-    static func affected(_ tables: Tables) -> Set<String> {
+    public static func affected(_ tables: Tables) -> Set<String> {
         let (before, after) = (tables.before, tables.after)
         // A tie goes to the earlier route: two routes both have, sharing links, whose order
         // the draft swaps, have both moved.
@@ -293,24 +310,24 @@ struct DraftImpact: Sendable, Equatable {
     /// `exhausted` says the answer is incomplete. A lookup costs what it finds and the nodes
     /// it passes; a `:param` looked up under many literals passes them all, so a draft can
     /// make each lookup as long as the document, and this bounds their sum.
-    final class Work {
+    public final class Work {
         private(set) var left: Int
-        private(set) var exhausted = false
+        public private(set) var exhausted = false
 
-        init(steps: Int = .max) { left = steps }
+        public init(steps: Int = .max) { left = steps }
 
         /// The steps a replay of these documents and shapes may take: `perPattern` a pattern
         /// and shape of either document, at least `minimum`.
-        static func bounded(base: RoutesDocument, draft: RoutesDocument, shapes: Int) -> Work {
+        public static func bounded(base: RoutesDocument, draft: RoutesDocument, shapes: Int) -> Work {
             let patterns = base.routes.reduce(0) { $0 + $1.patterns.count } + draft.routes.reduce(0) { $0 + $1.patterns.count }
             return Work(steps: max(minimum, perPattern * (patterns + shapes)))
         }
 
         /// Steps a pattern or shape brings: a replay looks each pattern with opens up a few
         /// times (its winner and shadows before and after), each a few nodes deep.
-        static let perPattern = 128
+        public static let perPattern = 128
         /// Steps any replay may take, whatever its size (about a second on one core).
-        static let minimum = 16_000_000
+        public static let minimum = 16_000_000
 
         /// Takes `steps`; false (and exhausted from then on) when they are not left.
         func take(_ steps: Int) -> Bool {

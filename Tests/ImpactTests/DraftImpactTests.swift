@@ -1,7 +1,7 @@
 import CivilDate
 import RouteEngine
 import Testing
-@testable import WaymarkAPI
+@testable import Impact
 
 /// `DraftImpact`: last week's opens replayed against a base and a draft, one change per row.
 @Suite struct DraftImpactTests {
