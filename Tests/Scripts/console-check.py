@@ -53,6 +53,8 @@ import time
 
 import waymark_daemon
 
+from waymark_daemon import iso  # noqa: E402
+
 try:
     from selenium import webdriver
     from selenium.common.exceptions import TimeoutException
@@ -553,8 +555,6 @@ def post_impact_week(port, phone, now):
     return opens, shapes
 
 
-def iso(seconds):
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(seconds))
 
 
 def impact_stage(binary, folder):

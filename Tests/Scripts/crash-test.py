@@ -37,6 +37,8 @@ import time
 
 import waymark_daemon
 
+from waymark_daemon import iso  # noqa: E402
+
 ROOT = os.path.normpath(os.path.join(os.path.dirname(__file__), "..", ".."))
 EXAMPLE = os.path.join(ROOT, "manifests", "storefront")
 
@@ -296,8 +298,6 @@ def cell(index, origin):
     return origin - hour * 3_600, ENTRIES[rest // len(ROUTES)], ROUTES[rest % len(ROUTES)]
 
 
-def iso(seconds):
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(seconds))
 
 
 def writer_telemetry(port, token, telemetry, stop, origin):

@@ -31,6 +31,8 @@ import zlib
 
 import waymark_daemon
 
+from waymark_daemon import iso  # noqa: E402
+
 ROOT = os.path.normpath(os.path.join(os.path.dirname(__file__), "..", ".."))
 
 
@@ -39,8 +41,6 @@ def fail(message):
     sys.exit(1)
 
 
-def iso(seconds):
-    return datetime.datetime.fromtimestamp(seconds, datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 class Daemon:

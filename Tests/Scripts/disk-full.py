@@ -28,6 +28,8 @@ import time
 
 import waymark_daemon
 
+from waymark_daemon import iso  # noqa: E402
+
 EXAMPLE = waymark_daemon.EXAMPLE
 SIZE_MB = 32
 
@@ -47,8 +49,6 @@ def call(port, token, method, path, body=None, headers=None):
     return status, parsed, answer_headers.get("Retry-After")
 
 
-def iso(seconds):
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(seconds))
 
 
 def listing(directory):

@@ -34,6 +34,8 @@ import time
 
 import waymark_daemon
 
+from waymark_daemon import iso  # noqa: E402
+
 INTERVAL = 0.5
 ROUTES = ["home", "product", "category", "search", "cart", "orders", "order-detail", "settings", "new-arrivals", "spring-sale"]
 ENTRIES = ["universalLink", "scheme", "push", "inApp"]
@@ -103,8 +105,6 @@ def wait_until(what, predicate, timeout):
     fail("timed out after %.1f s waiting for %s" % (timeout, what))
 
 
-def iso(seconds):
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(seconds))
 
 
 def cell(index, origin):

@@ -44,6 +44,7 @@ import uuid
 
 sys.path.insert(0, os.path.dirname(__file__))
 import waymark_daemon  # noqa: E402
+from waymark_daemon import iso  # noqa: E402
 
 INSTALLS = 30_000
 NETWORKS = 200
@@ -60,8 +61,6 @@ def fail(message):
     sys.exit(1)
 
 
-def iso(seconds):
-    return datetime.datetime.fromtimestamp(seconds, datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 class Daemon:

@@ -38,6 +38,8 @@ import threading
 import time
 
 import waymark_daemon
+
+from waymark_daemon import iso, peak_mb, reset_peak  # noqa: E402
 from waymark_daemon import rss_mb
 
 ROUTES, BUILDS, IDLE = 10_000, 20, 1_000
@@ -313,20 +315,8 @@ def history(binary, limit):
           "%.1f MB RSS at start (limit %.0f MB), at most %.1f MB serving (limit %.0f MB)" % (steps[0][1], limit, worst, serving_limit))
 
 
-def peak_mb(pid):
-    """The process's peak resident memory so far (VmHWM), in MB."""
-    with open("/proc/%d/status" % pid) as status:
-        for line in status:
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) / 1024
-    return 0.0
 
 
-def reset_peak(pid):
-    """Starts the process's peak resident memory (VmHWM) again from its RSS now (proc(5),
-    clear_refs 5), so the next peak is the next request's own."""
-    with open("/proc/%d/clear_refs" % pid, "w") as out:
-        out.write("5")
 
 
 def token_for(binary, data, name, *scopes):
@@ -337,8 +327,6 @@ def token_for(binary, data, name, *scopes):
     return subprocess.run(command, check=True, capture_output=True, text=True).stdout.strip()
 
 
-def iso(seconds):
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(seconds))
 
 
 MIB = 1024 * 1024 / 1e6  # MB in a MiB

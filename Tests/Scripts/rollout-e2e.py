@@ -26,6 +26,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(__file__))
 import waymark_daemon  # noqa: E402
+from waymark_daemon import iso  # noqa: E402
 
 BUILDS = ["5.2.0", "5.3.0"]
 INSTALLS = 400          # install i: cohort i % 100, build BUILDS[(i // 100) % 2]
@@ -38,8 +39,6 @@ def fail(message):
     sys.exit(1)
 
 
-def iso(seconds):
-    return datetime.datetime.fromtimestamp(seconds, datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def parse(text):

@@ -58,3 +58,24 @@ def call(port, token, method, path, body=None, headers=None, timeout=30):
     result = (response.status, response.read(), dict(response.getheaders()))
     connection.close()
     return result
+
+
+def peak_mb(pid):
+    """The process's peak resident memory so far (VmHWM), in MB (0 if /proc says none)."""
+    with open("/proc/%d/status" % pid) as status:
+        for line in status:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def reset_peak(pid):
+    """Starts the process's peak resident memory (VmHWM) again from its RSS now (proc(5),
+    clear_refs 5), so the next peak is the next request's own."""
+    with open("/proc/%d/clear_refs" % pid, "w") as out:
+        out.write("5")
+
+
+def iso(seconds):
+    """Seconds since 1970 as RFC 3339 UTC to the second, as the API reads times."""
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(seconds))
