@@ -9,7 +9,7 @@ SCHEMAS    := --schema $(EXAMPLE)/schema-ios-5.2.0.json --schema $(EXAMPLE)/sche
 BIN        := .build/debug/waymark
 RELEASE    := .build/release
 
-.PHONY: all help check-docs check-readme build builds tools run test test-beside-builds test-one-at-a-time check-imports test-client test-unit test-live test-crash test-followers test-rollout test-guard test-qr test-landing check-deploy test-api test-dashboard test-console test-links test-android bench-android fuzz-ci check-example bench bench-client bench-guard bench-http bench-publish bench-telemetry bench-events count-instructions fuzz deps toolchain clean
+.PHONY: all help check-docs check-readme build builds tools run test test-beside-builds test-one-at-a-time check-imports check-client-package test-client test-unit test-live test-crash test-followers test-rollout test-guard test-qr test-landing check-deploy test-api test-dashboard test-console test-links test-android bench-android fuzz-ci check-example bench bench-client bench-guard bench-http bench-publish bench-telemetry bench-events count-instructions fuzz deps toolchain clean
 
 # The default: the debug build.
 all: build
@@ -49,7 +49,7 @@ test:
 	$(MAKE) -j1 test-one-at-a-time
 
 # make test's first part, two at a time beside the builds (above).
-test-beside-builds: builds tools check-imports check-docs check-readme check-example test-client test-qr test-api test-android fuzz-ci test-crash test-rollout check-deploy
+test-beside-builds: builds tools check-imports check-client-package check-docs check-readme check-example test-client test-qr test-api test-android fuzz-ci test-crash test-rollout check-deploy
 # make test's second part, one at a time (above).
 test-one-at-a-time: test-links test-live test-disk-full test-hostile test-memory test-followers test-guard test-landing test-dashboard test-console test-unit
 
@@ -202,6 +202,14 @@ test-dashboard: build
 	python3 Tests/Scripts/dashboard-check.py $(BIN) .build/dashboard.png
 
 # A short libFuzzer run with AddressSanitizer on every CI run.
+
+# A separate app package adds this repository as docs/client.md says and sees the app's half
+# alone (the manifest as Xcode reads it off Linux: three products, no server target), then
+# builds and runs it (Tests/Scripts/client-package.sh).
+check-client-package: toolchain
+	bash Tests/Scripts/install-packages.sh python3=python3
+	bash Tests/Scripts/client-package.sh .
+
 fuzz-ci:
 	$(MAKE) fuzz FUZZ_SECONDS=30
 

@@ -13,6 +13,10 @@ a renamed or removed type left in the prose another team ports from.
 
 The check first runs on a planted stale name and fails if it would not catch it.
 
+The app's half has one version, in `VERSION` (the tag it is released under): the Swift
+package lines of the docs (`from: "…"`), the Android module's `version` and its Maven
+coordinates in the docs must all say it.
+
     python3 Tests/Scripts/check-docs.py [repository]
 """
 import glob
@@ -137,6 +141,29 @@ def stale(text, types, members, files):
     return found
 
 
+# Where the app's half's version is written beside VERSION: (file, pattern of the version).
+VERSIONED = [
+    ("docs/client.md", r'\.package\(url: "[^"]+", from: "([^"]+)"\)'),
+    ("README.md", r'\.package\(url: "[^"]+", from: "([^"]+)"\)'),
+    ("waymark-android/build.gradle.kts", r'^version = "([^"]+)"'),
+    ("docs/android.md", r'dev\.waymark:waymark-android:([0-9][^`"\s)]*)'),
+]
+
+
+def check_versions(root):
+    version = open(os.path.join(root, "VERSION"), encoding="utf-8").read().strip()
+    failures, seen = [], 0
+    for path, pattern in VERSIONED:
+        text = open(os.path.join(root, path), encoding="utf-8").read()
+        for match in re.finditer(pattern, text, re.M):
+            seen += 1
+            if match.group(1) != version:
+                failures.append("%s: says version %s, VERSION says %s" % (path, match.group(1), version))
+    if seen < 3:
+        failures.append("the package lines and coordinates that name the version were not found (%d of them)" % seen)
+    return version, seen, failures
+
+
 def main():
     global ROOT
     root = ROOT = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -153,12 +180,19 @@ def main():
         checked += sum(1 for line in text.splitlines() for match in NAME.finditer(line) if is_code(match.group(1), match.group(2)[1:]))
         failures += ["%s:%d: `%s` is named but no longer exists" % (os.path.relpath(path, root), number, name)
                      for number, name in stale(text, types, members, files)]
+    version, versioned, version_failures = check_versions(root)
+    if version_failures:
+        print("check-docs: the app's half's version is not the same everywhere:", file=sys.stderr)
+        for failure in version_failures:
+            print("  " + failure, file=sys.stderr)
+        sys.exit(1)
     if failures:
         print("check-docs: names in the documents that the code no longer has:", file=sys.stderr)
         for failure in failures:
             print("  " + failure, file=sys.stderr)
         sys.exit(1)
-    print("check-docs: %d names of code in %d documents all exist (a planted stale name is caught)" % (checked, len(documents)))
+    print("check-docs: %d names of code in %d documents all exist (a planted stale name is caught); "
+          "version %s in %d package lines and coordinates" % (checked, len(documents), version, versioned))
 
 
 if __name__ == "__main__":

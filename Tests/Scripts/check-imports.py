@@ -10,10 +10,12 @@ Foundation, those targets, or FoundationNetworking inside `#if canImport(Foundat
 (where URLSession lives on Linux). Glibc, Dispatch, Synchronization, UIKit, and the
 server's own modules fail the check.
 
-Their tests (RouteEngineTests, WaymarkClientTests) build wherever the libraries do: off
-Linux they depend on the libraries, WaymarkObservation and LibraryTestSupport alone (any
-other dependency carries `condition: .when(platforms: [.linux])`), and a file importing
-anything else does so inside `#if os(Linux)`. The C shim (Sources/CSystemShim) includes a
+Off Linux (and on Linux with WAYMARK_PACKAGE=client) the package declares the app's half
+alone: these libraries, WaymarkObservation, LibraryTestSupport and their tests
+(RouteEngineTests, WaymarkClientTests), nothing of the server, so an app adding the
+repository sees no target that cannot build for iOS. Those tests depend on the app's half
+alone there, and a file importing anything else does so inside `#if WAYMARK_SERVER` (defined
+where the server is declared). The C shim (Sources/CSystemShim) includes a
 Linux header only under `#ifdef __linux__`, so a package holding it resolves on macOS.
 
     python3 Tests/Scripts/check-imports.py [package-dir]
@@ -88,30 +90,36 @@ def main():
             print("  " + failure, file=sys.stderr)
         sys.exit(1)
     print(f"check-imports: {', '.join(PRODUCTS)} ({', '.join(sorted(closure))}; {files} files) import Foundation at most; "
-          f"their tests ({', '.join(tested)}; {test_files} files) build from them alone off Linux; "
+          f"their tests ({', '.join(tested)}; {test_files} files) build from them alone, and an app sees only {len(APP_PACKAGE)} targets; "
           f"the C shim ({shim_files} files) includes Linux headers only under __linux__")
 
 
-# The app's libraries' tests build wherever the libraries do: off Linux they depend on the
-# libraries, WaymarkObservation and LibraryTestSupport alone, and a file importing anything
-# else (the server, Glibc) does so inside `#if os(Linux)`.
+# The package as an app sees it (off Linux, or WAYMARK_PACKAGE=client): the app's half alone,
+# its tests depending on it alone, and a test file importing anything else (the server,
+# Glibc) doing so inside `#if WAYMARK_SERVER`.
 LIBRARY_TESTS = ["RouteEngineTests", "WaymarkClientTests"]
 TEST_EMBEDDABLE = EMBEDDABLE | {"WaymarkObservation", "LibraryTestSupport"}
+APP_PACKAGE = TEST_EMBEDDABLE | set(LIBRARY_TESTS)
+APP_PRODUCTS = {"RouteEngine", "WaymarkClient", "WaymarkObservation"}
 TEST_MODULES = {"Foundation", "Testing", "Observation"}
 
 
 def check_library_tests(root, described, failures):
-    dumped = json.loads(subprocess.run(["swift", "package", "dump-package"], cwd=root, check=True, capture_output=True, text=True).stdout)
-    declared = {target["name"]: target for target in dumped["targets"]}
+    environment = dict(os.environ, WAYMARK_PACKAGE="client")
+    client = json.loads(subprocess.run(["swift", "package", "describe", "--type", "json"], cwd=root, env=environment,
+                                       check=True, capture_output=True, text=True).stdout)
+    declared = {target["name"]: target for target in client["targets"]}
+    if set(declared) != APP_PACKAGE:
+        failures.append(f"the package as an app sees it declares {', '.join(sorted(set(declared) - APP_PACKAGE)) or 'nothing more'}"
+                        f" beyond the app's half and lacks {', '.join(sorted(APP_PACKAGE - set(declared))) or 'nothing'}")
+    if {product["name"] for product in client["products"]} != APP_PRODUCTS:
+        failures.append(f"the package as an app sees it has products {sorted(product['name'] for product in client['products'])}, not {sorted(APP_PRODUCTS)}")
     paths = {target["name"]: target for target in described["targets"]}
     files = 0
     for name in LIBRARY_TESTS + ["LibraryTestSupport"]:
-        for dependency in declared[name]["dependencies"]:
-            dependency_name, condition = list(dependency.values())[0][:2]
-            if condition and condition.get("platformNames") == ["linux"]:
-                continue
+        for dependency_name in declared.get(name, {}).get("target_dependencies", []) + declared.get(name, {}).get("product_dependencies", []):
             if dependency_name not in TEST_EMBEDDABLE:
-                failures.append(f"{name}: depends on {dependency_name} off Linux (only {', '.join(sorted(TEST_EMBEDDABLE))}, or `condition: .when(platforms: [.linux])`)")
+                failures.append(f"{name}: depends on {dependency_name} in the package as an app sees it (only {', '.join(sorted(TEST_EMBEDDABLE))})")
         target = paths[name]
         for source in target["sources"]:
             files += 1
@@ -124,11 +132,11 @@ def check_library_tests(root, described, failures):
                     elif stripped.startswith("#endif"):
                         conditions and conditions.pop()
                     match = IMPORT.match(line)
-                    if not match or match.group(1) in TEST_EMBEDDABLE | TEST_MODULES or "os(Linux)" in conditions:
+                    if not match or match.group(1) in TEST_EMBEDDABLE | TEST_MODULES or "WAYMARK_SERVER" in conditions:
                         continue
                     if match.group(1) in GUARDED and GUARDED[match.group(1)] in conditions:
                         continue
-                    failures.append(f"{target['path']}/{source}:{number}: imports {match.group(1)} outside #if os(Linux)")
+                    failures.append(f"{target['path']}/{source}:{number}: imports {match.group(1)} outside #if WAYMARK_SERVER")
     return LIBRARY_TESTS, files
 
 

@@ -1,5 +1,5 @@
 // Against a live daemon, which runs where the server does (Linux; Package.swift).
-#if os(Linux)
+#if WAYMARK_SERVER
 import Foundation
 import ManifestStore
 import RouteEngine
