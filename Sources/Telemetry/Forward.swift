@@ -29,6 +29,15 @@ public struct Forward: Sendable {
     /// Node names are what `TelemetryStore` makes: 32 lowercase hex digits.
     static let nodeLength = 32
 
+    /// The most shapes a forward as made carries: a follower sends its sketch's shapes
+    /// (`TelemetryLimits.maximumShapes`, 1,000), a shape split only past 2^32 links. Checked
+    /// before any is read, so a forward's shapes cost at most this many.
+    static let shapesPerForward = 10_000
+
+    /// The largest body a primary takes (`POST /v1/replication/telemetry`): a megabyte
+    /// below a log frame's most, so what holding adds (5 bytes a batch, 4 a shape) fits.
+    public static let maximumBytes = Frame.maximumPayload - (1 << 20)
+
     /// Events in all the batches (each tally's count).
     public var events: UInt64 { batches.reduce(0) { $0 + $1.tallies.reduce(0) { $0 + UInt64($1.count) } } }
 
@@ -43,12 +52,15 @@ public struct Forward: Sendable {
         return writer.bytes
     }
 
-    /// Reads and checks an encoded forward; the error says what is wrong, for a `400`.
+    /// Reads and checks an encoded forward as a follower makes it (a body, an outbox); the
+    /// error says what is wrong, for a `400`.
     public static func decode(_ bytes: [UInt8]) -> Result<Forward, ForwardError> {
-        bytes.withUnsafeBytes { decode($0) }
+        bytes.withUnsafeBytes { decode($0, asMade: true) }
     }
 
-    static func decode(_ bytes: UnsafeRawBufferPointer) -> Result<Forward, ForwardError> {
+    /// `asMade`: held to what `Counts.batches` makes (no more names than tallies in a
+    /// batch); a forward in the log was held (`hold`) and may have lost tallies since.
+    static func decode(_ bytes: UnsafeRawBufferPointer, asMade: Bool = false) -> Result<Forward, ForwardError> {
         guard bytes.count >= magic.count + 4, bytes.prefix(magic.count).elementsEqual(magic) else {
             return .failure(ForwardError("The body is not a forward of counts (it does not start with WMFWD001)."))
         }
@@ -65,13 +77,21 @@ public struct Forward: Sendable {
             return .failure(ForwardError("The forward's header is cut short or its sequence is 0."))
         }
         var batches: [Batch] = []
+        var shapesLeft = asMade ? shapesPerForward : .max
         for index in 0..<Int(count) {
             guard let length = reader.u32().map(Int.init), let crc = reader.u32(), length <= Frame.maximumPayload, reader.remaining >= length else {
                 return .failure(ForwardError("Batch \(index) of the forward is cut short."))
             }
             let payload = UnsafeRawBufferPointer(rebasing: body[reader.offset..<reader.offset + length])
-            guard CRC32C.checksum(payload) == crc, case (_, .batch(let batch))? = Frame.decode(payload) else {
-                return .failure(ForwardError("Batch \(index) of the forward is damaged or not a batch."))
+            guard CRC32C.checksum(payload) == crc, let (_, batch) = Frame.decodeBatch(payload, maximumShapes: shapesLeft) else {
+                return .failure(ForwardError("Batch \(index) of the forward is damaged, not a batch, or past \(shapesPerForward) shapes in all."))
+            }
+            shapesLeft -= batch.shapes.count
+            // What a follower makes (`Counts.batches`) names only the routes and
+            // preconditions its tallies count: more names than tallies is no follower's, and
+            // would let a forward cost many times its bytes in names.
+            guard !asMade || (batch.routes.count <= batch.tallies.count && batch.preconditions.count <= batch.tallies.count) else {
+                return .failure(ForwardError("Batch \(index) of the forward names more routes or preconditions than it has tallies."))
             }
             batches.append(batch)
             reader.offset += length
@@ -254,17 +274,25 @@ extension Forward {
     /// - shapes normalised and allowed: of the distinct shapes sent, the `maximumShapes`
     ///   with the highest counts are kept (the rest dropped before anything is normalised),
     ///   each counted as what `LinkShape` makes of it (a shape, not raw text); shapes longer
-    ///   than `maximumShapeBytes` are dropped; and if they count more links than the
-    ///   forward's `notFound` `unknownRoute` events (every shape is the shape of one such
-    ///   event), each count is scaled down to fit;
+    ///   than `maximumShapeBytes` or empty are dropped; and if they count more links than
+    ///   the forward's `notFound` `unknownRoute` events (every shape is the shape of one
+    ///   such event), the counts are scaled down to fit, by largest remainder; a shape's
+    ///   claimed source is dropped (0: not known), as one token's word is one source;
     /// - late minutes by the same rule: each batch is stamped as arriving now, so minutes
     ///   past the lateness window count in their hour only and take new cells only while
     ///   fewer than half the cell cap are held (`Counts.apply`).
+    ///
+    /// Held, it is written to the log as one frame: one that would not fit
+    /// `Frame.maximumPayload` (held batches carry their minute of arrival, shapes their
+    /// source) is refused, as a replay would read a frame past it as damage. No follower
+    /// makes one: the body is at most `Forward.maximumBytes`, well below it.
     ///
     /// Work and memory are linear in the forward: batches are changed where they are (a
     /// forward held by its only owner is not copied), and shapes are normalised only once
     /// the kept ones are chosen.
     public mutating func hold(to limits: TelemetryLimits, vocabulary: Vocabulary, now: Int) -> Result<Clamped, ForwardError> {
+        var fitsOneFrame: Bool { Frame.payloadSize(self) <= Frame.maximumPayload }
+        let tooLarge = ForwardError("The forward, held, would be more than one log frame holds (\(Frame.maximumPayload) bytes); forward less at a time.")
         let latestMinute = Int32(clamping: (now + limits.maximumClockSkew) / 60)
         let oldestMinute = Int32(clamping: (now - limits.hourRetention) / 60)
         let oldestKeptMinute = Int32(clamping: (now - limits.minuteRetention) / 60)
@@ -319,7 +347,7 @@ extension Forward {
             }
             if Int(batches[index].revision) > vocabulary.latestRevision { batches[index].revision = 0 }
             batches[index].shapes.removeAll { shape in
-                let dropped = shape.count == 0 || shape.minute < oldestMinute || shape.shape.count > limits.maximumShapeBytes
+                let dropped = shape.count == 0 || shape.shape.isEmpty || shape.minute < oldestMinute || shape.shape.count > limits.maximumShapeBytes
                 if dropped { clamped.shapeCounts += UInt64(shape.count) }
                 return dropped
             }
@@ -357,7 +385,7 @@ extension Forward {
         }
 
         // Shapes: the sketch's worth with the highest counts, then normalised.
-        guard !shapeTotals.isEmpty else { return .success(clamped) }
+        guard !shapeTotals.isEmpty else { return fitsOneFrame ? .success(clamped) : .failure(tooLarge) }
         var kept: [[UInt8]: [UInt8]] = [:]  // as sent → as LinkShape makes it
         let ranked = shapeTotals.count <= limits.maximumShapes ? Array(shapeTotals.keys)
             : shapeTotals.sorted { $0.value != $1.value ? $0.value > $1.value : $0.key.lexicographicallyPrecedes($1.key) }
@@ -365,20 +393,44 @@ extension Forward {
         for sent in ranked { kept[sent] = Array(LinkShape(link: String(decoding: sent, as: UTF8.self)).description.utf8) }
         let keptEvents = ranked.reduce(UInt64(0)) { $0 + shapeTotals[$1]! }
         clamped.shapeCounts += shapeTotals.values.reduce(0, +) - keptEvents
-        let scale = keptEvents > unknownRoutes ? Double(unknownRoutes) / Double(keptEvents) : 1
+        // Scaled down to the unknown-route events, by largest remainder: each count rounded
+        // down, then one more to the counts whose remainders are largest until the scaled
+        // total is reached (a count of 1 in a scale of 0.999 is not lost to rounding).
+        var scaled: [(batch: Int, position: Int, count: UInt32, remainder: Double)] = []
+        for index in batches.indices {
+            for (position, shape) in batches[index].shapes.enumerated() where kept[shape.shape] != nil {
+                let exact = keptEvents > unknownRoutes ? Double(shape.count) * Double(unknownRoutes) / Double(keptEvents) : Double(shape.count)
+                let whole = min(exact.rounded(.down), Double(shape.count))
+                scaled.append((index, position, UInt32(whole), exact - whole))
+            }
+        }
+        if keptEvents > unknownRoutes {
+            var short = unknownRoutes - min(unknownRoutes, scaled.reduce(UInt64(0)) { $0 + UInt64($1.count) })
+            for place in scaled.indices.sorted(by: { scaled[$0].remainder > scaled[$1].remainder }) where short > 0 {
+                let shape = batches[scaled[place].batch].shapes[scaled[place].position]
+                guard scaled[place].count < shape.count else { continue }
+                scaled[place].count += 1
+                short -= 1
+            }
+        }
+        var counts = batches.map { [UInt32?](repeating: nil, count: $0.shapes.count) }
+        for entry in scaled { counts[entry.batch][entry.position] = entry.count }
         for index in batches.indices {
             var shapes: [ShapeTally] = []
-            for var shape in batches[index].shapes {
-                guard let normalised = kept[shape.shape] else { continue }
-                let count = scale < 1 ? UInt32(Double(shape.count) * scale) : shape.count
+            for (position, var shape) in batches[index].shapes.enumerated() {
+                guard let normalised = kept[shape.shape], let count = counts[index][position] else { continue }
                 clamped.shapeCounts += UInt64(shape.count - count)
                 guard count > 0 else { continue }
                 shape.shape = normalised
                 shape.count = count
+                // Who a shape came from is the follower's to know, not the forward's to say:
+                // a source claimed in a forward would let one token make a shape look
+                // followed by many (the suggestions' evidence), so none is taken from it.
+                shape.source = 0
                 shapes.append(shape)
             }
             batches[index].shapes = shapes
         }
-        return .success(clamped)
+        return fitsOneFrame ? .success(clamped) : .failure(tooLarge)
     }
 }

@@ -40,11 +40,21 @@ enum Frame {
     /// Larger than any batch can encode to; a length past it is damage, not a frame.
     static let maximumPayload = 64 << 20
 
-    static func encode(_ batch: Batch, sequence: UInt64, into out: inout [UInt8]) {
+    /// The bytes `encode` writes for `batch` after the frame's header.
+    static func payloadSize(_ batch: Batch) -> Int {
         let names = batch.routes.reduce(0) { $0 + 2 + $1.count } + batch.preconditions.reduce(0) { $0 + 2 + $1.count }
         let shapes = batch.shapes.isEmpty ? 0 : 1 + 4 + batch.shapes.reduce(0) { $0 + 4 + 1 + 4 + 2 + $1.shape.count + 4 }
         let id = batch.id != nil ? 1 + 16 + 4 : batch.acceptedMinute != 0 ? 1 + 4 : 0
-        let payload = 8 + id + 1 + 4 + 1 + 2 + (batch.appVersion?.count ?? 0) + 2 + 2 + names + 4 + batch.tallies.count * 15 + shapes
+        return 8 + id + 1 + 4 + 1 + 2 + (batch.appVersion?.count ?? 0) + 2 + 2 + names + 4 + batch.tallies.count * 15 + shapes
+    }
+
+    /// The bytes `encode` writes for `forward` after the frame's header.
+    static func payloadSize(_ forward: Forward) -> Int {
+        8 + 1 + Forward.magic.count + 2 + forward.node.count + 8 + 4 + forward.batches.reduce(0) { $0 + headerSize + payloadSize($1) } + 4
+    }
+
+    static func encode(_ batch: Batch, sequence: UInt64, into out: inout [UInt8]) {
+        let payload = payloadSize(batch)
         let start = out.count
         out.append(contentsOf: repeatElement(0, count: headerSize + payload))
         out.withUnsafeMutableBytes { buffer in
@@ -115,13 +125,22 @@ enum Frame {
 
     /// A checked payload back to its entry; nil if it does not describe a valid one.
     static func decode(_ payload: UnsafeRawBufferPointer) -> (sequence: UInt64, entry: LogEntry)? {
-        var reader = ByteReader(payload)
-        var batch = Batch()
         if payload.count > 8, payload[8] == forwardMarker {
+            var reader = ByteReader(payload)
             guard let sequence = reader.u64(), case .success(let forward) = Forward.decode(UnsafeRawBufferPointer(rebasing: payload[9...])) else { return nil }
             return (sequence, .forward(forward))
         }
-        guard let sequence = reader.u64() else { return nil }
+        return decodeBatch(payload).map { ($0.sequence, .batch($0.batch)) }
+    }
+
+    /// A checked payload back to its batch; nil if it is not a valid batch (a forward is
+    /// not one: inside a forward, frames are batches only, never a forward again, so no
+    /// sender chooses how deep a decode recurses).
+    /// At most `maximumShapes` shapes (checked before any is read).
+    static func decodeBatch(_ payload: UnsafeRawBufferPointer, maximumShapes: Int = .max) -> (sequence: UInt64, batch: Batch)? {
+        var reader = ByteReader(payload)
+        var batch = Batch()
+        guard let sequence = reader.u64(), reader.remaining == 0 || payload[reader.offset] != forwardMarker else { return nil }
         if reader.remaining > 0, payload[reader.offset] == idMarker {
             reader.offset += 1
             guard let high = reader.u64(), let low = reader.u64(), let minute = reader.u32() else { return nil }
@@ -161,7 +180,7 @@ enum Frame {
                                        route: route, precondition: precondition, count: count))
         }
         if hasShapes {
-            guard let shapeCount = reader.u32(), shapeCount > 0 else { return nil }
+            guard let shapeCount = reader.u32(), shapeCount > 0, Int(shapeCount) <= maximumShapes else { return nil }
             for _ in 0..<shapeCount {
                 guard let minute = reader.u32(), let entry = reader.u8(), let count = reader.u32(), let shape = reader.name(),
                       EntryPoint(rawValue: entry) != nil else { return nil }
@@ -171,7 +190,7 @@ enum Frame {
             }
             guard reader.remaining == 0 else { return nil }
         }
-        return (sequence, .batch(batch))
+        return (sequence, batch)
     }
 
     /// Where a scan of the log stopped.

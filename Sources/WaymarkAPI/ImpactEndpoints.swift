@@ -187,7 +187,7 @@ struct ImpactEndpoints: EndpointGroup {
             // A route the validator cannot read is not in the draft: it counts as removed, and says so.
             object["unreadable"] = .int(problems.errorCount + problems.warnings.count + problems.omittedWarnings)
             // Opens no route is named for: what the draft does to them cannot be known.
-            object["unattributed"] = .int(Int(unattributed))
+            object["unattributed"] = .int(Int(clamping: unattributed))
             object["allOpens"] = .int(Int(allOpens))
             answer = .object(object)
         }

@@ -11,7 +11,7 @@ import Telemetry
 struct ReplicationEndpoints: EndpointGroup {
     let context: APIContext
 
-    static let maximumForwardBytes = 64 << 20
+    static let maximumForwardBytes = Forward.maximumBytes
 
     func register(on registry: inout EndpointRegistry) throws(RouterError) {
         let replicate = RouteDeclaration.Access.scope(.replication, action: "replicate")
@@ -90,10 +90,6 @@ struct ReplicationEndpoints: EndpointGroup {
             throw Refusal(.badRequest, "invalidForward", error.message + " Nothing was counted.")
         case .success(let value): clamped = value
         }
-        if !clamped.isEmpty {
-            context.forwardsClamped.add(1, ordering: .relaxed)
-            context.forwardEventsDropped.add(clamped.events, ordering: .relaxed)
-        }
         var fields: [String: JSONValue] = ["node": .string(String(decoding: forward.node, as: UTF8.self)), "through": .int(Int(clamping: forward.through))]
         if !clamped.isEmpty {
             // Counted, less what a phone's batches could not have carried: said, so the
@@ -102,7 +98,18 @@ struct ReplicationEndpoints: EndpointGroup {
                                          "moved": .int(Int(clamping: clamped.moved))])
         }
         let answer = APIResponse.json(.object(fields))
-        telemetry.submit(forward) { result in responder.respond(TelemetryEndpoints.durable(result, answer: answer, what: "forward")) }
+        // Counted once durable, and only for a forward not applied before (a retry after a
+        // lost answer is held the same way again, and is not a second clamping).
+        let node = forward.node, through = forward.through
+        let firstTime = telemetry.read { ($0.forwarded[node] ?? 0) < through }
+        let context = context
+        telemetry.submit(forward) { result in
+            if case .success = result, firstTime, !clamped.isEmpty {
+                context.forwardsClamped.add(1, ordering: .relaxed)
+                context.forwardEventsDropped.add(clamped.events, ordering: .relaxed)
+            }
+            responder.respond(TelemetryEndpoints.durable(result, answer: answer, what: "forward"))
+        }
     }
 
     /// `/metrics` lines for replication: a primary's forwards received, a follower's state.

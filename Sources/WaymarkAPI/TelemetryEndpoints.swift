@@ -125,10 +125,10 @@ struct TelemetryEndpoints: EndpointGroup {
     static func refusedJSON(_ context: APIContext) -> JSONValue {
         let late = context.telemetry.read { $0.lateEvents }
         let evidence = context.guardEvidence.withLock { $0?.refused } ?? [:]
-        return ["batches": .object(Dictionary(uniqueKeysWithValues: context.telemetryRefusals.byCode.map { ($0.code, JSONValue.int(Int($0.count))) })),
-                "duplicateBatches": .int(Int(context.telemetryDuplicates.load(ordering: .relaxed))),
-                "shapes": .int(Int(context.shapeAllowance.refused.load(ordering: .relaxed))),
-                "lateEvents": .int(Int(late)),
+        return ["batches": .object(Dictionary(uniqueKeysWithValues: context.telemetryRefusals.byCode.map { ($0.code, JSONValue.int(Int(clamping: $0.count))) })),
+                "duplicateBatches": .int(Int(clamping: context.telemetryDuplicates.load(ordering: .relaxed))),
+                "shapes": .int(Int(clamping: context.shapeAllowance.refused.load(ordering: .relaxed))),
+                "lateEvents": .int(Int(clamping: late)),
                 "evidence": .object(Dictionary(uniqueKeysWithValues: EvidenceRefusal.allCases.map { ($0.rawValue, JSONValue.int(evidence[$0] ?? 0)) }))]
     }
 
@@ -181,14 +181,14 @@ struct TelemetryEndpoints: EndpointGroup {
         }
         let groups: [JSONValue] = result.groups.map { group in
             .object(["key": .object(Dictionary(uniqueKeysWithValues: group.key.map { ($0.dimension.rawValue, JSONValue.string($0.name)) })),
-                     "total": .int(Int(group.total)), "failures": .int(Int(group.failures)), "failureRate": .double(group.failureRate),
-                     "counts": .array(group.counts.map { .int(Int($0)) }), "failureCounts": .array(group.failureCounts.map { .int(Int($0)) })])
+                     "total": .int(Int(clamping: group.total)), "failures": .int(Int(clamping: group.failures)), "failureRate": .double(group.failureRate),
+                     "counts": .array(group.counts.map { .int(Int(clamping: $0)) }), "failureCounts": .array(group.failureCounts.map { .int(Int(clamping: $0)) })])
         }
         return APIResponse.json(["from": .string(Timestamp.format(countQuery.from)), "to": .string(Timestamp.format(countQuery.to)),
                                  "step": .string(countQuery.step.name), "groupBy": .array(countQuery.groupBy.map { .string($0.rawValue) }),
                                  "filters": TelemetryQuery.filtersJSON(countQuery),
                                  "buckets": .array(result.bucketStarts.map { .string(Timestamp.format($0)) }),
-                                 "total": .int(Int(result.total)), "failures": .int(Int(result.failures)), "failureRate": .double(result.failureRate),
+                                 "total": .int(Int(clamping: result.total)), "failures": .int(Int(clamping: result.failures)), "failureRate": .double(result.failureRate),
                                  "groups": .array(groups), "omittedGroups": .int(result.omittedGroups), "refused": Self.refusedJSON(context)],
                                 headers: [("Cache-Control", "no-store")])
     }
@@ -203,14 +203,14 @@ struct TelemetryEndpoints: EndpointGroup {
         // The window is taken under the store's lock (no cell read); the scan runs without it.
         let result = context.telemetry.read { $0.window(for: countQuery) }.query(countQuery)
         let items: [JSONValue] = result.groups.map { group in
-            var item: [String: JSONValue] = ["count": .int(Int(group.total)), "failures": .int(Int(group.failures)),
+            var item: [String: JSONValue] = ["count": .int(Int(clamping: group.total)), "failures": .int(Int(clamping: group.failures)),
                                              "failureRate": .double(group.failureRate),
                                              "share": .double(result.total == 0 ? 0 : Double(group.total) / Double(result.total))]
             for part in group.key { item[part.dimension.rawValue] = .string(part.name) }
             return .object(item)
         }
         return APIResponse.json(["from": .string(Timestamp.format(countQuery.from)), "to": .string(Timestamp.format(countQuery.to)),
-                                 "by": .string(countQuery.groupBy.map(\.rawValue).joined(separator: ",")), "total": .int(Int(result.total)),
+                                 "by": .string(countQuery.groupBy.map(\.rawValue).joined(separator: ",")), "total": .int(Int(clamping: result.total)),
                                  "filters": TelemetryQuery.filtersJSON(countQuery),
                                  "items": .array(items), "omitted": .int(result.omittedGroups)],
                                 headers: [("Cache-Control", "no-store")])

@@ -62,8 +62,8 @@ struct UnknownLinkEndpoints: EndpointGroup {
         var (made, pending) = (0, 0)
         let shapes: [JSONValue] = top.map { entry in
             var item: [String: JSONValue] = [
-                "shape": .string(entry.key), "count": .int(Int(entry.count)), "error": .int(Int(entry.error)),
-                "lowerBound": .int(Int(entry.count - min(entry.error, entry.count))), "sources": .int(entry.note.sources.count),
+                "shape": .string(entry.key), "count": .int(Int(clamping: entry.count)), "error": .int(Int(clamping: entry.error)),
+                "lowerBound": .int(Int(clamping: entry.count - min(entry.error, entry.count))), "sources": .int(entry.note.sources.count),
                 "firstSeen": .string(Timestamp.format(Int(entry.note.firstMinute) * 60)),
                 "lastSeen": .string(Timestamp.format(Int(entry.note.lastMinute) * 60)),
                 "platforms": .array(entry.note.platformNames.map(JSONValue.string)),
@@ -94,9 +94,9 @@ struct UnknownLinkEndpoints: EndpointGroup {
             }
             return .object(item)
         }
-        return APIResponse.json(["total": .int(Int(total)), "capacity": .int(capacity), "revision": .int(snapshot.current?.number ?? 0),
+        return APIResponse.json(["total": .int(Int(clamping: total)), "capacity": .int(capacity), "revision": .int(snapshot.current?.number ?? 0),
                                  "since": .string(Timestamp.format((Int(windowStart) - Int(ShapeSketch.window)) * 60)),
-                                 "refused": .int(Int(context.shapeAllowance.refused.load(ordering: .relaxed))), "pending": .int(pending),
+                                 "refused": .int(Int(clamping: context.shapeAllowance.refused.load(ordering: .relaxed))), "pending": .int(pending),
                                  "shapes": .array(shapes)], headers: [("Cache-Control", "no-store")])
     }
 }

@@ -34,12 +34,14 @@ enum WorkLane: Int, Sendable, CaseIterable {
     /// Whether one caller holds at most a share of its places.
     var isShared: Bool { self == .changes || self == .reads || self == .internalReads || self == .replication }
 
-    /// Who holds a share: in the reads lane the token and the peer; in the changes, internal
-    /// reads and replication lanes the token alone (every job there needs one, a credential
-    /// of its own, and behind a proxy or from one office every caller would be one peer: an
-    /// operator's abort beside a marketer's flood, a dashboard beside a marketing token's
-    /// costly counts).
-    func sharer(_ caller: WorkCaller) -> WorkCaller { self == .reads ? caller : WorkCaller(token: caller.token) }
+    /// Who holds a share: in the reads lane the token and the peer; in the replication lane
+    /// the token and the peer too (followers share one token, `docs/replication.md`, each
+    /// from a machine of its own: one holder of it cannot take every follower's places); in
+    /// the changes and internal reads lanes the token alone (every job there needs one, a
+    /// credential of its own, and behind a proxy or from one office every caller would be
+    /// one peer: an operator's abort beside a marketer's flood, a dashboard beside a
+    /// marketing token's costly counts).
+    func sharer(_ caller: WorkCaller) -> WorkCaller { self == .reads || self == .replication ? caller : WorkCaller(token: caller.token) }
 }
 
 /// Who a job is for, for the changes and reads lanes' shares: the token's name (nil for a public or

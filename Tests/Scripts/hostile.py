@@ -242,9 +242,11 @@
  45. A follower's token forwards what no phone could send (`POST /v1/replication/telemetry`,
      forwards written here byte for byte): 1,000 shapes counted 4,000,000,000 each; a shape
      of raw text (`/x0000/<b>call +1 555 0100</b>`); shapes past their events; 4e9 events in
-     one minute; 60,000 made-up route names in one minute; a tally naming a slot its batch
-     does not list; 60,001 route names in a batch; then an honest forward of a real route
-     and shape. What an honest follower could make past a bound is counted less what a
+     one minute (exactly 3,990,000,000 dropped), sent again as a retry (not clamped twice);
+     60,000 made-up route names in one minute; a tally naming a slot its batch does not
+     list; 60,001 route names in a batch; 1,000 names for one tally; 10,001 shapes; a
+     forward inside a forward, three deep (refused at the first frame, never decoded
+     recursively); then an honest forward of a real route and shape. What an honest follower could make past a bound is counted less what a
      phone's batches could not carry (200, `clamped` in the answer,
      waymark_telemetry_forwards_clamped_total): at most 10,000,000 events a minute, shapes
      normalised (no raw text listed) and scaled to their unknown-route events; what no

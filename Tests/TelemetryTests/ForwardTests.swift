@@ -129,6 +129,79 @@ struct ForwardTests {
     }
 
     /// Of more distinct shapes than the sketch holds, those with the highest counts are kept.
+    /// What no follower makes is refused while it is read, before it costs more than its
+    /// bytes: a forward inside a forward (no sender chooses how deep a decode recurses), a
+    /// batch naming more routes than it has tallies, more shapes than a follower's sketch
+    /// sends. A forward's log frame is the size `Frame.payloadSize` says (what `hold`
+    /// checks against `Frame.maximumPayload`).
+    @Test func aForwardIsRefusedWhileReadWhenNoFollowerMadeIt() throws {
+        var counts = Counts()
+        counts.apply(try batch([(0, "proceed", nil, "product"), (0, "notFound", "unknownRoute", nil)]), sequence: 1, now: testNow)
+        let honest = forwardFrom(counts, through: 1)
+        var frame: [UInt8] = []
+        Frame.encode(honest, sequence: 7, into: &frame)
+        #expect(frame.count == Frame.headerSize + Frame.payloadSize(honest))
+        for batch in honest.batches {
+            var out: [UInt8] = []
+            Frame.encode(batch, sequence: 1, into: &out)
+            #expect(out.count == Frame.headerSize + Frame.payloadSize(batch))
+        }
+        func wrap(_ frames: [UInt8], count: UInt32) -> [UInt8] {
+            var writer = ByteWriter()
+            writer.bytes.append(contentsOf: Forward.magic)
+            writer.name(honest.node)
+            writer.u64(2)
+            writer.u32(count)
+            writer.bytes.append(contentsOf: frames)
+            writer.u32(writer.bytes.withUnsafeBytes(CRC32C.checksum))
+            return writer.bytes
+        }
+        #expect(throws: Never.self) { try Forward.decode(wrap(Array(honest.encoded.dropFirst(8 + 2 + 32 + 8 + 4).dropLast(4)), count: UInt32(honest.batches.count))).get() }
+        // Forwards nested 300 deep, each level a forward's frame: refused at the first level.
+        var nested = honest.encoded
+        for _ in 0..<300 {
+            var payload = ByteWriter()
+            payload.u64(0)
+            payload.u8(Frame.forwardMarker)
+            payload.bytes.append(contentsOf: nested)
+            var framed = ByteWriter()
+            framed.u32(UInt32(payload.bytes.count))
+            framed.u32(payload.bytes.withUnsafeBytes(CRC32C.checksum))
+            nested = wrap(framed.bytes + payload.bytes, count: 1)
+        }
+        #expect(throws: ForwardError.self) { try Forward.decode(nested).get() }
+
+        var named = honest
+        named.batches[0].routes += (0..<50).map { Array("route-\($0)".utf8) }
+        #expect(throws: ForwardError.self) { try Forward.decode(named.encoded).get() }
+
+        let minute = Int32(testNow / 60)
+        func shapes(_ count: Int) -> Forward {
+            var forward = honest
+            forward.batches[0].shapes = (0..<count).map { ShapeTally(minute: minute, entry: 0, shape: Array("/s\($0)".utf8), count: 1) }
+            return forward
+        }
+        #expect(throws: Never.self) { try Forward.decode(shapes(Forward.shapesPerForward).encoded).get() }
+        #expect(throws: ForwardError.self) { try Forward.decode(shapes(Forward.shapesPerForward + 1).encoded).get() }
+    }
+
+    /// Shape counts scaled to the unknown-route events by largest remainder (999 events, a
+    /// thousand shapes of one link each: 999 links kept, not none); a claimed source and an
+    /// empty shape are not taken from a forward.
+    @Test func shapesAreScaledByLargestRemainderAndCarryNoClaimedSource() throws {
+        var counts = Counts()
+        counts.apply(try batch([(0, "notFound", "unknownRoute", nil)]), sequence: 1, now: testNow)
+        var forward = forwardFrom(counts, through: 1)
+        let minute = Int32(testNow / 60)
+        forward.batches[0].tallies[0].count = 999
+        forward.batches[0].shapes = (0..<1_000).map { ShapeTally(minute: minute, entry: 0, shape: Array("/deals/x\($0)".utf8), count: 1, source: 77) }
+            + [ShapeTally(minute: minute, entry: 0, shape: [], count: 5, source: 78)]
+        let clamped = try forward.hold(to: TelemetryLimits(), vocabulary: vocabulary, now: testNow).get()
+        let kept = forward.batches.flatMap(\.shapes)
+        #expect(kept.reduce(0) { $0 + UInt64($1.count) } == 999 && clamped.shapeCounts == 6)
+        #expect(kept.allSatisfy { $0.source == 0 && !$0.shape.isEmpty })
+    }
+
     @Test func aForwardKeepsTheShapesTheSketchHolds() throws {
         var limits = TelemetryLimits()
         limits.maximumShapes = 3

@@ -36,6 +36,12 @@ def hostile_forwards(binary, scratch):
         if not said or not (said.get("events") or said.get("shapeCounts")):
             fail("a forward of %s answered %d %s" % (what, status, body[:300]))
         clamped_figures.append("%s: %s" % (what, ", ".join("%s %s" % (key, "{:,}".format(value)) for key, value in sorted(said.items()) if value)))
+    if said.get("events") != 4_000_000_000 - 10_000_000:
+        fail("4,000,000,000 events in one minute were clamped by %s, not to the 10,000,000 a minute holds" % said.get("events"))
+    # The last one again (a retry after a lost answer): answered, not counted or clamped twice.
+    status, body, _ = post(through, clamped[-1][1])
+    if status != 200:
+        fail("a forward retried answered %d %s" % (status, body[:300]))
     through += 1
     status, body, _ = post(through, [{"revision": 2, "appVersion": b"5.3.0", "tallies": [(minute, 0, NOT_FOUND, UNKNOWN_ROUTE, 0, 0, 5)],
                                       "shapes": [(minute, 0, 1, b"/x0000/<b>call +1 555 0100</b>")]}])
@@ -45,10 +51,28 @@ def hostile_forwards(binary, scratch):
     refused_forwards = [
         ("a slot its batch does not list", [{"revision": 2, "routes": [b"product"], "tallies": [(minute, 0, 0, 0, 40, 0, 1)]}]),
         ("60,001 route names in a batch", [{"revision": 2, "routes": [b"product"] * 60_001, "tallies": [(minute, 0, 0, 0, 2, 0, 1)]}]),
+        ("1,000 route names for one tally", [{"revision": 2, "routes": [b"r%d" % index for index in range(1_000)], "tallies": [(minute, 0, 0, 0, 2, 0, 1)]}]),
+        ("10,001 shapes", [{"revision": 2, "tallies": [(minute, 0, NOT_FOUND, UNKNOWN_ROUTE, 0, 0, 5)],
+                            "shapes": [(minute, 0, 1, b"/s%d" % index) for index in range(10_001)]}]),
+        ("a forward inside a forward, three deep", "nested"),
     ]
+
+    def nested(through, depth):
+        import struct
+        inner = forward_bytes(node, through, [{"revision": 2, "tallies": [(minute, 0, 0, 0, 0, 0, 1)]}])
+        for _ in range(depth):
+            payload = struct.pack("<Q", 0) + b"\xff" + inner
+            body = b"WMFWD001" + struct.pack("<H", len(node)) + node + struct.pack("<QI", through, 1) + struct.pack("<II", len(payload), crc32c(payload)) + payload
+            inner = body + struct.pack("<I", crc32c(body))
+        return inner
+
     for what, batches in refused_forwards:
         through += 1
-        status, body, _ = post(through, batches)
+        if batches == "nested":
+            status, body, _ = call(daemon.port, follower, "POST", "/v1/replication/telemetry", nested(through, 3),
+                                   {"Content-Type": "application/octet-stream"}, timeout=120)
+        else:
+            status, body, _ = post(through, batches)
         code = (json_of(body).get("error") or {}).get("code")
         if status != 400 or code != "invalidForward":
             fail("a forward of %s answered %d %s" % (what, status, body[:300]))
