@@ -27,7 +27,7 @@ import sys
 # Platforms' names the documents may use (Apple's, Android's, the JDK's, Swift's, other servers').
 PLATFORM = {
     "NavigationStack", "TabView", "JSONDecoder", "JSONSerialization", "CompletableFuture", "Codable", "WorkManager",
-    "TaskStackBuilder", "NavOptions", "InstallReferrerClient", "MessageDigest", "AtomicReference", "URLRequest",
+    "TaskStackBuilder", "NavOptions", "NavController", "NavHost", "NavHostController", "Dispatchers", "CompletableDeferred", "InstallReferrerClient", "MessageDigest", "AtomicReference", "URLRequest",
     "URLSession", "URLSessionConfiguration", "DispatchSource", "DispatchQueue", "Identifiable", "NoNewPrivileges",
     "VolumeSnapshot", "NIOPosix", "FoundationNetworking", "UIApplication", "UIScene", "UIWindowScene", "UIViewController",
     "UINavigationController", "UITabBarController", "UIPasteControl", "NSUserActivity", "SceneDelegate", "AppDelegate",
