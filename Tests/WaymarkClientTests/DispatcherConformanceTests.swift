@@ -76,6 +76,7 @@ struct DispatcherConformanceTests {
     actor App: ContextProvider, GateHandler, LeaveHandler, Navigator, DispatchObserver {
         var satisfied: Set<String>
         private(set) var closed: [String] = []
+        private(set) var callbacks: [String] = []
         private(set) var observed: [DispatchResult] = []
         private(set) var loginShown = false
         private(set) var saving = false
@@ -120,6 +121,12 @@ struct DispatcherConformanceTests {
         }
 
         func close(_ gate: Gate, because ending: PromptEnding) async { closed.append(ending.rawValue) }
+
+        /// Handed an auth callback, the login screen signs in with it.
+        func received(callback link: String, for gate: Gate) async {
+            callbacks.append(link)
+            logIn()
+        }
 
         func decide(leaving dirty: [Screen], for plan: NavigationPlan) async -> LeaveDecision {
             if leaveBehaviour == "savesForever" { return .saveThenContinue }
@@ -178,6 +185,7 @@ struct DispatcherConformanceTests {
         if let policy = json["supersede"]?.stringValue { configuration.supersede = SupersedePolicy(rawValue: policy)! }
         if let prompts = json["supersedesPrompts"]?.boolValue { configuration.supersedesPrompts = prompts }
         if json["gateStash"]?.boolValue == true { configuration.gateStash = stash }
+        if let prefixes = json["authCallbackPrefixes"]?.arrayValue { configuration.authCallbackPrefixes = prefixes.map { $0.stringValue! } }
         return configuration
     }
 
@@ -233,6 +241,8 @@ struct DispatcherConformanceTests {
                     outcome = await running[name]!.value.outcome.name
                 }
                 #expect(outcome == step["outcome"]?.stringValue, "\(at): \(name)")
+            } else if let callbacks = step["callbacks"]?.arrayValue {
+                #expect(await app.callbacks == callbacks.map { $0.stringValue! }, "\(at): callbacks")
             } else if let closed = step["closed"]?.arrayValue {
                 #expect(await app.closed == closed.map { $0.stringValue! }, "\(at): told to close")
             } else if let count = step["applied"]?.intValue {

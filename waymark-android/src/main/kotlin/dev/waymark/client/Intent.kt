@@ -86,6 +86,12 @@ sealed class DispatchOutcome(val name: String) {
     class ApplyTimedOut(val plan: NavigationPlan) : DispatchOutcome("applyTimedOut")
     /** `cancel()` ended it, waiting at a prompt or an apply, or at its next step. */
     object Cancelled : DispatchOutcome("cancelled")
+    /**
+     * An auth callback ([DispatcherConfiguration.authCallbackPrefixes]) that arrived while the
+     * gate handler ran for [precondition]: handed to it ([GateHandler.received]), never queued
+     * behind the very gate it satisfies.
+     */
+    class HandedToGate(val precondition: String) : DispatchOutcome("handedToGate")
 
     override fun toString() = name
 }

@@ -56,8 +56,32 @@ data class DispatcherConfiguration(
      */
     val unknownRouteWaitMillis: Long? = 3_000,
     /** Keeps an external link waiting at a gate on disk, so a process death at the login screen does not lose it; null: memory only. */
-    val gateStash: GateStash? = null
-)
+    val gateStash: GateStash? = null,
+    /**
+     * Links that answer a running gate rather than go anywhere (an OAuth redirect, a magic
+     * link): a link by the scheme or App Link door (never a push's) starting with one of
+     * these (scheme and host compared without case, the rest exactly) that arrives while a
+     * gate handler runs is handed to it ([GateHandler.received]) and ends `handedToGate`,
+     * instead of waiting behind the very gate it satisfies. With no gate running it is
+     * dispatched like any link.
+     */
+    val authCallbackPrefixes: List<String> = emptyList()
+) {
+    /** Whether [link] is one of the auth callbacks. */
+    fun isAuthCallback(link: String): Boolean = authCallbackPrefixes.any { prefix ->
+        if (link.length < prefix.length) return@any false
+        // The scheme and authority (up to the first "/" after "://") compare without case.
+        val separator = prefix.indexOf("://")
+        val head = if (separator < 0) 0 else prefix.indexOf('/', separator + 3).let { if (it < 0) prefix.length else it }
+        (prefix.indices).all { index ->
+            val a = link[index]
+            val b = prefix[index]
+            if (index < head) asciiLower(a) == asciiLower(b) else a == b
+        }
+    }
+
+    private fun asciiLower(c: Char): Char = if (c in 'A'..'Z') (c + 32) else c
+}
 
 /**
  * The one funnel every entry point calls (`docs/client.md`, the Swift `RouteDispatcher`):
@@ -100,8 +124,8 @@ class RouteDispatcher(
         val isAnswer: Boolean get() = this is Answered || this is Failed
     }
 
-    /** One prompt in progress: whichever ending comes first completes it, once. */
-    private class Prompt(val isApply: Boolean) {
+    /** One prompt in progress: whichever ending comes first completes it, once. [gate]: a gate handler's. */
+    private class Prompt(val isApply: Boolean, val gate: Resolution.Gated? = null) {
         val ending = CompletableFuture<PromptEnd>()
     }
 
@@ -175,23 +199,29 @@ class RouteDispatcher(
     fun dispatch(intent: Intent): CompletableFuture<DispatchResult> {
         val ended = ArrayList<Pair<Pending, DispatchOutcome>>()
         val pending: Pending
+        var handedTo: Resolution.Gated? = null
         synchronized(lock) {
             arrivals += 1
             pending = Pending(arrivals, intent)
-            if (intent.isExternal && configuration.supersede == SupersedePolicy.NEWEST_EXTERNAL_LINK) {
-                val iterator = waiting.iterator()
-                while (iterator.hasNext()) {
-                    val older = iterator.next()
-                    if (older.intent.isExternal) { iterator.remove(); ended.add(older to DispatchOutcome.Superseded) }
-                }
-                val running = current
-                val at = prompt
-                if (configuration.supersedesPrompts && running != null && running.intent.isExternal && at != null && !at.isApply) {
-                    interruptRunning(running, DispatchOutcome.Superseded)
-                }
+            val gate = prompt?.gate
+            if (gate != null && gateHandler != null && intent is Intent.Link && intent.via != Door.PUSH &&
+                configuration.isAuthCallback(intent.link)) {
+                handedTo = gate
+            } else {
+                queue(pending, ended)
             }
-            if (waiting.size >= configuration.maximumWaiting && waiting.isNotEmpty()) ended.add(waiting.removeFirst() to DispatchOutcome.Dropped)
-            waiting.addLast(pending)
+        }
+        val gate = handedTo
+        val handler = gateHandler
+        if (gate != null && handler != null) {
+            // The answer to the running gate: handed to it on a thread of the library's (never
+            // the caller's, which may be the main thread), never queued behind it.
+            val link = (intent as Intent.Link).link
+            HANDLERS.execute {
+                quietly { handler.received(link, gate) }
+                finish(pending, DispatchOutcome.HandedToGate(gate.precondition), null, 0)
+            }
+            return pending.result.thenApply { it }
         }
         for ((older, outcome) in ended) finish(older, outcome, null, 0)
         startDraining()
@@ -201,6 +231,25 @@ class RouteDispatcher(
         val handed = pending.result.thenApply { it }
         handed.whenComplete { _, error -> if (error is java.util.concurrent.CancellationException) interrupt(pending, DispatchOutcome.Cancelled) }
         return handed
+    }
+
+    /** Under [lock]: supersedes what [pending] ends, drops the oldest past the bound, queues it. */
+    private fun queue(pending: Pending, ended: MutableList<Pair<Pending, DispatchOutcome>>) {
+        val intent = pending.intent
+        if (intent.isExternal && configuration.supersede == SupersedePolicy.NEWEST_EXTERNAL_LINK) {
+            val iterator = waiting.iterator()
+            while (iterator.hasNext()) {
+                val older = iterator.next()
+                if (older.intent.isExternal) { iterator.remove(); ended.add(older to DispatchOutcome.Superseded) }
+            }
+            val running = current
+            val at = prompt
+            if (configuration.supersedesPrompts && running != null && running.intent.isExternal && at != null && !at.isApply) {
+                interruptRunning(running, DispatchOutcome.Superseded)
+            }
+        }
+        if (waiting.size >= configuration.maximumWaiting && waiting.isNotEmpty()) ended.add(waiting.removeFirst() to DispatchOutcome.Dropped)
+        waiting.addLast(pending)
     }
 
     /** Ends [pending] as [outcome]: at once if it waits, at its prompt or next step if it runs. */
@@ -284,8 +333,9 @@ class RouteDispatcher(
      * first of its answer, the timeout and an interruption ends the prompt. A future that
      * loses is cancelled (a hint to the handler; its late answer changes nothing).
      */
-    private fun <T> ask(pending: Pending, timeoutMillis: Long?, isApply: Boolean, start: () -> CompletableFuture<T>): PromptEnd {
-        val prompt = Prompt(isApply)
+    private fun <T> ask(pending: Pending, timeoutMillis: Long?, isApply: Boolean, gate: Resolution.Gated? = null,
+                        start: () -> CompletableFuture<T>): PromptEnd {
+        val prompt = Prompt(isApply, gate)
         synchronized(lock) {
             pending.interruption?.let { return PromptEnd.Interrupted(it) }
             this.prompt = prompt
@@ -371,7 +421,7 @@ class RouteDispatcher(
                             stash.keep(intent.link, intent.via)
                             stashedFor = pending
                         }
-                        when (val end = ask(pending, configuration.gateTimeoutMillis, false) { handler.satisfy(current.precondition, current) }) {
+                        when (val end = ask(pending, configuration.gateTimeoutMillis, false, current) { handler.satisfy(current.precondition, current) }) {
                             is PromptEnd.Answered -> if (end.value == true) passed.add(current.precondition)
                                 else return Triple(DispatchOutcome.GateCancelled(current.precondition), current, table.revision)
                             is PromptEnd.TimedOut -> {

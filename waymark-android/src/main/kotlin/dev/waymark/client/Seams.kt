@@ -28,6 +28,15 @@ interface GateHandler {
      * Called on the dispatcher's worker thread.
      */
     fun close(gate: Resolution.Gated, ending: PromptEnding) {}
+    /**
+     * A link configured as an auth callback ([DispatcherConfiguration.authCallbackPrefixes])
+     * arrived while [satisfy] runs for [gate]: finish the sign-in with it — only if it
+     * answers this screen's own request (OAuth's `state`): anyone can send the app a link
+     * that looks like a callback — commit the session, then complete [satisfy]'s future.
+     * Called on a thread of the library's; the callback's intent ends `handedToGate` once it
+     * returns.
+     */
+    fun received(callback: String, gate: Resolution.Gated) {}
 }
 
 /** Why the dispatcher stopped waiting for a handler's answer. */

@@ -87,6 +87,7 @@ class DispatcherConformanceTest {
         ContextProvider, GateHandler, LeaveHandler, Navigator, DispatchObserver {
         val satisfied: MutableSet<String> = Collections.synchronizedSet(HashSet(satisfied))
         val closed: MutableList<String> = Collections.synchronizedList(ArrayList())
+        val callbacks: MutableList<String> = Collections.synchronizedList(ArrayList())
         val observed: MutableList<DispatchResult> = Collections.synchronizedList(ArrayList())
         @Volatile var loginShown = false
         @Volatile var saving = false
@@ -114,6 +115,12 @@ class DispatcherConformanceTest {
         }
 
         override fun close(gate: Resolution.Gated, ending: PromptEnding) { closed.add(name(ending)) }
+
+        /** Handed an auth callback, the login screen signs in with it. */
+        override fun received(callback: String, gate: Resolution.Gated) {
+            callbacks.add(callback)
+            logIn()
+        }
 
         override fun decide(dirty: List<Screen>, plan: NavigationPlan): CompletableFuture<LeaveDecision> =
             if (leave == "savesForever") CompletableFuture.completedFuture(LeaveDecision.SAVE_THEN_CONTINUE) else CompletableFuture()
@@ -177,7 +184,8 @@ class DispatcherConformanceTest {
                 else -> fail("unknown supersede policy")
             },
             supersedesPrompts = (json["supersedesPrompts"] as? JsonValue.Bool)?.value ?: defaults.supersedesPrompts,
-            gateStash = if ((json["gateStash"] as? JsonValue.Bool)?.value == true) stash else null
+            gateStash = if ((json["gateStash"] as? JsonValue.Bool)?.value == true) stash else null,
+            authCallbackPrefixes = json["authCallbackPrefixes"]?.list?.map { it.string!! } ?: defaults.authCallbackPrefixes
         )
     }
 
@@ -231,6 +239,7 @@ class DispatcherConformanceTest {
                     }
                     assertEquals(step["outcome"]!!.string, outcome, "$at: $name")
                 }
+                "callbacks" in members -> assertEquals(step["callbacks"]!!.list!!.map { it.string!! }, synchronized(app.callbacks) { ArrayList(app.callbacks) }, "$at: callbacks")
                 "closed" in members -> assertEquals(step["closed"]!!.list!!.map { it.string!! }, synchronized(app.closed) { ArrayList(app.closed) }, "$at: told to close")
                 "applied" in members -> assertEquals(step["applied"]!!.long!!.toInt(), app.applied, "$at: applied")
                 "observed" in members -> {

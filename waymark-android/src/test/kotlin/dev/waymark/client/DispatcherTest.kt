@@ -64,6 +64,15 @@ class DispatcherTest {
 
     private fun outcome(future: CompletableFuture<DispatchResult>) = future.get(30, TimeUnit.SECONDS).outcome.name
 
+    /** Which links are auth callbacks: the prefix, its scheme and host in any case; not another path, its path in capitals, a shorter link. */
+    @Test
+    fun authCallbacksMatchTheirPrefix() {
+        val configuration = DispatcherConfiguration(authCallbackPrefixes = listOf("lab://kind/callback"))
+        for (link in listOf("lab://kind/callback?code=1", "LAB://Kind/callback", "lab://kind/callbacks")) assertTrue(configuration.isAuthCallback(link), link)
+        for (link in listOf("lab://kind/other", "lab://kind/CALLBACK", "lab://kind/", "")) assertFalse(configuration.isAuthCallback(link), link)
+        assertFalse(DispatcherConfiguration().isAuthCallback("lab://kind/callback"), "no prefixes: no callbacks")
+    }
+
     /** A seam that throws an Error (Kotlin's TODO()) ends its intent, and the next link runs. */
     @TestFactory
     fun aSeamThatThrowsAnErrorStopsNothing() = listOf<Pair<String, (App) -> Unit>>(
