@@ -48,66 +48,80 @@ public struct LinkShape: Hashable, Sendable, Comparable, CustomStringConvertible
     /// plain word and also personal (`/u/janedoe`, `/profile/maria-garcia`) never leaves the
     /// phone. Without one (a landing the server saw itself), every word is kept.
     public init(link: String, allowedQueryNames: Set<String> = LinkShape.defaultAllowedQueryNames, vocabulary: Set<String>? = nil) {
-        var rest = Substring(link)
-        if let fragment = rest.firstIndex(of: "#") { rest = rest[..<fragment] }
-        var query: Substring = ""
-        if let mark = rest.firstIndex(of: "?") {
-            query = rest[rest.index(after: mark)...]
+        // Bytes of UTF-8 throughout, every delimiter an ASCII byte (so a port splits the same
+        // link the same way, whatever its text type: a combining mark after a `/` does not
+        // hide the `/`).
+        let bytes = Array(link.utf8)
+        var rest = bytes[...]
+        if let fragment = rest.firstIndex(of: 0x23) { rest = rest[..<fragment] }  // #
+        var query: ArraySlice<UInt8> = []
+        if let mark = rest.firstIndex(of: 0x3F) {  // ?
+            query = rest[(mark + 1)...]
             rest = rest[..<mark]
         }
-        // An absolute link: drop the scheme; an http(s) link's authority (host, port, user
-        // information) goes too, while a custom scheme's is its first path segment, as the
-        // engine reads it (`shop://product/p1` ≡ `/product/p1`), without user information or port.
-        if let colon = rest.firstIndex(of: ":"), rest[..<colon].allSatisfy({ $0.isLetter || $0.isNumber || "+-.".contains($0) }),
-           !rest[..<colon].isEmpty {
-            let scheme = rest[..<colon].lowercased()
-            rest = rest[rest.index(after: colon)...]
-            if rest.hasPrefix("//") {
+        // An absolute link (RFC 3986 scheme: ASCII letters, digits, + - .): drop the scheme;
+        // an http(s) link's authority (host, port, user information) goes too, while a custom
+        // scheme's is its first path segment, as the engine reads it (`shop://product/p1` ≡
+        // `/product/p1`), without user information or port.
+        var path: [ArraySlice<UInt8>] = []
+        if let colon = rest.firstIndex(of: 0x3A), colon > rest.startIndex,
+           rest[..<colon].allSatisfy({ Self.isASCIILetter($0) || (0x30...0x39).contains($0) || $0 == 0x2B || $0 == 0x2D || $0 == 0x2E }) {
+            let scheme = String(decoding: rest[..<colon].map(Self.asciiLowercased), as: UTF8.self)
+            rest = rest[(colon + 1)...]
+            if rest.starts(with: [0x2F, 0x2F]) {
                 rest = rest.dropFirst(2)
-                let end = rest.firstIndex(of: "/") ?? rest.endIndex
+                let end = rest.firstIndex(of: 0x2F) ?? rest.endIndex
                 var authority = rest[..<end]
                 rest = rest[end...]
                 if scheme != "http", scheme != "https" {
-                    if let at = authority.lastIndex(of: "@") { authority = authority[authority.index(after: at)...] }
-                    if let port = authority.firstIndex(of: ":") { authority = authority[..<port] }
-                    rest = Substring("/" + authority + rest)
+                    if let at = authority.lastIndex(of: 0x40) { authority = authority[(at + 1)...] }
+                    if let port = authority.firstIndex(of: 0x3A) { authority = authority[..<port] }
+                    path.append(authority)
                 }
             }
         }
+        path += rest.split(separator: 0x2F, omittingEmptySubsequences: true)
         var segments: [String] = []
-        for raw in rest.split(separator: "/", omittingEmptySubsequences: true) {
-            switch raw {
-            case ".": continue
-            case "..": if !segments.isEmpty { segments.removeLast() }
-            default:
-                let segment = Self.segment(raw)
-                let known = segment == ":param" || (vocabulary.map { $0.contains(segment) } ?? true)
-                segments.append(known ? segment : ":param")
+        for raw in path where !raw.isEmpty {
+            if raw.elementsEqual([0x2E]) { continue }
+            if raw.elementsEqual([0x2E, 0x2E]) {
+                if !segments.isEmpty { segments.removeLast() }
+                continue
             }
+            let segment = Self.segment(raw)
+            let known = segment == ":param" || (vocabulary.map { $0.contains(segment) } ?? true)
+            segments.append(known ? segment : ":param")
         }
         if segments.count > Self.maximumSegments { segments = Array(segments.prefix(Self.maximumSegments)) + ["*"] }
-        path = "/" + segments.joined(separator: "/")
+        self.path = "/" + segments.joined(separator: "/")
         var names = Set<String>()
-        for item in query.split(separator: "&") {
-            let name = item.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? ""
-            if let decoded = Self.percentDecoded(Substring(name))?.lowercased(), allowedQueryNames.contains(decoded) { names.insert(decoded) }
+        for item in query.split(separator: 0x26) {  // &
+            let name = item.split(separator: 0x3D, maxSplits: 1, omittingEmptySubsequences: false).first ?? []
+            // Names on the allow list are ASCII: lowercased as ASCII (no other text lowercases into one).
+            if let decoded = Self.percentDecodedBytes(name) {
+                let lowered = String(decoding: decoded.map(Self.asciiLowercased), as: UTF8.self)
+                if allowedQueryNames.contains(lowered) { names.insert(lowered) }
+            }
         }
         queryNames = names.sorted()
     }
 
+    static func isASCIILetter(_ byte: UInt8) -> Bool { (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte) }
+    static func asciiLowercased(_ byte: UInt8) -> UInt8 { (0x41...0x5A).contains(byte) ? byte + 0x20 : byte }
+
     /// A word (kept, lowercased) or `:param`.
-    static func segment(_ raw: Substring) -> String {
-        // Whatever an escape spells, a path written with one is not a plain word.
-        guard !raw.utf8.contains(0x25), let decoded = percentDecoded(raw), isWord(decoded) else { return ":param" }
-        return decoded.lowercased()
+    static func segment(_ raw: ArraySlice<UInt8>) -> String {
+        // Whatever an escape spells, a path written with one is not a plain word; a word is
+        // ASCII letters, `-` and `_` alone, so it is its own bytes.
+        guard !raw.contains(0x25), isWord(raw) else { return ":param" }
+        return String(decoding: raw.map(asciiLowercased), as: UTF8.self)
     }
 
     /// One or two parts of 1 to 11 ASCII letters joined by one `-` or `_`; each part in
     /// lower case or capitalised (`sale`, `spring-sale`, `Sale`, `New_Arrivals`), not all
     /// capitals past one letter (`KXQZ`), not mixed (`aBcDeF`), and a part of five letters
     /// or more has a vowel in at least one letter of five (`kxqzvt` is not a word).
-    static func isWord(_ text: String) -> Bool {
-        let bytes = Array(text.utf8)
+    static func isWord(_ bytes: ArraySlice<UInt8>) -> Bool {
         guard (1...maximumWordLength).contains(bytes.count) else { return false }
         let parts = bytes.split(separator: 0x2D, omittingEmptySubsequences: false).flatMap {
             $0.split(separator: 0x5F, omittingEmptySubsequences: false)
@@ -133,10 +147,10 @@ public struct LinkShape: Hashable, Sendable, Comparable, CustomStringConvertible
         return vowels > 0 && vowels * 7 >= part.count
     }
 
-    /// Percent-decoded as UTF-8; nil for a bad escape or bytes that are not UTF-8.
-    static func percentDecoded(_ text: Substring) -> String? {
+    /// Percent-decoded bytes; nil for a bad escape.
+    static func percentDecodedBytes(_ text: ArraySlice<UInt8>) -> [UInt8]? {
         var bytes: [UInt8] = []
-        var iterator = Array(text.utf8).makeIterator()
+        var iterator = text.makeIterator()
         func hex(_ byte: UInt8) -> UInt8? {
             switch byte {
             case 0x30...0x39: byte - 0x30
@@ -153,6 +167,6 @@ public struct LinkShape: Hashable, Sendable, Comparable, CustomStringConvertible
                 bytes.append(byte)
             }
         }
-        return String(validating: bytes, as: UTF8.self)
+        return bytes
     }
 }

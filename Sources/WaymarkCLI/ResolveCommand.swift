@@ -5,7 +5,7 @@ import RouteEngine
 enum ResolveCommand {
     static let help = """
         Usage: waymark resolve URL --schema FILE --routes FILE [--satisfied NAME,...] [--now TIME] [--json]
-               waymark resolve --links FILE --schema FILE --routes FILE [--satisfied NAME,...] [--now TIME]
+               waymark resolve --links FILE --schema FILE --routes FILE [--satisfied NAME,...] [--now TIME] [--shapes]
 
         Shows how one link resolves in one app build: proceed (with destination, params,
         navigation path, tab and presentation), gated by a precondition, or notFound with
@@ -27,6 +27,9 @@ enum ResolveCommand {
           --json               Print {"outcome", "route", "destination", "params", ...}
           --links FILE         Resolve many links: FILE holds one JSON string (a link) per
                                line; prints one line of compact JSON per link, in order
+          --shapes             With --links or --json: each result also carries "shape", the
+                               link's shape as a phone would send it were the link unknown
+                               (docs/link-shapes.md: only the table's words kept)
           --help               Show this help
 
         Exit status: 0 when the links were resolved (whatever the outcome), 1 when the routes
@@ -35,7 +38,7 @@ enum ResolveCommand {
 
     static func run(_ arguments: [String], output: inout Output) throws(CLIError) -> ExitCode {
         let parsed = try Arguments(arguments, command: "resolve", options: ["--schema", "--routes", "--satisfied", "--now", "--links"],
-                                   booleans: ["--json", "--help"])
+                                   booleans: ["--json", "--help", "--shapes"])
         if parsed.has("--help") {
             output.print(help)
             return .success
@@ -74,13 +77,20 @@ enum ResolveCommand {
         // The instant straight from the text (whole microseconds), not through a Date.
         let context = ResolutionContext(satisfied: satisfied,
                                         nowMicroseconds: parsed.last("--now").flatMap { Timestamp.microseconds($0) } ?? Timestamp.microseconds(of: now))
+        let shapes = parsed.has("--shapes")
+        func result(_ link: String) -> JSONValue {
+            let json = resolver.resolve(url: link, context: context).json
+            guard shapes, case .object(var fields) = json else { return json }
+            fields["shape"] = .string(LinkShape(link: link, vocabulary: resolver.vocabulary).description)
+            return .object(fields)
+        }
         if let links {
-            for link in links { output.print(resolver.resolve(url: link, context: context).json.serialized()) }
+            for link in links { output.print(result(link).serialized()) }
             return .success
         }
         let resolution = resolver.resolve(url: url!, context: context)
         if parsed.has("--json") {
-            output.print(resolution.json.serialized(pretty: true))
+            output.print(result(url!).serialized(pretty: true))
         } else {
             printHuman(resolution, output: &output)
         }

@@ -39,7 +39,7 @@ struct ConformanceTests {
     }()
 
     /// Every file's format: each is run by this suite, the planner's or the dispatcher's; none by no runner.
-    static let knownFormats: Set<String> = ["waymark.conformance/1", "waymark.planner/1", "waymark.dispatcher/1"]
+    static let knownFormats: Set<String> = ["waymark.conformance/1", "waymark.planner/1", "waymark.dispatcher/1", "waymark.shapes/1"]
 
     static func request(_ row: JSONValue) -> ResolutionRequest {
         if let link = row["link"]?.stringValue { return .url(link) }

@@ -2,9 +2,10 @@
 """The differential test of the two engines: 20,000 generated links (hostile mutations
 included) across the example (manifests/storefront, both builds) and every conformance
 file's schemas, resolved by the Swift CLI (`waymark resolve --links`) and by the JVM
-library (dev.waymark.tools.ResolveLinks), each as the build's manifest would. Every result
-must be identical (the result contract, `detail` aside); any difference is printed with
-its link and the run fails.
+library (dev.waymark.tools.ResolveLinks), each as the build's manifest would, each with
+its shape as a phone would send it were it unknown (`--shapes`: LinkShape with the table's
+words). Every result must be identical (the result contract, `detail` aside, and the shape);
+any difference is printed with its link and the run fails.
 
 usage: android-differential.py WAYMARK_BINARY CLASSPATH [LINKS]
 """
@@ -131,7 +132,7 @@ def main():
             with open(links_path, "w") as f:
                 for link in links:
                     f.write(json.dumps(link) + "\n")
-            args = [waymark, "resolve", "--links", links_path, "--schema", schema_path, "--routes", routes_path, "--now", now]
+            args = [waymark, "resolve", "--links", links_path, "--schema", schema_path, "--routes", routes_path, "--now", now, "--shapes"]
             if satisfied:
                 args += ["--satisfied", ",".join(satisfied)]
             swift = subprocess.run(args, capture_output=True, text=True)
@@ -140,7 +141,7 @@ def main():
                 return 1
             swift_outputs.append(swift.stdout.splitlines())
             out = os.path.join(work, f"jvm{number}-{context}.jsonl")
-            jobs.append({"schema": schema_path, "routes": routes_path, "links": links_path, "now": now, "satisfied": satisfied, "out": out})
+            jobs.append({"schema": schema_path, "routes": routes_path, "links": links_path, "now": now, "satisfied": satisfied, "shapes": True, "out": out})
             per_job.append((label + (" (all preconditions satisfied)" if satisfied else ""), links))
     jobs_path = os.path.join(work, "jobs.json")
     json.dump(jobs, open(jobs_path, "w"))
@@ -148,7 +149,7 @@ def main():
     if jvm.returncode != 0:
         print(f"the JVM resolver failed: {jvm.stderr}", file=sys.stderr)
         return 1
-    compared, differences, outcomes = 0, [], {}
+    compared, differences, outcomes, shaped = 0, [], {}, set()
     for (label, links), swift_lines, job in zip(per_job, swift_outputs, jobs):
         jvm_lines = open(job["out"]).read().splitlines()
         if len(swift_lines) != len(links) or len(jvm_lines) != len(links):
@@ -159,6 +160,7 @@ def main():
             ours.pop("detail", None)
             compared += 1
             key = ours.get("reason", ours["outcome"])
+            shaped.add(ours.get("shape"))
             outcomes[key] = outcomes.get(key, 0) + 1
             if ours != theirs:
                 differences.append((label, link, ours, theirs))
@@ -172,7 +174,7 @@ def main():
     if differences:
         print(f"{len(differences)} of {compared} links resolve differently", file=sys.stderr)
         return 1
-    print(f"identical: all {compared} results")
+    print(f"identical: all {compared} results, and their shapes ({len(shaped)} distinct)")
     return 0
 
 

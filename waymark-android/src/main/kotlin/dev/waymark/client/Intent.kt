@@ -107,5 +107,11 @@ class DispatchResult(
     /** The revision of the table it was resolved with (0: the empty table or not resolved). */
     val revision: Long,
     /** Milliseconds since 1970, from the dispatcher's clock. */
-    val timeMillis: Long
+    val timeMillis: Long,
+    /**
+     * For a link that ended `notFound(unknownRoute)`: its shape (`LinkShape`, with the words of
+     * the table it was resolved against, so nothing the app did not know leaves the device);
+     * sent only when the reporter opts in (`TelemetryConfiguration.reportsUnknownLinkShapes`).
+     */
+    val unknownLinkShape: String? = null
 )

@@ -1,5 +1,6 @@
 package dev.waymark.client
 
+import dev.waymark.engine.LinkShape
 import dev.waymark.engine.NotFoundReason
 import dev.waymark.engine.Resolution
 import java.util.ArrayDeque
@@ -321,7 +322,14 @@ class RouteDispatcher(
 
     private fun finish(pending: Pending, outcome: DispatchOutcome, resolution: Resolution?, revision: Long) {
         if (pending.result.isDone) return
-        val result = DispatchResult(pending.sequence, pending.intent, outcome, resolution, revision, clock())
+        val intent = pending.intent
+        // The shape is made here, with the words of the table in use (never the link itself).
+        val shape = if (outcome is DispatchOutcome.NotFound && outcome.notFound.reason == NotFoundReason.UNKNOWN_ROUTE && intent is Intent.Link) {
+            try {
+                LinkShape.of(intent.link, tables.currentTable().manifest?.resolver?.vocabulary ?: emptySet()).toString()
+            } catch (ignored: Throwable) { null }
+        } else null
+        val result = DispatchResult(pending.sequence, intent, outcome, resolution, revision, clock(), shape)
         // The observer (telemetry) first: once a caller holds the result, it has been recorded.
         // An observer that throws loses its own record, never the caller's result or the funnel.
         try { observer?.dispatched(result) } catch (ignored: Throwable) { }

@@ -2,6 +2,8 @@ package dev.waymark.client
 
 import dev.waymark.engine.AppBuild
 import dev.waymark.engine.JsonValue
+import dev.waymark.engine.LinkShape
+import dev.waymark.engine.NotFoundReason
 import dev.waymark.engine.Resolution
 import dev.waymark.engine.Timestamp
 
@@ -22,7 +24,9 @@ data class TelemetryEvent(
     val reason: String? = null,
     val route: String? = null,
     val destination: String? = null,
-    val precondition: String? = null
+    val precondition: String? = null,
+    /** A `notFound(unknownRoute)` link's shape (`docs/link-shapes.md`), when the app opts in; never the link. */
+    val shape: String? = null
 ) {
     /** The client a batch is posted under: events of different builds or revisions go in different batches. */
     val client: Triple<String, String, Long> get() = Triple(platform, appVersion, revision)
@@ -37,6 +41,7 @@ data class TelemetryEvent(
         route?.let { members["route"] = JsonValue.Text(it) }
         destination?.let { members["destination"] = JsonValue.Text(it) }
         precondition?.let { members["precondition"] = JsonValue.Text(it) }
+        shape?.let { members["shape"] = JsonValue.Text(it) }
         return JsonValue.Object(members)
     }
 
@@ -53,15 +58,22 @@ data class TelemetryEvent(
 
     companion object {
         /** The event a dispatch result counts as; null for one that never reached the engine (dropped, superseded). */
-        fun of(result: DispatchResult, build: AppBuild): TelemetryEvent? {
+        fun of(result: DispatchResult, build: AppBuild, shapes: Boolean = false): TelemetryEvent? {
             val resolution = result.resolution ?: return null
             val minute = Math.floorDiv(result.timeMillis, 60_000L) * 60
             val base = TelemetryEvent(build.platform, build.version, result.revision, minute, result.intent.door, resolution.outcome)
             return when (resolution) {
                 is Resolution.Proceed -> base.copy(route = resolution.routeId, destination = resolution.destination)
                 is Resolution.Gated -> base.copy(route = resolution.routeId, destination = resolution.destination, precondition = resolution.precondition)
-                is Resolution.NotFound -> base.copy(reason = resolution.reason.json, route = resolution.routeId)
+                is Resolution.NotFound -> base.copy(reason = resolution.reason.json, route = resolution.routeId,
+                    shape = if (shapes && resolution.reason == NotFoundReason.UNKNOWN_ROUTE) shapeOf(result) else null)
             }
+        }
+
+        /** The dispatcher's shape; for a result made elsewhere, the link's shape with no words kept. */
+        private fun shapeOf(result: DispatchResult): String? {
+            val link = (result.intent as? Intent.Link)?.link ?: return null
+            return (result.unknownLinkShape ?: LinkShape.of(link, emptySet()).toString()).takeIf { it.toByteArray(Charsets.UTF_8).size in 1..512 }
         }
 
         /** Back from a journal line; null for a line that is not one. */
@@ -72,7 +84,7 @@ data class TelemetryEvent(
             val event = TelemetryEvent(
                 json["platform"]?.string ?: return null, json["appVersion"]?.string ?: return null, json["revision"]?.long ?: return null,
                 json["minute"]?.long ?: return null, entry, json["outcome"]?.string ?: return null, json["reason"]?.string,
-                json["route"]?.string, json["destination"]?.string, json["precondition"]?.string
+                json["route"]?.string, json["destination"]?.string, json["precondition"]?.string, json["shape"]?.string
             )
             return Pair(event, count)
         }

@@ -30,7 +30,14 @@ data class TelemetryConfiguration(
     val cohort: Int? = null,
     /** The install id the cohort comes from; `client.source` is derived from it per day; null sends none. */
     val installId: UUID? = null,
-    val requestTimeoutMillis: Int = 30_000
+    val requestTimeoutMillis: Int = 30_000,
+    /**
+     * Opt-in: a link that ended `notFound(unknownRoute)` is reported with its shape
+     * (`docs/link-shapes.md`: ids, addresses, tokens and any word the route table does not
+     * have become `:param`, query values dropped), for the server's unknown-links list. Off,
+     * nothing of the link leaves the device.
+     */
+    val reportsUnknownLinkShapes: Boolean = false
 )
 
 /** How one post ended. */
@@ -84,7 +91,7 @@ class TelemetryReporter(
         }
 
     override fun dispatched(result: DispatchResult) {
-        TelemetryEvent.of(result, configuration.build)?.let { record(it, 1) }
+        TelemetryEvent.of(result, configuration.build, configuration.reportsUnknownLinkShapes)?.let { record(it, 1) }
     }
 
     /** Adds [count] resolutions of [event], in the journal before it returns. */

@@ -12,11 +12,17 @@ class Resolver(val schema: Schema, analysis: RouteAnalysis) {
     val routeIds: List<String>
     /** Why routes of the document were left out of this table. */
     val leftOut: List<ValidationProblem>
+    /**
+     * The literal words of this table's patterns (lowercased): the words an unknown link's
+     * shape may keep ([LinkShape]), since the app has them already.
+     */
+    val vocabulary: Set<String>
 
     init {
         val compiler = RouteCompiler(schema, parser)
         val ids = ArrayList<String>()
         val left = ArrayList<ValidationProblem>()
+        val words = HashSet<String>()
         if (analysis.excluded.isNotEmpty()) left.addAll(analysis.problems.filter { it.severity == Severity.ERROR })
         analysis.document.routes.forEachIndexed { position, spec ->
             if (position in analysis.excluded) return@forEachIndexed
@@ -25,10 +31,14 @@ class Resolver(val schema: Schema, analysis: RouteAnalysis) {
             val bindings = compiled.bindings
             if (bindings == null || compiled.route == null) { left.addAll(compiled.problems); return@forEachIndexed }
             ids.add(spec.id)
-            patterns.filterNotNull().forEachIndexed { index, pattern -> trie.insert(pattern, CompiledPattern(compiled.route, bindings[index])) }
+            patterns.filterNotNull().forEachIndexed { index, pattern ->
+                for (segment in pattern.segments) if (segment is PatternSegment.Literal) words.add(segment.text)
+                trie.insert(pattern, CompiledPattern(compiled.route, bindings[index]))
+            }
         }
         routeIds = ids
         leftOut = left
+        vocabulary = words
     }
 
     /** Resolves an untrusted link: parse, match, extract params, validate them, then preconditions. */

@@ -65,6 +65,41 @@ class TelemetryReporterTest {
         assertEquals(0L, reporter.pendingResolutions)
     }
 
+    /**
+     * Unknown links' shapes, opt-in: the dispatcher's shape (made with its table's words) is
+     * sent; a result made elsewhere sends the link's shape with no word kept; off, no shape.
+     */
+    @Test
+    fun unknownLinkShapesAreSentOnlyWhenOptedIn() {
+        val link = Intent.Link("https://storefront.example/u/janedoe/orders?email=jane%40example.com", Door.UNIVERSAL_LINK)
+        val unknown = Resolution.NotFound(NotFoundReason.UNKNOWN_ROUTE)
+        fun events(optIn: Boolean, shape: String?): JsonValue {
+            val transport = Scripted({ accepted() })
+            val reporter = TelemetryReporter(TelemetryConfiguration("https://links.example", build, "t", directory(), reportsUnknownLinkShapes = optIn),
+                transport, random = { 0.5 }, clock = { NOW })
+            reporter.dispatched(DispatchResult(1, link, DispatchOutcome.NotFound(unknown), unknown, 7, NOW, shape))
+            reporter.flush()
+            return transport.json(0)["events"]!!
+        }
+        assertEquals("/u/:param/orders", events(true, "/u/:param/orders").list!![0]["shape"]?.string)
+        assertEquals("/:param/:param/:param", events(true, null).list!![0]["shape"]?.string)
+        assertEquals(null, events(false, "/u/:param/orders").list!![0]["shape"])
+    }
+
+    /** The dispatcher shapes an unknown link with the words of its table: nothing else of the link. */
+    @Test
+    fun theDispatcherShapesUnknownLinksWithItsTablesWords() {
+        val app = DispatcherTest.App()
+        val dispatcher = app.dispatcher()
+        dispatcher.ready()
+        val result = dispatcher.dispatch(Intent.Link("https://storefront.example/orders/42/janedoe/reviews?utm_source=mail&token=s3cr3t", Door.UNIVERSAL_LINK))
+            .get(30, java.util.concurrent.TimeUnit.SECONDS)
+        assertEquals("notFound(unknownRoute)", result.outcome.name)
+        assertEquals("/orders/:param/:param/:param?utm_source", result.unknownLinkShape)
+        val found = dispatcher.dispatch(Intent.Link(DispatcherTest.PRODUCT, Door.UNIVERSAL_LINK)).get(30, java.util.concurrent.TimeUnit.SECONDS)
+        assertEquals(null, found.unknownLinkShape)
+    }
+
     /** (label, counts recorded for distinct events, expected event counts of the first batch). */
     private val bounds = listOf(
         Triple("a count of 2,500 is split into events of at most 1,000", listOf(2_500L), listOf(1_000L, 1_000L, 500L)),

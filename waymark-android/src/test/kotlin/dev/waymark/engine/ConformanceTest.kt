@@ -122,7 +122,7 @@ class ConformanceTest {
         fun conformanceFiles(): List<File> =
             directory().listFiles { f -> f.name.endsWith(".json") }.orEmpty().sortedBy { it.name }
 
-        private val KNOWN_FORMATS = setOf("waymark.conformance/1", "waymark.planner/1", "waymark.dispatcher/1")
+        private val KNOWN_FORMATS = setOf("waymark.conformance/1", "waymark.planner/1", "waymark.dispatcher/1", "waymark.shapes/1")
 
         /** The resolver's files (`waymark.conformance/1`); the planner's are run by its own test. */
         fun resolverFiles(): List<File> =

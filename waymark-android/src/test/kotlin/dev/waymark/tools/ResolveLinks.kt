@@ -2,6 +2,7 @@ package dev.waymark.tools
 
 import dev.waymark.engine.JsonReader
 import dev.waymark.engine.JsonValue
+import dev.waymark.engine.LinkShape
 import dev.waymark.engine.ResolutionContext
 import dev.waymark.engine.Resolver
 import dev.waymark.engine.RouteAnalysis
@@ -14,7 +15,7 @@ import kotlin.system.exitProcess
 /**
  * The JVM half of the differential test (`Tests/Scripts/android-differential.py`): what
  * `waymark resolve --links` does, for many jobs in one JVM. The argument is a JSON file of
- * jobs `{"schema", "routes", "links", "now", "satisfied": [...], "out"}`; each job's table is
+ * jobs `{"schema", "routes", "links", "now", "satisfied": [...], "shapes"?, "out"}`; each job's table is
  * built as the build's manifest would be, and each link's result is written to `out` as one
  * line of canonical JSON (the result contract, `docs/conformance.md`).
  */
@@ -35,7 +36,12 @@ fun main(args: Array<String>) {
             for (line in File(job["links"]!!.string!!).readLines()) {
                 if (line.isBlank()) continue
                 val link = reader.parse(line).string!!
-                out.write(resolver.resolve(link, context).json.canonical())
+                val result = resolver.resolve(link, context).json
+                // With "shapes": the link's shape as a phone would send it, with the table's words.
+                val written = if (job["shapes"] == JsonValue.Bool(true)) {
+                    JsonValue.Object(LinkedHashMap(result.obj!!).apply { put("shape", JsonValue.Text(LinkShape.of(link, resolver.vocabulary).toString())) })
+                } else result
+                out.write(written.canonical())
                 out.write("\n")
             }
         }
