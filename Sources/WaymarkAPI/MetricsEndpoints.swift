@@ -61,9 +61,15 @@ struct MetricsEndpoints: EndpointGroup {
             out += "waymark_rate_limited_over_peer_share_total{token=\"\(label(refusal.token))\",scope=\"\(refusal.scope.rawValue)\"} \(refusal.overPeerShare)\n"
         }
         let statistics = context.telemetry.currentStatistics
-        let (cells, cellLimit, folded, late, batchIDs, reclaimed) = context.telemetry.read {
-            ($0.cells, $0.limits.maximumCells, $0.foldedEvents, $0.lateEvents, $0.batchIDs.count, $0.reclaimedRoutes)
+        let (cells, cellLimit, folded, late, batchIDs, reclaimed, oldestBatchMinute, batchWindow) = context.telemetry.read {
+            ($0.cells, $0.limits.maximumCells, $0.foldedEvents, $0.lateEvents, $0.batchIDs.count, $0.reclaimedRoutes,
+             $0.batchIDs.oldestMinute, $0.limits.batchWindow)
         }
+        // How far back a retried batch is still recognised: the window while the ids fit,
+        // less once the cap forgets ids younger than the window.
+        let now = context.telemetry.options.clock()
+        let batchHorizon = batchIDs < context.telemetry.options.limits.maximumBatchIDs ? batchWindow
+            : min(batchWindow, max(0, now - Int(oldestBatchMinute ?? Int32(clamping: now / 60)) * 60))
         let snapshot = context.store.snapshot
         let storeBytes = snapshot.revisions.reduce(0) { $0 + $1.bytes } + snapshot.schemas.values.reduce(0) { $0 + $1.bytes.count }
         let single: [(name: String, type: String, help: String, value: UInt64)] = [
@@ -84,6 +90,9 @@ struct MetricsEndpoints: EndpointGroup {
             ("waymark_telemetry_batches_duplicate_total", "counter", "Batches answered as repeats of accepted ones (same id) and counted nothing, since start.",
              context.telemetryDuplicates.load(ordering: .relaxed)),
             ("waymark_telemetry_batch_ids", "gauge", "Ids of accepted batches remembered (--telemetry-batch-ids at most), so a retry is counted once.", UInt64(batchIDs)),
+            ("waymark_telemetry_batch_ids_horizon_seconds", "gauge",
+             "How far back a retried batch is still recognised and counted once: --telemetry-batch-window while the ids fit, less once --telemetry-batch-ids forgets younger ones (then raise it).",
+             UInt64(batchHorizon)),
             ("waymark_telemetry_vocabulary_routes", "gauge", "Route ids a telemetry batch may name: the served revisions' and, newest first, at most --telemetry-max-routes of history's; others count as other.",
              UInt64(context.vocabulary.namedRoutes)),
             ("waymark_telemetry_parsers_made_total", "counter", "Telemetry parsers made since start: the first on a batch's arrival, later ones as a change that gave them something new to name is prepared.",

@@ -20,6 +20,7 @@ def batch_ids(binary, scratch):
             return response.status, json_of(response.read())
 
         event = {"ts": iso(int(time.time()) - 30), "entry": "push", "outcome": "proceed", "route": "home"}
+        horizon_before = daemon.metric("waymark_telemetry_batch_ids_horizon_seconds")
         ids = ["%032x" % random.getrandbits(128) for _ in range(3 * bound)]
         started = time.monotonic()
         for batch in ids:
@@ -37,6 +38,11 @@ def batch_ids(binary, scratch):
             fail("%s batch ids held with a bound of %d" % (held, bound))
         if forgotten.get("duplicate"):
             fail("the oldest id past the bound is still remembered")
+        # The flood cycled the bound in seconds: the horizon a retry is recognised within says
+        # so (the week while the ids fit), which WaymarkTelemetryBatchIdsForgottenEarly reads.
+        horizon_after = daemon.metric("waymark_telemetry_batch_ids_horizon_seconds")
+        if horizon_before != 168 * 3_600 or horizon_after is None or horizon_after > 600:
+            fail("the batch-id horizon was %s before the flood and %s after it" % (horizon_before, horizon_after))
         wrong_type = post({"client": {"platform": "ios", "appVersion": "5.3.0"}, "events": [event]}, {"Content-Type": "text/plain"})[0]
         too_many = post({"client": {"platform": "ios", "appVersion": "5.3.0"}, "events": [dict(event, count=1_000_000)]})
         too_much = post({"client": {"platform": "ios", "appVersion": "5.3.0", "dropped": 1_000_000_000}, "events": [event]})
@@ -44,8 +50,8 @@ def batch_ids(binary, scratch):
             fail("refusals: %s %s %s" % (wrong_type, too_many, too_much))
         rss_after = rss_mb(daemon.process.pid)
         print("hostile: %d fresh batch ids in %.1f s (%.0f/s): %d held (bound %d), 100 repeats counted nothing, the oldest forgotten; "
-              "415 for text/plain, 400 countTooLarge and droppedTooLarge; RSS %.1f -> %.1f MB"
-              % (len(ids), elapsed, len(ids) / elapsed, held, bound, rss_before, rss_after))
+              "the horizon a retry is recognised within %d s -> %d s; 415 for text/plain, 400 countTooLarge and droppedTooLarge; RSS %.1f -> %.1f MB"
+              % (len(ids), elapsed, len(ids) / elapsed, held, bound, horizon_before, horizon_after, rss_before, rss_after))
         if rss_after - rss_before > 16:
             fail("RSS grew %.1f MB for %d batch ids" % (rss_after - rss_before, len(ids)))
     finally:
