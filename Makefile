@@ -239,7 +239,9 @@ test-links: build
 # The Android library (waymark-android/, Kotlin 1.3 on JDK 17, JUnit 5, all from Debian):
 # every row of every conformance/ file, read from conformance/ itself, under the machine's
 # locale, ar-EG and fa-IR; no platform API above its minimum (android-api-level.py); the
-# library and its tests compiled by a Kotlin 2.x compiler too (build.sh kotlin2); then the
+# library and its tests compiled by a Kotlin 2.x compiler too (build.sh kotlin2); the guide's
+# Kotlin snippets, held to the page (android-snippets.py), compiled by Kotlin 2 against
+# stand-ins for the Android SDK and run on the storefront (build.sh snippets); then the
 # differential test: 20,000 generated links (hostile mutations included) resolved by the
 # Swift CLI and by the JVM library, every result identical; then the library's whole loop
 # against a live daemon (manifest 200 then 304, the login gate, a telemetry batch whose
@@ -252,6 +254,9 @@ test-android: build
 	python3 Tests/Scripts/android-api-level.py waymark-android/build/waymark-android.jar
 	bash Tests/Scripts/python-tools.sh kotlin2
 	bash waymark-android/build.sh kotlin2
+	python3 Tests/Scripts/android-snippets.py
+	$(BIN) manifest --schema $(EXAMPLE)/schema-ios-5.3.0.json --routes $(EXAMPLE)/routes.json --output waymark-android/build/storefront-manifest.json
+	bash waymark-android/build.sh snippets waymark-android/build/storefront-manifest.json
 	python3 Tests/Scripts/android-differential.py $(BIN) $(ANDROID_CLASSPATH)
 	python3 Tests/Scripts/android-live.py $(BIN) $(ANDROID_CLASSPATH)
 

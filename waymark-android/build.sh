@@ -3,6 +3,8 @@
 #   build.sh          compile the library and the tests, run every test (make test-android)
 #   build.sh jar      compile the library only: build/waymark-android.jar
 #   build.sh bench    compile and run the benchmark (make bench-android)
+#   build.sh snippets MANIFEST  compile docs/android.md's snippets with Kotlin 2 against stand-ins
+#                     for the Android SDK, and run them on MANIFEST (make test-android)
 #   build.sh kotlin2  compile the library and the tests with a Kotlin 2.x compiler, whose
 #                     deprecations that are errors there (toLowerCase(Locale)…) fail it; the
 #                     compiler comes from .venv-kotlin2 (Tests/Scripts/python-tools.sh kotlin2)
@@ -76,5 +78,25 @@ case "${1:-test}" in
     [ -d "$out/kotlin2/test/dev" ] && ! grep -q 'error:' "$out/kotlin2/test.log" || { cat "$out/kotlin2/test.log" >&2; echo "build.sh: the tests do not compile under Kotlin 2" >&2; exit 1; }
     echo "build.sh: library and tests compile under Kotlin 2 ($(grep -c 'warning:' "$out/kotlin2/main.log") warnings in the library, $(grep -c 'warning:' "$out/kotlin2/test.log") in the tests)"
     ;;
-  *) echo "usage: build.sh [test|jar|bench|kotlin2]" >&2; exit 2 ;;
+  snippets)
+    # docs/android.md's Kotlin snippets (src/snippets/kotlin/Snippets.kt, held to the page by
+    # Tests/Scripts/android-snippets.py) compiled by Kotlin 2, as an app's Gradle build would,
+    # against the library and stand-ins for the Android SDK and kotlinx (src/snippets/standins),
+    # then run on the storefront's manifest (the one argument).
+    [ -n "${2:-}" ] || { echo "usage: build.sh snippets MANIFEST.json" >&2; exit 2; }
+    compile_library
+    jars=$(ls -d "$root"/.venv-kotlin2/lib/python*/site-packages/run_kotlin_kernel/jars 2>/dev/null | head -1)
+    [ -n "$jars" ] || { echo "build.sh: no Kotlin 2 compiler; run Tests/Scripts/python-tools.sh kotlin2" >&2; exit 2; }
+    compiler=$(ls "$jars"/kotlin-jupyter-kernel-*-all.jar)
+    stdlib2=$(ls "$jars"/kotlin-stdlib-2*.jar)
+    rm -rf "$out/snippets" && mkdir -p "$out/snippets"
+    java -cp "$compiler:$stdlib2" org.jetbrains.kotlin.cli.jvm.K2JVMCompiler -no-reflect -no-stdlib -jvm-target 1.8 \
+      -classpath "$stdlib2:$out/waymark-android.jar" -d "$out/snippets/classes" "$here/src/snippets/standins" "$here/src/snippets/kotlin" 2>&1 \
+      | grep -v -E '^OpenJDK 64-Bit Server VM warning' > "$out/snippets/compile.log" || true
+    if grep -q 'error:' "$out/snippets/compile.log" || [ ! -d "$out/snippets/classes/com" ]; then
+      cat "$out/snippets/compile.log" >&2; echo "build.sh: docs/android.md's snippets do not compile" >&2; exit 1
+    fi
+    java -cp "$out/snippets/classes:$out/waymark-android.jar:$stdlib2" com.example.storefront.RunKt "$2"
+    ;;
+  *) echo "usage: build.sh [test|jar|bench|kotlin2|snippets MANIFEST]" >&2; exit 2 ;;
 esac

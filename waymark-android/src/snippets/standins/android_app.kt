@@ -1,0 +1,5 @@
+package android.app
+
+open class Application : android.content.Context() {
+    open fun onCreate() {}
+}
