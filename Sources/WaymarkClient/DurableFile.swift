@@ -20,6 +20,40 @@ enum DurableFile {
         }
     }
 
+    /// Writes `data` whole (as `write`) without file protection: readable and writable before
+    /// the device's first unlock, for what must survive a background launch then. Whether it
+    /// was written.
+    static func writeUnprotected(_ data: Data, to url: URL) -> Bool {
+        #if canImport(Darwin)
+        let options: Data.WritingOptions = [.atomic, .noFileProtection]
+        #else
+        let options: Data.WritingOptions = [.atomic]
+        #endif
+        do {
+            try prepare(url.deletingLastPathComponent())
+            try data.write(to: url, options: options)
+            excludeFromBackup(url)
+            return true
+        } catch {
+            return false
+        }
+    }
+
+    /// Appends `data` to `url` (made without file protection if new), flushed to the disk.
+    static func appendUnprotected(_ data: Data, to url: URL) -> Bool {
+        guard FileManager.default.fileExists(atPath: url.path) else { return writeUnprotected(data, to: url) }
+        guard let handle = try? FileHandle(forWritingTo: url) else { return false }
+        defer { try? handle.close() }
+        do {
+            try handle.seekToEnd()
+            try handle.write(contentsOf: data)
+            try handle.synchronize()
+            return true
+        } catch {
+            return false
+        }
+    }
+
     static func read(_ url: URL) -> Data? {
         if case .data(let data) = contents(url) { return data }
         return nil

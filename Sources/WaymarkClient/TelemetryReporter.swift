@@ -88,6 +88,9 @@ public actor TelemetryReporter: DispatchObserver {
     private var journal: FileHandle?
     private var journalLines = 0
     private var loaded = false
+    /// Whether the side journal (`sideJournalFile`) was read into memory in this run.
+    private var sideLoaded = false
+    private var sideLines = 0
     public private(set) var consecutiveFailures = 0
     public private(set) var lastOutcome: TelemetryPostOutcome?
     private var lastRetryAfter: TimeInterval?
@@ -103,6 +106,13 @@ public actor TelemetryReporter: DispatchObserver {
 
     /// The journal: `telemetry-<platform>.jsonl` in the cache directory.
     public var journalFile: URL { configuration.cacheDirectory.appendingPathComponent("telemetry-\(configuration.build.platform).jsonl") }
+
+    /// What is recorded while the journal cannot be read (before the device's first unlock,
+    /// when data protection keeps it shut): `telemetry-<platform>.locked.jsonl`, written
+    /// without file protection, so a background launch iOS ends before the first unlock keeps
+    /// its events. It holds telemetry events only (minute, door, outcome, route names: no
+    /// link, no user), joins the journal once that reads, and is removed then.
+    public var sideJournalFile: URL { configuration.cacheDirectory.appendingPathComponent("telemetry-\(configuration.build.platform).locked.jsonl") }
 
     /// Resolutions recorded and not yet delivered.
     public var pendingResolutions: Int {
@@ -121,7 +131,7 @@ public actor TelemetryReporter: DispatchObserver {
     public func record(_ event: TelemetryEvent, count: Int) {
         loadIfNeeded()
         add(event, count)
-        append(event.journalJSON(count: count))
+        if loaded { append(event.journalJSON(count: count)) } else { appendToSideJournal(event.journalJSON(count: count)) }
         enforceBound()
         if journalLines > 4 * configuration.maximumPending { rewriteJournal() }
     }
@@ -291,12 +301,18 @@ public actor TelemetryReporter: DispatchObserver {
             // memory (within the bound) and joins it once it reads, at the next call. Unless
             // the directory itself reads and writes (the device is unlocked): then the journal
             // is damaged, and is moved aside rather than block telemetry for good.
-            guard directoryIsOpen(configuration.cacheDirectory) else { return }
+            guard directoryIsOpen(configuration.cacheDirectory) else {
+                loadSideJournalIfNeeded()
+                return
+            }
             let aside = journalFile.appendingPathExtension("unreadable")
             try? FileManager.default.removeItem(at: aside)
             guard (try? FileManager.default.moveItem(at: journalFile, to: aside)) != nil else { return }
             data = nil
         }
+        // What an earlier run recorded while the journal was shut (it read the side journal
+        // into memory, so in this run it is read once, whichever came first).
+        loadSideJournalIfNeeded()
         loaded = true
         // The journal's events are older than what was recorded while it could not be read:
         // they go first (the bound drops the oldest, a batch takes the oldest).
@@ -318,8 +334,45 @@ public actor TelemetryReporter: DispatchObserver {
         }
         for (event, count) in recorded { add(event, count) }
         unsentDrops += recordedDrops
-        rewriteJournal()
+        // Durable in the journal, the side journal's events are not kept twice.
+        if rewriteJournal(), sideLines > 0 || FileManager.default.fileExists(atPath: sideJournalFile.path) {
+            try? FileManager.default.removeItem(at: sideJournalFile)
+            sideLines = 0
+        }
         enforceBound()
+    }
+
+    /// Reads the side journal into memory, once a run: events, and drops.
+    private func loadSideJournalIfNeeded() {
+        guard !sideLoaded else { return }
+        sideLoaded = true
+        guard case .data(let data) = DurableFile.contents(sideJournalFile) else { return }
+        for line in data.split(separator: 0x0A) {
+            guard let json = try? JSONParser().parse(line) else { continue }
+            if let count = json["dropped"]?.intValue, count > 0 {
+                unsentDrops += count
+            } else if let (event, count) = TelemetryEvent.fromJournal(json) {
+                add(event, count)
+            }
+            sideLines += 1
+        }
+    }
+
+    /// Appends `line` to the side journal, made without file protection (readable and
+    /// writable before the first unlock); past 4 × the bound it is rewritten from memory,
+    /// which mirrors it.
+    private func appendToSideJournal(_ line: JSONValue) {
+        if sideLines > 4 * configuration.maximumPending {
+            var bytes: [UInt8] = []
+            if unsentDrops > 0 { bytes += JSONValue.object(["dropped": .int(unsentDrops)]).serializedBytes() + [0x0A] }
+            for event in order { bytes += event.journalJSON(count: pending[event]!).serializedBytes() + [0x0A] }
+            guard DurableFile.writeUnprotected(Data(bytes), to: sideJournalFile) else { return }
+            sideLines = order.count
+            return
+        }
+        var bytes = line.serializedBytes()
+        bytes.append(0x0A)
+        if DurableFile.appendUnprotected(Data(bytes), to: sideJournalFile) { sideLines += 1 }
     }
 
     private func append(_ line: JSONValue) {
@@ -347,17 +400,19 @@ public actor TelemetryReporter: DispatchObserver {
         _ = try? journal?.seekToEnd()
     }
 
-    /// The whole pending state as a fresh journal, replacing the old one atomically.
-    private func rewriteJournal() {
-        guard loaded else { return }  // never over a journal that could not be read
+    /// The whole pending state as a fresh journal, replacing the old one atomically; whether it was written.
+    @discardableResult
+    private func rewriteJournal() -> Bool {
+        guard loaded else { return false }  // never over a journal that could not be read
         var bytes: [UInt8] = []
         if let outgoing { bytes += outgoing.journalJSON.serializedBytes() + [0x0A] }
         if unsentDrops > 0 { bytes += JSONValue.object(["dropped": .int(unsentDrops)]).serializedBytes() + [0x0A] }
         for event in order { bytes += event.journalJSON(count: pending[event]!).serializedBytes() + [0x0A] }
         try? journal?.close()
         journal = nil
-        guard (try? DurableFile.write(Data(bytes), to: journalFile)) != nil else { return }
+        guard (try? DurableFile.write(Data(bytes), to: journalFile)) != nil else { return false }
         journalLines = order.count
         openJournal()
+        return true
     }
 }

@@ -98,6 +98,47 @@ struct FirstUnlockTests {
         #expect(routes == ["cart", "product"], "the journal's older event first")
     }
 
+    @Test("Before the first unlock, what is recorded outlives the process: a side journal without protection, joined once the journal reads, counted once")
+    func lockedRunsKeepTheirEvents() async throws {
+        let directory = temporaryDirectory()
+        let minute = Int(Date().timeIntervalSince1970) / 60 * 60
+        func event(_ route: String) -> TelemetryEvent {
+            TelemetryEvent(client: .init(platform: "ios", appVersion: "5.3.0", revision: 1), minute: minute, entry: .universalLink,
+                           outcome: "proceed", reason: nil, route: route, destination: route, precondition: nil)
+        }
+        let configuration = TelemetryConfiguration(server: URL(string: "https://links.example")!, build: Self.build, token: "wm_w", cacheDirectory: directory)
+        let earlier = TelemetryReporter(configuration: configuration, transport: ScriptedTransport([]))
+        await earlier.record(event("cart"), count: 1)
+        let journal = await earlier.journalFile
+        let side = await earlier.sideJournalFile
+        let written = try Self.shut(journal)
+
+        // A background launch before the first unlock records two, and iOS ends it.
+        let locked = TelemetryReporter(configuration: configuration, transport: ScriptedTransport([]))
+        await locked.setDirectoryIsOpen { _ in false }
+        await locked.record(event("product"), count: 1)
+        await locked.record(event("product"), count: 1)
+        #expect(FileManager.default.fileExists(atPath: side.path), "kept on disk, not in memory alone")
+        // A second one, still locked, records one more: the first one's two are read, not lost.
+        let again = TelemetryReporter(configuration: configuration, transport: ScriptedTransport([]))
+        await again.setDirectoryIsOpen { _ in false }
+        await again.record(event("orders"), count: 1)
+        #expect(await again.pendingResolutions == 3)
+
+        // Then the user unlocks, and the app's next run posts everything once.
+        try Self.unlock(journal, written)
+        let accepted = Result<TransportResponse, URLError>.success(TransportResponse(status: 202, body: Data(#"{"accepted":3,"rejected":[]}"#.utf8)))
+        let transport = ScriptedTransport([accepted])
+        let unlocked = TelemetryReporter(configuration: configuration, transport: transport)
+        guard case .delivered(_, let resolutions, _) = await unlocked.flush() else { Issue.record("not delivered"); return }
+        #expect(resolutions == 4, "cart, product twice, orders: each once")
+        let body = try #require(await transport.requests.first?.body)
+        let counts = try JSONParser().parse(body)["events"]!.arrayValue!.map { "\($0["route"]!.stringValue!)×\($0["count"]!.intValue!)" }
+        #expect(counts == ["cart×1", "product×2", "orders×1"], "the journal's older event first")
+        #expect(!FileManager.default.fileExists(atPath: side.path), "joined to the journal, then removed")
+        #expect(await TelemetryReporter(configuration: configuration, transport: ScriptedTransport([])).pendingResolutions == 0, "nothing left to count twice")
+    }
+
     @Test("A journal that stays unreadable on an unlocked device is damaged: moved aside, and telemetry goes on")
     func damagedJournal() async throws {
         let directory = temporaryDirectory()
