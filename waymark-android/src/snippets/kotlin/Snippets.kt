@@ -75,16 +75,6 @@ object session {
     fun satisfied(): Set<String> = if (loggedIn) setOf("auth") else emptySet()
 }
 
-/** The app's navigator over its activities (docs/android.md, "The navigator seam"). */
-object MainNavigator : Navigator {
-    @Volatile var shown = NavigationState("home", mapOf("home" to listOf(Screen("home"))))
-    override fun state() = shown
-    override fun apply(plan: NavigationPlan): CompletableFuture<Unit> {
-        shown = shown.applying(plan)
-        return CompletableFuture.completedFuture(Unit)
-    }
-}
-
 /** The login screen: signs in at once here. */
 object LoginGate : GateHandler {
     override fun satisfy(precondition: String, gate: Resolution.Gated): CompletableFuture<Boolean> {
@@ -97,6 +87,23 @@ object LoginGate : GateHandler {
 object UnsavedWork : LeaveHandler {
     override fun decide(dirty: List<Screen>, plan: NavigationPlan) = CompletableFuture.completedFuture(LeaveDecision.CANCEL)
     override fun save(dirty: List<Screen>) = CompletableFuture.completedFuture(false)
+}
+
+/** The app's crash reporter. */
+object crashReporter {
+    val recorded: MutableList<Throwable> = java.util.Collections.synchronizedList(ArrayList())
+    fun record(failure: Throwable) { recorded.add(failure) }
+}
+
+/** The app's screens: performs one navigation operation on its activities (here: nothing to show). */
+object Screens {
+    fun perform(operation: NavigationOperation) {}
+}
+
+/** The app's OAuth client: the state of the request its login screen made, the code's exchange. */
+object Auth {
+    @Volatile var pendingState: String? = null
+    suspend fun signIn(code: String) { session.loggedIn = code.isNotEmpty() }
 }
 
 /** The Compose app's routes: one per destination, its params as arguments. */
@@ -121,8 +128,11 @@ class App : Application() {
             contextProvider = object : ContextProvider {
                 override fun context() = ResolutionContext(session.satisfied(), System.currentTimeMillis() * 1_000)
             },
-            gateHandler = LoginGate, leaveHandler = UnsavedWork, observer = telemetry,
-            configuration = DispatcherConfiguration(gateStash = GateStash(noBackupFilesDir)))
+            gateHandler = LoginGate, leaveHandler = UnsavedWork,
+            observer = telemetry, observers = listOf(OpenInBrowser(this, manifests)),   // below
+            configuration = DispatcherConfiguration(gateStash = GateStash(noBackupFilesDir),
+                authCallbackPrefixes = listOf("storefront://auth/callback"),
+                onSeamFailure = { crashReporter.record(it) }))  // what a seam threw (the outcome names its class only)
     }
 }
 
@@ -176,6 +186,28 @@ class OpenInBrowser(private val context: Context, private val tables: RouteTable
 }
 // doc:end
 
+// doc:begin navigator
+object MainNavigator : Navigator {
+    @Volatile private var shown = NavigationState("home", mapOf("home" to listOf(Screen("home"))))
+
+    override fun state() = shown                                   // the worker thread: the snapshot
+
+    override fun apply(plan: NavigationPlan): CompletableFuture<Unit> {
+        val done = CompletableFuture<Unit>()
+        Handler(Looper.getMainLooper()).post {                    // the views are the main thread's
+            try {
+                for (operation in plan.operations) Screens.perform(operation)   // yours: the table above
+                shown = shown.applying(plan)
+                done.complete(Unit)
+            } catch (failure: Throwable) {
+                done.completeExceptionally(failure)               // a failed seam: gateCancelled, onSeamFailure
+            }
+        }
+        return done
+    }
+}
+// doc:end
+
 // doc:begin compose
 class ComposeNavigator(private val nav: NavHostController, private val tabs: MutableState<String>) : SuspendingNavigator {
     @Volatile private var shown = snapshot()                       // written on the main thread only
@@ -208,6 +240,12 @@ class ComposeNavigator(private val nav: NavHostController, private val tabs: Mut
 class ComposeLoginGate(private val showing: MutableState<CompletableDeferred<Boolean>?>) : SuspendingGateHandler {
     override suspend fun satisfy(precondition: String, gate: Resolution.Gated): Boolean =
         CompletableDeferred<Boolean>().also { showing.value = it }.await()   // the login composable completes it
+    override suspend fun received(callback: String, gate: Resolution.Gated) {   // on the main thread too
+        val answer = Uri.parse(callback)           // a callback's query is read, never dispatched from this
+        if (answer.getQueryParameter("state") != Auth.pendingState) return     // not this screen's request
+        Auth.signIn(answer.getQueryParameter("code") ?: return)                // exchanges it; commits the session
+        showing.value?.complete(true)
+    }
     override fun close(gate: Resolution.Gated, ending: PromptEnding) {
         Handler(Looper.getMainLooper()).post { showing.value = null }   // close() comes on the worker thread
     }

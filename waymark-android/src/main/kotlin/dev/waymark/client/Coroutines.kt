@@ -34,8 +34,12 @@ interface SuspendingGateHandler {
     suspend fun satisfy(precondition: String, gate: Resolution.Gated): Boolean
     /** As [GateHandler.close]: the intent ended without the answer; dismiss the login screen. */
     fun close(gate: Resolution.Gated, ending: PromptEnding) {}
-    /** As [GateHandler.received]: an auth callback for the running [satisfy]. */
-    fun received(callback: String, gate: Resolution.Gated) {}
+    /**
+     * As [GateHandler.received]: an auth callback for the running [satisfy], started as a
+     * coroutine in the adapter's context (exchange the code, commit the session, then let
+     * [satisfy] return). The default ignores it.
+     */
+    suspend fun received(callback: String, gate: Resolution.Gated) {}
 }
 
 /** A [LeaveHandler] whose [decide] and [save] suspend. */
@@ -95,7 +99,7 @@ fun SuspendingGateHandler.asGateHandler(context: CoroutineContext = EmptyCorouti
     return object : GateHandler {
         override fun satisfy(precondition: String, gate: Resolution.Gated) = futureOf(context) { handler.satisfy(precondition, gate) }
         override fun close(gate: Resolution.Gated, ending: PromptEnding) = handler.close(gate, ending)
-        override fun received(callback: String, gate: Resolution.Gated) = handler.received(callback, gate)
+        override fun received(callback: String, gate: Resolution.Gated) = futureOf(context) { handler.received(callback, gate) }
     }
 }
 

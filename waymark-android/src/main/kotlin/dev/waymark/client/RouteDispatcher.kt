@@ -66,7 +66,13 @@ data class DispatcherConfiguration(
      * instead of waiting behind the very gate it satisfies. With no gate running it is
      * dispatched like any link.
      */
-    val authCallbackPrefixes: List<String> = emptyList()
+    val authCallbackPrefixes: List<String> = emptyList(),
+    /**
+     * Called, on the dispatcher's worker thread, with what a seam threw (a navigator, a gate
+     * or leave handler, a context provider: an `Error` too) before its intent ends
+     * `gateCancelled`: hand it to the app's crash reporter. Null: nowhere.
+     */
+    val onSeamFailure: ((Throwable) -> Unit)? = null
 ) {
     /** Whether [link] is one of the auth callbacks. */
     fun isAuthCallback(link: String): Boolean = authCallbackPrefixes.any { prefix ->
@@ -106,7 +112,9 @@ class RouteDispatcher(
     private val observer: DispatchObserver? = null,
     val configuration: DispatcherConfiguration = DispatcherConfiguration(),
     private val clock: () -> Long = System::currentTimeMillis,
-    private val worker: ExecutorService = Executors.newSingleThreadExecutor { Thread(it, "waymark-dispatcher").apply { isDaemon = true } }
+    private val worker: ExecutorService = Executors.newSingleThreadExecutor { Thread(it, "waymark-dispatcher").apply { isDaemon = true } },
+    /** More observers, after [observer], in order (the app's own logging, `OpenInBrowser`). */
+    private val observers: List<DispatchObserver> = emptyList()
 ) {
     private class Pending(val sequence: Int, val intent: Intent) {
         val result = CompletableFuture<DispatchResult>()
@@ -219,7 +227,13 @@ class RouteDispatcher(
             // the caller's, which may be the main thread), never queued behind it.
             val link = (intent as Intent.Link).link
             HANDLERS.execute {
-                quietly { handler.received(link, gate) }
+                // Ends handedToGate once the handler is done with it, or after the gate's
+                // timeout: a received that never completes holds this thread, never the funnel.
+                quietly {
+                    val done = handler.received(link, gate)
+                    val timeout = configuration.gateTimeoutMillis
+                    if (timeout == null) done.get() else done.get(maxOf(0L, timeout), TimeUnit.MILLISECONDS)
+                }
                 finish(pending, DispatchOutcome.HandedToGate(gate.precondition), null, 0)
             }
             return pending.result.thenApply { it }
@@ -306,6 +320,9 @@ class RouteDispatcher(
                 // funnel goes on. Catching only Exception left this worker dead and every later
                 // link waiting for good.
                 val cause = (error as? ExecutionException)?.cause ?: error
+                // What threw, for the app's crash reporter (the outcome names only its class,
+                // which R8 may rename); a hook that throws changes nothing.
+                configuration.onSeamFailure?.let { hook -> quietly { hook(cause) } }
                 Triple(DispatchOutcome.GateCancelled(cause.javaClass.simpleName), null, 0L)
             }
             synchronized(lock) { current = null }
@@ -332,7 +349,9 @@ class RouteDispatcher(
         val result = DispatchResult(pending.sequence, intent, outcome, resolution, revision, clock(), shape)
         // The observer (telemetry) first: once a caller holds the result, it has been recorded.
         // An observer that throws loses its own record, never the caller's result or the funnel.
-        try { observer?.dispatched(result) } catch (ignored: Throwable) { }
+        for (each in listOfNotNull(observer) + observers) {
+            try { each.dispatched(result) } catch (ignored: Throwable) { }
+        }
         pending.result.complete(result)
     }
 

@@ -33,10 +33,11 @@ interface GateHandler {
      * arrived while [satisfy] runs for [gate]: finish the sign-in with it — only if it
      * answers this screen's own request (OAuth's `state`): anyone can send the app a link
      * that looks like a callback — commit the session, then complete [satisfy]'s future.
-     * Called on a thread of the library's; the callback's intent ends `handedToGate` once it
-     * returns.
+     * Called on a thread of the library's; the callback's intent ends `handedToGate` once the
+     * future returned completes (or fails), or after `gateTimeoutMillis`. The default ignores
+     * the callback.
      */
-    fun received(callback: String, gate: Resolution.Gated) {}
+    fun received(callback: String, gate: Resolution.Gated): CompletableFuture<Unit> = CompletableFuture.completedFuture(Unit)
 }
 
 /** Why the dispatcher stopped waiting for a handler's answer. */

@@ -40,10 +40,18 @@ class CoroutinesTest {
                 applying(plan)
             }
         }
+        val answer = CompletableFuture<Boolean>()
         val gates = object : SuspendingGateHandler {
             override suspend fun satisfy(precondition: String, gate: Resolution.Gated): Boolean {
                 threads.add(Thread.currentThread().name)
                 return login().also { if (it) loggedIn = true }
+            }
+            override suspend fun received(callback: String, gate: Resolution.Gated) {
+                threads.add(Thread.currentThread().name)
+                if (!callback.endsWith("state=mine")) return             // not this screen's request
+                suspendCoroutine<Unit> { continuation -> Thread { continuation.resumeWith(Result.success(Unit)) }.start() }  // the code's exchange
+                loggedIn = true
+                answer.complete(true)
             }
             override fun close(gate: Resolution.Gated, ending: PromptEnding) { closed.add(ending) }
         }
@@ -75,6 +83,42 @@ class CoroutinesTest {
         assertEquals("navigated", futureOf { dispatcher.dispatchAndAwait(Intent.Link(DispatcherTest.PRODUCT, Door.UNIVERSAL_LINK)) }
             .get(30, TimeUnit.SECONDS).outcome.name)
         assertTrue(app.threads.isNotEmpty() && app.threads.all { it == "main" }, "every handler ran on main: ${app.threads}")
+    }
+
+    /** An auth callback is handed to the suspending gate in the app's context: a foreign state is ignored, its own signs in. */
+    @Test
+    fun aSuspendingGateTakesItsAuthCallbackInTheAppsContext() {
+        val app = SuspendingApp()
+        app.login = { app.answer.awaitCompletion() }
+        val dispatcher = RouteDispatcher(object : RouteTableSource { override fun currentTable() = DispatcherTest.table }, app.navigator.asNavigator(app.main),
+            app.context, app.gates.asGateHandler(app.main), null, null, DispatcherConfiguration(authCallbackPrefixes = listOf("storefront://auth/callback")))
+        dispatcher.ready()
+        val order = dispatcher.dispatch(Intent.Link(DispatcherTest.ORDER, Door.UNIVERSAL_LINK))
+        while (app.threads.isEmpty()) Thread.sleep(5)                       // the login is up
+        assertEquals("handedToGate", outcome(dispatcher.dispatch(Intent.Link("storefront://auth/callback?code=1&state=theirs", Door.SCHEME))))
+        assertTrue(!order.isDone, "a foreign state signs nobody in")
+        assertEquals("handedToGate", outcome(dispatcher.dispatch(Intent.Link("storefront://auth/callback?code=2&state=mine", Door.SCHEME))))
+        assertEquals("navigated", outcome(order))
+        assertTrue(app.threads.all { it == "main" }, "satisfy and received ran on main: ${app.threads}")
+    }
+
+    /** What a seam threw reaches onSeamFailure, and every observer hears every result, one that throws too. */
+    @Test
+    fun seamFailuresAreReportedAndEveryObserverHears() {
+        val app = SuspendingApp()
+        app.login = { throw IllegalStateException("the login screen broke") }
+        val failures = Collections.synchronizedList(ArrayList<Throwable>())
+        val heard = Collections.synchronizedList(ArrayList<String>())
+        val throwing = object : DispatchObserver { override fun dispatched(result: DispatchResult) { throw IllegalStateException("observer") } }
+        val logging = object : DispatchObserver { override fun dispatched(result: DispatchResult) { heard.add(result.outcome.name) } }
+        val dispatcher = RouteDispatcher(object : RouteTableSource { override fun currentTable() = DispatcherTest.table }, app.navigator.asNavigator(app.main),
+            app.context, app.gates.asGateHandler(app.main), null, throwing, DispatcherConfiguration(onSeamFailure = { failures.add(it) }),
+            observers = listOf(logging))
+        dispatcher.ready()
+        assertTrue(outcome(dispatcher.dispatch(Intent.Link(DispatcherTest.ORDER, Door.UNIVERSAL_LINK))).startsWith("gateCancelled"))
+        assertEquals("navigated", outcome(dispatcher.dispatch(Intent.Link(DispatcherTest.PRODUCT, Door.UNIVERSAL_LINK))))
+        assertEquals(listOf("the login screen broke"), failures.map { it.message })
+        assertEquals(listOf("gateCancelled", "navigated"), heard.toList())
     }
 
     /** A suspend handler that throws (TODO(): an Error) ends its intent as a failed seam, and the funnel goes on. */

@@ -117,9 +117,10 @@ class DispatcherConformanceTest {
         override fun close(gate: Resolution.Gated, ending: PromptEnding) { closed.add(name(ending)) }
 
         /** Handed an auth callback, the login screen signs in with it. */
-        override fun received(callback: String, gate: Resolution.Gated) {
+        override fun received(callback: String, gate: Resolution.Gated): CompletableFuture<Unit> {
             callbacks.add(callback)
             logIn()
+            return CompletableFuture.completedFuture(Unit)
         }
 
         override fun decide(dirty: List<Screen>, plan: NavigationPlan): CompletableFuture<LeaveDecision> =
