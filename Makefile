@@ -9,7 +9,7 @@ SCHEMAS    := --schema $(EXAMPLE)/schema-ios-5.2.0.json --schema $(EXAMPLE)/sche
 BIN        := .build/debug/waymark
 RELEASE    := .build/release
 
-.PHONY: all help check-docs check-readme build builds tools run test test-beside-builds test-one-at-a-time check-imports check-client-package test-client test-unit test-live test-crash test-followers test-rollout test-guard test-qr test-landing check-deploy test-api test-dashboard test-console test-links test-android bench-android fuzz-ci check-example bench bench-client bench-guard bench-http bench-publish bench-telemetry bench-events count-instructions fuzz deps toolchain clean
+.PHONY: console-screenshots all help check-docs check-readme build builds tools run test test-beside-builds test-one-at-a-time check-imports check-client-package test-client test-unit test-live test-crash test-followers test-rollout test-guard test-qr test-landing check-deploy test-api test-dashboard test-console test-links test-android bench-android fuzz-ci check-example bench bench-client bench-guard bench-http bench-publish bench-telemetry bench-events count-instructions fuzz deps toolchain clean
 
 # The default: the debug build.
 all: build
@@ -193,6 +193,15 @@ test-api: build
 # rebase, rollback; the page's policy and where the token went. Screenshots in .build/console/.
 test-console: build
 	bash Tests/Scripts/console-check.sh $(BIN) .build/console
+
+# The console's screenshots in docs/console.md, taken again by test-console's browser.
+CONSOLE_SHOTS = 2-routes:routes 3-type-error:type-error 4-conflict:conflict 5-preview:preview 12-impact-warning:impact \
+  8-refused:rebase 9-conflict-on-rebase:rebase-conflict 7-history:history 10-rollback-confirm:rollback \
+  12-performance:performance 13-performance-compare:compare
+console-screenshots: test-console
+	mkdir -p docs/console
+	for pair in $(CONSOLE_SHOTS); do cp .build/console/$${pair%%:*}.png docs/console/$${pair##*:}.png; done
+	@echo "console-screenshots: $(words $(CONSOLE_SHOTS)) screenshots copied to docs/console/"
 
 # GET /dashboard in headless Chromium (Debian's chromium, installed when missing): the
 # figures it draws equal the telemetry posted, it refreshes itself, it asks for a token;

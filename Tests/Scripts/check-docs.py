@@ -180,6 +180,30 @@ def main():
         checked += sum(1 for line in text.splitlines() for match in NAME.finditer(line) if is_code(match.group(1), match.group(2)[1:]))
         failures += ["%s:%d: `%s` is named but no longer exists" % (os.path.relpath(path, root), number, name)
                      for number, name in stale(text, types, members, files)]
+    # Every picture a document shows is in the repository.
+    for path in documents:
+        for number, line in enumerate(open(path, encoding="utf-8"), 1):
+            for image in re.findall(r"!\[[^\]]*\]\(([^)\s]+)\)", line):
+                if not os.path.exists(os.path.join(os.path.dirname(path), image)):
+                    failures.append("%s:%d: shows %s, which is not there" % (os.path.relpath(path, root), number, image))
+    # The README's headline figures are quotes of docs/performance.md's latest runs: each
+    # row's measured figure is in that table, with the same date (a figure lives in one place).
+    headline = open(os.path.join(root, "README.md"), encoding="utf-8").read()
+    latest = open(os.path.join(root, "docs", "performance.md"), encoding="utf-8").read()
+    latest = latest[latest.find("## Latest runs"):]
+    latest = latest[:latest.find("\n## ", 3)] if "\n## " in latest[3:] else latest
+    quoted = 0
+    if "## Headline figures" in headline:
+        table = headline[headline.index("## Headline figures"):].split("\n## ")[0]
+        for line in table.splitlines():
+            cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+            if len(cells) < 5 or cells[0] in ("figure", "") or set(cells[0]) <= set("-"):
+                continue
+            quoted += 1
+            if cells[1] not in latest or any(part.strip() not in latest for part in cells[-1].split(",")):
+                failures.append("README.md: the headline figure %r (%s, %s) is not in docs/performance.md's latest runs" % (cells[0], cells[1], cells[-1]))
+    if quoted < 4:
+        failures.append("README.md: the headline figures were not found (%d rows)" % quoted)
     version, versioned, version_failures = check_versions(root)
     if version_failures:
         print("check-docs: the app's half's version is not the same everywhere:", file=sys.stderr)
