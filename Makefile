@@ -44,14 +44,21 @@ run: build
 # look, nginx's 12 s for a publish); then one at a time, on a machine left to them, every
 # check that measures or times anything.
 # Unit tests run last, so their summary closes the output.
+# Each part's minutes, and each one-at-a-time check's seconds, are printed as it ends
+# ("make test: … took N s"), so where the time goes is in every CI log.
 test:
-	$(MAKE) -j2 --output-sync=target test-beside-builds
-	$(MAKE) -j1 test-one-at-a-time
+	@start=$$(date +%s); $(MAKE) -j2 --output-sync=target test-beside-builds && \
+	  echo "make test: the first part (builds and the checks beside them) took $$(( $$(date +%s) - start )) s"
+	@start=$$(date +%s); $(MAKE) -j1 test-one-at-a-time && \
+	  echo "make test: the second part (one at a time) took $$(( $$(date +%s) - start )) s"
 
 # make test's first part, two at a time beside the builds (above).
 test-beside-builds: builds tools check-imports check-client-package check-docs check-readme check-example test-client test-qr test-api test-android fuzz-ci test-crash test-rollout check-deploy
-# make test's second part, one at a time (above).
-test-one-at-a-time: test-links test-live test-disk-full test-hostile test-memory test-followers test-guard test-landing test-dashboard test-console test-unit
+# make test's second part, one at a time (above), each check timed.
+ONE_AT_A_TIME = test-links test-live test-disk-full test-hostile test-memory test-followers test-guard test-landing test-dashboard test-console test-unit
+test-one-at-a-time:
+	@for check in $(ONE_AT_A_TIME); do start=$$(date +%s); $(MAKE) $$check || exit 1; \
+	  echo "make test: $$check took $$(( $$(date +%s) - start )) s"; done
 
 # The three builds the checks run, one after the other (SwiftPM builds one at a time in .build).
 builds: build
