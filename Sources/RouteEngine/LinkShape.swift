@@ -21,7 +21,7 @@
 /// 5. Query values are dropped always; a query item's name is kept only when it is on the
 ///    allow list (by default the `utm_` campaign names), sorted, each once.
 ///
-/// So a shape is at most 8 × 25 bytes of path plus the allowed names: bounded whatever a
+/// So a shape is at most 8 × 24 bytes of path plus the allowed names: bounded whatever a
 /// client or a scanner sends.
 public struct LinkShape: Hashable, Sendable, Comparable, CustomStringConvertible {
     public let path: String
@@ -119,8 +119,9 @@ public struct LinkShape: Hashable, Sendable, Comparable, CustomStringConvertible
 
     /// One or two parts of 1 to 11 ASCII letters joined by one `-` or `_`; each part in
     /// lower case or capitalised (`sale`, `spring-sale`, `Sale`, `New_Arrivals`), not all
-    /// capitals past one letter (`KXQZ`), not mixed (`aBcDeF`), and a part of five letters
-    /// or more has a vowel in at least one letter of five (`kxqzvt` is not a word).
+    /// capitals past one letter (`KXQZ`), not mixed (`aBcDeF`), and a part of four letters
+    /// or more has a vowel in at least one letter of seven and no run of five consonants
+    /// (`kxqzvt` is not a word).
     static func isWord(_ bytes: ArraySlice<UInt8>) -> Bool {
         guard (1...maximumWordLength).contains(bytes.count) else { return false }
         let parts = bytes.split(separator: 0x2D, omittingEmptySubsequences: false).flatMap {

@@ -45,7 +45,13 @@ enum DurableFile {
         guard let handle = try? FileHandle(forWritingTo: url) else { return false }
         defer { try? handle.close() }
         do {
-            try handle.seekToEnd()
+            // A line a power loss cut short gets its end first, so the next line is whole.
+            let end = try handle.seekToEnd()
+            if end > 0, let reader = try? FileHandle(forReadingFrom: url) {
+                defer { try? reader.close() }
+                try reader.seek(toOffset: end - 1)
+                if reader.readData(ofLength: 1) != Data([0x0A]) { try handle.write(contentsOf: Data([0x0A])) }
+            }
             try handle.write(contentsOf: data)
             try handle.synchronize()
             return true

@@ -106,8 +106,10 @@ public actor ManifestClient: RouteTableSource {
     /// every `unreadableRetry` seconds, until it reads or a refresh brings a table.
     public func currentTable() -> RouteTable {
         if let table { return table }
-        let now = ProcessInfo.processInfo.systemUptime  // a clock set back after a reboot does not pin it
-        if let interim, let since = interimSince, now - since < unreadableRetry { return interim }
+        // A monotonic clock (a wall clock set back would pin the interim table); not
+        // ProcessInfo.systemUptime, a boot-time API the App Store asks a reason for.
+        let now = ContinuousClock.now
+        if let interim, let since = interimSince, since.duration(to: now) < .milliseconds(Int64(unreadableRetry * 1_000)) { return interim }
         let (loaded, final) = loadAtLaunch()
         if final {
             table = loaded
@@ -130,7 +132,7 @@ public actor ManifestClient: RouteTableSource {
 
     /// The table used while the cache cannot be read, and since when (uptime, seconds).
     private var interim: RouteTable?
-    private var interimSince: TimeInterval?
+    private var interimSince: ContinuousClock.Instant?
     /// The bundled manifest, decoded once (nil inside: none, or refused).
     private var bundledManifest: Manifest??
     /// Seconds between reads of a cache that could not be read (tests shorten it).

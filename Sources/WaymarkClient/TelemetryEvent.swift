@@ -83,6 +83,14 @@ public struct TelemetryEvent: Hashable, Sendable {
     }
 
     /// The journal's line: the event, its client and a count.
+    /// A line of the side journal, written without file protection: the event without its
+    /// shape (derived from a link, so kept only where the files are protected).
+    func lockedJournalJSON(count: Int) -> JSONValue {
+        var event = self
+        event.shape = nil
+        return event.journalJSON(count: count)
+    }
+
     func journalJSON(count: Int) -> JSONValue {
         guard case .object(var object) = json(count: count) else { return .null }
         object["platform"] = .string(client.platform)

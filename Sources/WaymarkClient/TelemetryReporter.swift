@@ -30,6 +30,11 @@ public struct TelemetryConfiguration: Sendable {
     public var reportsUnknownLinkShapes = false
     /// Where the reporter's log messages go (`ClientLogMessage`); nil: nowhere.
     public var log: ClientLog?
+    /// What is recorded while the journal is shut by data protection (before the first
+    /// unlock) is kept in a side journal without file protection, so a background launch
+    /// iOS ends then does not lose it (`TelemetryReporter.sideJournalFile`). Off: in memory
+    /// only — for an app whose files are `.complete`, shut at every lock.
+    public var keepsEventsWhileLocked = true
 
     public init(server: URL, build: AppBuild, token: String?, cacheDirectory: URL) {
         self.server = server
@@ -91,6 +96,7 @@ public actor TelemetryReporter: DispatchObserver {
     /// Whether the side journal (`sideJournalFile`) was read into memory in this run.
     private var sideLoaded = false
     private var sideLines = 0
+    private var keepsEventsWhileLocked: Bool { configuration.keepsEventsWhileLocked }
     public private(set) var consecutiveFailures = 0
     public private(set) var lastOutcome: TelemetryPostOutcome?
     private var lastRetryAfter: TimeInterval?
@@ -112,6 +118,10 @@ public actor TelemetryReporter: DispatchObserver {
     /// without file protection, so a background launch iOS ends before the first unlock keeps
     /// its events. It holds telemetry events only (minute, door, outcome, route names: no
     /// link, no user), joins the journal once that reads, and is removed then.
+    ///
+    /// `TelemetryConfiguration.keepsEventsWhileLocked` (on by default) turns it off, for an
+    /// app whose files are `.complete` (shut whenever the device is locked, not only before the
+    /// first unlock): what it records while its journal is shut then waits in memory only.
     public var sideJournalFile: URL { configuration.cacheDirectory.appendingPathComponent("telemetry-\(configuration.build.platform).locked.jsonl") }
 
     /// Resolutions recorded and not yet delivered.
@@ -131,7 +141,11 @@ public actor TelemetryReporter: DispatchObserver {
     public func record(_ event: TelemetryEvent, count: Int) {
         loadIfNeeded()
         add(event, count)
-        if loaded { append(event.journalJSON(count: count)) } else { appendToSideJournal(event.journalJSON(count: count)) }
+        if loaded {
+            append(event.journalJSON(count: count))
+        } else if keepsEventsWhileLocked {
+            appendToSideJournal(event.lockedJournalJSON(count: count))
+        }
         enforceBound()
         if journalLines > 4 * configuration.maximumPending { rewriteJournal() }
     }
@@ -294,7 +308,14 @@ public actor TelemetryReporter: DispatchObserver {
         let data: Data?
         switch DurableFile.contents(journalFile) {
         case .data(let bytes): data = bytes
-        case .missing: data = nil
+        case .missing:
+            // No journal yet: but before the first unlock no journal can be made either, so
+            // the run is as locked (the side journal keeps what it records).
+            guard !keepsEventsWhileLocked || directoryIsOpen(configuration.cacheDirectory) else {
+                loadSideJournalIfNeeded()
+                return
+            }
+            data = nil
         case .unreadable:
             // The journal is there but cannot be read now (before the first unlock): nothing
             // is written over it and nothing is posted; what is recorded meanwhile stays in
@@ -307,7 +328,10 @@ public actor TelemetryReporter: DispatchObserver {
             }
             let aside = journalFile.appendingPathExtension("unreadable")
             try? FileManager.default.removeItem(at: aside)
-            guard (try? FileManager.default.moveItem(at: journalFile, to: aside)) != nil else { return }
+            guard (try? FileManager.default.moveItem(at: journalFile, to: aside)) != nil else {
+                loadSideJournalIfNeeded()
+                return
+            }
             data = nil
         }
         // What an earlier run recorded while the journal was shut (it read the side journal
@@ -334,11 +358,7 @@ public actor TelemetryReporter: DispatchObserver {
         }
         for (event, count) in recorded { add(event, count) }
         unsentDrops += recordedDrops
-        // Durable in the journal, the side journal's events are not kept twice.
-        if rewriteJournal(), sideLines > 0 || FileManager.default.fileExists(atPath: sideJournalFile.path) {
-            try? FileManager.default.removeItem(at: sideJournalFile)
-            sideLines = 0
-        }
+        rewriteJournal()
         enforceBound()
     }
 
@@ -365,7 +385,7 @@ public actor TelemetryReporter: DispatchObserver {
         if sideLines > 4 * configuration.maximumPending {
             var bytes: [UInt8] = []
             if unsentDrops > 0 { bytes += JSONValue.object(["dropped": .int(unsentDrops)]).serializedBytes() + [0x0A] }
-            for event in order { bytes += event.journalJSON(count: pending[event]!).serializedBytes() + [0x0A] }
+            for event in order { bytes += event.lockedJournalJSON(count: pending[event]!).serializedBytes() + [0x0A] }
             guard DurableFile.writeUnprotected(Data(bytes), to: sideJournalFile) else { return }
             sideLines = order.count
             return
@@ -413,6 +433,12 @@ public actor TelemetryReporter: DispatchObserver {
         guard (try? DurableFile.write(Data(bytes), to: journalFile)) != nil else { return false }
         journalLines = order.count
         openJournal()
+        // Durable in the journal now, the side journal's events (read into memory when the
+        // journal was loaded) are not kept twice: removed at the first rewrite that succeeds.
+        if sideLines > 0 || FileManager.default.fileExists(atPath: sideJournalFile.path) {
+            try? FileManager.default.removeItem(at: sideJournalFile)
+            sideLines = 0
+        }
         return true
     }
 }

@@ -139,6 +139,46 @@ struct FirstUnlockTests {
         #expect(await TelemetryReporter(configuration: configuration, transport: ScriptedTransport([])).pendingResolutions == 0, "nothing left to count twice")
     }
 
+    @Test("The side journal keeps no shape, survives a torn last line, and covers a journal not made yet; off, nothing is written unprotected")
+    func sideJournalEdges() async throws {
+        let directory = temporaryDirectory()
+        let minute = Int(Date().timeIntervalSince1970) / 60 * 60
+        var unknown = TelemetryEvent(client: .init(platform: "ios", appVersion: "5.3.0", revision: 1), minute: minute, entry: .universalLink,
+                                     outcome: "notFound", reason: .unknownRoute, route: nil, destination: nil, precondition: nil)
+        unknown.shape = "/u/:param/orders"
+        let known = TelemetryEvent(client: .init(platform: "ios", appVersion: "5.3.0", revision: 1), minute: minute, entry: .universalLink,
+                                   outcome: "proceed", reason: nil, route: "cart", destination: "cart", precondition: nil)
+        let configuration = TelemetryConfiguration(server: URL(string: "https://links.example")!, build: Self.build, token: "wm_w", cacheDirectory: directory)
+        // No journal yet, and the directory shut (a first background launch after a reboot).
+        let first = TelemetryReporter(configuration: configuration, transport: ScriptedTransport([]))
+        await first.setDirectoryIsOpen { _ in false }
+        await first.record(unknown, count: 1)
+        let side = await first.sideJournalFile
+        let text = try String(contentsOf: side, encoding: .utf8)
+        #expect(text.contains("unknownRoute") && !text.contains("shape") && !text.contains("orders"), "counted, without its shape: \(text)")
+        // A power loss cut its last line short; the next run's line is whole all the same.
+        let handle = try FileHandle(forWritingTo: side)
+        try handle.seekToEnd()
+        try handle.write(contentsOf: Data(#"{"count":1,"entry":"univ"#.utf8))
+        try handle.close()
+        let second = TelemetryReporter(configuration: configuration, transport: ScriptedTransport([]))
+        await second.setDirectoryIsOpen { _ in false }
+        await second.record(known, count: 1)
+        #expect(await second.pendingResolutions == 2, "the first run's event and this one; the torn line skipped")
+        let third = TelemetryReporter(configuration: configuration, transport: ScriptedTransport([]))
+        await third.setDirectoryIsOpen { _ in false }
+        #expect(await third.pendingResolutions == 2, "both lines read back whole")
+
+        // Turned off: nothing is written without protection.
+        let elsewhere = temporaryDirectory()
+        var off = TelemetryConfiguration(server: URL(string: "https://links.example")!, build: Self.build, token: "wm_w", cacheDirectory: elsewhere)
+        off.keepsEventsWhileLocked = false
+        let quiet = TelemetryReporter(configuration: off, transport: ScriptedTransport([]))
+        await quiet.setDirectoryIsOpen { _ in false }
+        await quiet.record(known, count: 1)
+        #expect(!FileManager.default.fileExists(atPath: await quiet.sideJournalFile.path))
+    }
+
     @Test("A journal that stays unreadable on an unlocked device is damaged: moved aside, and telemetry goes on")
     func damagedJournal() async throws {
         let directory = temporaryDirectory()
