@@ -226,6 +226,7 @@ check-client-package: toolchain
 	bash Tests/Scripts/install-packages.sh python3=python3
 	bash Tests/Scripts/client-package.sh .
 
+# 30 seconds of each libFuzzer target with AddressSanitizer (make fuzz), as make test runs it.
 fuzz-ci:
 	$(MAKE) fuzz FUZZ_SECONDS=30
 

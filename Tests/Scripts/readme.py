@@ -70,7 +70,7 @@ def main():
         if result.returncode != 0:
             fail("the quick start failed (exit %d):\n%s\n%s" % (result.returncode, result.stdout[-3000:], result.stderr[-3000:]))
         out = result.stdout
-        for what, needle in [("the manifest", '"format":"waymark.manifest/1"'), ("the validation", "valid"), ("the publish", "Unchanged"),
+        for what, needle in [("the manifest", '"format":"waymark.manifest/1"'), ("the validation", "valid"), ("the publish", "Published revision 2"),
                              ("the revisions", "revision"), ("the resolution", "proceed"), ("the marketing token", "wm_")]:
             if needle not in out and needle not in result.stderr:
                 fail("the quick start printed no %s (%r):\n%s\n%s" % (what, needle, out[-3000:], result.stderr[-2000:]))

@@ -15,6 +15,26 @@ import Foundation
 import RouteEngine
 import WaymarkClient
 
+let usage = """
+    Usage: waymark-simulator --server URL --token TOKEN [--telemetry-token TOKEN]
+               [--app storefront] [--platform ios] [--version 5.3.0] [--logged-in]
+               [--login succeed|cancel|early] [--dirty DESTINATION] [--cache DIR] [LINK...]
+
+    Plays an app against a live Waymark server, headless: the WaymarkClient loop with an
+    in-memory navigator and a scripted login. Prints each link's gates, plan and result.
+
+      --token TOKEN            a manifest:read token (the app's)
+      --telemetry-token TOKEN  a telemetry:write token: the results are posted as telemetry
+      --logged-in              the session satisfies auth from the start
+      --login MODE             the login screen succeeds, is cancelled, or answers early
+      --dirty DESTINATION      that screen holds unsaved work (the leave handler discards it)
+      --cache DIR              the client's cache directory (default: a fresh temporary one)
+
+    A LINK is https://... (universal link), scheme://... (custom scheme), push:URL (a push
+    payload carrying URL under "deeplink") or app:destination?name=value&... (an in-app
+    request). Without LINKs they are read from standard input, one a line.
+    """
+
 struct Options {
     var server: URL?
     var token: String?
@@ -54,7 +74,10 @@ func parse(_ arguments: [String]) -> Options {
             guard ["succeed", "cancel", "early"].contains(options.login) else { fail("--login is succeed, cancel or early") }
         case "--dirty": options.dirty.append(value())
         case "--cache": options.cache = URL(fileURLWithPath: value())
-        case let argument where argument.hasPrefix("--"): fail("unknown option \(argument)")
+        case "--help", "-h":
+            print(usage)
+            exit(0)
+        case let argument where argument.hasPrefix("--"): fail("unknown option \(argument) (--help lists them)")
         case let link: options.links.append(link)
         }
         index += 1
