@@ -291,8 +291,13 @@ extension Forward {
     /// forward held by its only owner is not copied), and shapes are normalised only once
     /// the kept ones are chosen.
     public mutating func hold(to limits: TelemetryLimits, vocabulary: Vocabulary, now: Int) -> Result<Clamped, ForwardError> {
-        var fitsOneFrame: Bool { Frame.payloadSize(self) <= Frame.maximumPayload }
-        let tooLarge = ForwardError("The forward, held, would be more than one log frame holds (\(Frame.maximumPayload) bytes); forward less at a time.")
+        /// Held, it must fit one log frame.
+        func held(_ clamped: Clamped) -> Result<Clamped, ForwardError> {
+            guard Frame.payloadSize(self) <= Frame.maximumPayload else {
+                return .failure(ForwardError("The forward, held, would be more than one log frame holds (\(Frame.maximumPayload) bytes); forward less at a time."))
+            }
+            return .success(clamped)
+        }
         let latestMinute = Int32(clamping: (now + limits.maximumClockSkew) / 60)
         let oldestMinute = Int32(clamping: (now - limits.hourRetention) / 60)
         let oldestKeptMinute = Int32(clamping: (now - limits.minuteRetention) / 60)
@@ -385,7 +390,7 @@ extension Forward {
         }
 
         // Shapes: the sketch's worth with the highest counts, then normalised.
-        guard !shapeTotals.isEmpty else { return fitsOneFrame ? .success(clamped) : .failure(tooLarge) }
+        guard !shapeTotals.isEmpty else { return held(clamped) }
         var kept: [[UInt8]: [UInt8]] = [:]  // as sent → as LinkShape makes it
         let ranked = shapeTotals.count <= limits.maximumShapes ? Array(shapeTotals.keys)
             : shapeTotals.sorted { $0.value != $1.value ? $0.value > $1.value : $0.key.lexicographicallyPrecedes($1.key) }
@@ -431,6 +436,6 @@ extension Forward {
             }
             batches[index].shapes = shapes
         }
-        return fitsOneFrame ? .success(clamped) : .failure(tooLarge)
+        return held(clamped)
     }
 }

@@ -42,15 +42,16 @@ enum DurableFile {
     /// Appends `data` to `url` (made without file protection if new), flushed to the disk.
     static func appendUnprotected(_ data: Data, to url: URL) -> Bool {
         guard FileManager.default.fileExists(atPath: url.path) else { return writeUnprotected(data, to: url) }
-        guard let handle = try? FileHandle(forWritingTo: url) else { return false }
+        guard let handle = try? FileHandle(forUpdating: url) else { return false }
         defer { try? handle.close() }
         do {
             // A line a power loss cut short gets its end first, so the next line is whole.
             let end = try handle.seekToEnd()
-            if end > 0, let reader = try? FileHandle(forReadingFrom: url) {
-                defer { try? reader.close() }
-                try reader.seek(toOffset: end - 1)
-                if reader.readData(ofLength: 1) != Data([0x0A]) { try handle.write(contentsOf: Data([0x0A])) }
+            if end > 0 {
+                try handle.seek(toOffset: end - 1)
+                let last = try handle.read(upToCount: 1)
+                try handle.seekToEnd()
+                if last != Data([0x0A]) { try handle.write(contentsOf: Data([0x0A])) }
             }
             try handle.write(contentsOf: data)
             try handle.synchronize()

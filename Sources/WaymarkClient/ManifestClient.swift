@@ -130,7 +130,7 @@ public actor ManifestClient: RouteTableSource {
         return table == nil
     }
 
-    /// The table used while the cache cannot be read, and since when (uptime, seconds).
+    /// The table used while the cache cannot be read, and since when (a monotonic instant).
     private var interim: RouteTable?
     private var interimSince: ContinuousClock.Instant?
     /// The bundled manifest, decoded once (nil inside: none, or refused).

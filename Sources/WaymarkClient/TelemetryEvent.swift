@@ -82,7 +82,6 @@ public struct TelemetryEvent: Hashable, Sendable {
         return .object(object)
     }
 
-    /// The journal's line: the event, its client and a count.
     /// A line of the side journal, written without file protection: the event without its
     /// shape (derived from a link, so kept only where the files are protected).
     func lockedJournalJSON(count: Int) -> JSONValue {
@@ -91,6 +90,7 @@ public struct TelemetryEvent: Hashable, Sendable {
         return event.journalJSON(count: count)
     }
 
+    /// The journal's line: the event, its client and a count.
     func journalJSON(count: Int) -> JSONValue {
         guard case .object(var object) = json(count: count) else { return .null }
         object["platform"] = .string(client.platform)

@@ -96,6 +96,8 @@ public actor TelemetryReporter: DispatchObserver {
     /// Whether the side journal (`sideJournalFile`) was read into memory in this run.
     private var sideLoaded = false
     private var sideLines = 0
+    /// Whether the side journal may be on disk (read at load, or appended to in this run).
+    private var sideFileExists = false
     private var keepsEventsWhileLocked: Bool { configuration.keepsEventsWhileLocked }
     public private(set) var consecutiveFailures = 0
     public private(set) var lastOutcome: TelemetryPostOutcome?
@@ -367,6 +369,7 @@ public actor TelemetryReporter: DispatchObserver {
         guard !sideLoaded else { return }
         sideLoaded = true
         guard case .data(let data) = DurableFile.contents(sideJournalFile) else { return }
+        sideFileExists = true
         for line in data.split(separator: 0x0A) {
             guard let json = try? JSONParser().parse(line) else { continue }
             if let count = json["dropped"]?.intValue, count > 0 {
@@ -383,16 +386,29 @@ public actor TelemetryReporter: DispatchObserver {
     /// which mirrors it.
     private func appendToSideJournal(_ line: JSONValue) {
         if sideLines > 4 * configuration.maximumPending {
-            var bytes: [UInt8] = []
-            if unsentDrops > 0 { bytes += JSONValue.object(["dropped": .int(unsentDrops)]).serializedBytes() + [0x0A] }
-            for event in order { bytes += event.lockedJournalJSON(count: pending[event]!).serializedBytes() + [0x0A] }
-            guard DurableFile.writeUnprotected(Data(bytes), to: sideJournalFile) else { return }
+            guard DurableFile.writeUnprotected(Data(pendingLines(locked: true)), to: sideJournalFile) else { return }
+            sideFileExists = true
             sideLines = order.count
             return
         }
         var bytes = line.serializedBytes()
         bytes.append(0x0A)
-        if DurableFile.appendUnprotected(Data(bytes), to: sideJournalFile) { sideLines += 1 }
+        if DurableFile.appendUnprotected(Data(bytes), to: sideJournalFile) {
+            sideFileExists = true
+            sideLines += 1
+        }
+    }
+
+    /// The drops and pending events as journal lines; `locked`: as the side journal keeps
+    /// them (no shape).
+    private func pendingLines(locked: Bool) -> [UInt8] {
+        var bytes: [UInt8] = []
+        if unsentDrops > 0 { bytes += JSONValue.object(["dropped": .int(unsentDrops)]).serializedBytes() + [0x0A] }
+        for event in order {
+            let count = pending[event]!
+            bytes += (locked ? event.lockedJournalJSON(count: count) : event.journalJSON(count: count)).serializedBytes() + [0x0A]
+        }
+        return bytes
     }
 
     private func append(_ line: JSONValue) {
@@ -420,25 +436,23 @@ public actor TelemetryReporter: DispatchObserver {
         _ = try? journal?.seekToEnd()
     }
 
-    /// The whole pending state as a fresh journal, replacing the old one atomically; whether it was written.
-    @discardableResult
-    private func rewriteJournal() -> Bool {
-        guard loaded else { return false }  // never over a journal that could not be read
+    /// The whole pending state as a fresh journal, replacing the old one atomically.
+    private func rewriteJournal() {
+        guard loaded else { return }  // never over a journal that could not be read
         var bytes: [UInt8] = []
         if let outgoing { bytes += outgoing.journalJSON.serializedBytes() + [0x0A] }
-        if unsentDrops > 0 { bytes += JSONValue.object(["dropped": .int(unsentDrops)]).serializedBytes() + [0x0A] }
-        for event in order { bytes += event.journalJSON(count: pending[event]!).serializedBytes() + [0x0A] }
+        bytes += pendingLines(locked: false)
         try? journal?.close()
         journal = nil
-        guard (try? DurableFile.write(Data(bytes), to: journalFile)) != nil else { return false }
+        guard (try? DurableFile.write(Data(bytes), to: journalFile)) != nil else { return }
         journalLines = order.count
         openJournal()
         // Durable in the journal now, the side journal's events (read into memory when the
         // journal was loaded) are not kept twice: removed at the first rewrite that succeeds.
-        if sideLines > 0 || FileManager.default.fileExists(atPath: sideJournalFile.path) {
+        if sideFileExists {
             try? FileManager.default.removeItem(at: sideJournalFile)
+            sideFileExists = false
             sideLines = 0
         }
-        return true
     }
 }

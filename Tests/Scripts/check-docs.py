@@ -211,7 +211,7 @@ def main():
             print("  " + failure, file=sys.stderr)
         sys.exit(1)
     if failures:
-        print("check-docs: names in the documents that the code no longer has:", file=sys.stderr)
+        print("check-docs: the documents disagree with the repository (names the code no longer has, pictures, quoted figures):", file=sys.stderr)
         for failure in failures:
             print("  " + failure, file=sys.stderr)
         sys.exit(1)

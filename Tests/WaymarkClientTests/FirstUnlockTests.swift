@@ -20,6 +20,16 @@ struct FirstUnlockTests {
         return saved
     }
 
+    /// One minute for every event of the suite (taken once: events made either side of a
+    /// minute's end would not add up into one).
+    static let minute = Int(Date().timeIntervalSince1970) / 60 * 60
+
+    /// One proceed event for `route`, this minute.
+    static func event(_ route: String) -> TelemetryEvent {
+        TelemetryEvent(client: .init(platform: "ios", appVersion: "5.3.0", revision: 1), minute: minute, entry: .universalLink,
+                       outcome: "proceed", reason: nil, route: route, destination: route, precondition: nil)
+    }
+
     /// The device is unlocked: `file` holds `data` again.
     static func unlock(_ file: URL, _ data: Data) throws {
         try FileManager.default.removeItem(at: file)
@@ -70,23 +80,18 @@ struct FirstUnlockTests {
     @Test("The telemetry journal: what is recorded meanwhile stays in memory, nothing is posted or written over, then both go")
     func journal() async throws {
         let directory = temporaryDirectory()
-        let minute = Int(Date().timeIntervalSince1970) / 60 * 60
-        func event(_ route: String) -> TelemetryEvent {
-            TelemetryEvent(client: .init(platform: "ios", appVersion: "5.3.0", revision: 1), minute: minute, entry: .universalLink,
-                           outcome: "proceed", reason: nil, route: route, destination: route, precondition: nil)
-        }
         let accepted = Result<TransportResponse, URLError>.success(TransportResponse(status: 202, body: Data(#"{"accepted":2,"rejected":[]}"#.utf8)))
         let configuration = TelemetryConfiguration(server: URL(string: "https://links.example")!, build: Self.build, token: "wm_w", cacheDirectory: directory)
         // An earlier run left one event in the journal.
         let earlier = TelemetryReporter(configuration: configuration, transport: ScriptedTransport([]))
-        await earlier.record(event("cart"), count: 1)
+        await earlier.record(Self.event("cart"), count: 1)
         let journal = await earlier.journalFile
         let written = try Self.shut(journal)
 
         let transport = ScriptedTransport([accepted])
         let reporter = TelemetryReporter(configuration: configuration, transport: transport)
         await reporter.setDirectoryIsOpen { _ in false }  // the device is still locked
-        await reporter.record(event("product"), count: 1)
+        await reporter.record(Self.event("product"), count: 1)
         #expect(await reporter.flush() == .retryLater(status: nil, retryAfter: nil), "nothing posted before the journal reads")
         #expect(await transport.requests.isEmpty)
         try Self.unlock(journal, written)
@@ -101,14 +106,9 @@ struct FirstUnlockTests {
     @Test("Before the first unlock, what is recorded outlives the process: a side journal without protection, joined once the journal reads, counted once")
     func lockedRunsKeepTheirEvents() async throws {
         let directory = temporaryDirectory()
-        let minute = Int(Date().timeIntervalSince1970) / 60 * 60
-        func event(_ route: String) -> TelemetryEvent {
-            TelemetryEvent(client: .init(platform: "ios", appVersion: "5.3.0", revision: 1), minute: minute, entry: .universalLink,
-                           outcome: "proceed", reason: nil, route: route, destination: route, precondition: nil)
-        }
         let configuration = TelemetryConfiguration(server: URL(string: "https://links.example")!, build: Self.build, token: "wm_w", cacheDirectory: directory)
         let earlier = TelemetryReporter(configuration: configuration, transport: ScriptedTransport([]))
-        await earlier.record(event("cart"), count: 1)
+        await earlier.record(Self.event("cart"), count: 1)
         let journal = await earlier.journalFile
         let side = await earlier.sideJournalFile
         let written = try Self.shut(journal)
@@ -116,13 +116,13 @@ struct FirstUnlockTests {
         // A background launch before the first unlock records two, and iOS ends it.
         let locked = TelemetryReporter(configuration: configuration, transport: ScriptedTransport([]))
         await locked.setDirectoryIsOpen { _ in false }
-        await locked.record(event("product"), count: 1)
-        await locked.record(event("product"), count: 1)
+        await locked.record(Self.event("product"), count: 1)
+        await locked.record(Self.event("product"), count: 1)
         #expect(FileManager.default.fileExists(atPath: side.path), "kept on disk, not in memory alone")
         // A second one, still locked, records one more: the first one's two are read, not lost.
         let again = TelemetryReporter(configuration: configuration, transport: ScriptedTransport([]))
         await again.setDirectoryIsOpen { _ in false }
-        await again.record(event("orders"), count: 1)
+        await again.record(Self.event("orders"), count: 1)
         #expect(await again.pendingResolutions == 3)
 
         // Then the user unlocks, and the app's next run posts everything once.
@@ -142,12 +142,10 @@ struct FirstUnlockTests {
     @Test("The side journal keeps no shape, survives a torn last line, and covers a journal not made yet; off, nothing is written unprotected")
     func sideJournalEdges() async throws {
         let directory = temporaryDirectory()
-        let minute = Int(Date().timeIntervalSince1970) / 60 * 60
-        var unknown = TelemetryEvent(client: .init(platform: "ios", appVersion: "5.3.0", revision: 1), minute: minute, entry: .universalLink,
+        var unknown = TelemetryEvent(client: .init(platform: "ios", appVersion: "5.3.0", revision: 1), minute: Self.minute, entry: .universalLink,
                                      outcome: "notFound", reason: .unknownRoute, route: nil, destination: nil, precondition: nil)
         unknown.shape = "/u/:param/orders"
-        let known = TelemetryEvent(client: .init(platform: "ios", appVersion: "5.3.0", revision: 1), minute: minute, entry: .universalLink,
-                                   outcome: "proceed", reason: nil, route: "cart", destination: "cart", precondition: nil)
+        let known = Self.event("cart")
         let configuration = TelemetryConfiguration(server: URL(string: "https://links.example")!, build: Self.build, token: "wm_w", cacheDirectory: directory)
         // No journal yet, and the directory shut (a first background launch after a reboot).
         let first = TelemetryReporter(configuration: configuration, transport: ScriptedTransport([]))
@@ -188,9 +186,7 @@ struct FirstUnlockTests {
         let reporter = TelemetryReporter(configuration: configuration, transport: transport)
         let journal = await reporter.journalFile
         try FileManager.default.createDirectory(at: journal, withIntermediateDirectories: true)  // unreadable, whatever the device
-        let minute = Int(Date().timeIntervalSince1970) / 60 * 60
-        await reporter.record(TelemetryEvent(client: .init(platform: "ios", appVersion: "5.3.0", revision: 1), minute: minute, entry: .universalLink,
-                                             outcome: "proceed", reason: nil, route: "cart", destination: "cart", precondition: nil), count: 1)
+        await reporter.record(Self.event("cart"), count: 1)
         guard case .delivered = await reporter.flush() else { Issue.record("not delivered"); return }
         #expect(FileManager.default.fileExists(atPath: journal.appendingPathExtension("unreadable").path), "kept aside, not deleted")
     }
