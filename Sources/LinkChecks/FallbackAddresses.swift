@@ -1,7 +1,8 @@
 import Glibc
 import RouteEngine
 
-/// Fallback addresses no one without the app can be sent to: a route's `fallbackURL` whose
+/// Fallback addresses no one without the app can be sent to: a route's `fallbackURL` (or
+/// its `preview.image`, which crawlers fetch) whose
 /// host is a loopback, private, link-local or otherwise non-public address — written as an
 /// IP literal in any spelling a browser or curl reads as one (`127.0.0.1`, `127.1`,
 /// `0x7f000001`, `2130706433`, `[::1]`) — or `localhost` and its subdomains. Landing would
@@ -20,10 +21,16 @@ public enum FallbackAddresses {
         guard case .array(let list)? = routes["routes"] else { return ValidationReport() }
         var problems = ValidationReport()
         for (index, route) in list.enumerated() {
-            guard let url = route["fallbackURL"]?.stringValue, let (range, kind) = refusal(url) else { continue }
             let id = route["id"]?.stringValue.flatMap { $0.utf8.count <= 40 && RouteSpec.isValidID($0) ? "Route \"\($0)\"" : nil } ?? "This route"
-            problems.append(ValidationProblem(.insecureFallback, at: JSONPath.root + "routes" + index + "fallbackURL",
-                "\(id): its fallback's host is \(kind) (\(range)); people without the app would be sent into their own machine or network, not to a page of yours. Use a public https address."))
+            if let url = route["fallbackURL"]?.stringValue, let (range, kind) = refusal(url) {
+                problems.append(ValidationProblem(.insecureFallback, at: JSONPath.root + "routes" + index + "fallbackURL",
+                    "\(id): its fallback's host is \(kind) (\(range)); people without the app would be sent into their own machine or network, not to a page of yours. Use a public https address."))
+            }
+            // A preview's image is fetched by chat apps' crawlers: not into the network they run in.
+            if let url = route["preview"]?["image"]?.stringValue, let (range, kind) = refusal(url) {
+                problems.append(ValidationProblem(.insecureFallback, at: JSONPath.root + "routes" + index + "preview" + "image",
+                    "\(id): its preview image's host is \(kind) (\(range)); a chat app's crawler would be sent into its own network. Use a public https address."))
+            }
         }
         return problems
     }

@@ -134,7 +134,7 @@ public final class LinkChecker: Sendable {
                 if let app = schema.android { android[host, default: []].append(app) }
             }
         }
-        let fallbacks = routes.compactMap(\.fallbackURL).filter { $0.lowercased().hasPrefix("https://") }
+        let fallbacks = (routes.compactMap(\.fallbackURL) + routes.compactMap(\.preview?.image)).filter { $0.lowercased().hasPrefix("https://") }
         // Host files first: they decide whether any universal link opens the app.
         let hostJobs = apple.keys.sorted().map { Job.apple(host: $0) } + android.keys.sorted().map { Job.android(host: $0) }
         let wanted = unique(hostJobs + fallbacks.map(Job.fallback))
@@ -154,9 +154,14 @@ public final class LinkChecker: Sendable {
                 + "(the limit for one check); the rest were not."))
         }
         for route in routes {
-            guard let url = route.fallbackURL, case .fallback(.unreachable(let reason))? = outcomes[.fallback(url)] else { continue }
-            problems.append(problem(.unreachableFallback, at: route.path + "fallbackURL",
-                "The fallback \(url) of route \"\(route.id)\" is unreachable: \(reason). People without the app would land on an error."))
+            if let url = route.fallbackURL, case .fallback(.unreachable(let reason))? = outcomes[.fallback(url)] {
+                problems.append(problem(.unreachableFallback, at: route.path + "fallbackURL",
+                    "The fallback \(url) of route \"\(route.id)\" is unreachable: \(reason). People without the app would land on an error."))
+            }
+            if let url = route.preview?.image, case .fallback(.unreachable(let reason))? = outcomes[.fallback(url)] {
+                problems.append(problem(.unreachableFallback, at: route.path + "preview" + "image",
+                    "The preview image \(url) of route \"\(route.id)\" is unreachable: \(reason). Cards shared in chats would show no picture."))
+            }
         }
         for host in apple.keys.sorted() {
             guard case .file(let fetched)? = outcomes[.apple(host: host)] else { continue }

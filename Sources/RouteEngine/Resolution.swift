@@ -114,6 +114,13 @@ public enum Resolution: Hashable, Sendable {
     case gated(Gate)
     case notFound(NotFound)
 
+    /// Whether the link opens something: it resolved to a route that is live (`proceed`, or
+    /// `gated` behind a precondition), not `notFound`.
+    public var isLive: Bool {
+        if case .notFound = self { return false }
+        return true
+    }
+
     public var outcome: String {
         switch self {
         case .proceed: "proceed"

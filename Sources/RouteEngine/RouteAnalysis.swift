@@ -145,13 +145,19 @@ public struct RouteAnalysis: Sendable {
 
     /// A fallback opens in a browser when the app is missing: it must be an https URL.
     static func checkFallback(_ text: String, at path: JSONPath) -> ValidationProblem? {
+        checkAddress(text, at: path, what: "The fallback \(text)")
+    }
+
+    /// Whether `text` is an https address with a host, no user name and only URL bytes: the
+    /// rule for every address a person's browser or a crawler is sent to. `what` names it.
+    static func checkAddress(_ text: String, at path: JSONPath, what: String) -> ValidationProblem? {
         let lowered = text.lowercased()
         let isHTTPS = lowered.hasPrefix("https://")
         let rest = isHTTPS ? lowered.dropFirst(8) : ""
         let host = rest.prefix { $0 != "/" && $0 != "?" && $0 != "#" }
         if !isHTTPS || host.isEmpty || host.contains("@") || !text.utf8.allSatisfy(LinkParser.isURLByte) {
             return ValidationProblem(.insecureFallback, at: path,
-                "The fallback \(text) must be an https:// address with a host (no user name), so people without the app land safely.")
+                "\(what) must be an https:// address with a host (no user name), so people without the app land safely.")
         }
         return nil
     }

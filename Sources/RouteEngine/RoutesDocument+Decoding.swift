@@ -56,7 +56,7 @@ extension RoutesDocument {
     }
 
     private static let routeFields: Set<String> = [
-        "id", "patterns", "destination", "params", "hosts", "schemes", "validFrom", "validUntil", "fallbackURL", "owner", "notes",
+        "id", "patterns", "destination", "params", "hosts", "schemes", "validFrom", "validUntil", "fallbackURL", "owner", "notes", "preview",
     ]
 
     private static func decodeRoute(_ value: JSONValue, index: Int, reader: inout FieldReader) -> RouteSpec? {
@@ -109,10 +109,48 @@ extension RoutesDocument {
             reader.report(.invalidFormat, at: path + field,
                           "\(named): \(field) is \(text.utf8.count) bytes; it holds at most \(limit) (a few lines: link to a longer brief).")
         }
+        let preview = object["preview"].flatMap { decodePreview($0, at: path + "preview", reader: &reader) }
         let hasErrors = reader.errorCount > before
         guard !hasErrors, let id, let destination, let patterns else { return nil }
-        return RouteSpec(index: index, id: id, patterns: patterns, destination: destination, params: params, hosts: hosts,
-                         schemes: schemes, window: window, fallbackURL: fallbackURL, owner: owner, notes: notes)
+        var route = RouteSpec(index: index, id: id, patterns: patterns, destination: destination, params: params, hosts: hosts,
+                              schemes: schemes, window: window, fallbackURL: fallbackURL, owner: owner, notes: notes)
+        route.preview = preview
+        return route
+    }
+
+    /// A route's `preview` (`docs/formats.md`): an object of `title`, `description` and
+    /// `image`, at least one of them; each problem an error at its field, nothing echoed
+    /// (the text may be long or hostile).
+    private static func decodePreview(_ value: JSONValue, at path: JSONPath, reader: inout FieldReader) -> LinkPreview? {
+        guard let object = reader.object(value, at: path) else { return nil }
+        let before = reader.errorCount
+        for key in object.keys.sorted() where !["title", "description", "image"].contains(key) {
+            reader.report(.invalidFormat, at: path + key, "A preview holds title, description and image, nothing else; remove \(path + key).")
+        }
+        func text(_ key: String, limit: Int) -> String? {
+            guard let text = reader.string(object, key, at: path) else { return nil }
+            let scalars = text.unicodeScalars.count
+            if scalars > limit {
+                reader.report(.invalidFormat, at: path + key, "The preview's \(key) is \(scalars) characters; it holds at most \(limit).")
+            } else if !LinkPreview.isShowableText(text) {
+                reader.report(.invalidFormat, at: path + key,
+                    "The preview's \(key) must hold visible text and no line breaks, control characters or bidi overrides.")
+            }
+            return text
+        }
+        let preview = LinkPreview(title: text("title", limit: LinkPreview.maximumTitleScalars),
+                                  description: text("description", limit: LinkPreview.maximumDescriptionScalars),
+                                  image: reader.string(object, "image", at: path))
+        if let image = preview.image, image.utf8.count > LinkPreview.maximumImageBytes {
+            reader.report(.invalidFormat, at: path + "image", "The preview image's address is \(image.utf8.count) bytes; it holds at most \(LinkPreview.maximumImageBytes).")
+        } else if let image = preview.image, RouteAnalysis.checkAddress(image, at: path + "image", what: "The preview image") != nil {
+            reader.report(.invalidFormat, at: path + "image",
+                "The preview image must be an https:// address with a host (no user name), as a fallback is: chat apps fetch it.")
+        }
+        if preview.title == nil, preview.description == nil, preview.image == nil, reader.errorCount == before {
+            reader.report(.invalidFormat, at: path, "A preview needs a title, a description or an image (or leave preview out).")
+        }
+        return reader.errorCount > before ? nil : preview
     }
 
     private static func decodeSource(_ value: JSONValue, at path: JSONPath, reader: inout FieldReader) -> ParamSource? {

@@ -118,10 +118,47 @@ public struct RouteSpec: Hashable, Sendable {
     public var fallbackURL: String?
     public var owner: String?
     public var notes: String?
+    /// What the link's card shows when it is shared (`docs/formats.md`); never in a manifest.
+    public var preview: LinkPreview? = nil
 
     public var path: JSONPath { JSONPath.root + "routes" + index }
     public var scope: LinkScope {
         LinkScope(hosts: hosts.map { Set($0.map { $0.lowercased() }) }, schemes: schemes.map { Set($0.map { $0.lowercased() }) })
+    }
+}
+
+/// A route's `preview`: the title, description and image of the card a chat app or social
+/// network shows for its links (`og:title`, `og:description`, `og:image`). Checked when the
+/// route is decoded (`isShowableText`, the image by the fallback's rules), so a landing
+/// page writes only values that passed, and escapes them even so.
+public struct LinkPreview: Hashable, Sendable {
+    public var title: String?
+    public var description: String?
+    public var image: String?
+
+    public init(title: String? = nil, description: String? = nil, image: String? = nil) {
+        (self.title, self.description, self.image) = (title, description, image)
+    }
+
+    /// Unicode scalars a title may hold: what a card shows on one or two lines.
+    public static let maximumTitleScalars = 120
+    /// Unicode scalars a description may hold.
+    public static let maximumDescriptionScalars = 300
+    /// Bytes the image's address may hold.
+    public static let maximumImageBytes = 2_048
+
+    /// Whether `text` may stand on a card: at least one scalar that is not white space, and
+    /// no control character (C0, DEL, C1: a line break is not part of a title) and no bidi
+    /// embedding, override or isolate (U+202A–U+202E, U+2066–U+2069), which could make a
+    /// card read otherwise than its text. Its length is checked by the caller.
+    public static func isShowableText(_ text: String) -> Bool {
+        var seen = false
+        for scalar in text.unicodeScalars {
+            let value = scalar.value
+            if value < 0x20 || (0x7F...0x9F).contains(value) || (0x202A...0x202E).contains(value) || (0x2066...0x2069).contains(value) { return false }
+            if !scalar.properties.isWhitespace { seen = true }
+        }
+        return seen
     }
 }
 

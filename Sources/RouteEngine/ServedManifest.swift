@@ -17,7 +17,7 @@ public struct ServedManifest: Sendable {
     /// - Complexity: O(size of the manifest).
     public init(resolver: Resolver, schemaJSON: JSONValue, revision: Int, revisionSha256: String, routes: [(id: String, json: JSONValue)]) {
         let resolvable = Set(resolver.routeIDs)
-        let kept = routes.filter { resolvable.contains($0.id) }.map(\.json)
+        let kept = routes.filter { resolvable.contains($0.id) }.map { Self.forPhones($0.json) }
         unresolvable = routes.map(\.id).filter { !resolvable.contains($0) }
         let schema = resolver.schema
         let body: JSONValue = [
@@ -34,6 +34,14 @@ public struct ServedManifest: Sendable {
         // Copied to an array of exactly its size: the serializer's buffer grew by doubling,
         // and a quarter of it would stay allocated in every cached view.
         bytes = body.serializedBytes().withUnsafeBufferPointer { Array($0) }
+    }
+
+    /// A route as a phone gets it: without `preview`, which only the server's landing pages
+    /// show (an app of a release before it would also warn of it as an unknown field).
+    public static func forPhones(_ route: JSONValue) -> JSONValue {
+        guard case .object(var members) = route, members["preview"] != nil else { return route }
+        members["preview"] = nil
+        return .object(members)
     }
 
     /// Each route's id with its JSON, in document order, from a routes document's JSON.

@@ -26,7 +26,7 @@ extension Counts {
 }
 
 extension CountsWindow {
-    /// The resolutions that opened one of `routes` (outcome `proceed` or `gated`) in the hours
+    /// The resolutions that opened one of `routes` (outcome `proceed` or `gated`, entry not `bot`) in the hours
     /// from the one holding `from` to the one holding `to`, both whole (so an event in the
     /// second `to` names is read), per route, platform, app version and hour: one entry per such
     /// combination that has a count, so what it returns is bounded by the cells held.
@@ -36,7 +36,7 @@ extension CountsWindow {
         let wanted = Set(routes.compactMap { value(of: $0, for: .route) }.filter { $0 > Interned.other })
         guard !wanted.isEmpty else { return [] }
         let keep = TelemetryDimension.route.mask | TelemetryDimension.platform.mask | TelemetryDimension.appVersion.mask
-        let proceed = UInt64(Outcome.proceed.rawValue), gated = UInt64(Outcome.gated.rawValue)
+        let proceed = UInt64(Outcome.proceed.rawValue), gated = UInt64(Outcome.gated.rawValue), bot = UInt64(EntryPoint.bot.rawValue)
         var found: [RouteOpens] = []
         let first = CountQuery.floor(from, 3_600), end = CountQuery.floor(to, 3_600) + 1
         for hour in first..<max(first, end) {
@@ -44,7 +44,7 @@ extension CountsWindow {
             var tallies: [UInt64: UInt64] = [:]
             for (key, count) in bucket {
                 let outcome = TelemetryDimension.outcome.value(of: key)
-                guard outcome == proceed || outcome == gated, wanted.contains(TelemetryDimension.route.value(of: key)) else { continue }
+                guard outcome == proceed || outcome == gated, TelemetryDimension.entry.value(of: key) != bot, wanted.contains(TelemetryDimension.route.value(of: key)) else { continue }
                 tallies[key & keep, default: 0] += count
             }
             for (key, count) in tallies {
@@ -62,14 +62,14 @@ extension CountsWindow {
     /// past the route cap), against all opens of those hours. What a draft does to the first
     /// cannot be known, so a replay says how many there were.
     public func unattributedOpens(from: Int, to: Int) -> (unattributed: UInt64, total: UInt64) {
-        let proceed = UInt64(Outcome.proceed.rawValue), gated = UInt64(Outcome.gated.rawValue)
+        let proceed = UInt64(Outcome.proceed.rawValue), gated = UInt64(Outcome.gated.rawValue), bot = UInt64(EntryPoint.bot.rawValue)
         var unattributed: UInt64 = 0, total: UInt64 = 0
         let first = CountQuery.floor(from, 3_600), end = CountQuery.floor(to, 3_600) + 1
         for hour in first..<max(first, end) {
             guard let bucket = buckets[Int32(clamping: hour)] else { continue }
             for (key, count) in bucket {
                 let outcome = TelemetryDimension.outcome.value(of: key)
-                guard outcome == proceed || outcome == gated else { continue }
+                guard outcome == proceed || outcome == gated, TelemetryDimension.entry.value(of: key) != bot else { continue }
                 total += count
                 if TelemetryDimension.route.value(of: key) == Interned.other { unattributed += count }
             }

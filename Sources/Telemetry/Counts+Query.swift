@@ -131,6 +131,9 @@ extension CountsWindow {
             mask |= dimension.mask
             wanted |= value << dimension.field.shift
         }
+        // Bots are no one's opens: counted only when the entry is asked for by name.
+        let bots = query.filters[.entry] == nil ? UInt64(EntryPoint.bot.rawValue) << TelemetryDimension.entry.field.shift : UInt64.max
+        let entryMask = TelemetryDimension.entry.mask
         let groupMask = query.groupBy.reduce(UInt64(0)) { $0 | $1.mask }
         let failureMask = TelemetryDimension.outcome.mask
         let failure = UInt64(Outcome.notFound.rawValue) << TelemetryDimension.outcome.field.shift
@@ -138,7 +141,7 @@ extension CountsWindow {
         var totals: [UInt64: (total: UInt64, failures: UInt64)] = [:]
         for index in 0..<starts.count {
             guard let bucket = buckets[Int32(clamping: first + index)] else { continue }
-            for (key, count) in bucket where key & mask == wanted {
+            for (key, count) in bucket where key & mask == wanted && key & entryMask != bots {
                 let failed = key & failureMask == failure ? count : 0
                 totals[key & groupMask, default: (0, 0)].total += count
                 totals[key & groupMask, default: (0, 0)].failures += failed
@@ -175,7 +178,7 @@ extension CountsWindow {
         guard query.series, !kept.isEmpty else { return result }
         for index in 0..<starts.count {
             guard let bucket = buckets[Int32(clamping: first + index)] else { continue }
-            for (key, count) in bucket where key & mask == wanted {
+            for (key, count) in bucket where key & mask == wanted && key & entryMask != bots {
                 guard let slot = position[key & groupMask] else { continue }
                 result.groups[slot].counts[index] += count
                 if key & failureMask == failure { result.groups[slot].failureCounts[index] += count }

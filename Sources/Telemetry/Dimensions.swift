@@ -11,9 +11,16 @@ public enum Platform: UInt8, CaseIterable, Sendable {
 public enum EntryPoint: UInt8, CaseIterable, Sendable {
     /// `web`: the link was opened where the app did not take it and Waymark answered it
     /// (link landing); counted by the server, never reported by a client.
-    case universalLink, scheme, push, inApp, web
+    /// `bot`: a landing asked for by a crawler, a link checker or another declared bot, or
+    /// with `HEAD` (`docs/landing.md`); counted by the server, and left out of every count
+    /// that stands for people: opens, the rollout guard, the impact preview, and the counts
+    /// a query gets unless it asks for the entry by name.
+    case universalLink, scheme, push, inApp, web, bot
 
-    public var name: String { ["universalLink", "scheme", "push", "inApp", "web"][Int(rawValue)] }
+    public var name: String { ["universalLink", "scheme", "push", "inApp", "web", "bot"][Int(rawValue)] }
+
+    /// Whether a client reports this entry (the others the server counts itself).
+    public var isClients: Bool { self != .web && self != .bot }
 }
 
 public enum Outcome: UInt8, CaseIterable, Sendable {

@@ -17,7 +17,7 @@ final class LandingTally: Sendable {
     }
 }
 
-/// Link landings, counted as telemetry with entry `web`: one `LandingTally` per combination
+/// Link landings, counted as telemetry with entry `web` (`bot` for bots): one `LandingTally` per combination
 /// of dimensions (a bounded set: platforms × routes × outcomes × reasons of the current
 /// revision), handed to the telemetry store as batches every second, like a client's, in
 /// the minute of the hand-over (at most a second after the landing). A landing answers
@@ -32,6 +32,8 @@ final class LandingCounter: Sendable {
         var reason: FailureReason
         var route: String?
         var precondition: String?
+        /// `web`, or `bot` for a crawler's or a `HEAD` landing.
+        var entry: EntryPoint = .web
     }
 
     /// A tally per combination and event loop (`HTTPRequestHead.loop`, modulo
@@ -180,7 +182,7 @@ final class LandingCounter: Sendable {
                 var left = total
                 while left > 0 {
                     let count = UInt32(min(left, UInt64(TelemetryLimits().maximumCount)))
-                    batch.tallies.append(Tally(minute: minute, entry: EntryPoint.web.rawValue, outcome: key.outcome.rawValue,
+                    batch.tallies.append(Tally(minute: minute, entry: key.entry.rawValue, outcome: key.outcome.rawValue,
                                                reason: key.reason.rawValue, route: slot(key.route, &routeSlots, &batch.routes),
                                                precondition: slot(key.precondition, &preconditionSlots, &batch.preconditions), count: count))
                     left -= UInt64(count)

@@ -10,7 +10,9 @@ import Telemetry
 /// whose path is not the API's own is a link opened where the app did not take it. It is
 /// resolved as the newest build of the visitor's platform would resolve it, logged out,
 /// answered by `LandingDecision` (a `302` to an address that passed validation, or a page),
-/// and counted as telemetry with entry `web`. Any other host gets the ordinary `404`.
+/// and counted as telemetry with entry `web`. A link-preview crawler gets the route's card
+/// instead of a live link's redirect, and it, other declared bots and `HEAD` are counted with
+/// entry `bot` (`Agent`). Any other host gets the ordinary `404`.
 struct LandingEndpoints: EndpointGroup {
     let context: APIContext
 
@@ -25,7 +27,10 @@ struct LandingEndpoints: EndpointGroup {
 
     static func land(_ request: HTTPRequest, _ context: APIContext) -> EndpointRegistry.Answer? {
         let headers = request.head.headers, method = request.head.method, target = request.head.target
-        let visitor = headers.withValue("User-Agent") { Visitor(userAgent: $0) } ?? .other
+        var visitor = headers.withValue("User-Agent") { LandingVisitor(platform: Visitor(userAgent: $0), agent: Agent(userAgent: $0)) }
+            ?? LandingVisitor(platform: .other, agent: .person)
+        // A person's browser asks with GET: HEAD is a link checker's, whatever it calls itself.
+        if method == "HEAD", visitor.agent == .person { visitor.agent = .bot }
         let generation = context.store.generation
         let loop = request.head.loop
         // Found by the Host field's bytes where they lie: an answer kept needs no string of it.
@@ -95,7 +100,7 @@ struct LandingEndpoints: EndpointGroup {
     /// Resolves, decides, counts, and keeps the answer for the next time while it can be.
     static func answer(_ request: HTTPRequest, _ answerKey: LandingCache.AnswerKey, host: String, _ table: LandingTable, _ context: APIContext,
                        now: Date) -> HTTPResponse {
-        let visitor = answerKey.visitor
+        let visitor = answerKey.visitor.platform, agent = answerKey.visitor.agent
         guard let side = table.sides[visitor] else { return respond(.page(.notFound), lifetime: lifetime(table, now)) }
         let resolution = side.resolver.resolve(url: "https://" + host + request.head.target, context: ResolutionContext(satisfied: [], now: now))
         let routeID: String? = switch resolution {
@@ -105,11 +110,13 @@ struct LandingEndpoints: EndpointGroup {
         }
         let decision = LandingDecision.decide(resolution, route: routeID.flatMap { table.routes[$0] }, landing: side.landing, visitor: visitor,
                                               link: (host, request.head.path, request.head.query))
-        let key = count(resolution, routeID: routeID, visitor: visitor, side: side, revision: table.revision)
+        var key = count(resolution, routeID: routeID, visitor: visitor, side: side, revision: table.revision)
+        if agent != .person { key.entry = .bot }
         let tally = context.landingCounter.tally(for: key, loop: request.head.loop)
         context.landingCounter.record(tally)
-        // An unknown link is harvested as its shape: so its answer is never kept, each one is counted.
-        let unknown = key.reason == .unknownRoute
+        // An unknown link is harvested as its shape: so its answer is never kept, each one is
+        // counted. A bot's unknown links are no one's: not harvested, and kept as any answer.
+        let unknown = key.reason == .unknownRoute && agent == .person
         if unknown {
             // A visitor's network may add a few shapes a minute: a scanner cannot push the real ones out.
             let network = EvidenceNetwork.of(request.head, trustForwardedFor: context.options.trustForwardedFor)
@@ -119,7 +126,15 @@ struct LandingEndpoints: EndpointGroup {
             }
         }
         let seconds = lifetime(table, now)
-        let response = respond(decision, lifetime: seconds)
+        var response: HTTPResponse
+        if agent == .previewCrawler, resolution.isLive {
+            // A chat app unfurling the link: the route's card, not the redirect it would follow to another page's.
+            response = LandingPages.card(routeID.flatMap { table.routes[$0]?.preview }, appName: side.app,
+                                         url: "https://" + host + request.head.path)
+            addCaching(&response, lifetime: seconds)
+        } else {
+            response = respond(decision, lifetime: seconds)
+        }
         // Kept while its lifetime is the whole of it: nearer a change, each answer is made anew.
         if seconds == sharedCacheSeconds, !unknown {
             let validUntil = table.nextChange(after: now).map { $0.addingTimeInterval(-Double(sharedCacheSeconds)) } ?? .distantFuture
@@ -142,9 +157,15 @@ struct LandingEndpoints: EndpointGroup {
         case .page(let page):
             response = LandingPages.response(page)
         }
+        addCaching(&response, lifetime: seconds)
+        return response
+    }
+
+    /// A landing's caching: a shared cache may keep it `seconds`, apart for each `User-Agent`
+    /// (the platform and the agent choose the answer).
+    static func addCaching(_ response: inout HTTPResponse, lifetime seconds: Int) {
         response.headers.add("Cache-Control", seconds > 0 ? "public, max-age=0, s-maxage=\(seconds)" : "no-cache")
         response.headers.add("Vary", "User-Agent")
-        return response
     }
 
     static func count(_ resolution: Resolution, routeID: String?, visitor: Visitor, side: LandingTable.Side, revision: Int) -> LandingCounter.Key {

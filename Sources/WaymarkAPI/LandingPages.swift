@@ -1,5 +1,6 @@
 import HTTPCore
 import LinkLanding
+import RouteEngine
 
 /// Waymark's own landing pages, for a link with nowhere declared to go: small, the same for
 /// every link (nothing from the link is written into them, so nothing it carries can be
@@ -21,7 +22,7 @@ enum LandingPages {
         <!doctype html>
         <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
         <meta name="robots" content="noindex"><title>\(title)</title>
-        <style>body{font:17px/1.5 system-ui,-apple-system,sans-serif;margin:0;display:flex;min-height:100vh;align-items:center;justify-content:center;background:#f6f7f9;color:#1d2330}main{max-width:28rem;padding:2rem}h1{font-size:1.4rem;margin:0 0 .5rem}</style>
+        <style>\(style)</style>
         </head><body><main><h1>\(title)</h1><p>\(text)</p></main></body></html>
 
         """.utf8)
@@ -40,5 +41,50 @@ enum LandingPages {
     private static func make(_ page: LandingDecision.Page) -> HTTPResponse {
         let bytes = body(page)
         return HTTPResponse(status: status(page), headers: HTTPHeaders(InlinePage.headers(policy: InlinePage.policy(for: bytes))), body: bytes)
+    }
+
+    /// The card a link-preview crawler gets for a live link (`docs/landing.md`, "Previews"):
+    /// `og:title`, `og:description`, `og:image`, `og:url` and `twitter:card` from the route's
+    /// `preview`, its title the app's name when it has none; every value escaped for an
+    /// attribute and for text (they passed validation too), no script, no external resource.
+    static func card(_ preview: LinkPreview?, appName: String, url: String) -> HTTPResponse {
+        let title = escaped(preview?.title ?? appName)
+        var meta = [("og:title", title), ("og:type", "website"), ("og:url", escaped(url)), ("og:site_name", escaped(appName))]
+        if let description = preview?.description { meta.append(("og:description", escaped(description))) }
+        if let image = preview?.image { meta.append(("og:image", escaped(image))) }
+        meta.append(("twitter:card", preview?.image == nil ? "summary" : "summary_large_image"))
+        let tags = meta.map { name, content in
+            name.hasPrefix("twitter:") ? "<meta name=\"\(name)\" content=\"\(content)\">" : "<meta property=\"\(name)\" content=\"\(content)\">"
+        }.joined(separator: "\n")
+        let description = preview?.description.map { "<p>\(escaped($0))</p>" } ?? ""
+        let bytes = Array("""
+        <!doctype html>
+        <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+        <meta name="robots" content="noindex"><title>\(title)</title>
+        \(tags)
+        <style>\(style)</style>
+        </head><body><main><h1>\(title)</h1>\(description)</main></body></html>
+
+        """.utf8)
+        return HTTPResponse(status: .ok, headers: HTTPHeaders(InlinePage.headers(policy: InlinePage.policy(for: bytes))), body: bytes)
+    }
+
+    private static let style = "body{font:17px/1.5 system-ui,-apple-system,sans-serif;margin:0;display:flex;min-height:100vh;align-items:center;justify-content:center;background:#f6f7f9;color:#1d2330}main{max-width:28rem;padding:2rem}h1{font-size:1.4rem;margin:0 0 .5rem}"
+
+    /// `text` safe in HTML text and in a double- or single-quoted attribute.
+    static func escaped(_ text: String) -> String {
+        var out = ""
+        out.reserveCapacity(text.utf8.count)
+        for character in text.unicodeScalars {
+            switch character {
+            case "&": out += "&amp;"
+            case "<": out += "&lt;"
+            case ">": out += "&gt;"
+            case "\"": out += "&quot;"
+            case "'": out += "&#39;"
+            default: out.unicodeScalars.append(character)
+            }
+        }
+        return out
     }
 }

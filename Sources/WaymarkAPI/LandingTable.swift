@@ -17,6 +17,8 @@ final class LandingTable: Sendable {
         /// The build, for telemetry: its version is counted only for a visitor of its platform.
         let key: SchemaKey
         let landing: Landing?
+        /// The schema's app name: a link card's title when its route has no preview title.
+        let app: String
     }
 
     let generation: Int
@@ -54,7 +56,7 @@ final class LandingTable: Sendable {
                 // A platform without a schema lands as the other's newest build would (desktops: iOS's, else Android's).
                 let order = visitor == .android ? ["android", "ios"] : ["ios", "android"]
                 guard let stored = order.lazy.compactMap({ newest[$0] }).first else { continue }
-                sides[visitor] = Side(resolver: resolver(current, stored), key: stored.key, landing: stored.schema.landing)
+                sides[visitor] = Side(resolver: resolver(current, stored), key: stored.key, landing: stored.schema.landing, app: stored.schema.app)
             }
             for route in document(current)?.routes ?? [] {
                 routes[route.id] = route
@@ -91,14 +93,14 @@ final class LandingTable: Sendable {
 /// their throughput, in lock hand-offs no instruction count shows).
 final class LandingCache: Sendable {
     /// What a kept answer is found by: the `Host` field as sent, the request target, and
-    /// the kind of visitor; with one word hashed from them (`hash(host:target:visitor:)`).
+    /// the kind of visitor (platform and agent); with one word hashed from them (`hash(host:target:visitor:)`).
     struct AnswerKey {
         let host: String
         let target: String
-        let visitor: Visitor
+        let visitor: LandingVisitor
         let hash: UInt64
 
-        init(host: String, target: String, visitor: Visitor) {
+        init(host: String, target: String, visitor: LandingVisitor) {
             var host = host
             hash = host.withUTF8 { Self.hash(host: $0, target: target, visitor: visitor) }
             (self.host, self.target, self.visitor) = (host, target, visitor)
@@ -106,15 +108,15 @@ final class LandingCache: Sendable {
 
         /// Telemetry's byte hash (`NameTable.hash`) of the host and of the target, mixed with
         /// the visitor: SipHash over a long target cost a landing more than its lookup did.
-        static func hash(host: UnsafeBufferPointer<UInt8>, target: String, visitor: Visitor) -> UInt64 {
+        static func hash(host: UnsafeBufferPointer<UInt8>, target: String, visitor: LandingVisitor) -> UInt64 {
             var target = target
             let targetHash = target.withUTF8 { NameTable.hash($0) }
-            return NameTable.hash(host) ^ (targetHash &* 0x9E37_79B9_7F4A_7C15) ^ UInt64(visitor == .ios ? 1 : visitor == .android ? 2 : 3)
+            return NameTable.hash(host) ^ (targetHash &* 0x9E37_79B9_7F4A_7C15) ^ visitor.code
         }
 
         /// Whether this is the key of a request with these: its host compared as bytes, so a
         /// lookup needs no `String` of the field.
-        func matches(hash: UInt64, host field: UnsafeBufferPointer<UInt8>, target: String, visitor: Visitor) -> Bool {
+        func matches(hash: UInt64, host field: UnsafeBufferPointer<UInt8>, target: String, visitor: LandingVisitor) -> Bool {
             guard self.hash == hash, self.visitor == visitor, self.target == target else { return false }
             var host = host
             return host.withUTF8 { $0.count == field.count && ($0.count == 0 || memcmp($0.baseAddress!, field.baseAddress!, $0.count) == 0) }
@@ -127,7 +129,7 @@ final class LandingCache: Sendable {
         private var slots: [(key: AnswerKey, answer: Answer)?] = Array(repeating: nil, count: 64)
         private(set) var count = 0
 
-        func find(hash: UInt64, host: UnsafeBufferPointer<UInt8>, target: String, visitor: Visitor) -> Answer? {
+        func find(hash: UInt64, host: UnsafeBufferPointer<UInt8>, target: String, visitor: LandingVisitor) -> Answer? {
             let mask = slots.count - 1
             var index = Int(truncatingIfNeeded: hash) & mask
             while let slot = slots[index] {
@@ -205,7 +207,7 @@ final class LandingCache: Sendable {
     /// One lock, the loop's own; a hit touches nothing another loop touches (not even the
     /// shared table's reference count).
     /// - Parameter host: the `Host` field's bytes, as sent.
-    func lookup(generation: Int, host: UnsafeBufferPointer<UInt8>, target: String, visitor: Visitor, loop: Int) -> Found {
+    func lookup(generation: Int, host: UnsafeBufferPointer<UInt8>, target: String, visitor: LandingVisitor, loop: Int) -> Found {
         let shard = shard(loop)
         let hash = AnswerKey.hash(host: host, target: target, visitor: visitor)
         let found = shard.state.withLock { state -> Found in

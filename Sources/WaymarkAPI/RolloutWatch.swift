@@ -79,7 +79,7 @@ enum RolloutWatch {
         let build = batch.platform.name + " " + (version ?? "other")
         // Claims on a build no schema is registered for are no build the fleet runs: not evidence.
         guard let version, context.store.snapshot.schemas[SchemaKey(platform: batch.platform.name, version: version)] != nil else {
-            let claimed = batch.tallies.reduce(0) { $0 + ($1.entry == EntryPoint.web.rawValue ? 0 : Int($1.count)) }
+            let claimed = batch.tallies.reduce(0) { $0 + (EntryPoint(rawValue: $1.entry)?.isClients == true ? Int($1.count) : 0) }
             context.guardEvidence.withLock { evidence in
                 let started = context.store.snapshot.revision(rollout.candidate)?.time ?? rollout.stepStarted
                 evidence = current(evidence, rollout: rollout, started: started, context: context)
@@ -88,7 +88,7 @@ enum RolloutWatch {
             return
         }
         let claims = batch.tallies.compactMap { tally -> EvidenceClaim? in
-            guard tally.entry != EntryPoint.web.rawValue else { return nil }
+            guard EntryPoint(rawValue: tally.entry)?.isClients == true else { return nil }
             let route = tally.route < 2 ? (tally.route == 0 ? "" : "other") : String(decoding: batch.routes[Int(tally.route) - 2], as: UTF8.self)
             let failure = tally.outcome == Outcome.notFound.rawValue ? FailureReason(rawValue: tally.reason)?.name : nil
             return EvidenceClaim(candidate: revision == rollout.candidate, route: route, build: build, failure: failure,

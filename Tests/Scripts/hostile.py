@@ -254,6 +254,13 @@
      count as route other (no cell is taken for them), and the honest one counts, its shape
      listed. Before, the shapes replaced every real one in the top 20 as raw text and the
      names filled the cell table.
+ 46. Link previews and bots: hostile preview fields (a private or script image, a bidi
+     override, a 10 MB title, a 100 KB image address, an unknown member, a line break) are
+     refused 422 at publishing, nothing of them echoed; hostile-but-valid text reaches a
+     crawler's card escaped; 10,000 fetches from 8 connections by preview crawlers, other
+     bots and HEAD (known links, random products, random unknown links) are counted as
+     `bot`, and change none of what stands for people: the counts without an entry filter,
+     the impact preview's opens, a running rollout's guard evidence, the unknown links.
 Each attack is a file of its own, attacks/NAME.py (the number above is the comment over its
 function); what they share — the daemon fixture, calls, tokens, payloads — is
 hostile_common.py. Prints each figure; exits 1 on the first failure.
@@ -324,12 +331,14 @@ from attacks.impact_beside_publish import impact_beside_publish
 from attacks.qr_beside_followers import qr_beside_followers
 from attacks.suggestions_across_publishes import suggestions_across_publishes
 from attacks.hostile_forwards import hostile_forwards
+from attacks.crawler_flood import crawler_flood
 
 
 # The attacks on one shared daemon, in order (each takes the daemon, and some the binary
 # and its data directory), then those that start daemons of their own (binary, scratch).
 SHARED = ["anonymous_bodies", "flood_and_publish", "dot_versions", "heads_without_bodies", "two_loop_rate", "qr_flood",
-          "slow_qr_readers", "request_ids", "host_ports", "private_fallbacks", "publisher_reads_counts", "slow_manifest_file_readers"]
+          "slow_qr_readers", "request_ids", "host_ports", "private_fallbacks", "publisher_reads_counts", "slow_manifest_file_readers",
+          "crawler_flood"]
 
 
 ALONE = ["cell_cap", "silent_connections", "batch_ids", "big_documents", "landing_past_an_edge", "refusals_from_many_addresses",

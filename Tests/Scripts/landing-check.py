@@ -12,8 +12,9 @@ User-Agents) and an attacker's script.
      then 3,000 random ones over one connection each. None redirects anywhere but an
      address the schemas or routes declared (the whole Location is checked), none reflects
      the link into the page, and the daemon stays up and healthy.
-  3. Counting: after the landings, /v1/telemetry/counts?entry=web has them by platform,
-     outcome and reason, exactly.
+  3. Counting: after the landings, /v1/telemetry/counts?entry=web has people's by platform,
+     outcome and reason, exactly, and entry=bot the crawlers', other bots' and HEAD's.
+     Preview crawlers (facebookexternalhit, WhatsApp) get the route's card, escaped.
   4. Unknown links: a scanner's flood of random-word links from wrk on one address
      (FLOOD_SECONDS, default 20: about a million on two cores with a release build) while
      people follow three real unknown links from 40 networks of their own (loopback
@@ -41,6 +42,9 @@ import waymark_daemon  # noqa: E402
 
 IPHONE = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 Version/17.4 Mobile/15E148 Safari/604.1"
 ANDROID = "Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 Chrome/124.0 Mobile Safari/537.36"
+FACEBOOK = "facebookexternalhit/1.1 (+http://www.facebook.com/externalhit_uatext.php)"
+WHATSAPP = "WhatsApp/2.23.20.0 A"
+GOOGLEBOT = "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)"
 DESKTOP = "Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/605.1.15 Version/17.4 Safari/605.1.15"
 APP_STORE = "https://apps.apple.com/app/id6450000000"
 PLAY = "https://play.google.com/store/apps/details?id=example.storefront"
@@ -195,7 +199,8 @@ def main():
                 route["fallbackURL"] = "https://web.storefront.example/search?src=link"
         routes["routes"] += [
             {"id": "autumn-sale", "patterns": ["/sale/autumn", "/autumn"], "destination": "promo", "params": {"code": {"const": "AUTUMN26"}},
-             "fallbackURL": "https://web.storefront.example/sale", "owner": "marketing"},
+             "fallbackURL": "https://web.storefront.example/sale", "owner": "marketing",
+             "preview": {"title": "Autumn <sale> & \"more\"", "description": "Tea for less", "image": "https://cdn.storefront.example/autumn.png"}},
             {"id": "self", "patterns": ["/self"], "destination": "home", "fallbackURL": "https://storefront.example/self", "owner": "marketing"},
         ]
         status, body, _ = call("POST", "/v1/revisions", {"message": "landing", "routes": routes}, headers={"If-Match": '"rev-1"'})
@@ -220,6 +225,10 @@ def main():
             ("a bad param: the page", "GET", "/orders/0", IPHONE, "storefront.example", 404, None, ("ios", "notFound", "validationFailed")),
             ("HEAD: no body", "HEAD", "/product/p1", IPHONE, "storefront.example", 302, APP_STORE, ("ios", "proceed", "none")),
             ("HEAD of the page", "HEAD", "/nope", IPHONE, "storefront.example", 404, None, ("ios", "notFound", "unknownRoute")),
+            ("a preview crawler: the card", "GET", "/sale/autumn?utm_source=chat", FACEBOOK, "storefront.example", 200, None, ("other", "proceed", "none")),
+            ("WhatsApp, the other pattern: the card", "GET", "/autumn", WHATSAPP, "storefront.example", 200, None, ("other", "proceed", "none")),
+            ("a crawler's unknown link: the page", "GET", "/winter/sale", WHATSAPP, "storefront.example", 404, None, ("other", "notFound", "unknownRoute")),
+            ("another bot lands as a desktop", "GET", "/product/p1", GOOGLEBOT, "storefront.example", 302, WEB, ("other", "proceed", "none")),
             ("POST: 405", "POST", "/product/p1", IPHONE, "storefront.example", 405, None, None),
             ("an undeclared host: today's 404", "GET", "/product/p1", IPHONE, "evil.example", 404, None, None),
             ("the API's own path on a link host", "GET", "/v1/nothing", IPHONE, "storefront.example", 404, None, None),
@@ -246,9 +255,16 @@ def main():
             if method == "HEAD" and body:
                 fail("%s: HEAD had a body" % label)
             if counted:
+                # Crawlers, other bots and HEAD are counted apart (docs/landing.md, "Counting").
+                counted = ("bot" if method == "HEAD" or agent in (FACEBOOK, WHATSAPP, GOOGLEBOT) else "web",) + counted
                 if headers.get("vary") != "User-Agent" or not headers.get("cache-control", "").startswith("public, max-age=0, s-maxage="):
                     fail("%s: caching headers %r %r" % (label, headers.get("cache-control"), headers.get("vary")))
                 expected[counted] = expected.get(counted, 0) + 1
+            if status == 200 and agent in (FACEBOOK, WHATSAPP):
+                page = body.decode()
+                card = '<meta property="og:title" content="Autumn &lt;sale&gt; &amp; &quot;more&quot;">'
+                if card not in page or 'content="https://cdn.storefront.example/autumn.png"' not in page or "<script" in page or "utm_source" in page:
+                    fail("%s: the card %r" % (label, page[:600]))
             if status == 404 and counted and method == "GET":
                 page = body.decode()
                 policy = headers.get("content-security-policy", "")
@@ -261,16 +277,18 @@ def main():
         deadline = time.time() + 15
         since = urllib.parse.quote(time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() - 3600)))
         while True:
-            status, body, _ = call("GET", "/v1/telemetry/counts?entry=web&groupBy=platform,outcome,reason&from=" + since)
-            if status != 200:
-                fail("counts: %d %s" % (status, body[:200]))
-            groups = {(g["key"]["platform"], g["key"]["outcome"], g["key"]["reason"]): g["total"] for g in json.loads(body)["groups"]}
+            groups = {}
+            for entry in ("web", "bot"):
+                status, body, _ = call("GET", "/v1/telemetry/counts?entry=%s&groupBy=entry,platform,outcome,reason&from=%s" % (entry, since))
+                if status != 200:
+                    fail("counts: %d %s" % (status, body[:200]))
+                groups.update({(g["key"]["entry"], g["key"]["platform"], g["key"]["outcome"], g["key"]["reason"]): g["total"] for g in json.loads(body)["groups"]})
             if sum(groups.values()) >= sum(expected.values()) or time.time() > deadline:
                 break
             time.sleep(0.3)
         if groups != expected:
             fail("web telemetry: counted %r, landed %r" % (groups, expected))
-        print("landing-check: web telemetry by platform, outcome and reason, exactly: %s" % json.dumps({"/".join(k): v for k, v in sorted(groups.items())}))
+        print("landing-check: web and bot telemetry by platform, outcome and reason, exactly: %s" % json.dumps({"/".join(k): v for k, v in sorted(groups.items())}))
 
         # An attacker's paths: random bytes in every position, each on its own connection.
         rng = random.Random(20261126)

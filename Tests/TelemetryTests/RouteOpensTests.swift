@@ -48,4 +48,22 @@ struct RouteOpensTests {
         let folded = capped.unattributedOpens(from: testNow - 86_400, to: testNow)
         #expect(folded.total == 4 && folded.unattributed > 0, "\(folded)")
     }
+
+    /// Crawlers' and link checkers' landings (entry `bot`) are no one's opens: the impact
+    /// preview, the unattributed share and a query without an entry filter leave them out;
+    /// asked for by name, they are there.
+    @Test func botsAreNoOnesOpens() throws {
+        var counts = Counts()
+        var bots = try batch([(0, "proceed", nil, "product"), (0, "gated", nil, "product"), (0, "proceed", nil, "no-such-route")])
+        for index in bots.tallies.indices { bots.tallies[index].entry = EntryPoint.bot.rawValue }
+        counts.apply(bots, sequence: 1, now: testNow)
+        counts.apply(try batch([(0, "proceed", nil, "product")]), sequence: 2, now: testNow)
+        #expect(counts.opens(from: testNow - 3_600, to: testNow, routes: ["product"]).map(\.count) == [1])
+        let share = counts.unattributedOpens(from: testNow - 3_600, to: testNow)
+        #expect(share.total == 1 && share.unattributed == 0, "\(share)")
+        var query = CountQuery(from: testNow - 3_600, to: testNow + 60, step: .hour)
+        #expect(counts.query(query).total == 1, "people only")
+        query.filters[.entry] = "bot"
+        #expect(counts.query(query).total == 3, "bots asked for by name")
+    }
 }

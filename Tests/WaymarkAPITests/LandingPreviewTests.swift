@@ -1,0 +1,125 @@
+import Foundation
+import LinkLanding
+import RouteEngine
+import Testing
+import TestSupport
+import WaymarkAPI
+
+/// Link previews and bots on a landing (`docs/landing.md`, "Previews" and "Bots"): a preview
+/// crawler gets the route's card, every value escaped; people and other bots get the landing
+/// as before; bots and `HEAD` are counted as `bot`, never in the counts of people.
+@Suite("Link previews and bots, in-process", .serialized)
+struct LandingPreviewTests {
+    static let iPhone = LandingEndpointTests.iPhone
+    static let hostileTitle = "Autumn <script>alert(1)</script> & \"50%\" 'off'"
+    static let image = "https://cdn.storefront.example/autumn.png?w=1200&h=630"
+
+    static func harness() throws -> LiveService {
+        let harness = try LiveService(transport: .inProcess)
+        guard case .object(var document) = Fixtures.storefrontRoutesJSON, case .array(var routes)? = document["routes"] else {
+            throw LandingEndpointTests.Failure("fixture")
+        }
+        routes.append(["id": "autumn-sale", "patterns": ["/sale/autumn"], "destination": "promo", "params": ["code": ["const": "AUTUMN26"]],
+                       "fallbackURL": "https://web.storefront.example/sale",
+                       "preview": ["title": .string(hostileTitle), "description": "Tea </title><meta http-equiv=refresh> for less", "image": .string(image)]])
+        document["routes"] = .array(routes)
+        let body = JSONValue.object(["message": "previews", "routes": .object(document)]).serialized()
+        let published = harness.call("POST", "/v1/revisions", token: harness.tokens[.routesPublish]!, headers: [("If-Match", "\"rev-1\"")], body: body)
+        guard published.status == 201 else { throw LandingEndpointTests.Failure("publish: \(published.status) \(published.text)") }
+        return harness
+    }
+
+    /// A crawler's name as it sends it, for each token of the documented table.
+    static let crawlers = Agent.previewTokens.map { "Mozilla/5.0 (compatible; \($0)1.0)" }
+
+    @Test func everyPreviewCrawlerGetsTheCardEscaped() throws {
+        let harness = try Self.harness()
+        for crawler in Self.crawlers {
+            let reply = harness.call("GET", "/sale/autumn?utm_source=chat", host: "storefront.example", headers: [("User-Agent", crawler)])
+            #expect(reply.status == 200 && reply["Location"] == nil, "\(crawler): \(reply.head)")
+            let page = reply.text
+            #expect(page.contains("<meta property=\"og:title\" content=\"Autumn &lt;script&gt;alert(1)&lt;/script&gt; &amp; &quot;50%&quot; &#39;off&#39;\">"), "\(crawler)")
+            #expect(page.contains("<meta property=\"og:description\" content=\"Tea &lt;/title&gt;&lt;meta http-equiv=refresh&gt; for less\">"), "\(crawler)")
+            #expect(page.contains("<meta property=\"og:image\" content=\"https://cdn.storefront.example/autumn.png?w=1200&amp;h=630\">"), "\(crawler)")
+            #expect(page.contains("<meta property=\"og:url\" content=\"https://storefront.example/sale/autumn\">"), "\(crawler): the link, without its query")
+            #expect(page.contains("<meta name=\"twitter:card\" content=\"summary_large_image\">"), "\(crawler)")
+            #expect(!page.contains("<script") && !page.contains("utm_source") && !page.contains("<meta http-equiv"), "\(crawler): nothing unescaped, no script")
+            let policy = try #require(reply["Content-Security-Policy"])
+            #expect(policy.hasPrefix("default-src 'none'; script-src 'none'; style-src 'sha256-"), "\(crawler): \(policy)")
+            #expect(reply["Vary"] == "User-Agent")
+        }
+        // A route without a preview: the app's name, a small card.
+        let plain = harness.call("GET", "/product/p1", host: "storefront.example", headers: [("User-Agent", Self.crawlers[0])])
+        #expect(plain.status == 200)
+        #expect(plain.text.contains("<meta property=\"og:title\" content=\"storefront\">") && plain.text.contains("content=\"summary\">"), "\(plain.text)")
+        #expect(!plain.text.contains("og:image") && !plain.text.contains("og:description"))
+        // An unknown or ended link is no card: the page people get.
+        for target in ["/summer/promo", "/sale/spring"] {
+            let gone = harness.call("GET", target, host: "storefront.example", headers: [("User-Agent", Self.crawlers[0])])
+            #expect(gone.status == 404 && gone.text.contains("unknown or has expired"), "\(target)")
+        }
+    }
+
+    @Test func peopleAndOtherBotsLandAsBefore() throws {
+        let harness = try Self.harness()
+        for agent in [Self.iPhone, LandingEndpointTests.android, LandingEndpointTests.desktop, "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)",
+                      "Mozilla/5.0 (iPhone; CPU iPhone OS 17_1 like Mac OS X) AppleWebKit/605.1.15 Mobile/15E148 Instagram 307.0"] {
+            let reply = harness.call("GET", "/sale/autumn", host: "storefront.example", headers: [("User-Agent", agent)])
+            #expect(reply.status == 302 && reply["Location"] == "https://web.storefront.example/sale", "\(agent): \(reply.head)")
+        }
+        // A card kept for a crawler is never a person's answer, nor the other way round.
+        for agent in [Self.iPhone, Self.crawlers[1], Self.iPhone, Self.crawlers[1]] {
+            let reply = harness.call("GET", "/sale/autumn", host: "storefront.example", headers: [("User-Agent", agent)])
+            #expect(reply.status == (agent == Self.iPhone ? 302 : 200), "\(agent)")
+        }
+    }
+
+    @Test func botsAreCountedApartAndNeverAsPeople() throws {
+        let harness = try Self.harness()
+        for _ in 0..<3 { _ = harness.call("GET", "/sale/autumn", host: "storefront.example", headers: [("User-Agent", Self.iPhone)]) }
+        for crawler in Self.crawlers { _ = harness.call("GET", "/sale/autumn", host: "storefront.example", headers: [("User-Agent", crawler)]) }
+        _ = harness.call("GET", "/product/p1", host: "storefront.example", headers: [("User-Agent", "Mozilla/5.0 (compatible; bingbot/2.0; +http://www.bing.com/bingbot.htm)")])
+        _ = harness.call("HEAD", "/product/p1", host: "storefront.example", headers: [("User-Agent", Self.iPhone)])
+        _ = harness.call("GET", "/unknown/shape/1", host: "storefront.example", headers: [("User-Agent", Self.crawlers[0])])
+        let flushed = DispatchSemaphore(value: 0)
+        harness.api.flushLandings { flushed.signal() }
+        #expect(flushed.wait(timeout: .now() + 10) == .success)
+        let token = harness.tokens[.telemetryRead]!
+        let people = harness.call("GET", "/v1/telemetry/counts?groupBy=entry,route", token: token)
+        #expect(people.status == 200, "\(people.text)")
+        #expect(people.json["total"]?.intValue == 3, "only the three people: \(people.text.prefix(600))")
+        #expect(people.json["groups"]?.arrayValue?.compactMap { $0["key"]?["entry"]?.stringValue } == ["web"])
+        let bots = harness.call("GET", "/v1/telemetry/counts?entry=bot&groupBy=route", token: token)
+        #expect(bots.json["total"]?.intValue == Self.crawlers.count + 3, "every crawler, the bot and the HEAD: \(bots.text.prefix(600))")
+        // A crawler's unknown link is no one's: not listed.
+        let unknown = harness.call("GET", "/v1/telemetry/unknown-links", token: token)
+        #expect(!unknown.text.contains("/unknown/shape"), "\(unknown.text.prefix(400))")
+    }
+
+    @Test func aPhoneIsNeverSentThePreview() throws {
+        let harness = try Self.harness()
+        let manifest = harness.call("GET", "/v1/manifest?platform=ios&version=5.3.0", token: harness.tokens[.manifestRead]!)
+        #expect(manifest.status == 200)
+        let autumn = manifest.json["routes"]?.arrayValue?.first { $0["id"]?.stringValue == "autumn-sale" }
+        #expect(autumn != nil && autumn?["preview"] == nil, "\(manifest.text.prefix(300))")
+        let parsed = try Manifest.decode(manifest.body, for: AppBuild(app: "storefront", platform: "ios", version: "5.3.0")).get()
+        #expect(parsed.revision == 2, "the digest holds without the preview")
+    }
+
+    @Test func hostilePreviewsAreRefusedAtPublishing() throws {
+        let harness = try Self.harness()
+        for (label, preview, path) in [("a private image", ["image": "https://127.0.0.1/x.png"], "routes[0].preview.image"),
+                                       ("a script image", ["image": "javascript:alert(1)"], "routes[0].preview.image"),
+                                       ("a bidi override", ["title": "Sale \u{202E}"], "routes[0].preview.title"),
+                                       ("a long title", ["title": .string(String(repeating: "t", count: 121))], "routes[0].preview.title")] as [(String, JSONValue, String)] {
+            let routes: JSONValue = ["format": "waymark.routes/1", "app": "storefront",
+                                     "routes": [["id": "x", "patterns": ["/x"], "destination": "home", "preview": preview]]]
+            let body = JSONValue.object(["message": "hostile", "routes": routes]).serialized()
+            let reply = harness.call("POST", "/v1/revisions", token: harness.tokens[.routesPublish]!, headers: [("If-Match", "\"rev-2\"")], body: body)
+            #expect(reply.status == 422, "\(label): \(reply.status) \(reply.text.prefix(300))")
+            #expect(reply.text.contains(path), "\(label): \(reply.text.prefix(400))")
+        }
+        let revisions = harness.call("GET", "/v1/revisions", token: harness.tokens[.routesRead]!)
+        #expect(revisions.text.contains("\"number\":2") && !revisions.text.contains("\"number\":3"), "nothing published")
+    }
+}
