@@ -770,6 +770,19 @@ def main():
         set_time(a, "f-until", "2036-01-01T00:00:00")
         type_into(a, "f-fallback", "https://storefront.example/winter")
         type_into(a, "f-owner", "marketing")
+        # The link's card: its text drawn as text, an image that is not https refused next to its field.
+        type_into(a, "f-preview-title", "Winter <b>orders</b> & more")
+        type_into(a, "f-preview-description", "Track every order")
+        if text(a, "card-title") != "Winter <b>orders</b> & more" or a.find_elements(By.CSS_SELECTOR, "#card b"):
+            fail("the card does not show the title as text: %r" % text(a, "card-title"))
+        type_into(a, "f-preview-image", "http://cdn.storefront.example/winter.png")
+        wait(a, lambda d: settled(d) and any("https" in item for item in items(d, "problems-preview-image")), "the image's error next to it")
+        if a.find_element(By.ID, "publish").is_enabled():
+            fail("publish is allowed while the preview image is refused")
+        type_into(a, "f-preview-image", "https://cdn.storefront.example/winter.png")
+        wait(a, lambda d: settled(d) and not items(d, "problems-preview-image") and "cdn.storefront.example" in text(d, "card-image"),
+             "the image's error to go, the card to name it")
+        step("the link's card: the title drawn as text, an http image refused next to its field, an https one named on the card")
         # A second pattern that takes the same links as order-detail's.
         a.find_element(By.ID, "f-patterns").send_keys(Keys.END, "\n/orders/:orderId")
         conflict = wait(a, lambda d: settled(d) and d.find_elements(By.CSS_SELECTOR, "#problems-patterns button[data-goto]"),
