@@ -34,13 +34,15 @@ public enum LandingDecision {
     ///    `fallbackURL` → there, with the link's query items the route maps from the query
     ///    added (others are dropped);
     /// 2. resolved → the schema's address for the visitor: `appStoreURL` for iOS,
-    ///    `playStoreURL` for Android, `webURL` for others, and `webURL` when the store's is not
+    ///    `playStoreURL` for Android (with the link as its Install Referrer), `webURL` for others, and `webURL` when the store's is not
     ///    declared; none declared → the "open in the app" page;
     /// 3. `notFound` (any reason) → the schema's `notFoundURL`, else the not-found page.
     /// A redirect back to the very link (the same host and path) is never given: the rule is
     /// skipped as if its address were not declared, so a fallback cannot loop on itself.
+    /// Google Play's address carries the link as an Install Referrer (`installReferrer`), made
+    /// at `now` (seconds since 1970), so the app opens it after its install.
     public static func decide(_ resolution: Resolution, route: RouteSpec?, landing: Landing?, visitor: Visitor,
-                              link: (host: String, path: Substring, query: Substring?)) -> Answer {
+                              link: (host: String, path: Substring, query: Substring?), now: Int) -> Answer {
         func usable(_ location: String?) -> String? {
             guard let location, !pointsAt(location, host: link.host, path: link.path) else { return nil }
             return location
@@ -55,12 +57,72 @@ public enum LandingDecision {
             case .android: (landing?.playStoreURL, .playStore)
             case .other: (landing?.webURL, .web)
             }
-            if let location = usable(store.0) { return .redirect(location, store.1) }
+            if let location = usable(store.0) {
+                guard store.1 == .playStore, let route else { return .redirect(location, store.1) }
+                return .redirect(withReferrer(location, installReferrer(link: link, route: route, now: now)), .playStore)
+            }
             if let web = usable(landing?.webURL) { return .redirect(web, .web) }
             return .page(.openInApp)
         case .notFound:
             if let location = usable(landing?.notFoundURL) { return .redirect(location, .notFoundURL) }
             return .page(.notFound)
+        }
+    }
+
+    /// The UTM items an Install Referrer carries on, in this order.
+    public static let campaignItems = ["utm_source", "utm_medium", "utm_campaign", "utm_term", "utm_content"]
+    /// The longest value of a UTM item carried on; a longer one is dropped.
+    public static let maximumCampaignValueBytes = 100
+
+    /// The Install Referrer for a link resolved to `route` (`docs/landing.md`, "Deferred
+    /// links"), `application/x-www-form-urlencoded`: `deeplink` = the link as opened (https,
+    /// its host, its path, and the query items the route maps, as `passedOn` keeps them),
+    /// `t` = `now`, then each of `campaignItems` the link's query has (the first of each),
+    /// when its value as written is 1 to `maximumCampaignValueBytes` bytes of `A–Z a–z 0–9
+    /// - . _ ~` (no escapes): anything else is dropped, never rewritten.
+    public static func installReferrer(link: (host: String, path: Substring, query: Substring?), route: RouteSpec, now: Int) -> String {
+        let kept = passedOn(link.query, by: route)
+        let opened = "https://" + link.host + link.path + (kept.isEmpty ? "" : "?" + kept.joined(separator: "&"))
+        var first: [Substring: Substring] = [:]
+        for item in (link.query ?? "").split(separator: "&") {
+            let parts = item.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            if parts.count == 2, first[parts[0]] == nil { first[parts[0]] = parts[1] }
+        }
+        let campaign = campaignItems.compactMap { name -> String? in
+            guard let value = first[name[...]], (1...maximumCampaignValueBytes).contains(value.utf8.count), value.utf8.allSatisfy(isUnreserved) else { return nil }
+            return name + "=" + value
+        }
+        return (["deeplink=" + formEncoded(opened), "t=\(now)"] + campaign).joined(separator: "&")
+    }
+
+    /// `store` with `referrer` added to its query, percent-encoded once (Play's rule), unless
+    /// the address already names a referrer of its own (kept as declared).
+    static func withReferrer(_ store: String, _ referrer: String) -> String {
+        let query = store.split(separator: "#", maxSplits: 1).first.flatMap { $0.split(separator: "?", maxSplits: 1).dropFirst().first } ?? ""
+        if query.split(separator: "&").contains(where: { $0.hasPrefix("referrer=") }) { return store }
+        return appending(["referrer=" + formEncoded(referrer)[...]], to: store)
+    }
+
+    /// `text` with every byte but `A–Z a–z 0–9 - . _ ~` percent-encoded (RFC 3986's unreserved).
+    static func formEncoded(_ text: String) -> String {
+        let hex = Array("0123456789ABCDEF".utf8)
+        var out: [UInt8] = []
+        out.reserveCapacity(text.utf8.count * 3)
+        for byte in text.utf8 {
+            if isUnreserved(byte) {
+                out.append(byte)
+            } else {
+                out += [UInt8(ascii: "%"), hex[Int(byte >> 4)], hex[Int(byte & 15)]]
+            }
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    static func isUnreserved(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+             UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"): true
+        default: false
         }
     }
 

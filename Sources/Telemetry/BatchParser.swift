@@ -256,7 +256,7 @@ public struct BatchParser: Sendable {
                         seconds = time
                     case 1:
                         guard let value = try enumerationValue(plain.entryPoints.match(&scanner), &scanner, Self.entryPoint) else {
-                            fail("entry must be universalLink, scheme, push or inApp."); continue
+                            fail("entry must be universalLink, scheme, push, inApp or deferred."); continue
                         }
                         entry = value
                     case 2:
@@ -369,6 +369,7 @@ public struct BatchParser: Sendable {
             case 6: text.equals("scheme") ? .scheme : nil
             case 4: text.equals("push") ? .push : nil
             case 5: text.equals("inApp") ? .inApp : nil
+            case 8: text.equals("deferred") ? .deferred : nil
             default: nil
             }
         }
@@ -405,7 +406,8 @@ struct PlainNames: Sendable {
     static let fieldNames: [StaticString] = ["ts", "entry", "outcome", "reason", "route", "destination", "precondition", "count", "shape"]
 
     let fields = PlainTable<Int>(fieldNames.enumerated().map { ($1, $0) })
-    let entryPoints = PlainTable<EntryPoint>([("universalLink", .universalLink), ("scheme", .scheme), ("push", .push), ("inApp", .inApp)])
+    let entryPoints = PlainTable<EntryPoint>([("universalLink", .universalLink), ("scheme", .scheme), ("push", .push), ("inApp", .inApp),
+                                              ("deferred", .deferred)])
     let outcomes = PlainTable<Outcome>([("proceed", .proceed), ("gated", .gated), ("notFound", .notFound)])
     let reasons = PlainTable<FailureReason>([("malformed", .malformed), ("unknownRoute", .unknownRoute), ("expired", .expired)])
 }

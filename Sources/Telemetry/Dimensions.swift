@@ -15,9 +15,11 @@ public enum EntryPoint: UInt8, CaseIterable, Sendable {
     /// with `HEAD` (`docs/landing.md`); counted by the server, and left out of every count
     /// that stands for people: opens, the rollout guard, the impact preview, and the counts
     /// a query gets unless it asks for the entry by name.
-    case universalLink, scheme, push, inApp, web, bot
+    /// `deferred`: a link handed to the app after its install (Android's Play Install
+    /// Referrer, iOS's paste hand-off; `docs/landing.md`, "Deferred links"), reported by the client.
+    case universalLink, scheme, push, inApp, web, bot, deferred
 
-    public var name: String { ["universalLink", "scheme", "push", "inApp", "web", "bot"][Int(rawValue)] }
+    public var name: String { ["universalLink", "scheme", "push", "inApp", "web", "bot", "deferred"][Int(rawValue)] }
 
     /// Whether a client reports this entry (the others the server counts itself).
     public var isClients: Bool { self != .web && self != .bot }

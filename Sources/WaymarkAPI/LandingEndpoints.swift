@@ -109,7 +109,7 @@ struct LandingEndpoints: EndpointGroup {
         case .notFound(let notFound): notFound.routeID
         }
         let decision = LandingDecision.decide(resolution, route: routeID.flatMap { table.routes[$0] }, landing: side.landing, visitor: visitor,
-                                              link: (host, request.head.path, request.head.query))
+                                              link: (host, request.head.path, request.head.query), now: Int(now.timeIntervalSince1970))
         var key = count(resolution, routeID: routeID, visitor: visitor, side: side, revision: table.revision)
         if agent != .person { key.entry = .bot }
         let tally = context.landingCounter.tally(for: key, loop: request.head.loop)

@@ -31,7 +31,10 @@ struct LandingDecisionTests {
          "q=1", .redirect("https://f.example/x?a=1&q=1#top", .routeFallback)),
         ("nothing mapped: nothing passed", proceed, route(fallback: "https://f.example/x"), landing, .ios, "/r", "q=1&token=s", .redirect("https://f.example/x", .routeFallback)),
         ("no fallback, iOS: App Store", proceed, route(fallback: nil), landing, .ios, "/r", "q=1", .redirect("https://apps.apple.com/app/id1", .appStore)),
-        ("no fallback, Android: Google Play", gated, route(fallback: nil), landing, .android, "/r", nil, .redirect("https://play.google.com/store/apps/details?id=x", .playStore)),
+        ("no fallback, Android: Google Play, the link its referrer", gated, route(fallback: nil), landing, .android, "/r", nil,
+         .redirect("https://play.google.com/store/apps/details?id=x&referrer=deeplink%3Dhttps%253A%252F%252Fh.example%252Fr%26t%3D1764000000", .playStore)),
+        ("a store address with a referrer of its own keeps it", proceed, route(fallback: nil), Landing(playStoreURL: "https://play.google.com/store/apps/details?id=x&referrer=utm_source%3Dtv"),
+         .android, "/r", nil, .redirect("https://play.google.com/store/apps/details?id=x&referrer=utm_source%3Dtv", .playStore)),
         ("no fallback, desktop: the web", proceed, nil, landing, .other, "/r", nil, .redirect("https://web.example/", .web)),
         ("no store declared: the web", proceed, nil, Landing(webURL: "https://web.example/"), .ios, "/r", nil, .redirect("https://web.example/", .web)),
         ("desktop, no web declared: the page", proceed, nil, storesOnly, .other, "/r", nil, .page(.openInApp)),
@@ -51,7 +54,28 @@ struct LandingDecisionTests {
 
     @Test(arguments: rows)
     func decides(_ row: Row) {
-        let answer = LandingDecision.decide(row.1, route: row.2, landing: row.3, visitor: row.4, link: ("h.example", row.5[...], row.6.map { $0[...] }))
+        let answer = LandingDecision.decide(row.1, route: row.2, landing: row.3, visitor: row.4, link: ("h.example", row.5[...], row.6.map { $0[...] }),
+                                            now: 1_764_000_000)
         #expect(answer == row.7, "\(row.0)")
+    }
+
+    /// The Install Referrer (`docs/landing.md`, "Deferred links"): the link as opened with the
+    /// items its route maps, the time, and the UTM items that are short and plain, in a fixed order.
+    static let referrers: [(String, String?, [String: String], String)] = [
+        ("the link alone", nil, [:], "deeplink=https%3A%2F%2Fh.example%2Fr&t=7"),
+        ("UTM items in their order, others dropped", "utm_campaign=spring&email=a%40b.example&utm_source=mail&token=s3cr3t&utm_content=hero_1", [:],
+         "deeplink=https%3A%2F%2Fh.example%2Fr&t=7&utm_source=mail&utm_campaign=spring&utm_content=hero_1"),
+        ("a mapped item goes in the link", "q=red%20shoes&utm_medium=cpc", ["q": "q"], "deeplink=https%3A%2F%2Fh.example%2Fr%3Fq%3Dred%2520shoes&t=7&utm_medium=cpc"),
+        ("the first of each, even when it is dropped", "utm_source=a%20b&utm_source=ok", [:], "deeplink=https%3A%2F%2Fh.example%2Fr&t=7"),
+        ("an escape, a plus, a quote or an empty value is dropped", "utm_source=a%2Fb&utm_medium=a+b&utm_term='x'&utm_content=", [:], "deeplink=https%3A%2F%2Fh.example%2Fr&t=7"),
+        ("a value of 100 bytes is kept, 101 dropped", "utm_source=" + String(repeating: "s", count: 100) + "&utm_medium=" + String(repeating: "m", count: 101), [:],
+         "deeplink=https%3A%2F%2Fh.example%2Fr&t=7&utm_source=" + String(repeating: "s", count: 100)),
+        ("an item without a value, and a name without case", "utm_source&UTM_MEDIUM=x", [:], "deeplink=https%3A%2F%2Fh.example%2Fr&t=7"),
+    ]
+
+    @Test(arguments: referrers)
+    func makesTheReferrer(_ row: (String, String?, [String: String], String)) {
+        let made = LandingDecision.installReferrer(link: ("h.example", "/r", row.1.map { $0[...] }), route: Self.route(fallback: nil, query: row.2), now: 7)
+        #expect(made == row.3, "\(row.0)")
     }
 }

@@ -9,17 +9,22 @@ Then two journeys, each launch a process of its own (dev.waymark.tools.LiveJourn
 the first tap on a campaign published after the cache was written opens it on a cold
 start that waits for the manifest (and ends notFound without the wait, the control); and a
 process killed (SIGKILL) at the login screen whose next launch, logged in, carries the link
-out from the gate stash, once.
+out from the gate stash, once. Then the deferred link: a browser without the app sent to Google
+Play with the link as its Install Referrer, which the library opens after the install by the
+deferred door, once.
 
     python3 Tests/Scripts/android-live.py .build/debug/waymark CLASSPATH
 """
 import datetime
+import http.client
 import json
 import os
 import signal
 import subprocess
 import sys
 import tempfile
+import time
+import urllib.parse
 
 import waymark_daemon
 
@@ -101,6 +106,42 @@ def journeys(port, token, cache, classpath):
     assert "stash file: present\n" in out.stdout, out.stdout
     assert "relaunched: navigated shown " in out.stdout and "orderDetail(orderId=42)" in out.stdout, out.stdout
     assert "stash file after: absent\n" in out.stdout, out.stdout
+    deferred(port, token, cache, tool, server)
+
+
+def deferred(port, token, cache, tool, server):
+    """The Install Referrer loop: a browser without the app opens a campaign link with UTM
+    items; Google Play's address carries it as the referrer; the library, given the referrer
+    as Play returns it (decoded once), opens what the link opens in the app, by the deferred
+    door, counted once; handed over again (in the launch, and in the next) it opens nothing."""
+    started = datetime.datetime.now(datetime.timezone.utc) - datetime.timedelta(minutes=1)
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    connection.request("GET", "/sale/winter?utm_source=mail&utm_campaign=winter-26&email=a%40b.example&utm_term=%3Cscript%3E",
+                       headers={"Host": "storefront.example", "User-Agent": "Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 Chrome/124.0 Mobile Safari/537.36"})
+    answer = connection.getresponse()
+    location = answer.getheader("Location") or ""
+    connection.close()
+    assert answer.status == 302 and location.startswith("https://play.google.com/store/apps/details?id=example.storefront&referrer="), (answer.status, location)
+    referrer = urllib.parse.parse_qs(urllib.parse.urlsplit(location).query)["referrer"][0]  # as Play hands it to the app
+    items = urllib.parse.parse_qs(referrer)
+    assert items["deeplink"] == ["https://storefront.example/sale/winter"], items
+    assert items["utm_source"] == ["mail"] and items["utm_campaign"] == ["winter-26"], items
+    assert "email" not in items and "utm_term" not in items and abs(int(items["t"][0]) - time.time()) < 60, items
+    out = subprocess.run(tool + ["deferred", server, token, cache, referrer], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    lines = dict(line.split(": ", 1) for line in out.stdout.splitlines() if ": " in line)
+    assert lines.get("deferred", "").startswith("navigated by deferred shown ") and "promo(code=WINTER)" in lines["deferred"], out.stdout
+    assert lines["tapped"] == "navigated shown " + lines["deferred"][len("navigated by deferred shown "):], out.stdout
+    assert lines["again"] == "nothing", out.stdout
+    assert lines["telemetry"].startswith("Delivered("), out.stdout
+    again = subprocess.run(tool + ["deferred", server, token, cache, referrer], capture_output=True, text=True, timeout=120)
+    assert again.returncode == 0 and again.stdout.strip() == "deferred: nothing", (again.stdout, again.stderr)
+    query = "/v1/telemetry/counts?entry=deferred&groupBy=entry,outcome,route&from=%s" % started.strftime("%Y-%m-%dT%H:%M:%SZ")
+    status, body, _ = waymark_daemon.call(port, token, "GET", query)
+    counted = {(g["key"]["entry"], g["key"]["outcome"], g["key"]["route"]): g["total"] for g in json.loads(body)["groups"]}
+    assert status == 200 and counted == {("deferred", "proceed", "winter"): 1}, (status, counted)
+    print("android-live: deferred: %s -> Google Play with the referrer %r; opened by the deferred door as a tap opens it (%s), "
+          "counted once; handed over again, in the launch and the next, nothing" % ("/sale/winter", referrer, lines["tapped"]))
 
 
 if __name__ == "__main__":

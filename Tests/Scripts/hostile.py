@@ -261,6 +261,11 @@
      bots and HEAD (known links, random products, random unknown links) are counted as
      `bot`, and change none of what stands for people: the counts without an entry filter,
      the impact preview's opens, a running rollout's guard evidence, the unknown links.
+ 47. Install Referrers from hostile links: an Android visitor sent to Google Play by links
+     whose UTM items carry encoded CR LF, quotes, markup, a referrer of their own, 1,900-byte
+     values, 2,000 items: the Location is Play's address and one referrer item of unreserved
+     bytes and escapes; decoded as Play hands it to the app it holds the link, `t` and only
+     plain UTM items of at most 100 bytes.
 Each attack is a file of its own, attacks/NAME.py (the number above is the comment over its
 function); what they share — the daemon fixture, calls, tokens, payloads — is
 hostile_common.py. Prints each figure; exits 1 on the first failure.
@@ -332,13 +337,14 @@ from attacks.qr_beside_followers import qr_beside_followers
 from attacks.suggestions_across_publishes import suggestions_across_publishes
 from attacks.hostile_forwards import hostile_forwards
 from attacks.crawler_flood import crawler_flood
+from attacks.hostile_referrers import hostile_referrers
 
 
 # The attacks on one shared daemon, in order (each takes the daemon, and some the binary
 # and its data directory), then those that start daemons of their own (binary, scratch).
 SHARED = ["anonymous_bodies", "flood_and_publish", "dot_versions", "heads_without_bodies", "two_loop_rate", "qr_flood",
           "slow_qr_readers", "request_ids", "host_ports", "private_fallbacks", "publisher_reads_counts", "slow_manifest_file_readers",
-          "crawler_flood"]
+          "crawler_flood", "hostile_referrers"]
 
 
 ALONE = ["cell_cap", "silent_connections", "batch_ids", "big_documents", "landing_past_an_edge", "refusals_from_many_addresses",

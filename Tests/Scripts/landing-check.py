@@ -249,7 +249,12 @@ def main():
             status, got, headers, body = curl(port, path, agent, host, method)
             if status != want:
                 fail("%s: %s %s answered %d, not %d" % (label, method, path[:80], status, want))
-            if got != location:
+            if location == PLAY and got and got.startswith(PLAY + "&referrer="):
+                # Google Play's address carries the link as its Install Referrer (docs/landing.md, "Deferred links").
+                referrer = urllib.parse.parse_qs(urllib.parse.urlsplit(got).query)["referrer"][0]
+                if urllib.parse.parse_qs(referrer).get("deeplink") != ["https://%s%s" % (host.lower(), path.split("?")[0])]:
+                    fail("%s: the referrer %r is not the link" % (label, referrer))
+            elif got != location:
                 fail("%s: Location %r, not %r" % (label, got, location))
             check_location(label, got)
             if method == "HEAD" and body:

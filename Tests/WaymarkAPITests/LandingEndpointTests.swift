@@ -43,6 +43,11 @@ struct LandingEndpointTests {
         return harness
     }
 
+    /// Every byte but RFC 3986's unreserved ones percent-encoded, as a referrer is.
+    static func encoded(_ text: String) -> String {
+        text.addingPercentEncoding(withAllowedCharacters: CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~"))!
+    }
+
     struct Failure: Error, CustomStringConvertible {
         let description: String
         init(_ description: String) { self.description = description }
@@ -81,7 +86,14 @@ struct LandingEndpointTests {
         for row in Self.rows {
             let reply = harness.call(row.1, row.2, host: row.3, headers: row.4.map { [("User-Agent", $0)] } ?? [])
             #expect(reply.status == row.5, "\(row.0): \(reply.head)")
-            #expect(reply["Location"] == row.6, "\(row.0)")
+            if row.6 == Self.playStore {
+                // Google Play's address carries the link as its Install Referrer (LandingDecisionTests has the rule).
+                let link = "https://" + row.3!.lowercased().replacingOccurrences(of: ":443", with: "") + row.2.prefix { $0 != "?" }
+                let referrer = "deeplink=" + Self.encoded(link) + "&t="
+                #expect(reply["Location"]?.hasPrefix(Self.playStore + "&referrer=" + Self.encoded(referrer)) == true, "\(row.0): \(reply["Location"] ?? "")")
+            } else {
+                #expect(reply["Location"] == row.6, "\(row.0)")
+            }
             if let location = reply["Location"] {
                 #expect(validated.contains { location.hasPrefix($0) }, "\(row.0): \(location) is a validated address")
             }

@@ -4,8 +4,11 @@ import dev.waymark.engine.DestinationRequest
 import dev.waymark.engine.Resolution
 import dev.waymark.engine.ResolutionRequest
 
-/** The door an intent came in by; telemetry's `entry`. */
-enum class Door(val json: String) { UNIVERSAL_LINK("universalLink"), SCHEME("scheme"), PUSH("push"), IN_APP("inApp") }
+/**
+ * The door an intent came in by; telemetry's `entry`. [DEFERRED]: a link followed before the
+ * app was installed, handed to it after (the Play Install Referrer, [DeferredLinks]).
+ */
+enum class Door(val json: String) { UNIVERSAL_LINK("universalLink"), SCHEME("scheme"), PUSH("push"), IN_APP("inApp"), DEFERRED("deferred") }
 
 /**
  * Something that asks the app to go somewhere — an App Link or custom-scheme `Intent`'s
@@ -32,20 +35,24 @@ sealed class Intent {
 
     companion object {
         /**
-         * The deferred link of a Play Install Referrer string (`utm_source=…&deeplink=https%3A…`):
-         * the first `deeplink` item's value, form-decoded once, as a link by the universal-link
-         * door; null without one (`docs/android.md`, "The Play Install Referrer seam").
+         * The link of a Play Install Referrer string (`deeplink=https%3A…&t=…&utm_source=…`):
+         * the first `deeplink` item's value, form-decoded once, as a link by the deferred
+         * door; null without one. It says nothing of the referrer's age or whether it was
+         * used: [DeferredLinks.fromInstallReferrer] does (`docs/android.md`, "Deferred links").
          */
-        fun fromInstallReferrer(referrer: String, parameter: String = "deeplink"): Intent? {
-            for (item in referrer.split('&')) {
+        fun fromInstallReferrer(referrer: String, parameter: String = "deeplink"): Intent? =
+            formItem(referrer, parameter)?.let { if (it.isEmpty()) null else Link(it, Door.DEFERRED) }
+
+        /** The first item named [name] of form-encoded [text], decoded once; null without one or when its encoding is broken. */
+        internal fun formItem(text: String, name: String): String? {
+            for (item in text.split('&')) {
                 val equals = item.indexOf('=')
-                if (equals < 0 || item.substring(0, equals) != parameter) continue
-                val link = try {
+                if (equals < 0 || item.substring(0, equals) != name) continue
+                return try {
                     java.net.URLDecoder.decode(item.substring(equals + 1), "UTF-8")
                 } catch (broken: IllegalArgumentException) {
-                    return null
+                    null
                 }
-                return if (link.length == 0) null else Link(link, Door.UNIVERSAL_LINK)
             }
             return null
         }

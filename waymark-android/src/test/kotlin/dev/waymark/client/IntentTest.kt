@@ -22,7 +22,7 @@ class IntentTest {
     @TestFactory
     fun installReferrer() = referrers.map { (label, referrer, expected) ->
         DynamicTest.dynamicTest(label) {
-            assertEquals(expected?.let { Intent.Link(it, Door.UNIVERSAL_LINK) }, Intent.fromInstallReferrer(referrer), label)
+            assertEquals(expected?.let { Intent.Link(it, Door.DEFERRED) }, Intent.fromInstallReferrer(referrer), label)
         }
     }
 

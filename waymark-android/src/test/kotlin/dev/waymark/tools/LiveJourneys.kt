@@ -1,6 +1,8 @@
 package dev.waymark.tools
 
+import dev.waymark.client.Cohort
 import dev.waymark.client.ContextProvider
+import dev.waymark.client.DeferredLinks
 import dev.waymark.client.DispatchObserver
 import dev.waymark.client.DispatchResult
 import dev.waymark.client.DispatcherConfiguration
@@ -15,6 +17,8 @@ import dev.waymark.client.NavigationState
 import dev.waymark.client.Navigator
 import dev.waymark.client.RouteDispatcher
 import dev.waymark.client.Screen
+import dev.waymark.client.TelemetryConfiguration
+import dev.waymark.client.TelemetryReporter
 import dev.waymark.client.applying
 import dev.waymark.engine.AppBuild
 import dev.waymark.engine.Resolution
@@ -32,6 +36,11 @@ import java.util.concurrent.TimeUnit
  * - `gate SERVER TOKEN CACHE LINK`: logged out, the link waits at the login screen, which
  *   never answers (the process is killed there); `relaunch SERVER TOKEN CACHE`: the next
  *   launch, logged in, carries the stashed link out, once.
+ * - `deferred SERVER TOKEN CACHE REFERRER`: the first launch after an install from Google
+ *   Play hands Play's referrer string to [DeferredLinks]: its link is dispatched by the
+ *   deferred door (telemetry sent), then the same link as a tap in the app on a fresh stack,
+ *   to compare what each shows; a second hand-over in the same launch opens nothing. Run
+ *   again, the referrer is remembered across launches.
  */
 fun main(args: Array<String>) {
     val (mode, server, token) = Triple(args[0], args[1], args[2])
@@ -86,6 +95,27 @@ fun main(args: Array<String>) {
             println("relaunched: ${result?.outcome ?: "nothing"} shown ${shown()}")
             println("stash file after: ${if (stash.file.exists()) "present" else "absent"}")
         }
-        else -> throw IllegalArgumentException("mode: firstTap, gate or relaunch")
+        "deferred" -> {
+            val telemetry = TelemetryReporter(TelemetryConfiguration(server, build, token, cache, cohort = manifests().cohort(), installId = Cohort.installId(cache)))
+            val dispatcher = RouteDispatcher(manifests(), navigator, context(true), observer = telemetry)
+            dispatcher.ready(waitingForManifestMillis = 10_000)
+            val deferred = DeferredLinks(File(cache, "waymark-deferred"), listOf("storefront.example", "www.storefront.example"))
+            val intent = deferred.fromInstallReferrer(args[4])
+            if (intent == null) {
+                println("deferred: nothing")
+                return
+            }
+            val opened = dispatcher.dispatch(intent).get(30, TimeUnit.SECONDS)
+            println("deferred: ${opened.outcome} by ${intent.door.json} shown ${shown()}")
+            println("again: ${deferred.fromInstallReferrer(args[4])?.let { "opened" } ?: "nothing"}")
+            println("telemetry: ${telemetry.flush()}")
+            state = NavigationState("home", mapOf("home" to listOf(Screen("home"))))
+            val tapped = RouteDispatcher(manifests(), navigator, context(true))
+            tapped.ready(waitingForManifestMillis = 10_000)
+            val link = (intent as Intent.Link).link
+            val inApp = tapped.dispatch(Intent.Link(link, Door.UNIVERSAL_LINK)).get(30, TimeUnit.SECONDS)
+            println("tapped: ${inApp.outcome} shown ${shown()}")
+        }
+        else -> throw IllegalArgumentException("mode: firstTap, gate, relaunch or deferred")
     }
 }

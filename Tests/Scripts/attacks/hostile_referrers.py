@@ -1,0 +1,54 @@
+from hostile_common import *  # noqa: F401,F403
+
+ANDROID = "Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 Chrome/124.0 Mobile Safari/537.36"
+PLAY = "https://play.google.com/store/apps/details?id=example.storefront&referrer="
+
+
+def hostile_referrers(daemon):
+    """Install Referrers from hostile links: an Android visitor sent to Google Play with UTM
+    items that carry encoded CR LF, quotes, markup, another referrer, 1,900-byte values and
+    2,000 items. The Location is Play's address and one `referrer` item, every byte of it
+    unreserved or an escape; decoded once (as Play hands it to the app) it holds the link,
+    `t` and only the plain, short UTM items; its length is bounded by the link's."""
+    schema = json.load(open(os.path.join(EXAMPLE, "schema-ios-5.3.0.json")))
+    schema.update(platform="android", version="5.3.0")
+    status, body, _ = call(daemon.port, daemon.admin, "PUT", "/v1/schemas/android/5.3.0", schema)
+    if status not in (200, 201):
+        fail("registering an Android build answered %d %s" % (status, body[:300]))
+    # (query, whether the engine takes the link: control characters and invalid UTF-8 are malformed, 404, no store)
+    queries = [("utm_source=%0d%0aSet-Cookie:%20a=b&utm_medium=ok", False), ("utm_source=%22%0a&utm_medium=ok", False),
+               ("utm_campaign=%22%3E%3Cscript%3E&utm_term=x", True), ("referrer=evil&utm_source=a&deeplink=https://evil.example", True),
+               ("utm_content=" + "c" * 1_900, True), ("&".join("utm_source=%d" % index for index in range(2_000))[:1_990], True),
+               ("utm_source=a+b&utm_medium=%2541", True), ("utm_source=" + "%FF" * 600, False), ("q=%00&utm_source=%E2%80%AE", False),
+               ("utm_source=%E2%80%AE", False), ("utm_medium='x'&utm_source=ok&utm_term=%C3%A9", True)]
+    longest, sent = 0, 0
+    for query, taken in queries:
+        connection = http.client.HTTPConnection("127.0.0.1", daemon.port, timeout=10)
+        connection.request("GET", "/product/p42?" + query, headers={"Host": "storefront.example", "User-Agent": ANDROID})
+        answer = connection.getresponse()
+        answer.read()
+        location = answer.getheader("Location") or ""
+        connection.close()
+        if not taken:
+            if answer.status != 404 or location:
+                fail("a malformed link (%s) answered %d %r" % (query[:60], answer.status, location[:200]))
+            continue
+        if answer.status != 302 or not location.startswith(PLAY) or "&" in location[len(PLAY):]:
+            fail("a hostile referrer (%s) answered %d %r" % (query[:60], answer.status, location[:300]))
+        encoded = location[len(PLAY):]
+        if re.search(r"[^A-Za-z0-9\-._~%]", encoded):
+            fail("the referrer has a byte that is not unreserved: %r" % encoded[:300])
+        items = urllib.parse.parse_qs(urllib.parse.unquote(encoded), keep_blank_values=True)
+        if items.get("deeplink") != ["https://storefront.example/product/p42"] or set(items) - {"deeplink", "t", "utm_source", "utm_medium", "utm_campaign", "utm_term", "utm_content"}:
+            fail("the referrer of %s holds %r" % (query[:60], {key: value[:1] for key, value in items.items()}))
+        for key, values in items.items():
+            if key.startswith("utm_") and (len(values) != 1 or not re.fullmatch(r"[A-Za-z0-9\-._~]{1,100}", values[0])):
+                fail("a UTM item that is not plain went through: %s=%r" % (key, values[:2]))
+        longest = max(longest, len(location))
+        sent += 1
+    if sent != sum(taken for _, taken in queries):
+        fail("only %d hostile links were sent to Google Play" % sent)
+    if longest > 1_000:
+        fail("a referrer of %d bytes" % longest)
+    print("hostile: %d hostile referrers (%d sent to Google Play): Location Play's address and one referrer item of unreserved bytes and escapes, "
+          "only plain UTM items, at most %d bytes" % (len(queries), sent, longest))
