@@ -200,6 +200,7 @@ test-api: build
 # rebase, rollback; the page's policy and where the token went. Screenshots in .build/console/.
 test-console: build
 	bash Tests/Scripts/console-check.sh $(BIN) .build/console
+	SE_OFFLINE=true .venv-selenium/bin/python Tests/Scripts/handoff-check.py $(BIN)
 
 # The console's screenshots in docs/console.md, taken again by test-console's browser.
 CONSOLE_SHOTS = 2-routes:routes 3-type-error:type-error 4-conflict:conflict 5-preview:preview 12-impact-warning:impact \

@@ -81,26 +81,54 @@ public enum LandingDecision {
     /// when its value as written is 1 to `maximumCampaignValueBytes` bytes of `A–Z a–z 0–9
     /// - . _ ~` (no escapes): anything else is dropped, never rewritten.
     public static func installReferrer(link: (host: String, path: Substring, query: Substring?), route: RouteSpec, now: Int) -> String {
+        let campaign = campaignItems.compactMap { name in campaignValue(name, in: link.query, maximumBytes: maximumCampaignValueBytes).map { name + "=" + $0 } }
+        return (["deeplink=" + formEncoded(opened(link, route: route)), "t=\(now)"] + campaign).joined(separator: "&")
+    }
+
+    /// The link as opened, as a deferred link hands it on: `https://`, the host, the path, and
+    /// the query items `route` maps (as `passedOn` keeps them).
+    public static func opened(_ link: (host: String, path: Substring, query: Substring?), route: RouteSpec) -> String {
         let kept = passedOn(link.query, by: route)
-        let opened = "https://" + link.host + link.path + (kept.isEmpty ? "" : "?" + kept.joined(separator: "&"))
-        var first: [Substring: Substring] = [:]
-        for item in (link.query ?? "").split(separator: "&") {
+        return "https://" + link.host + link.path + (kept.isEmpty ? "" : "?" + kept.joined(separator: "&"))
+    }
+
+    /// The value as written of the first item named `name` in `query`, when it is 1 to
+    /// `maximumBytes` bytes of `A–Z a–z 0–9 - . _ ~`; nil otherwise (the first of each name counts, even when it fails).
+    static func campaignValue(_ name: String, in query: Substring?, maximumBytes: Int) -> Substring? {
+        for item in (query ?? "").split(separator: "&") {
             let parts = item.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            if parts.count == 2, first[parts[0]] == nil { first[parts[0]] = parts[1] }
+            guard parts[0] == name else { continue }
+            guard parts.count == 2, (1...maximumBytes).contains(parts[1].utf8.count), parts[1].utf8.allSatisfy(isUnreserved) else { return nil }
+            return parts[1]
         }
-        let campaign = campaignItems.compactMap { name -> String? in
-            guard let value = first[name[...]], (1...maximumCampaignValueBytes).contains(value.utf8.count), value.utf8.allSatisfy(isUnreserved) else { return nil }
-            return name + "=" + value
-        }
-        return (["deeplink=" + formEncoded(opened), "t=\(now)"] + campaign).joined(separator: "&")
+        return nil
+    }
+
+    /// The text the iOS hand-off page copies (`docs/landing.md`, "Deferred links"): the link as
+    /// `opened`, `#waymark=`, and `now` in seconds since 1970. `WaymarkClient.DeferredLink` reads it.
+    public static func handOffText(_ opened: String, now: Int) -> String { opened + "#waymark=" + String(now) }
+
+    /// The longest campaign token (`ct`) App Store Connect keeps.
+    public static let maximumCampaignTokenBytes = 40
+
+    /// `store` (the App Store) with `ct` = the link's `utm_campaign` when it is plain and at most
+    /// `maximumCampaignTokenBytes`, so App Store Connect counts the campaign's downloads; an
+    /// address that already has a `ct` item is left as declared.
+    public static func withCampaignToken(_ store: String, query: Substring?) -> String {
+        guard let campaign = campaignValue("utm_campaign", in: query, maximumBytes: maximumCampaignTokenBytes) else { return store }
+        return declares(store, item: "ct") ? store : appending(["ct=" + campaign], to: store)
     }
 
     /// `store` with `referrer` added to its query, percent-encoded once (Play's rule), unless
     /// the address already names a referrer of its own (kept as declared).
     static func withReferrer(_ store: String, _ referrer: String) -> String {
-        let query = store.split(separator: "#", maxSplits: 1).first.flatMap { $0.split(separator: "?", maxSplits: 1).dropFirst().first } ?? ""
-        if query.split(separator: "&").contains(where: { $0.hasPrefix("referrer=") }) { return store }
-        return appending(["referrer=" + formEncoded(referrer)[...]], to: store)
+        declares(store, item: "referrer") ? store : appending(["referrer=" + formEncoded(referrer)[...]], to: store)
+    }
+
+    /// Whether `address`'s own query has an item named `item`.
+    static func declares(_ address: String, item: String) -> Bool {
+        let query = address.split(separator: "#", maxSplits: 1).first.flatMap { $0.split(separator: "?", maxSplits: 1).dropFirst().first } ?? ""
+        return query.split(separator: "&").contains { $0 == item || $0.hasPrefix(item + "=") }
     }
 
     /// `text` with every byte but `A–Z a–z 0–9 - . _ ~` percent-encoded (RFC 3986's unreserved).

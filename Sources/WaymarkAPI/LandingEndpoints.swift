@@ -132,6 +132,12 @@ struct LandingEndpoints: EndpointGroup {
             response = LandingPages.card(routeID.flatMap { table.routes[$0]?.preview }, appName: side.app,
                                          url: "https://" + host + request.head.path)
             addCaching(&response, lifetime: seconds)
+        } else if agent == .person, case .redirect(let store, .appStore) = decision, let route = routeID.flatMap({ table.routes[$0] }) {
+            // An iPhone without the app: the hand-off page, so that the link survives the install.
+            let link = (host, request.head.path, request.head.query)
+            response = LandingPages.handOff(route.preview, appName: side.app, store: LandingDecision.withCampaignToken(store, query: request.head.query),
+                                            handOff: LandingDecision.handOffText(LandingDecision.opened(link, route: route), now: Int(now.timeIntervalSince1970)))
+            addCaching(&response, lifetime: seconds)
         } else {
             response = respond(decision, lifetime: seconds)
         }

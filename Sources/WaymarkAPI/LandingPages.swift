@@ -2,9 +2,11 @@ import HTTPCore
 import LinkLanding
 import RouteEngine
 
-/// Waymark's own landing pages, for a link with nowhere declared to go: small, the same for
+/// Waymark's own landing pages: for a link with nowhere declared to go, small and the same for
 /// every link (nothing from the link is written into them, so nothing it carries can be
-/// reflected), no external resources, and a policy that allows only their own style.
+/// reflected); a preview crawler's card and an iPhone's hand-off page, which write the route's
+/// preview and the link as opened, escaped. No external resources, and a policy that allows
+/// only their own style (and the hand-off's one script) by hash.
 enum LandingPages {
     static func body(_ page: LandingDecision.Page) -> [UInt8] {
         switch page {
@@ -68,6 +70,32 @@ enum LandingPages {
         """.utf8)
         return HTTPResponse(status: .ok, headers: HTTPHeaders(InlinePage.headers(policy: InlinePage.policy(for: bytes))), body: bytes)
     }
+
+    /// The iOS hand-off page (`docs/landing.md`, "Deferred links"): the route's preview (or the
+    /// app's name) and one link, "Get the app", to `store`. Its one script, allowed by its hash,
+    /// copies `handOff` to the pasteboard when the link is clicked (a user gesture, as the
+    /// Clipboard API requires) and then follows it; without script, or when the copy is
+    /// refused, the link is followed as it is. Every value escaped.
+    static func handOff(_ preview: LinkPreview?, appName: String, store: String, handOff: String) -> HTTPResponse {
+        let title = escaped(preview?.title ?? appName)
+        let description = preview?.description.map { "<p>\(escaped($0))</p>" } ?? ""
+        let bytes = Array("""
+        <!doctype html>
+        <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+        <meta name="robots" content="noindex"><title>\(title)</title>
+        <style>\(style)\(buttonStyle)</style>
+        </head><body><main><h1>\(title)</h1>\(description)
+        <p><a id="get" class="get" href="\(escaped(store))" data-handoff="\(escaped(handOff))">Get the app</a></p>
+        <p class="small">Getting the app copies this link, so that the app opens it once it is installed: tap Paste when the app asks.</p>
+        </main><script>\(handOffScript)</script></body></html>
+
+        """.utf8)
+        return HTTPResponse(status: .ok, headers: HTTPHeaders(InlinePage.headers(policy: InlinePage.policy(for: bytes))), body: bytes)
+    }
+
+    static let handOffScript = "document.getElementById(\"get\").addEventListener(\"click\",function(event){var link=event.currentTarget,go=function(){location.href=link.href};if(!navigator.clipboard||!navigator.clipboard.writeText)return;event.preventDefault();navigator.clipboard.writeText(link.getAttribute(\"data-handoff\")).then(go,go)});"
+
+    private static let buttonStyle = ".get{display:inline-block;background:#1d2330;color:#fff;text-decoration:none;padding:.7rem 1.4rem;border-radius:.6rem;font-weight:600}.small{font-size:.85rem;color:#5b6475}"
 
     private static let style = "body{font:17px/1.5 system-ui,-apple-system,sans-serif;margin:0;display:flex;min-height:100vh;align-items:center;justify-content:center;background:#f6f7f9;color:#1d2330}main{max-width:28rem;padding:2rem}h1{font-size:1.4rem;margin:0 0 .5rem}"
 

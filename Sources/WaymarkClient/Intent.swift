@@ -1,9 +1,10 @@
 import Foundation
 import RouteEngine
 
-/// The door an intent came in by; telemetry's `entry`.
+/// The door an intent came in by; telemetry's `entry`. `deferred`: a link followed before the
+/// app was installed, handed to it after (the paste hand-off, `DeferredLink`).
 public enum Door: String, Hashable, Sendable, CaseIterable {
-    case universalLink, scheme, push, inApp
+    case universalLink, scheme, push, inApp, deferred
 }
 
 /// Something that asks the app to go somewhere. Every kind reaches the same resolver and

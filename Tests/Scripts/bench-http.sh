@@ -10,8 +10,8 @@
 #             revision), the 304 case a candidate cohort with its ETag; nginx serves its file
 #             for the same paths.
 #   landing   the same daemon answers a link opened in a browser (GET /product/p1 on the link host
-#             storefront.example, an iPhone's User-Agent: resolved, counted as web telemetry, 302
-#             to the App Store); nginx answers the same request with `return 302` to the same
+#             storefront.example, a desktop's User-Agent: resolved, counted as web telemetry, 302
+#             to the web site; an iPhone gets the hand-off page); nginx answers the same request with `return 302` to the same
 #             address and the same Cache-Control and Vary.
 # Prints req/s, p50 and p99 for each, and Waymark/nginx ratios. BENCH_ONLY=file|manifest|rollout|landing
 # runs one pair (or group).
@@ -89,7 +89,7 @@ http {
         location /product/ {
             add_header Cache-Control "public, max-age=0, s-maxage=30";
             add_header Vary User-Agent;
-            return 302 https://apps.apple.com/app/id6450000000;
+            return 302 https://web.storefront.example/;
         }
     }
 }
@@ -175,10 +175,10 @@ LUA
 
 # The landing: both answer the link with the same 302.
 landing_path="/product/p1"
-iphone="User-Agent: Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 Version/17.4 Mobile/15E148 Safari/604.1"
+desktop="User-Agent: Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 Chrome/124.0 Safari/537.36"
 for port in "$API_PORT" "$NGINX_PORT"; do
-  answer=$(curl -s -o /dev/null -w '%{http_code} %{redirect_url}' -H "Host: storefront.example" -H "$iphone" "http://127.0.0.1:$port$landing_path")
-  [ "$answer" = "302 https://apps.apple.com/app/id6450000000" ] || { echo "landing on port $port answered: $answer" >&2; exit 1; }
+  answer=$(curl -s -o /dev/null -w '%{http_code} %{redirect_url}' -H "Host: storefront.example" -H "$desktop" "http://127.0.0.1:$port$landing_path")
+  [ "$answer" = "302 https://web.storefront.example/" ] || { echo "landing on port $port answered: $answer" >&2; exit 1; }
 done
 
 if [ "$SCHED_BATCH" = 1 ]; then
@@ -238,7 +238,7 @@ api_w="http://127.0.0.1:$API_PORT$api_path"; api_n="http://127.0.0.1:$NGINX_PORT
 for url in "$file_w" "$file_n" "$api_n"; do wrk -t2 -c"$CONNECTIONS" -d2s "$url" >/dev/null; done
 wrk -t2 -c"$CONNECTIONS" -d2s -H "$api_auth" "$api_w" >/dev/null
 wrk -t2 -c"$CONNECTIONS" -d2s -s "$work/cohorts.lua" -H "$api_auth" "$api_w" >/dev/null
-wrk -t2 -c"$CONNECTIONS" -d2s -H "Host: storefront.example" -H "$iphone" "http://127.0.0.1:$API_PORT$landing_path" >/dev/null
+wrk -t2 -c"$CONNECTIONS" -d2s -H "Host: storefront.example" -H "$desktop" "http://127.0.0.1:$API_PORT$landing_path" >/dev/null
 # Interleave the cases over several rounds; the machine is shared, so each figure
 # printed is the median round (the spread is printed beside it). nginx gets the same
 # Authorization header (and ignores it), so both parse requests of the same size.
@@ -258,8 +258,8 @@ for round in $(seq "$ROUNDS"); do
     echo "m304 $(run "$api_n" "$api_auth" "If-None-Match: $nginx_api_etag")" >> "$work/results"
   fi
   if [ "$ONLY" = "" ] || [ "$ONLY" = landing ]; then
-    echo "l302 $(run "http://127.0.0.1:$API_PORT$landing_path" "Host: storefront.example" "$iphone")" >> "$work/results"
-    echo "g302 $(run "http://127.0.0.1:$NGINX_PORT$landing_path" "Host: storefront.example" "$iphone")" >> "$work/results"
+    echo "l302 $(run "http://127.0.0.1:$API_PORT$landing_path" "Host: storefront.example" "$desktop")" >> "$work/results"
+    echo "g302 $(run "http://127.0.0.1:$NGINX_PORT$landing_path" "Host: storefront.example" "$desktop")" >> "$work/results"
   fi
   if [ "$ONLY" = "" ] || [ "$ONLY" = rollout ] || [ "$ONLY" = manifest ]; then
     echo "r200 $(WRK_SCRIPT="$work/cohorts.lua" run "$api_w" "$api_auth")" >> "$work/results"
@@ -309,7 +309,7 @@ if [ "$ONLY" = "" ] || [ "$ONLY" = rollout ] || [ "$ONLY" = manifest ]; then
   verdict rollout r200 s200 r304 s304
 fi
 if [ "$ONLY" = "" ] || [ "$ONLY" = landing ]; then
-  echo "  landing: GET $landing_path on storefront.example from an iPhone, 302 to the App Store"
+  echo "  landing: GET $landing_path on storefront.example from a desktop, 302 to the web site"
   row "302 waymark serve" l302; row "302 nginx return 302" g302
   awk -v w="$(median l302 2)" -v n="$(median g302 2)" -v p="$(median l302 4)" -v q="$(median g302 4)" 'BEGIN {
     printf "  landing ratio Waymark/nginx: 302 %.2f\n  landing target: ratio >= 1.0 %s (p99 Waymark/nginx %.2f/%.2f ms)\n", w / n, (w / n >= 1 ? "ok" : "MISSED"), p, q }'

@@ -6,8 +6,8 @@
 # COUNT requests of each case on one keep-alive connection, waiting for each answer:
 #   manifest 304  GET /v1/manifest?platform=ios&version=5.3.0, token, If-None-Match
 #   manifest 200  the same without If-None-Match (35 KB answer, as in bench-http)
-#   landing       GET /product/p1 on the link host storefront.example from an iPhone: the
-#                 302 to the App Store (bench-http's landing pair), counted as web telemetry
+#   landing       GET /product/p1 on the link host storefront.example from a desktop: the
+#                 302 to the web site (bench-http's landing pair), counted as web telemetry
 #   telemetry     POST /v1/telemetry, a batch of 50 events (bench-telemetry's batches),
 #                 durable (the committer thread's work counted too)
 #   parser        the same batches through BatchParser.parse alone, in process
@@ -100,7 +100,7 @@ case_ "GET /v1/manifest, 304" request 304 GET "/v1/manifest?platform=ios&version
 case_ "GET /v1/manifest, 200 (35 KB)" request 200 GET "/v1/manifest?platform=ios&version=5.3.0" - \
   "Authorization: Bearer $read_token"
 case_ "GET /product/p1, landing 302" request 302 GET /product/p1 - "Host: storefront.example" \
-  "User-Agent: Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 Version/17.4 Mobile/15E148 Safari/604.1"
+  "User-Agent: Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 Chrome/124.0 Safari/537.36"
 case_ "POST /v1/telemetry, 50 events" batch 202 POST /v1/telemetry "$batches" "Authorization: Bearer $write_token"
 
 # The batch parser alone, in process: TelemetryBench parses each batch ROUNDS times, only

@@ -265,7 +265,9 @@
      whose UTM items carry encoded CR LF, quotes, markup, a referrer of their own, 1,900-byte
      values, 2,000 items: the Location is Play's address and one referrer item of unreserved
      bytes and escapes; decoded as Play hands it to the app it holds the link, `t` and only
-     plain UTM items of at most 100 bytes.
+     plain UTM items of at most 100 bytes. The same links from an iPhone get the hand-off
+     page: one link, the App Store's (`ct` only from a plain utm_campaign), and a hand-off
+     text of the link as opened and when, nothing of the query.
 Each attack is a file of its own, attacks/NAME.py (the number above is the comment over its
 function); what they share — the daemon fixture, calls, tokens, payloads — is
 hostile_common.py. Prints each figure; exits 1 on the first failure.

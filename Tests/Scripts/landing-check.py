@@ -28,6 +28,7 @@ Usage: landing-check.py WAYMARK_BINARY
 import json
 import os
 import random
+import re
 import shutil
 import socket
 import subprocess
@@ -213,12 +214,12 @@ def main():
             ("fallback, desktop, other pattern", "GET", "/Autumn/?utm_source=x", DESKTOP, "www.storefront.example", 302, FALLBACKS[0], ("other", "proceed", "none")),
             ("mapped query item passed on", "GET", "/search?q=red+shoes&email=me%40example.com&utm_source=news", ANDROID, "storefront.example", 302,
              FALLBACKS[1] + "&q=red+shoes", ("android", "proceed", "none")),
-            ("App Store", "GET", "/product/p1", IPHONE, "storefront.example", 302, APP_STORE, ("ios", "proceed", "none")),
+            ("App Store: an iPhone's hand-off page", "GET", "/product/p1?utm_campaign=spring", IPHONE, "storefront.example", 200, None, ("ios", "proceed", "none")),
             ("Google Play", "GET", "/p/p2", ANDROID, "storefront.example", 302, PLAY, ("android", "proceed", "none")),
             ("the web (iOS's newest build's)", "GET", "/c/shoes", DESKTOP, "storefront.example", 302, WEB, ("other", "proceed", "none")),
             ("gated: the store", "GET", "/orders/42", ANDROID, "storefront.example", 302, PLAY, ("android", "gated", "none")),
             ("no User-Agent: a desktop", "GET", "/product/p1", None, "STOREFRONT.EXAMPLE", 302, WEB, ("other", "proceed", "none")),
-            ("a fallback to itself is skipped", "GET", "/self", IPHONE, "storefront.example", 302, APP_STORE, ("ios", "proceed", "none")),
+            ("a fallback to itself is skipped", "GET", "/self", ANDROID, "storefront.example", 302, PLAY, ("android", "proceed", "none")),
             ("an expired campaign: the page", "GET", "/sale/spring", IPHONE, "storefront.example", 404, None, ("ios", "notFound", "expired")),
             ("an unknown link: the page", "GET", "/winter/sale", DESKTOP, "storefront.example", 404, None, ("other", "notFound", "unknownRoute")),
             ("an unknown link on Android: notFoundURL", "GET", "/winter/sale", ANDROID, "storefront.example", 302, NOT_FOUND, ("android", "notFound", "unknownRoute")),
@@ -265,6 +266,10 @@ def main():
                 if headers.get("vary") != "User-Agent" or not headers.get("cache-control", "").startswith("public, max-age=0, s-maxage="):
                     fail("%s: caching headers %r %r" % (label, headers.get("cache-control"), headers.get("vary")))
                 expected[counted] = expected.get(counted, 0) + 1
+            if status == 200 and agent == IPHONE:
+                page = body.decode()
+                if 'href="%s?ct=spring" data-handoff="https://storefront.example/product/p1#waymark=' % APP_STORE not in page or "<script>" not in page:
+                    fail("%s: the hand-off page %r" % (label, page[:600]))
             if status == 200 and agent in (FACEBOOK, WHATSAPP):
                 page = body.decode()
                 card = '<meta property="og:title" content="Autumn &lt;sale&gt; &amp; &quot;more&quot;">'
@@ -302,12 +307,18 @@ def main():
             path = "/" + "".join(rng.choice(alphabet) for _ in range(rng.randint(1, 60)))
             if rng.random() < 0.05:
                 path += "p" * rng.randint(1000, 3000)
+            agent = rng.choice([IPHONE, ANDROID, DESKTOP])
             try:
-                status, _, headers = waymark_daemon.call(port, None, "GET", path, headers={"Host": "storefront.example", "User-Agent": rng.choice([IPHONE, ANDROID, DESKTOP])})
+                status, page, headers = waymark_daemon.call(port, None, "GET", path, headers={"Host": "storefront.example", "User-Agent": agent})
             except Exception as error:  # noqa: BLE001
                 fail("random path %r: %s" % (path[:80], error))
             check_location("random path %r" % path[:80], headers.get("Location"))
-            if status not in (302, 400, 404, 414):
+            if status == 200 and agent == IPHONE:
+                # A link that resolves: the hand-off page, whose one link is the App Store's.
+                hrefs = re.findall(rb'href="([^"]*)"', page)
+                if hrefs != [APP_STORE.encode()] or page.count(b"<script>") != 1:
+                    fail("random path %r: the hand-off page links to %r" % (path[:80], hrefs))
+            elif status not in (302, 400, 404, 414):
                 fail("random path %r: %d" % (path[:80], status))
         if process.poll() is not None:
             fail("the daemon exited")

@@ -15,7 +15,8 @@ import TestSupport
 @Suite("Generation preparation", .serialized)
 struct GenerationPreparationTests {
     static let manifest = "/v1/manifest?platform=ios&version=5.3.0"
-    static let iPhone = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 Version/17.4 Mobile/15E148 Safari/604.1"
+    /// A desktop: its landing is a 302 (an iPhone gets the hand-off page, a 200).
+    static let browser = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 Chrome/124.0 Safari/537.36"
 
     /// How the router answers `request`: at once on the loop (its status and ETag), or
     /// deferred to a lane (nil).
@@ -41,7 +42,7 @@ struct GenerationPreparationTests {
         // Revision 1 served: the view, the landing table and the association file are made.
         let before = service.call("GET", Self.manifest, token: service.tokens[.manifestRead])
         #expect(before.status == 200)
-        #expect(service.call("GET", "/product/p1", host: "storefront.example", headers: [("User-Agent", Self.iPhone)]).status == 302)
+        #expect(service.call("GET", "/product/p1", host: "storefront.example", headers: [("User-Agent", Self.browser)]).status == 302)
         let association = service.call("GET", "/.well-known/apple-app-site-association", host: "storefront.example")
         #expect(association.status == 200 && !association.text.contains("/campaign/prepared"))
         let oldTable = try #require(context.landings.newestTable?.generation)
@@ -53,7 +54,7 @@ struct GenerationPreparationTests {
         service.store.observeChanges(before: { [weak preparer] generation in preparer?.begin(generation) },
                                      after: { [weak preparer] generation in
             guard let preparer else { return }
-            let landing = [("Host", "storefront.example"), ("User-Agent", Self.iPhone)]
+            let landing = [("Host", "storefront.example"), ("User-Agent", Self.browser)]
             let appleFile = [("Host", "storefront.example")]
             preparer.prepare(generation) {
                 seen.withLock { seen in

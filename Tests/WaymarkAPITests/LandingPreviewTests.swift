@@ -123,3 +123,57 @@ struct LandingPreviewTests {
         #expect(revisions.text.contains("\"number\":2") && !revisions.text.contains("\"number\":3"), "nothing published")
     }
 }
+
+/// The iOS hand-off page (`docs/landing.md`, "Deferred links"): a person on an iPhone whose
+/// link would go to the App Store gets a page whose one link is the store (with `ct` from a
+/// plain `utm_campaign`) and whose button copies the link as opened and when; bots, `HEAD` and
+/// routes with a fallback are answered as before.
+@Suite("The iOS hand-off page, in-process", .serialized)
+struct LandingHandOffTests {
+    static let iPhone = LandingEndpointTests.iPhone
+    static let store = LandingEndpointTests.appStore
+
+    static func page(_ harness: LiveService, _ target: String, agent: String = iPhone, method: String = "GET") -> (Int, String?, String) {
+        let reply = harness.call(method, target, host: "storefront.example", headers: [("User-Agent", agent)])
+        return (reply.status, reply["Location"], reply.text)
+    }
+
+    static func link(_ page: String) -> (href: String, handOff: String)? {
+        guard let start = page.range(of: #"<a id="get" class="get" href=""#), let end = page[start.upperBound...].range(of: #"">Get the app</a>"#) else { return nil }
+        let parts = page[start.upperBound..<end.lowerBound].components(separatedBy: #"" data-handoff=""#)
+        return parts.count == 2 ? (parts[0].replacingOccurrences(of: "&amp;", with: "&"), parts[1].replacingOccurrences(of: "&amp;", with: "&")) : nil
+    }
+
+    @Test func anIPhoneGetsThePageWithTheStoreAndTheHandOff() throws {
+        let harness = try LandingPreviewTests.harness()
+        let now = Int(Date().timeIntervalSince1970)
+        for (target, store, opened) in [("/product/p1?utm_campaign=spring-26&utm_source=mail&email=a%40b.example", Self.store + "?ct=spring-26", "https://storefront.example/product/p1"),
+                                        ("/product/p1?utm_campaign=" + String(repeating: "c", count: 41), Self.store, "https://storefront.example/product/p1"),
+                                        ("/product/p1?utm_campaign=%3Cscript%3E&utm_campaign=ok", Self.store, "https://storefront.example/product/p1"),
+                                        ("/cart", Self.store, "https://storefront.example/cart")] {
+            let (status, location, page) = Self.page(harness, target)
+            #expect(status == 200 && location == nil, "\(target)")
+            let link = try #require(Self.link(page), "\(target): \(page.prefix(400))")
+            #expect(link.href == store, "\(target)")
+            let parts = link.handOff.components(separatedBy: "#waymark=")
+            #expect(parts.count == 2 && parts[0] == opened && abs((Int(parts[1]) ?? 0) - now) < 60, "\(target): \(link.handOff)")
+            #expect(page.contains("<script>" + "document.getElementById(\"get\")"), "\(target)")
+        }
+    }
+
+    @Test func thePagesPolicyAllowsItsOwnScriptByHash() throws {
+        let harness = try LandingPreviewTests.harness()
+        let reply = harness.call("GET", "/product/p1", host: "storefront.example", headers: [("User-Agent", Self.iPhone)])
+        let policy = try #require(reply["Content-Security-Policy"])
+        #expect(policy.hasPrefix("default-src 'none'; script-src 'sha256-") && policy.contains("form-action 'none'"), "\(policy)")
+        #expect(reply.text.components(separatedBy: "<script>").count == 2, "one inline script, the button's")
+    }
+
+    @Test func botsHeadAndFallbacksAreAnsweredAsBefore() throws {
+        let harness = try LandingPreviewTests.harness()
+        #expect(Self.page(harness, "/product/p1", method: "HEAD").1 == Self.store, "HEAD")
+        #expect(Self.page(harness, "/product/p1", agent: "Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) (compatible; Googlebot/2.1; +http://www.google.com/bot.html)").1 == Self.store, "a bot on an iPhone")
+        #expect(Self.page(harness, "/sale/autumn").1 == "https://web.storefront.example/sale", "a route's fallback first")
+        #expect(Self.page(harness, "/product/p1", agent: LandingEndpointTests.desktop).1 == LandingEndpointTests.web, "a desktop")
+    }
+}

@@ -35,6 +35,34 @@ struct ClientLoopTests {
         return (dispatcher, navigator)
     }
 
+    /// iOS's deferred link, end to end: the landing page an iPhone without the app gets carries
+    /// the hand-off text its button copies (handoff-check.py shows a browser copies exactly
+    /// it); pasted after the install, `DeferredLink` opens what the link opens when tapped,
+    /// by the deferred door, once.
+    @Test func aHandOffPastedOpensWhatTheLinkOpens() async throws {
+        let service = try LiveService()
+        let page = service.call("GET", "/orders/42?utm_campaign=spring", host: "storefront.example",
+                                headers: [("User-Agent", "Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 Mobile/15E148 Safari/604.1")])
+        #expect(page.status == 200, "\(page.head)")
+        let attribute = try #require(page.text.range(of: #"data-handoff="[^"]*""#, options: .regularExpression))
+        let text = page.text[attribute].dropFirst(#"data-handoff=""#.count).dropLast().replacingOccurrences(of: "&amp;", with: "&")
+        #expect(text.hasPrefix(Self.link + "#waymark="), "\(text)")
+        let client = Self.manifestClient(service, cache: temporaryDirectory())
+        #expect(await client.refresh() == .updated(revision: 1))
+        let deferred = DeferredLink(directory: temporaryDirectory(), hosts: ["storefront.example"])
+        let intent = try #require(deferred.intent(fromPasted: "  " + text + "\n"))
+        #expect(intent == .link(Self.link, door: .deferred))
+        var plans: [[String]] = []
+        for given in [intent, Intent.link(Self.link, door: .universalLink)] {
+            let (dispatcher, _) = Self.dispatcher(tables: client, session: Session(loggedIn: true))
+            await dispatcher.ready()
+            guard case .navigated(let plan) = await dispatcher.dispatch(given).outcome else { Issue.record("\(given) did not navigate"); continue }
+            plans.append(plan.operations.map(\.description))
+        }
+        #expect(plans.count == 2 && plans[0] == plans[1], "\(plans)")
+        #expect(deferred.intent(fromPasted: text) == nil, "pasted again: nothing")
+    }
+
     @Test("Fetched, then the three doors give the same plan for the same link")
     func threeDoors() async throws {
         let service = try LiveService()

@@ -53,9 +53,9 @@ def crawler_flood(daemon):
     if status != 200 or b"<script" in page or b"<img" in page or b"&lt;/title&gt;&lt;script&gt;" not in page:
         fail("a crawler's card for a hostile title answered %d: %s" % (status, page[:600]))
     for _ in range(5):
-        status, _, location = land("/product/p42", IPHONE)
-        if status != 302 or not location.startswith("https://apps.apple.com/"):
-            fail("a person landed %d %s" % (status, location))
+        status, page, _ = land("/product/p42", IPHONE)
+        if status != 200 or b'href="https://apps.apple.com/' not in page:
+            fail("a person on an iPhone got %d, not the hand-off page: %s" % (status, page[:300]))
     # A rollout running, so that the guard has evidence to keep.
     document["routes"][0]["notes"] = "the candidate of a rollout"
     status, body, _ = publish(document, {"rollout": {}})

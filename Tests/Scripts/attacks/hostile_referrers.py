@@ -1,6 +1,7 @@
 from hostile_common import *  # noqa: F401,F403
 
 ANDROID = "Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 Chrome/124.0 Mobile Safari/537.36"
+IPHONE = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 Version/17.4 Mobile/15E148 Safari/604.1"
 PLAY = "https://play.google.com/store/apps/details?id=example.storefront&referrer="
 
 
@@ -46,9 +47,28 @@ def hostile_referrers(daemon):
                 fail("a UTM item that is not plain went through: %s=%r" % (key, values[:2]))
         longest = max(longest, len(location))
         sent += 1
+    # The same links from an iPhone: the hand-off page, whose one link is the App Store's
+    # (with `ct` only from a plain utm_campaign) and whose hand-off text is the link as opened
+    # (none of the query, which the route does not map) and when.
+    pages = 0
+    for query, taken in queries:
+        connection = http.client.HTTPConnection("127.0.0.1", daemon.port, timeout=10)
+        connection.request("GET", "/product/p42?" + query, headers={"Host": "storefront.example", "User-Agent": IPHONE})
+        answer = connection.getresponse()
+        page = answer.read().decode()
+        connection.close()
+        if not taken:
+            continue
+        hrefs = re.findall(r'href="([^"]*)"', page)
+        handoffs = re.findall(r'data-handoff="([^"]*)"', page)
+        if answer.status != 200 or len(hrefs) != 1 or not re.fullmatch(r"https://apps\.apple\.com/app/id6450000000(\?ct=[A-Za-z0-9\-._~]{1,40})?", hrefs[0]):
+            fail("an iPhone's page for %s: %d %r" % (query[:60], answer.status, hrefs))
+        if len(handoffs) != 1 or not re.fullmatch(r"https://storefront\.example/product/p42#waymark=[0-9]{10}", handoffs[0]) or "<" in handoffs[0]:
+            fail("an iPhone's hand-off for %s: %r" % (query[:60], handoffs[:1]))
+        pages += 1
     if sent != sum(taken for _, taken in queries):
         fail("only %d hostile links were sent to Google Play" % sent)
     if longest > 1_000:
         fail("a referrer of %d bytes" % longest)
-    print("hostile: %d hostile referrers (%d sent to Google Play): Location Play's address and one referrer item of unreserved bytes and escapes, "
-          "only plain UTM items, at most %d bytes" % (len(queries), sent, longest))
+    print("hostile: %d hostile referrers (%d sent to Google Play, %d iPhone hand-off pages escaped): Location Play's address and one referrer item of unreserved bytes and escapes, "
+          "only plain UTM items, at most %d bytes" % (len(queries), sent, pages, longest))

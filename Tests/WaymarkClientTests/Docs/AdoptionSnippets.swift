@@ -362,3 +362,40 @@ struct OpenInBrowser: DispatchObserver {
     }
 }
 // doc:end
+
+// doc:begin deferred
+/// The first launch's welcome screen. Its system paste control shows no prompt (the person
+/// taps it); what it pastes opens its link when it is the hand-off the "Get the app" page
+/// copied — on the app's hosts, under a day old, not pasted before. Anything else opens nothing.
+final class WelcomeViewController: UIViewController {
+    let deferred: DeferredLink
+    let dispatcher: RouteDispatcher
+
+    init(dispatcher: RouteDispatcher, directory: URL) {
+        self.dispatcher = dispatcher
+        deferred = DeferredLink(directory: directory, hosts: ["storefront.example"])
+        super.init(nibName: nil, bundle: nil)
+        pasteConfiguration = UIPasteConfiguration(acceptableTypeIdentifiers: ["public.url", "public.plain-text"])
+    }
+
+    required init?(coder: NSCoder) { nil }  // made in code, never from a storyboard
+
+    override func viewDidLoad() {
+        super.viewDidLoad()
+        let configuration = UIPasteControl.Configuration()
+        configuration.displayMode = .iconAndLabel
+        let paste = UIPasteControl(configuration: configuration)
+        paste.target = self
+        view.addSubview(paste)
+    }
+
+    override func paste(itemProviders: [NSItemProvider]) {
+        for provider in itemProviders where provider.canLoadObject(ofClass: String.self) {
+            _ = provider.loadObject(ofClass: String.self) { [deferred, dispatcher] text, _ in
+                guard let text, let intent = deferred.intent(fromPasted: text) else { return }
+                Task { _ = await dispatcher.dispatch(intent) }
+            }
+        }
+    }
+}
+// doc:end

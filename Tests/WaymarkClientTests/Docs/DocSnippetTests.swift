@@ -154,6 +154,30 @@ struct DocSnippetTests {
         #expect(navigator.state.stacks["home"]?.last == Screen("product", params: ["id": .string("p3")]))
     }
 
+    @Test("The first launch's paste control opens the hand-off once, and nothing else")
+    @MainActor
+    func aPastedHandOffOpens() async throws {
+        let tabs = Self.tabBar()
+        let navigator = TabNavigator(tabs: tabs, make: { ScreenViewController($0) })
+        let dispatcher = RouteDispatcher(tables: FixedRouteTable(Self.table), navigator: navigator, context: AppSession.shared)
+        await dispatcher.ready()
+        let welcome = WelcomeViewController(dispatcher: dispatcher, directory: temporaryDirectory())
+        welcome.viewDidLoad()
+        let paste = try #require(welcome.view.subviews.first as? UIPasteControl)
+        paste.tapped(holding: "Meet at 5")
+        paste.tapped(holding: "https://storefront.example/p/p1#waymark=\(Int(Date().timeIntervalSince1970) - 90_000)")  // stale
+        try await Task.sleep(nanoseconds: 100_000_000)
+        #expect(navigator.state.stacks["home"] == [Screen("home")], "nothing opened")
+        let handOff = "https://storefront.example/p/p1#waymark=\(Int(Date().timeIntervalSince1970))"
+        paste.tapped(holding: handOff)
+        #expect(await eventually { await MainActor.run { navigator.state.stacks["home"] == [Screen("home"), Screen("product", params: ["id": .string("p1")])] } })
+        // Somewhere else, then the same hand-off pasted again: it does not take the person back.
+        #expect(await dispatcher.dispatch(.link("https://storefront.example/p/p2", door: .universalLink)).outcome.name == "navigated")
+        paste.tapped(holding: handOff)
+        try await Task.sleep(nanoseconds: 100_000_000)
+        #expect(navigator.state.stacks["home"]?.last == Screen("product", params: ["id": .string("p2")]), "pasted again: nothing")
+    }
+
     @Test("UIKit's rules: a scene delegate made with init(); a sheet goes over whatever is up, where UIKit would refuse it elsewhere")
     @MainActor
     func uikitRules() async {

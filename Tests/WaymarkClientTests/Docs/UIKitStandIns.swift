@@ -10,11 +10,56 @@ import Foundation
 // refuses (the presenter is already presenting) never calls its completion.
 
 @MainActor class UIResponder {
+    /// What the responder takes from a paste (`UIPasteConfigurationSupporting`, which UIResponder adopts).
+    var pasteConfiguration: UIPasteConfiguration?
     init() {}
+    func paste(itemProviders: [NSItemProvider]) {}
 }
+
+@MainActor class UIView {
+    private(set) var subviews: [UIView] = []
+    init() {}
+    func addSubview(_ view: UIView) { subviews.append(view) }
+}
+
+final class UIPasteConfiguration: Sendable {
+    let acceptableTypeIdentifiers: [String]
+    init(acceptableTypeIdentifiers: [String]) { self.acceptableTypeIdentifiers = acceptableTypeIdentifiers }
+}
+
+/// The system paste control (iOS 16): no prompt, as the person taps it; the system hands the
+/// pasteboard's items to its `target`'s `paste(itemProviders:)`. `tapped(holding:)` stands for the tap.
+@MainActor final class UIPasteControl: UIView {
+    final class Configuration {
+        enum DisplayMode { case iconAndLabel, iconOnly, labelOnly }
+        var displayMode = DisplayMode.iconAndLabel
+        init() {}
+    }
+    weak var target: UIResponder?
+    let configuration: Configuration
+    init(configuration: Configuration) {
+        self.configuration = configuration
+        super.init()
+    }
+    func tapped(holding text: String) { target?.paste(itemProviders: [NSItemProvider(object: text as NSString)]) }
+}
+
+#if !canImport(Darwin)
+/// Foundation's item provider on Apple platforms; a string's, here.
+final class NSItemProvider: @unchecked Sendable {
+    private let text: String?
+    init(object: NSString) { text = String(object) }
+    func canLoadObject(ofClass: String.Type) -> Bool { text != nil }
+    func loadObject(ofClass: String.Type, completionHandler: @escaping @Sendable (String?, (any Error)?) -> Void) -> Progress {
+        completionHandler(text, nil)
+        return Progress(totalUnitCount: 1)
+    }
+}
+#endif
 
 @MainActor class UIViewController: UIResponder {
     var title: String?
+    lazy var view = UIView()
     var modalPresentationStyle = UIModalPresentationStyle.automatic
     private(set) var presentedViewController: UIViewController?
     private(set) weak var presentingViewController: UIViewController?
@@ -28,6 +73,8 @@ import Foundation
     required init?(coder: NSCoder) {
         super.init()
     }
+
+    func viewDidLoad() {}
 
     /// `UIViewController()`: a convenience, which a subclass's own initializer cannot call as `super.init()`.
     convenience override init() {
