@@ -46,6 +46,28 @@ public enum Agent: UInt8, Hashable, Sendable, CaseIterable {
 
     static let table = Table(previewTokens.map { ($0, Agent.previewCrawler) } + botTokens.map { ($0, Agent.bot) })
 
+    /// In-app browsers, by what their apps add to the `User-Agent`: webviews that do not hand
+    /// universal links or App Links to the app they name (`docs/landing.md`, "In-app
+    /// browsers"). Lowercase; a token matches as a substring, over `Visitor.scannedBytes`.
+    public static let inAppBrowserTokens: [String] = [
+        "instagram", "fban/", "fbav/", "fb_iab", "fbios", "musical_ly", "bytedancewebview", "trill_", "tiktok",
+        "linkedinapp", "snapchat", "twitter for iphone", "twitterandroid", "line/", "kakaotalk", "micromessenger", "weibo",
+        "pinterest/", "gsa/", "; wv)",
+    ]
+
+    static let inAppTable = Table(inAppBrowserTokens.map { ($0, Agent.bot) })
+
+    /// Whether the `User-Agent` names an in-app browser (`inAppBrowserTokens`). Asked of a
+    /// person's browser only: a crawler or a bot that also names an app is what it says first.
+    public static func isInAppBrowser(userAgent bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        inAppTable.classify(UnsafeBufferPointer(rebasing: bytes.prefix(Visitor.scannedBytes))) != .person
+    }
+
+    public static func isInAppBrowser(userAgent: String?) -> Bool {
+        guard var userAgent else { return false }
+        return userAgent.withUTF8 { isInAppBrowser(userAgent: $0) }
+    }
+
     /// The tokens by the pair of letters each starts with, and a bit per pair that starts
     /// one: a scan looks a byte pair up in the bits (one load) and compares tokens only
     /// where a pair starts one. Built once.
@@ -96,11 +118,13 @@ public enum Agent: UInt8, Hashable, Sendable, CaseIterable {
 public struct LandingVisitor: Hashable, Sendable {
     public var platform: Visitor
     public var agent: Agent
+    /// A person in an in-app browser (`Agent.isInAppBrowser`).
+    public var inApp: Bool
 
-    public init(platform: Visitor, agent: Agent) {
-        (self.platform, self.agent) = (platform, agent)
+    public init(platform: Visitor, agent: Agent, inApp: Bool = false) {
+        (self.platform, self.agent, self.inApp) = (platform, agent, inApp)
     }
 
     /// A small number unique to each visitor, for hashing.
-    public var code: UInt64 { UInt64(agent.rawValue) << 2 | (platform == .ios ? 1 : platform == .android ? 2 : 3) }
+    public var code: UInt64 { (inApp ? 16 : 0) | UInt64(agent.rawValue) << 2 | (platform == .ios ? 1 : platform == .android ? 2 : 3) }
 }

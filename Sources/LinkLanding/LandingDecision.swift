@@ -108,6 +108,28 @@ public enum LandingDecision {
     /// `opened`, `#waymark=`, and `now` in seconds since 1970. `WaymarkClient.DeferredLink` reads it.
     public static func handOffText(_ opened: String, now: Int) -> String { opened + "#waymark=" + String(now) }
 
+    /// Where "Open in the app" points in an in-app browser (`docs/landing.md`, "In-app
+    /// browsers"): on Android an `intent://` address for the app's `package` with the link as
+    /// opened (`scheme=https`) and `fallback` as `S.browser_fallback_url`; on iOS the link as
+    /// opened by the app's first custom scheme (`scheme://` + the path without its first `/`,
+    /// the mapped query items), as the engine resolves it; nil when the platform declares neither.
+    public static func openInApp(_ link: (host: String, path: Substring, query: Substring?), route: RouteSpec, visitor: Visitor,
+                                 package: String?, schemes: [String], fallback: String?) -> String? {
+        let kept = passedOn(link.query, by: route)
+        let query = kept.isEmpty ? "" : "?" + kept.joined(separator: "&")
+        switch visitor {
+        case .android:
+            guard let package, !package.isEmpty, package.utf8.allSatisfy(isUnreserved) else { return nil }
+            let back = fallback.map { ";S.browser_fallback_url=" + formEncoded($0) } ?? ""
+            return "intent://" + link.host + link.path + query + "#Intent;scheme=https;package=" + package + back + ";end"
+        case .ios:
+            guard let scheme = schemes.first else { return nil }
+            return scheme + "://" + link.path.dropFirst() + query
+        case .other:
+            return nil
+        }
+    }
+
     /// The longest campaign token (`ct`) App Store Connect keeps.
     public static let maximumCampaignTokenBytes = 40
 

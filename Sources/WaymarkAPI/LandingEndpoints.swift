@@ -27,10 +27,12 @@ struct LandingEndpoints: EndpointGroup {
 
     static func land(_ request: HTTPRequest, _ context: APIContext) -> EndpointRegistry.Answer? {
         let headers = request.head.headers, method = request.head.method, target = request.head.target
-        var visitor = headers.withValue("User-Agent") { LandingVisitor(platform: Visitor(userAgent: $0), agent: Agent(userAgent: $0)) }
-            ?? LandingVisitor(platform: .other, agent: .person)
+        var visitor = headers.withValue("User-Agent") { field in
+            let agent = Agent(userAgent: field)
+            return LandingVisitor(platform: Visitor(userAgent: field), agent: agent, inApp: agent == .person && Agent.isInAppBrowser(userAgent: field))
+        } ?? LandingVisitor(platform: .other, agent: .person)
         // A person's browser asks with GET: HEAD is a link checker's, whatever it calls itself.
-        if method == "HEAD", visitor.agent == .person { visitor.agent = .bot }
+        if method == "HEAD", visitor.agent == .person { (visitor.agent, visitor.inApp) = (.bot, false) }
         let generation = context.store.generation
         let loop = request.head.loop
         // Found by the Host field's bytes where they lie: an answer kept needs no string of it.
@@ -132,6 +134,12 @@ struct LandingEndpoints: EndpointGroup {
             response = LandingPages.card(routeID.flatMap { table.routes[$0]?.preview }, appName: side.app,
                                          url: "https://" + host + request.head.path)
             addCaching(&response, lifetime: seconds)
+        } else if answerKey.visitor.inApp, resolution.isLive, let route = routeID.flatMap({ table.routes[$0] }),
+                  let page = inAppPage(decision, route: route, visitor: visitor, side: side, link: (host, request.head.path, request.head.query),
+                                       now: Int(now.timeIntervalSince1970)) {
+            // An app's own browser keeps links to itself: offer to open the app, with the landing as the way on.
+            response = page
+            addCaching(&response, lifetime: seconds)
         } else if agent == .person, case .redirect(let store, .appStore) = decision, let route = routeID.flatMap({ table.routes[$0] }) {
             // An iPhone without the app: the hand-off page, so that the link survives the install.
             let link = (host, request.head.path, request.head.query)
@@ -148,6 +156,23 @@ struct LandingEndpoints: EndpointGroup {
                                       generation: table.generation, loop: request.head.loop)
         }
         return response
+    }
+
+    /// The "Open in the app" page for a person in an in-app browser whose platform's app can
+    /// be opened (`LandingDecision.openInApp`), with the answer the landing would give as the
+    /// way on without the app (the iPhone's store link carrying the hand-off); nil when the
+    /// platform declares neither a package nor a scheme.
+    static func inAppPage(_ decision: LandingDecision.Answer, route: RouteSpec, visitor: Visitor, side: LandingTable.Side,
+                          link: (host: String, path: Substring, query: Substring?), now: Int) -> HTTPResponse? {
+        var without: String?
+        if case .redirect(let location, let rule) = decision {
+            without = rule == .appStore ? LandingDecision.withCampaignToken(location, query: link.query) : location
+        }
+        guard let open = LandingDecision.openInApp(link, route: route, visitor: visitor, package: side.package, schemes: side.schemes,
+                                                   fallback: without) else { return nil }
+        let storeRule: Bool = if case .redirect(_, let rule) = decision { rule == .appStore || rule == .playStore } else { false }
+        let handOff = visitor == .ios && storeRule ? LandingDecision.handOffText(LandingDecision.opened(link, route: route), now: now) : nil
+        return LandingPages.openInApp(route.preview, appName: side.app, open: open, without: without, isStore: storeRule, handOff: handOff)
     }
 
     /// Seconds a shared cache may keep an answer made at `now`.

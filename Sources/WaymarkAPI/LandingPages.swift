@@ -93,6 +93,35 @@ enum LandingPages {
         return HTTPResponse(status: .ok, headers: HTTPHeaders(InlinePage.headers(policy: InlinePage.policy(for: bytes))), body: bytes)
     }
 
+    /// The in-app browser's page (`docs/landing.md`, "In-app browsers"): the route's preview
+    /// (or the app's name), **Open in the app** to `open` (an `intent://` or custom-scheme
+    /// address), and the way on without the app, `without` ("Get the app" when it is a store,
+    /// carrying `handOff` and the hand-off script on an iPhone; else "Continue on the web").
+    /// Every value escaped.
+    static func openInApp(_ preview: LinkPreview?, appName: String, open: String, without: String?, isStore: Bool, handOff: String?) -> HTTPResponse {
+        let title = escaped(preview?.title ?? appName)
+        let description = preview?.description.map { "<p>\(escaped($0))</p>" } ?? ""
+        var other = ""
+        if let without {
+            other = handOff.map { #"<p><a id="get" href="\#(escaped(without))" data-handoff="\#(escaped($0))">Get the app</a></p>"# }
+                ?? "<p><a id=\"without\" href=\"\(escaped(without))\">\(isStore ? "Get the app" : "Continue on the web")</a></p>"
+        }
+        let script = handOff == nil ? "" : "<script>\(handOffScript)</script>"
+        let bytes = Array("""
+        <!doctype html>
+        <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+        <meta name="robots" content="noindex"><title>\(title)</title>
+        <style>\(style)\(buttonStyle)</style>
+        </head><body><main><h1>\(title)</h1>\(description)
+        <p><a id="open" class="get" href="\(escaped(open))">Open in the app</a></p>
+        <p class="small">This page is open inside another app, which keeps links to itself. If \(escaped(appName)) is installed, Open in the app takes you there.</p>
+        \(other)
+        </main>\(script)</body></html>
+
+        """.utf8)
+        return HTTPResponse(status: .ok, headers: HTTPHeaders(InlinePage.headers(policy: InlinePage.policy(for: bytes))), body: bytes)
+    }
+
     static let handOffScript = "document.getElementById(\"get\").addEventListener(\"click\",function(event){var link=event.currentTarget,go=function(){location.href=link.href};if(!navigator.clipboard||!navigator.clipboard.writeText)return;event.preventDefault();navigator.clipboard.writeText(link.getAttribute(\"data-handoff\")).then(go,go)});"
 
     private static let buttonStyle = ".get{display:inline-block;background:#1d2330;color:#fff;text-decoration:none;padding:.7rem 1.4rem;border-radius:.6rem;font-weight:600}.small{font-size:.85rem;color:#5b6475}"

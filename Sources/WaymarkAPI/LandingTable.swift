@@ -19,6 +19,9 @@ final class LandingTable: Sendable {
         let landing: Landing?
         /// The schema's app name: a link card's title when its route has no preview title.
         let app: String
+        /// The Android package and the custom schemes an in-app browser's "Open in the app" uses.
+        let package: String?
+        let schemes: [String]
     }
 
     let generation: Int
@@ -56,7 +59,8 @@ final class LandingTable: Sendable {
                 // A platform without a schema lands as the other's newest build would (desktops: iOS's, else Android's).
                 let order = visitor == .android ? ["android", "ios"] : ["ios", "android"]
                 guard let stored = order.lazy.compactMap({ newest[$0] }).first else { continue }
-                sides[visitor] = Side(resolver: resolver(current, stored), key: stored.key, landing: stored.schema.landing, app: stored.schema.app)
+                sides[visitor] = Side(resolver: resolver(current, stored), key: stored.key, landing: stored.schema.landing, app: stored.schema.app,
+                                       package: stored.schema.android?.package, schemes: stored.schema.schemes)
             }
             for route in document(current)?.routes ?? [] {
                 routes[route.id] = route

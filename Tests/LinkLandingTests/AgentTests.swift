@@ -74,8 +74,34 @@ struct AgentTests {
         for token in Agent.botTokens { #expect(Agent(userAgent: "x " + token) == .bot, "\(token)") }
     }
 
+    static let inApp: [(String, String?, Bool)] = [
+        ("Instagram on an iPhone", "Mozilla/5.0 (iPhone; CPU iPhone OS 17_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Mobile/15E148 Instagram 307.0.2.18.107", true),
+        ("Facebook on an iPhone", "Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 Mobile/15E148 [FBAN/FBIOS;FBAV/440.0.0.26.106;FBBV/559466435]", true),
+        ("Facebook on Android", "Mozilla/5.0 (Linux; Android 13; SM-S911B; wv) AppleWebKit/537.36 Version/4.0 Chrome/120.0 Mobile Safari/537.36 [FB_IAB/FB4A;FBAV/441.0.0.33.113;]", true),
+        ("Messenger", "Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) Mobile/15E148 [FB_IAB/MESSENGER;FBAV/440.0]", true),
+        ("TikTok on an iPhone", "Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 Mobile/15E148 musical_ly_32.5.0 JsSdk/2.0 NetType/WIFI", true),
+        ("TikTok on Android", "Mozilla/5.0 (Linux; Android 12; Pixel 6 Build/SQ3A; wv) AppleWebKit/537.36 Chrome/118.0 Mobile Safari/537.36 trill_2023001030 BytedanceWebview/d8a21c6", true),
+        ("LinkedIn", "Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 Mobile/15E148 [LinkedInApp]/9.29.8", true),
+        ("Snapchat", "Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 Mobile/15E148 Snapchat/12.60.0.47 (like Safari/8617.1.17.10.9)", true),
+        ("LINE", "Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 Mobile/15E148 Safari Line/13.19.0", true),
+        ("WeChat", "Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 Mobile/15E148 MicroMessenger/8.0.42(0x18002a2f) NetType/WIFI", true),
+        ("the Google app on an iPhone", "Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) GSA/291.0.584285646 Mobile/15E148 Safari/604.1", true),
+        ("any Android WebView", "Mozilla/5.0 (Linux; Android 14; Pixel 8; wv) AppleWebKit/537.36 (KHTML, like Gecko) Version/4.0 Chrome/124.0 Mobile Safari/537.36", true),
+        ("Safari", "Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Mobile/15E148 Safari/604.1", false),
+        ("Chrome on Android", "Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0 Mobile Safari/537.36", false),
+        ("Chrome on iOS", "Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) CriOS/124.0.6367.88 Mobile/15E148 Safari/604.1", false),
+        ("a desktop", "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 Chrome/124.0 Safari/537.36", false),
+        ("no User-Agent", nil, false),
+    ]
+
+    @Test(arguments: inApp)
+    func findsInAppBrowsers(_ row: (String, String?, Bool)) {
+        #expect(Agent.isInAppBrowser(userAgent: row.1) == row.2, "\(row.0)")
+        #expect(Agent(userAgent: row.1) == .person, "\(row.0): a person's browser")
+    }
+
     @Test func visitorsAreToldApartByPlatformAndAgent() {
-        let codes = Set(Visitor.allCases.flatMap { platform in Agent.allCases.map { LandingVisitor(platform: platform, agent: $0).code } })
-        #expect(codes.count == Visitor.allCases.count * Agent.allCases.count)
+        let codes = Set(Visitor.allCases.flatMap { platform in Agent.allCases.flatMap { agent in [false, true].map { LandingVisitor(platform: platform, agent: agent, inApp: $0).code } } })
+        #expect(codes.count == Visitor.allCases.count * Agent.allCases.count * 2)
     }
 }

@@ -78,4 +78,31 @@ struct LandingDecisionTests {
         let made = LandingDecision.installReferrer(link: ("h.example", "/r", row.1.map { $0[...] }), route: Self.route(fallback: nil, query: row.2), now: 7)
         #expect(made == row.3, "\(row.0)")
     }
+
+    /// "Open in the app" in an in-app browser: Android's `intent://` address, parsed back; iOS's
+    /// custom scheme; nothing where the platform declares neither.
+    @Test func openInAppAddresses() throws {
+        let route = Self.route(fallback: nil, query: ["q": "q"])
+        let link: (host: String, path: Substring, query: Substring?) = ("h.example", "/r/x", "q=red%20shoes&utm_source=a")
+        let fallback = "https://play.google.com/store/apps/details?id=x&referrer=deeplink%3Dhttps"
+        let android = try #require(LandingDecision.openInApp(link, route: route, visitor: .android, package: "example.app", schemes: [], fallback: fallback))
+        // intent://HOST/PATH?QUERY#Intent;scheme=…;package=…;S.browser_fallback_url=…;end (Chrome's syntax)
+        let parts = android.split(separator: "#", maxSplits: 1).map(String.init)
+        #expect(parts[0] == "intent://h.example/r/x?q=red%20shoes")
+        #expect(parts[1].hasPrefix("Intent;") && parts[1].hasSuffix(";end"))
+        var extras: [String: String] = [:]
+        for item in parts[1].dropFirst("Intent;".count).dropLast(";end".count).split(separator: ";") {
+            let pair = item.split(separator: "=", maxSplits: 1).map(String.init)
+            extras[pair[0]] = pair[1]
+        }
+        #expect(extras["scheme"] == "https" && extras["package"] == "example.app")
+        #expect(extras["S.browser_fallback_url"]?.removingPercentEncoding == fallback)
+        #expect(LandingDecision.openInApp(link, route: route, visitor: .android, package: "example.app", schemes: [], fallback: nil)
+            == "intent://h.example/r/x?q=red%20shoes#Intent;scheme=https;package=example.app;end")
+        #expect(LandingDecision.openInApp(link, route: route, visitor: .ios, package: nil, schemes: ["shop", "other"], fallback: fallback) == "shop://r/x?q=red%20shoes")
+        #expect(LandingDecision.openInApp(link, route: route, visitor: .ios, package: "example.app", schemes: [], fallback: fallback) == nil, "iOS without a scheme")
+        #expect(LandingDecision.openInApp(link, route: route, visitor: .android, package: nil, schemes: ["shop"], fallback: fallback) == nil, "Android without a package")
+        #expect(LandingDecision.openInApp(link, route: route, visitor: .android, package: "a;b", schemes: [], fallback: nil) == nil, "a package that would break the syntax")
+        #expect(LandingDecision.openInApp(link, route: route, visitor: .other, package: "example.app", schemes: ["shop"], fallback: fallback) == nil)
+    }
 }

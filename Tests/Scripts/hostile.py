@@ -267,7 +267,9 @@
      bytes and escapes; decoded as Play hands it to the app it holds the link, `t` and only
      plain UTM items of at most 100 bytes. The same links from an iPhone get the hand-off
      page: one link, the App Store's (`ct` only from a plain utm_campaign), and a hand-off
-     text of the link as opened and when, nothing of the query.
+     text of the link as opened and when, nothing of the query; from Instagram's and
+     Facebook's browsers, Open in the app is the app's scheme or an intent:// address for
+     its package, and nothing else.
 Each attack is a file of its own, attacks/NAME.py (the number above is the comment over its
 function); what they share — the daemon fixture, calls, tokens, payloads — is
 hostile_common.py. Prints each figure; exits 1 on the first failure.

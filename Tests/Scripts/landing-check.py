@@ -46,6 +46,8 @@ ANDROID = "Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 Chrome/12
 FACEBOOK = "facebookexternalhit/1.1 (+http://www.facebook.com/externalhit_uatext.php)"
 WHATSAPP = "WhatsApp/2.23.20.0 A"
 GOOGLEBOT = "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)"
+INSTAGRAM = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Mobile/15E148 Instagram 307.0.2.18.107"
+FACEBOOK_APP = "Mozilla/5.0 (Linux; Android 13; SM-S911B; wv) AppleWebKit/537.36 Version/4.0 Chrome/120.0 Mobile Safari/537.36 [FB_IAB/FB4A;FBAV/441.0.0.33.113;]"
 DESKTOP = "Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/605.1.15 Version/17.4 Safari/605.1.15"
 APP_STORE = "https://apps.apple.com/app/id6450000000"
 PLAY = "https://play.google.com/store/apps/details?id=example.storefront"
@@ -230,6 +232,8 @@ def main():
             ("WhatsApp, the other pattern: the card", "GET", "/autumn", WHATSAPP, "storefront.example", 200, None, ("other", "proceed", "none")),
             ("a crawler's unknown link: the page", "GET", "/winter/sale", WHATSAPP, "storefront.example", 404, None, ("other", "notFound", "unknownRoute")),
             ("another bot lands as a desktop", "GET", "/product/p1", GOOGLEBOT, "storefront.example", 302, WEB, ("other", "proceed", "none")),
+            ("Instagram's browser: Open in the app", "GET", "/product/p1", INSTAGRAM, "storefront.example", 200, None, ("ios", "proceed", "none")),
+            ("Facebook's browser on Android: intent://", "GET", "/product/p1", FACEBOOK_APP, "storefront.example", 200, None, ("android", "proceed", "none")),
             ("POST: 405", "POST", "/product/p1", IPHONE, "storefront.example", 405, None, None),
             ("an undeclared host: today's 404", "GET", "/product/p1", IPHONE, "evil.example", 404, None, None),
             ("the API's own path on a link host", "GET", "/v1/nothing", IPHONE, "storefront.example", 404, None, None),
@@ -266,6 +270,11 @@ def main():
                 if headers.get("vary") != "User-Agent" or not headers.get("cache-control", "").startswith("public, max-age=0, s-maxage="):
                     fail("%s: caching headers %r %r" % (label, headers.get("cache-control"), headers.get("vary")))
                 expected[counted] = expected.get(counted, 0) + 1
+            if status == 200 and agent in (INSTAGRAM, FACEBOOK_APP):
+                opened = re.findall(r'<a id="open" class="get" href="([^"]*)"', body.decode())
+                want = "storefront://product/p1" if agent == INSTAGRAM else "intent://storefront.example/product/p1#Intent;scheme=https;package=example.storefront;"
+                if len(opened) != 1 or not opened[0].startswith(want):
+                    fail("%s: Open in the app goes to %r" % (label, opened))
             if status == 200 and agent == IPHONE:
                 page = body.decode()
                 if 'href="%s?ct=spring" data-handoff="https://storefront.example/product/p1#waymark=' % APP_STORE not in page or "<script>" not in page:
@@ -313,6 +322,11 @@ def main():
             except Exception as error:  # noqa: BLE001
                 fail("random path %r: %s" % (path[:80], error))
             check_location("random path %r" % path[:80], headers.get("Location"))
+            if status == 200 and agent in (INSTAGRAM, FACEBOOK_APP):
+                opened = re.findall(r'<a id="open" class="get" href="([^"]*)"', body.decode())
+                want = "storefront://product/p1" if agent == INSTAGRAM else "intent://storefront.example/product/p1#Intent;scheme=https;package=example.storefront;"
+                if len(opened) != 1 or not opened[0].startswith(want):
+                    fail("%s: Open in the app goes to %r" % (label, opened))
             if status == 200 and agent == IPHONE:
                 # A link that resolves: the hand-off page, whose one link is the App Store's.
                 hrefs = re.findall(rb'href="([^"]*)"', page)

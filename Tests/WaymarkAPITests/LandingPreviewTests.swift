@@ -62,8 +62,7 @@ struct LandingPreviewTests {
 
     @Test func peopleAndOtherBotsLandAsBefore() throws {
         let harness = try Self.harness()
-        for agent in [Self.iPhone, LandingEndpointTests.android, LandingEndpointTests.desktop, "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)",
-                      "Mozilla/5.0 (iPhone; CPU iPhone OS 17_1 like Mac OS X) AppleWebKit/605.1.15 Mobile/15E148 Instagram 307.0"] {
+        for agent in [Self.iPhone, LandingEndpointTests.android, LandingEndpointTests.desktop, "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)", LandingInAppTests.instagram.replacingOccurrences(of: "iPhone", with: "Macintosh")] {
             let reply = harness.call("GET", "/sale/autumn", host: "storefront.example", headers: [("User-Agent", agent)])
             #expect(reply.status == 302 && reply["Location"] == "https://web.storefront.example/sale", "\(agent): \(reply.head)")
         }
@@ -175,5 +174,57 @@ struct LandingHandOffTests {
         #expect(Self.page(harness, "/product/p1", agent: "Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) (compatible; Googlebot/2.1; +http://www.google.com/bot.html)").1 == Self.store, "a bot on an iPhone")
         #expect(Self.page(harness, "/sale/autumn").1 == "https://web.storefront.example/sale", "a route's fallback first")
         #expect(Self.page(harness, "/product/p1", agent: LandingEndpointTests.desktop).1 == LandingEndpointTests.web, "a desktop")
+    }
+}
+
+/// In-app browsers (`docs/landing.md`, "In-app browsers"): a person in Instagram's, Facebook's
+/// or another app's browser gets "Open in the app" — the custom scheme on iOS, an `intent://`
+/// address on Android — with the landing as the way on without the app.
+@Suite("In-app browsers, in-process", .serialized)
+struct LandingInAppTests {
+    static let instagram = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Mobile/15E148 Instagram 307.0.2.18.107"
+    static let facebook = "Mozilla/5.0 (Linux; Android 13; SM-S911B; wv) AppleWebKit/537.36 Version/4.0 Chrome/120.0 Mobile Safari/537.36 [FB_IAB/FB4A;FBAV/441.0.0.33.113;]"
+
+    static func hrefs(_ page: String) -> [String: String] {
+        var found: [String: String] = [:]
+        for match in page.matches(of: /<a id="([a-z]+)"(?: class="get")? href="([^"]*)"/) {
+            found[String(match.1)] = String(match.2).replacingOccurrences(of: "&amp;", with: "&")
+        }
+        return found
+    }
+
+    @Test func anIPhoneInInstagramGetsTheSchemeAndTheStore() throws {
+        let harness = try LandingPreviewTests.harness()
+        let reply = harness.call("GET", "/product/p1?utm_campaign=spring", host: "storefront.example", headers: [("User-Agent", Self.instagram)])
+        #expect(reply.status == 200 && reply["Location"] == nil)
+        let links = Self.hrefs(reply.text)
+        #expect(links["open"] == "storefront://product/p1", "\(links)")
+        #expect(links["get"] == LandingEndpointTests.appStore + "?ct=spring", "\(links)")
+        #expect(reply.text.contains("data-handoff=\"https://storefront.example/product/p1#waymark="), "the store link carries the hand-off")
+        // A route with a fallback: the way on is the fallback.
+        let autumn = harness.call("GET", "/sale/autumn", host: "storefront.example", headers: [("User-Agent", Self.instagram)])
+        #expect(Self.hrefs(autumn.text) == ["open": "storefront://sale/autumn", "without": "https://web.storefront.example/sale"], "\(Self.hrefs(autumn.text))")
+        #expect(autumn.text.contains("Continue on the web") && autumn.text.contains("Autumn &lt;script&gt;"), "the preview, escaped")
+    }
+
+    @Test func androidInFacebookGetsAnIntentAddress() throws {
+        let harness = try LandingPreviewTests.harness()
+        let reply = harness.call("GET", "/product/p1", host: "storefront.example", headers: [("User-Agent", Self.facebook)])
+        #expect(reply.status == 200)
+        let links = Self.hrefs(reply.text)
+        let open = try #require(links["open"])
+        #expect(open.hasPrefix("intent://storefront.example/product/p1#Intent;scheme=https;package=example.storefront;S.browser_fallback_url=https%3A%2F%2Fplay.google.com%2F"), "\(open)")
+        #expect(links["without"]?.hasPrefix(LandingEndpointTests.playStore + "&referrer=") == true, "\(links)")
+        #expect(!reply.text.contains("<script>"), "no script on Android's page")
+    }
+
+    @Test func unknownLinksAndOtherVisitorsAreAnsweredAsBefore() throws {
+        let harness = try LandingPreviewTests.harness()
+        let unknown = harness.call("GET", "/summer/promo", host: "storefront.example", headers: [("User-Agent", Self.instagram)])
+        #expect(unknown.status == 404 && unknown.text.contains("unknown or has expired"))
+        let head = harness.call("HEAD", "/product/p1", host: "storefront.example", headers: [("User-Agent", Self.instagram)])
+        #expect(head.status == 302, "HEAD is a bot's")
+        let safari = harness.call("GET", "/product/p1", host: "storefront.example", headers: [("User-Agent", LandingEndpointTests.iPhone)])
+        #expect(safari.status == 200 && Self.hrefs(safari.text)["open"] == nil, "Safari hands links to the app: the hand-off page")
     }
 }

@@ -2,6 +2,8 @@ from hostile_common import *  # noqa: F401,F403
 
 ANDROID = "Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 Chrome/124.0 Mobile Safari/537.36"
 IPHONE = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 Version/17.4 Mobile/15E148 Safari/604.1"
+INSTAGRAM = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Mobile/15E148 Instagram 307.0.2.18.107"
+FACEBOOK = "Mozilla/5.0 (Linux; Android 13; SM-S911B; wv) AppleWebKit/537.36 Version/4.0 Chrome/120.0 Mobile Safari/537.36 [FB_IAB/FB4A;FBAV/441.0.0.33.113;]"
 PLAY = "https://play.google.com/store/apps/details?id=example.storefront&referrer="
 
 
@@ -66,9 +68,25 @@ def hostile_referrers(daemon):
         if len(handoffs) != 1 or not re.fullmatch(r"https://storefront\.example/product/p42#waymark=[0-9]{10}", handoffs[0]) or "<" in handoffs[0]:
             fail("an iPhone's hand-off for %s: %r" % (query[:60], handoffs[:1]))
         pages += 1
+    # And from in-app browsers: Open in the app is the app's scheme or an intent:// address
+    # for its package, never anything of the query the route does not map.
+    opened = 0
+    for agent, expected in ((INSTAGRAM, r"storefront://product/p42"), (FACEBOOK, r"intent://storefront\.example/product/p42#Intent;scheme=https;package=example\.storefront;S\.browser_fallback_url=[A-Za-z0-9\-._~%]+;end")):
+        for query, taken in queries:
+            connection = http.client.HTTPConnection("127.0.0.1", daemon.port, timeout=10)
+            connection.request("GET", "/product/p42?" + query, headers={"Host": "storefront.example", "User-Agent": agent})
+            answer = connection.getresponse()
+            page = answer.read().decode()
+            connection.close()
+            if not taken:
+                continue
+            found = re.findall(r'<a id="open" class="get" href="([^"]*)"', page)
+            if answer.status != 200 or len(found) != 1 or not re.fullmatch(expected, found[0]) or "<script" in page.split("</main>")[0]:
+                fail("an in-app browser's page for %s: %d %r" % (query[:60], answer.status, found[:1]))
+            opened += 1
     if sent != sum(taken for _, taken in queries):
         fail("only %d hostile links were sent to Google Play" % sent)
     if longest > 1_000:
         fail("a referrer of %d bytes" % longest)
-    print("hostile: %d hostile referrers (%d sent to Google Play, %d iPhone hand-off pages escaped): Location Play's address and one referrer item of unreserved bytes and escapes, "
-          "only plain UTM items, at most %d bytes" % (len(queries), sent, pages, longest))
+    print("hostile: %d hostile referrers (%d sent to Google Play, %d iPhone hand-off pages escaped, %d in-app pages): Location Play's address and one referrer item of unreserved bytes and escapes, "
+          "only plain UTM items, at most %d bytes" % (len(queries), sent, pages, opened, longest))
