@@ -59,7 +59,8 @@ public enum LandingDecision {
             }
             if let location = usable(store.0) {
                 guard store.1 == .playStore, let route else { return .redirect(location, store.1) }
-                return .redirect(withReferrer(location, installReferrer(link: link, route: route, now: now)), .playStore)
+                guard let referrer = installReferrer(link: link, route: route, now: now) else { return .redirect(location, .playStore) }
+                return .redirect(withReferrer(location, referrer), .playStore)
             }
             if let web = usable(landing?.webURL) { return .redirect(web, .web) }
             return .page(.openInApp)
@@ -80,10 +81,17 @@ public enum LandingDecision {
     /// `t` = `now`, then each of `campaignItems` the link's query has (the first of each),
     /// when its value as written is 1 to `maximumCampaignValueBytes` bytes of `A–Z a–z 0–9
     /// - . _ ~` (no escapes): anything else is dropped, never rewritten.
-    public static func installReferrer(link: (host: String, path: Substring, query: Substring?), route: RouteSpec, now: Int) -> String {
+    /// Past `maximumReferrerBytes` the UTM items are left out; nil when even the link and
+    /// its time are longer (the store address then carries no referrer).
+    public static func installReferrer(link: (host: String, path: Substring, query: Substring?), route: RouteSpec, now: Int) -> String? {
         let campaign = campaignItems.compactMap { name in campaignValue(name, in: link.query, maximumBytes: maximumCampaignValueBytes).map { name + "=" + $0 } }
-        return (["deeplink=" + formEncoded(opened(link, route: route)), "t=\(now)"] + campaign).joined(separator: "&")
+        let bare = "deeplink=" + formEncoded(opened(link, route: route)) + "&t=\(now)"
+        let whole = ([bare] + campaign).joined(separator: "&")
+        return whole.utf8.count <= maximumReferrerBytes ? whole : bare.utf8.count <= maximumReferrerBytes ? bare : nil
     }
+
+    /// The longest Install Referrer made: what the Android library takes (`DeferredLinks`).
+    public static let maximumReferrerBytes = 4_096
 
     /// The link as opened, as a deferred link hands it on: `https://`, the host, the path, and
     /// the query items `route` maps (as `passedOn` keeps them).
@@ -111,8 +119,8 @@ public enum LandingDecision {
     /// Where "Open in the app" points in an in-app browser (`docs/landing.md`, "In-app
     /// browsers"): on Android an `intent://` address for the app's `package` with the link as
     /// opened (`scheme=https`) and `fallback` as `S.browser_fallback_url`; on iOS the link as
-    /// opened by the app's first custom scheme (`scheme://` + the path without its first `/`,
-    /// the mapped query items), as the engine resolves it; nil when the platform declares neither.
+    /// opened by the first of `schemes` the route answers (`scheme://` + the path without its
+    /// first `/`, the mapped query items), as the engine resolves it; nil when there is neither.
     public static func openInApp(_ link: (host: String, path: Substring, query: Substring?), route: RouteSpec, visitor: Visitor,
                                  package: String?, schemes: [String], fallback: String?) -> String? {
         let kept = passedOn(link.query, by: route)
@@ -123,7 +131,8 @@ public enum LandingDecision {
             let back = fallback.map { ";S.browser_fallback_url=" + formEncoded($0) } ?? ""
             return "intent://" + link.host + link.path + query + "#Intent;scheme=https;package=" + package + back + ";end"
         case .ios:
-            guard let scheme = schemes.first else { return nil }
+            // The first scheme the route answers: a route limited to its hosts answers none.
+            guard let scheme = schemes.first(where: { route.scope.admits(.custom(scheme: $0.lowercased())) }) else { return nil }
             return scheme + "://" + link.path.dropFirst() + query
         case .other:
             return nil

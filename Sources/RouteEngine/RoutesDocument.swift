@@ -148,14 +148,15 @@ public struct LinkPreview: Hashable, Sendable {
     public static let maximumImageBytes = 2_048
 
     /// Whether `text` may stand on a card: at least one scalar that is not white space, and
-    /// no control character (C0, DEL, C1: a line break is not part of a title) and no bidi
-    /// embedding, override or isolate (U+202A–U+202E, U+2066–U+2069), which could make a
-    /// card read otherwise than its text. Its length is checked by the caller.
+    /// no control character (C0, DEL, C1; the line and paragraph separators: a line break is
+    /// not part of a title) and no bidirectional formatting character (U+061C, U+200E,
+    /// U+200F, U+202A–U+202E, U+2066–U+2069), which could make a card read otherwise than its
+    /// text — the scalars a link may not decode to either (`isInvisibleControl`). Its length
+    /// is checked by the caller.
     public static func isShowableText(_ text: String) -> Bool {
         var seen = false
         for scalar in text.unicodeScalars {
-            let value = scalar.value
-            if value < 0x20 || (0x7F...0x9F).contains(value) || (0x202A...0x202E).contains(value) || (0x2066...0x2069).contains(value) { return false }
+            if scalar.value < 0x20 || scalar.value == 0x7F || isInvisibleControl(scalar) { return false }
             if !scalar.properties.isWhitespace { seen = true }
         }
         return seen

@@ -117,9 +117,10 @@ struct LandingEndpoints: EndpointGroup {
         let tally = context.landingCounter.tally(for: key, loop: request.head.loop)
         context.landingCounter.record(tally)
         // An unknown link is harvested as its shape: so its answer is never kept, each one is
-        // counted. A bot's unknown links are no one's: not harvested, and kept as any answer.
-        let unknown = key.reason == .unknownRoute && agent == .person
-        if unknown {
+        // counted (nor a bot's: random links would push people's answers out). A bot's
+        // unknown links are no one's: not harvested.
+        let unknown = key.reason == .unknownRoute
+        if unknown, agent == .person {
             // A visitor's network may add a few shapes a minute: a scanner cannot push the real ones out.
             let network = EvidenceNetwork.of(request.head, trustForwardedFor: context.options.trustForwardedFor)
             if context.shapeAllowance.allow(source: nil, network: network, now: Int(now.timeIntervalSince1970)) {
@@ -129,6 +130,8 @@ struct LandingEndpoints: EndpointGroup {
         }
         let seconds = lifetime(table, now)
         var response: HTTPResponse
+        var carriesTime = false
+        if case .redirect(_, .playStore) = decision { carriesTime = true }
         if agent == .previewCrawler, resolution.isLive {
             // A chat app unfurling the link: the route's card, not the redirect it would follow to another page's.
             response = LandingPages.card(routeID.flatMap { table.routes[$0]?.preview }, appName: side.app,
@@ -139,9 +142,11 @@ struct LandingEndpoints: EndpointGroup {
                                        now: Int(now.timeIntervalSince1970)) {
             // An app's own browser keeps links to itself: offer to open the app, with the landing as the way on.
             response = page
+            carriesTime = true
             addCaching(&response, lifetime: seconds)
         } else if agent == .person, case .redirect(let store, .appStore) = decision, let route = routeID.flatMap({ table.routes[$0] }) {
             // An iPhone without the app: the hand-off page, so that the link survives the install.
+            carriesTime = true
             let link = (host, request.head.path, request.head.query)
             response = LandingPages.handOff(route.preview, appName: side.app, store: LandingDecision.withCampaignToken(store, query: request.head.query),
                                             handOff: LandingDecision.handOffText(LandingDecision.opened(link, route: route), now: Int(now.timeIntervalSince1970)))
@@ -150,8 +155,11 @@ struct LandingEndpoints: EndpointGroup {
             response = respond(decision, lifetime: seconds)
         }
         // Kept while its lifetime is the whole of it: nearer a change, each answer is made anew.
+        // One that carries the time it was made (an Install Referrer's `t`, a hand-off's) is
+        // kept no longer than a shared cache may keep it, or deferred links would go stale.
         if seconds == sharedCacheSeconds, !unknown {
-            let validUntil = table.nextChange(after: now).map { $0.addingTimeInterval(-Double(sharedCacheSeconds)) } ?? .distantFuture
+            var validUntil = table.nextChange(after: now).map { $0.addingTimeInterval(-Double(sharedCacheSeconds)) } ?? .distantFuture
+            if carriesTime { validUntil = min(validUntil, now.addingTimeInterval(Double(sharedCacheSeconds))) }
             context.landings.remember(LandingCache.Answer(response: response.prepared(), tally: tally, validUntil: validUntil), for: answerKey,
                                       generation: table.generation, loop: request.head.loop)
         }
@@ -168,7 +176,9 @@ struct LandingEndpoints: EndpointGroup {
         if case .redirect(let location, let rule) = decision {
             without = rule == .appStore ? LandingDecision.withCampaignToken(location, query: link.query) : location
         }
-        guard let open = LandingDecision.openInApp(link, route: route, visitor: visitor, package: side.package, schemes: side.schemes,
+        // An iPhone opens the app by a scheme of the iOS build's own schema (another platform's may be another app's).
+        let schemes = side.key.platform == visitor.rawValue ? side.schemes : []
+        guard let open = LandingDecision.openInApp(link, route: route, visitor: visitor, package: side.package, schemes: schemes,
                                                    fallback: without) else { return nil }
         let storeRule: Bool = if case .redirect(_, let rule) = decision { rule == .appStore || rule == .playStore } else { false }
         let handOff = visitor == .ios && storeRule ? LandingDecision.handOffText(LandingDecision.opened(link, route: route), now: now) : nil

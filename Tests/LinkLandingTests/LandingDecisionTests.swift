@@ -73,6 +73,23 @@ struct LandingDecisionTests {
         ("an item without a value, and a name without case", "utm_source&UTM_MEDIUM=x", [:], "deeplink=https%3A%2F%2Fh.example%2Fr&t=7"),
     ]
 
+    /// A referrer stays within what the Android library takes: past 4,096 bytes the UTM items
+    /// go, and a link too long for it alone goes without one.
+    @Test func referrersAreBounded() throws {
+        let route = Self.route(fallback: nil)
+        let campaign: Substring = "utm_source=mail&utm_campaign=spring"
+        let fits = "/r/" + String(repeating: "a", count: 3_900)
+        let full = try #require(LandingDecision.installReferrer(link: ("h.example", fits[...], campaign), route: route, now: 7))
+        #expect(full.hasSuffix("&t=7&utm_source=mail&utm_campaign=spring") && full.utf8.count <= 4_096)
+        let near = "/r/" + String(repeating: "a", count: 4_050)
+        let bare = try #require(LandingDecision.installReferrer(link: ("h.example", near[...], campaign), route: route, now: 7))
+        #expect(bare.hasSuffix("&t=7") && bare.utf8.count <= 4_096, "the UTM items left out")
+        let long = "/r/" + String(repeating: "%41", count: 820)  // each "%41" is five bytes once encoded
+        #expect(LandingDecision.installReferrer(link: ("h.example", long[...], campaign), route: route, now: 7) == nil)
+        let answer = LandingDecision.decide(Self.proceed, route: route, landing: Self.landing, visitor: .android, link: ("h.example", long[...], nil), now: 7)
+        #expect(answer == .redirect("https://play.google.com/store/apps/details?id=x", .playStore), "the store without a referrer")
+    }
+
     @Test(arguments: referrers)
     func makesTheReferrer(_ row: (String, String?, [String: String], String)) {
         let made = LandingDecision.installReferrer(link: ("h.example", "/r", row.1.map { $0[...] }), route: Self.route(fallback: nil, query: row.2), now: 7)

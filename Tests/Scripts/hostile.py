@@ -270,6 +270,11 @@
      text of the link as opened and when, nothing of the query; from Instagram's and
      Facebook's browsers, Open in the app is the app's scheme or an intent:// address for
      its package, and nothing else.
+ 48. Deferred links' times in kept landings: with no publish or window edge ahead, the
+     daemon's clock moved by --clock-file a day and more: Google Play's referrer `t` and the
+     iPhone's hand-off time are never more than 30 s old (answers carrying them are kept
+     30 s at most; before, they were kept until the store changed, and went stale past the
+     apps' one-day bound).
 Each attack is a file of its own, attacks/NAME.py (the number above is the comment over its
 function); what they share — the daemon fixture, calls, tokens, payloads — is
 hostile_common.py. Prints each figure; exits 1 on the first failure.
@@ -342,6 +347,7 @@ from attacks.suggestions_across_publishes import suggestions_across_publishes
 from attacks.hostile_forwards import hostile_forwards
 from attacks.crawler_flood import crawler_flood
 from attacks.hostile_referrers import hostile_referrers
+from attacks.deferred_times import deferred_times
 
 
 # The attacks on one shared daemon, in order (each takes the daemon, and some the binary
@@ -356,7 +362,7 @@ ALONE = ["cell_cap", "silent_connections", "batch_ids", "big_documents", "landin
          "ipv6_network_flood", "mistake_reports", "pipelined_small_answers", "changes_flood", "link_check_flood", "suggestion_listing",
          "documents_in_work", "bodies_after_reset", "drafts_fill_reads", "many_due_schedules", "bodies_behind_proxy", "guard_cells",
          "forged_advance", "phone_token_scope", "bodies_by_network", "route_recency", "counts_answer_size", "impact_beside_publish",
-         "qr_beside_followers", "suggestions_across_publishes", "hostile_forwards"]
+         "qr_beside_followers", "suggestions_across_publishes", "hostile_forwards", "deferred_times"]
 
 
 def run_shared(name, daemon, binary, data):

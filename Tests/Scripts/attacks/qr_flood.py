@@ -84,7 +84,7 @@ def qr_flood(daemon, binary, data):
     else:
         fail("the scheduled publish did not fire within 20 s of its time under the QR flood")
     fired_at = time.monotonic()
-    browser = {"Host": "storefront.example", "User-Agent": "Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X)"}
+    browser = {"Host": "storefront.example", "User-Agent": "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 Chrome/124.0 Safari/537.36"}
     for _ in range(5):
         for what, path, credential, headers in (
                 ("landing", "/product/p1", None, browser),

@@ -367,6 +367,7 @@ struct OpenInBrowser: DispatchObserver {
 /// The first launch's welcome screen. Its system paste control shows no prompt (the person
 /// taps it); what it pastes opens its link when it is the hand-off the "Get the app" page
 /// copied — on the app's hosts, under a day old, not pasted before. Anything else opens nothing.
+@available(iOS 16, *)  // UIPasteControl
 final class WelcomeViewController: UIViewController {
     let deferred: DeferredLink
     let dispatcher: RouteDispatcher
@@ -386,6 +387,8 @@ final class WelcomeViewController: UIViewController {
         configuration.displayMode = .iconAndLabel
         let paste = UIPasteControl(configuration: configuration)
         paste.target = self
+        // Visible and of a size to tap: iOS refuses a paste from a control the person cannot see.
+        paste.frame = CGRect(x: 24, y: 160, width: 240, height: 48)
         view.addSubview(paste)
     }
 

@@ -18,6 +18,7 @@ import Foundation
 
 @MainActor class UIView {
     private(set) var subviews: [UIView] = []
+    var frame = CGRect.zero
     init() {}
     func addSubview(_ view: UIView) { subviews.append(view) }
 }

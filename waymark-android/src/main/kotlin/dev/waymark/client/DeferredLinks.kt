@@ -12,12 +12,14 @@ import java.security.MessageDigest
  * hands the string here; what comes back is dispatched like any link, by the `deferred` door.
  *
  * A referrer opens nothing when it is longer than [MAXIMUM_REFERRER_CHARACTERS], carries no
- * `deeplink` on one of [hosts] (https, the host without case), no `t`, a `t` more than
+ * `deeplink` on one of [hosts] (https, the host without case, no space, control character or
+ * `#`), no `t` of 1 to 12 digits, a `t` more than
  * [maximumAgeMillis] before now or more than five minutes after it, or when it was handed
  * over before on this install: a referrer opened is remembered (a digest of it, the newest
  * [REMEMBERED]) in [file], written durably before the intent is returned, so a crash or the
- * app asking Play again never opens it twice. Nothing of the person or the device is read:
- * the referrer is the only evidence, and it is Play's own.
+ * app asking Play again never opens it twice (it reads and writes that file: call it off the
+ * main thread). Nothing of the person or the device is read: the referrer is the only
+ * evidence, and it is Play's own.
  */
 class DeferredLinks(
     /** Where opened referrers are remembered: in the app's `noBackupFilesDir`, so a restore does not carry it to another install. */
@@ -43,23 +45,36 @@ class DeferredLinks(
         if (referrer.length > MAXIMUM_REFERRER_CHARACTERS) return null
         val intent = Intent.fromInstallReferrer(referrer) as? Intent.Link ?: return null
         if (!isOnHosts(intent.link)) return null
-        val made = Intent.formItem(referrer, "t")?.toLongOrNull() ?: return null
+        // 1 to 12 digits, nothing else (no sign, no spaces): a bound no arithmetic below can pass.
+        val digits = Intent.formItem(referrer, "t") ?: return null
+        if (digits.length !in 1..12 || digits.any { it !in '0'..'9' }) return null
+        val made = digits.toLong() * 1_000
         val now = clock()
-        if (made > Long.MAX_VALUE / 1_000 || made * 1_000 > now + SKEW_MILLIS || now - made * 1_000 > maximumAgeMillis) return null
+        if (made > now + SKEW_MILLIS || now - made > maximumAgeMillis) return null
         return if (remember(digest(referrer))) intent else null
     }
 
+    /// https, a host of the app's, and no space, control character or `#` anywhere (as the iOS library's rule).
     private fun isOnHosts(link: String): Boolean {
+        if (link.any { it <= ' ' || it == '\u007F' || it == '#' }) return false
         if (!link.regionMatches(0, "https://", 0, 8, ignoreCase = true)) return false
         val end = link.indexOfAny(charArrayOf('/', '?', '#'), 8).let { if (it < 0) link.length else it }
         return lowercaseAscii(link.substring(8, end)) in this.hosts
     }
 
-    /** Adds [digest] to the remembered ones; false when it was there already. */
+    /**
+     * Adds [digest] to the remembered ones; false when it was there already, or when it cannot
+     * be written (a full disk): a referrer that cannot be remembered is not opened, so it
+     * cannot be opened twice, and nothing is thrown at the app's first launch.
+     */
     private fun remember(digest: String): Boolean = synchronized(lock) {
         val known = DurableFile.read(file)?.let { String(it, Charsets.UTF_8).split('\n').filter { line -> line.length == 64 } } ?: emptyList()
         if (digest in known) return false
-        DurableFile.write((known.takeLast(REMEMBERED - 1) + digest).joinToString("\n").toByteArray(Charsets.UTF_8), file)
+        try {
+            DurableFile.write((known.takeLast(REMEMBERED - 1) + digest).joinToString("\n").toByteArray(Charsets.UTF_8), file)
+        } catch (failed: java.io.IOException) {
+            return false
+        }
         true
     }
 

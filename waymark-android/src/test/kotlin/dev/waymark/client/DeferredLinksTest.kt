@@ -27,6 +27,13 @@ class DeferredLinksTest {
         Triple("no time", referrer("https://storefront.example/p/p1", null), null),
         Triple("a time that is not a number", referrer("https://storefront.example/p/p1", "soon"), null),
         Triple("a huge time", referrer("https://storefront.example/p/p1", "99999999999999999"), null),
+        Triple("a negative time that would wrap the age", referrer("https://storefront.example/p/p1", "-9223372036000000"), null),
+        Triple("a time that wraps once multiplied", referrer("https://storefront.example/p/p1", (now / 1_000 - (1L shl 61)).toString()), null),
+        Triple("a signed time", referrer("https://storefront.example/p/p1", "+" + made(1)), null),
+        Triple("13 digits", referrer("https://storefront.example/p/p1", "000" + made(1)), null),
+        Triple("a space in the link", referrer("https://storefront.example/p/p 1", made(1)), null),
+        Triple("a fragment in the link", referrer("https://storefront.example/p/p1#x", made(1)), null),
+        Triple("a control character in the link", referrer("https://storefront.example/p/p1\u0000", made(1)), null),
         Triple("another host", referrer("https://evil.example/p/p1", made(1)), null),
         Triple("a lookalike host", referrer("https://storefront.example.evil.example/p/p1", made(1)), null),
         Triple("a user name before the host", referrer("https://storefront.example@evil.example/p/p1", made(1)), null),
@@ -65,6 +72,13 @@ class DeferredLinksTest {
         }
         assertEquals(DeferredLinks.REMEMBERED, String(file.readBytes(), Charsets.UTF_8).split('\n').size)
         assertNull(deferred.fromInstallReferrer(referrer("https://storefront.example/p/p${DeferredLinks.REMEMBERED + 9}", made(1))))
+    }
+
+    @Test
+    fun aReferrerThatCannotBeRememberedOpensNothingAndThrowsNothing() {
+        val blocked = File(Files.createTempDirectory("waymark-deferred").toFile(), "not-a-directory")
+        blocked.writeText("a file where the directory would be")
+        assertNull(links(File(blocked, "deferred")).fromInstallReferrer(referrer("https://storefront.example/p/p1", made(1))))
     }
 
     @Test
