@@ -103,7 +103,7 @@ enum LandingPages {
         let description = preview?.description.map { "<p>\(escaped($0))</p>" } ?? ""
         var other = ""
         if let without {
-            other = handOff.map { #"<p><a id="get" href="\#(escaped(without))" data-handoff="\#(escaped($0))">Get the app</a></p>"# }
+            other = handOff.map { #"<p><a id="get" class="get" href="\#(escaped(without))" data-handoff="\#(escaped($0))">Get the app</a></p>"# }
                 ?? "<p><a id=\"without\" href=\"\(escaped(without))\">\(isStore ? "Get the app" : "Continue on the web")</a></p>"
         }
         let script = handOff == nil ? "" : "<script>\(handOffScript)</script>"

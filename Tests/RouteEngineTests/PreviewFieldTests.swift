@@ -22,6 +22,8 @@ struct PreviewFieldTests {
         ("a C1 control", ["description": "Spring\u{85}sale"], "routes[0].preview.description"),
         ("a bidi override", ["title": "Spring \u{202E}elas"], "routes[0].preview.title"),
         ("a bidi isolate", ["title": "Spring \u{2067}sale"], "routes[0].preview.title"),
+        ("a right-to-left mark", ["title": "Spring \u{200F}sale"], "routes[0].preview.title"),
+        ("a line separator", ["description": "Spring\u{2028}sale"], "routes[0].preview.description"),
         ("only white space", ["title": "   \u{3000}"], "routes[0].preview.title"),
         ("an http image", ["image": "http://cdn.example/a.png"], "routes[0].preview.image"),
         ("a script image", ["image": "javascript:alert(1)"], "routes[0].preview.image"),
