@@ -20,7 +20,20 @@ public enum Agent: UInt8, Hashable, Sendable, CaseIterable {
 
     /// The same, from the field's bytes (as a server holds them).
     public init(userAgent bytes: UnsafeBufferPointer<UInt8>) {
-        self = Self.table.classify(UnsafeBufferPointer(rebasing: bytes.prefix(Visitor.scannedBytes)))
+        self = Self.classify(userAgent: bytes).agent
+    }
+
+    /// The agent and, for a person, whether the browser is an app's own
+    /// (`isInAppBrowser`): both in one pass over the field, as a landing asks them.
+    public static func classify(userAgent bytes: UnsafeBufferPointer<UInt8>) -> (agent: Agent, inApp: Bool) {
+        let found = table.kinds(UnsafeBufferPointer(rebasing: bytes.prefix(Visitor.scannedBytes)))
+        let agent: Agent = found & Kind.preview != 0 ? .previewCrawler : found & Kind.bot != 0 ? .bot : .person
+        return (agent, agent == .person && found & Kind.inApp != 0)
+    }
+
+    /// What a token stands for, as bits of what a scan found.
+    enum Kind {
+        static let preview: UInt8 = 1, bot: UInt8 = 2, inApp: UInt8 = 4
     }
 
     /// Link-preview crawlers, as their owners document them: each fetches a shared link to
@@ -44,7 +57,6 @@ public enum Agent: UInt8, Hashable, Sendable, CaseIterable {
         "uptimerobot", "statuscake", "site24x7", "checkly", "archive.org_bot", "ia_archiver", "linkcheck", "w3c_validator",
     ]
 
-    static let table = Table(previewTokens.map { ($0, Agent.previewCrawler) } + botTokens.map { ($0, Agent.bot) })
 
     /// In-app browsers, by what their apps add to the `User-Agent`: webviews that do not hand
     /// universal links or App Links to the app they name (`docs/landing.md`, "In-app
@@ -55,12 +67,13 @@ public enum Agent: UInt8, Hashable, Sendable, CaseIterable {
         "pinterest/", "gsa/", "; wv)",
     ]
 
-    static let inAppTable = Table(inAppBrowserTokens.map { ($0, Agent.bot) })
+    /// Every token of the three tables, with what it stands for: one scan finds them all.
+    static let table = Table(previewTokens.map { ($0, Kind.preview) } + botTokens.map { ($0, Kind.bot) } + inAppBrowserTokens.map { ($0, Kind.inApp) })
 
     /// Whether the `User-Agent` names an in-app browser (`inAppBrowserTokens`). Asked of a
     /// person's browser only: a crawler or a bot that also names an app is what it says first.
     public static func isInAppBrowser(userAgent bytes: UnsafeBufferPointer<UInt8>) -> Bool {
-        inAppTable.classify(UnsafeBufferPointer(rebasing: bytes.prefix(Visitor.scannedBytes))) != .person
+        classify(userAgent: bytes).inApp
     }
 
     public static func isInAppBrowser(userAgent: String?) -> Bool {
@@ -73,33 +86,35 @@ public enum Agent: UInt8, Hashable, Sendable, CaseIterable {
     /// where a pair starts one. Built once.
     struct Table: Sendable {
         private var starts = [UInt64](repeating: 0, count: 65_536 / 64)
-        private var tokens: [UInt16: [(bytes: [UInt8], agent: Agent)]] = [:]
+        private var tokens: [UInt16: [(bytes: [UInt8], kind: UInt8)]] = [:]
 
-        init(_ entries: [(String, Agent)]) {
-            for (token, agent) in entries {
+        init(_ entries: [(String, UInt8)]) {
+            for (token, kind) in entries {
                 let bytes = Array(token.utf8)
                 precondition(bytes.count >= 2 && bytes.allSatisfy { $0 == Table.folded($0) }, "a token is lowercase, two bytes or more")
                 let pair = UInt16(bytes[0]) << 8 | UInt16(bytes[1])
                 starts[Int(pair) >> 6] |= 1 << (UInt64(pair) & 63)
-                tokens[pair, default: []].append((bytes, agent))
+                tokens[pair, default: []].append((bytes, kind))
             }
         }
 
         @inline(__always) static func folded(_ byte: UInt8) -> UInt8 { byte &- 0x41 < 26 ? byte | 0x20 : byte }
 
-        /// - Complexity: O(bytes); a comparison per token starting with a pair found.
-        func classify(_ bytes: UnsafeBufferPointer<UInt8>) -> Agent {
-            guard bytes.count >= 2 else { return .person }
-            var found = Agent.person
+        /// The kinds of the tokens that stand in `bytes`, OR-ed; a preview crawler's decides
+        /// the rest, so the scan stops at one.
+        /// - Complexity: O(bytes); a comparison per token starting with a pair found, of a kind not found yet.
+        func kinds(_ bytes: UnsafeBufferPointer<UInt8>) -> UInt8 {
+            guard bytes.count >= 2 else { return 0 }
+            var found: UInt8 = 0
             var next = Self.folded(bytes[0])
             for start in 0..<(bytes.count - 1) {
                 let first = next
                 next = Self.folded(bytes[start + 1])
                 let pair = UInt16(first) << 8 | UInt16(next)
                 guard starts[Int(pair) >> 6] & (1 << (UInt64(pair) & 63)) != 0 else { continue }
-                for (token, agent) in tokens[pair]! where (agent == .previewCrawler || found == .person) && Self.stands(token, in: bytes, at: start) {
-                    if agent == .previewCrawler { return .previewCrawler }
-                    found = agent
+                for (token, kind) in tokens[pair]! where found & kind == 0 && Self.stands(token, in: bytes, at: start) {
+                    found |= kind
+                    if kind == Kind.preview { return found }
                 }
             }
             return found

@@ -28,8 +28,8 @@ struct LandingEndpoints: EndpointGroup {
     static func land(_ request: HTTPRequest, _ context: APIContext) -> EndpointRegistry.Answer? {
         let headers = request.head.headers, method = request.head.method, target = request.head.target
         var visitor = headers.withValue("User-Agent") { field in
-            let agent = Agent(userAgent: field)
-            return LandingVisitor(platform: Visitor(userAgent: field), agent: agent, inApp: agent == .person && Agent.isInAppBrowser(userAgent: field))
+            let (agent, inApp) = Agent.classify(userAgent: field)
+            return LandingVisitor(platform: Visitor(userAgent: field), agent: agent, inApp: inApp)
         } ?? LandingVisitor(platform: .other, agent: .person)
         // A person's browser asks with GET: HEAD is a link checker's, whatever it calls itself.
         if method == "HEAD", visitor.agent == .person { (visitor.agent, visitor.inApp) = (.bot, false) }
