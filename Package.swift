@@ -78,6 +78,8 @@ let serverTargets: [Target] = [
     // Where a link opened without the app lands: the visitor's platform from User-Agent,
     // the decision from the engine's resolution and the schema's addresses (pure).
     .target(name: "LinkLanding", dependencies: ["RouteEngine", "HTTPCore"]),
+    // Moving in from other link services: their exports read (CSV, bounded; pure).
+    .target(name: "Importing"),
     // Resolution telemetry: batch parsing, a group-committed log, counts by dimension.
     .target(name: "Telemetry", dependencies: ["CivilDate", "SystemIO", "LinkShapes", "RouteEngine"]),
     // System libcurl (pkg-config libcurl; Debian libcurl4-openssl-dev, which `make` installs).
@@ -121,6 +123,7 @@ let serverTargets: [Target] = [
     .testTarget(name: "QRCodeTests", dependencies: ["QRCode"]),
     .testTarget(name: "LinkShapesTests", dependencies: ["LinkShapes", "RouteEngine", "TestSupport"]),
     .testTarget(name: "LinkLandingTests", dependencies: ["LinkLanding", "RouteEngine", "TestSupport"]),
+    .testTarget(name: "ImportingTests", dependencies: ["Importing", "LibraryTestSupport"]),
     // WaymarkClient: `generate swift`'s test compiles the generated file against it.
     .testTarget(name: "WaymarkCLITests", dependencies: ["WaymarkCLI", "ManifestStore", "RouteEngine", "TestSupport", "WaymarkClient"]),
     .testTarget(name: "HTTPCoreTests", dependencies: ["HTTPCore"]),
