@@ -78,7 +78,8 @@ case "${1:-test}" in
     if [ ! -d "$out/kotlin2/classes/dev" ] || grep -q 'error:' "$out/kotlin2/compile.log"; then
       cat "$out/kotlin2/compile.log" >&2
       if grep -q 'error:' "$out/kotlin2/main.log"; then echo "build.sh: the library does not compile under Kotlin 2" >&2
-      else echo "build.sh: the tests do not compile under Kotlin 2" >&2; fi
+      elif grep -q 'error:' "$out/kotlin2/test.log"; then echo "build.sh: the tests do not compile under Kotlin 2" >&2
+      else echo "build.sh: the Kotlin 2 compiler failed on neither tree's sources (its whole log is above)" >&2; fi
       exit 1
     fi
     echo "build.sh: library and tests compile under Kotlin 2 ($(grep -c 'warning:' "$out/kotlin2/main.log") warnings in the library, $(grep -c 'warning:' "$out/kotlin2/test.log") in the tests)"
