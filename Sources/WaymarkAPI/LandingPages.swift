@@ -20,14 +20,26 @@ enum LandingPages {
     static func status(_ page: LandingDecision.Page) -> HTTPStatus { page == .notFound ? .notFound : .ok }
 
     private static func html(title: String, text: String) -> [UInt8] {
+        document(title: title, main: "<h1>\(title)</h1><p>\(text)</p>")
+    }
+
+    /// A page's bytes: the head every page has (`title`, escaped by the caller; `head`'s extra
+    /// tags on a line of their own; the pages' style and `style`), then `main`, then `after`
+    /// (a script) — one skeleton, so every page keeps the same policy-relevant shape.
+    private static func document(title: String, head: String? = nil, style extra: String = "", main: String, after: String = "") -> [UInt8] {
         Array("""
         <!doctype html>
         <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
         <meta name="robots" content="noindex"><title>\(title)</title>
-        <style>\(style)</style>
-        </head><body><main><h1>\(title)</h1><p>\(text)</p></main></body></html>
+        \(head.map { $0 + "\n" } ?? "")<style>\(style)\(extra)</style>
+        </head><body><main>\(main)</main>\(after)</body></html>
 
         """.utf8)
+    }
+
+    /// `bytes` as a `200`, with the policy of its own inline style and script.
+    private static func served(_ bytes: [UInt8]) -> HTTPResponse {
+        HTTPResponse(status: .ok, headers: HTTPHeaders(InlinePage.headers(policy: InlinePage.policy(for: bytes))), body: bytes)
     }
 
     /// The page's answer without caching headers (the landing adds them). Made once per
@@ -58,17 +70,7 @@ enum LandingPages {
         let tags = meta.map { name, content in
             name.hasPrefix("twitter:") ? "<meta name=\"\(name)\" content=\"\(content)\">" : "<meta property=\"\(name)\" content=\"\(content)\">"
         }.joined(separator: "\n")
-        let description = preview?.description.map { "<p>\(escaped($0))</p>" } ?? ""
-        let bytes = Array("""
-        <!doctype html>
-        <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-        <meta name="robots" content="noindex"><title>\(title)</title>
-        \(tags)
-        <style>\(style)</style>
-        </head><body><main><h1>\(title)</h1>\(description)</main></body></html>
-
-        """.utf8)
-        return HTTPResponse(status: .ok, headers: HTTPHeaders(InlinePage.headers(policy: InlinePage.policy(for: bytes))), body: bytes)
+        return served(document(title: title, head: tags, main: "<h1>\(title)</h1>" + described(preview)))
     }
 
     /// The iOS hand-off page (`docs/landing.md`, "Deferred links"): the route's preview (or the
@@ -78,19 +80,12 @@ enum LandingPages {
     /// refused, the link is followed as it is. Every value escaped.
     static func handOff(_ preview: LinkPreview?, appName: String, store: String, handOff: String) -> HTTPResponse {
         let title = escaped(preview?.title ?? appName)
-        let description = preview?.description.map { "<p>\(escaped($0))</p>" } ?? ""
-        let bytes = Array("""
-        <!doctype html>
-        <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-        <meta name="robots" content="noindex"><title>\(title)</title>
-        <style>\(style)\(buttonStyle)</style>
-        </head><body><main><h1>\(title)</h1>\(description)
-        <p><a id="get" class="get" href="\(escaped(store))" data-handoff="\(escaped(handOff))">Get the app</a></p>
-        <p class="small">Getting the app copies this link, so that the app opens it once it is installed: tap Paste when the app asks.</p>
-        </main><script>\(handOffScript)</script></body></html>
+        return served(document(title: title, style: buttonStyle, main: """
+            <h1>\(title)</h1>\(described(preview))
+            <p><a id="get" class="get" href="\(escaped(store))" data-handoff="\(escaped(handOff))">Get the app</a></p>
+            <p class="small">Getting the app copies this link, so that the app opens it once it is installed: tap Paste when the app asks.</p>
 
-        """.utf8)
-        return HTTPResponse(status: .ok, headers: HTTPHeaders(InlinePage.headers(policy: InlinePage.policy(for: bytes))), body: bytes)
+            """, after: "<script>\(handOffScript)</script>"))
     }
 
     /// The in-app browser's page (`docs/landing.md`, "In-app browsers"): the route's preview
@@ -100,26 +95,23 @@ enum LandingPages {
     /// Every value escaped.
     static func openInApp(_ preview: LinkPreview?, appName: String, open: String, without: String?, isStore: Bool, handOff: String?) -> HTTPResponse {
         let title = escaped(preview?.title ?? appName)
-        let description = preview?.description.map { "<p>\(escaped($0))</p>" } ?? ""
         var other = ""
         if let without {
             other = handOff.map { #"<p><a id="get" class="get" href="\#(escaped(without))" data-handoff="\#(escaped($0))">Get the app</a></p>"# }
                 ?? "<p><a id=\"without\" href=\"\(escaped(without))\">\(isStore ? "Get the app" : "Continue on the web")</a></p>"
         }
-        let script = handOff == nil ? "" : "<script>\(handOffScript)</script>"
-        let bytes = Array("""
-        <!doctype html>
-        <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-        <meta name="robots" content="noindex"><title>\(title)</title>
-        <style>\(style)\(buttonStyle)</style>
-        </head><body><main><h1>\(title)</h1>\(description)
-        <p><a id="open" class="get" href="\(escaped(open))">Open in the app</a></p>
-        <p class="small">This page is open inside another app, which keeps links to itself. If \(escaped(appName)) is installed, Open in the app takes you there.</p>
-        \(other)
-        </main>\(script)</body></html>
+        return served(document(title: title, style: buttonStyle, main: """
+            <h1>\(title)</h1>\(described(preview))
+            <p><a id="open" class="get" href="\(escaped(open))">Open in the app</a></p>
+            <p class="small">This page is open inside another app, which keeps links to itself. If \(escaped(appName)) is installed, Open in the app takes you there.</p>
+            \(other)
 
-        """.utf8)
-        return HTTPResponse(status: .ok, headers: HTTPHeaders(InlinePage.headers(policy: InlinePage.policy(for: bytes))), body: bytes)
+            """, after: handOff == nil ? "" : "<script>\(handOffScript)</script>"))
+    }
+
+    /// The preview's description as the pages' paragraph, escaped; nothing without one.
+    private static func described(_ preview: LinkPreview?) -> String {
+        preview?.description.map { "<p>\(escaped($0))</p>" } ?? ""
     }
 
     static let handOffScript = "document.getElementById(\"get\").addEventListener(\"click\",function(event){var link=event.currentTarget,go=function(){location.href=link.href};if(!navigator.clipboard||!navigator.clipboard.writeText)return;event.preventDefault();navigator.clipboard.writeText(link.getAttribute(\"data-handoff\")).then(go,go)});"

@@ -68,6 +68,16 @@ def requested(driver, prefix):
     return found
 
 
+def went_to_store(driver):
+    """The App Store documents the browser asked for, waiting up to 10 s for the first."""
+    deadline = time.time() + 10
+    went = []
+    while time.time() < deadline and not went:
+        went = requested(driver, STORE)
+        time.sleep(0.2)
+    return went
+
+
 def main():
     binary = sys.argv[1]
     work = tempfile.mkdtemp(prefix="waymark-handoff-")
@@ -104,11 +114,7 @@ def main():
         if errors:
             fail("the page broke its policy or failed: %r" % errors)
         link.click()
-        deadline = time.time() + 10
-        went = []
-        while time.time() < deadline and not went:
-            went = requested(driver, STORE)
-            time.sleep(0.2)
+        went = went_to_store(driver)
         if went != [STORE + "?ct=spring-26"]:
             fail("the click did not go to the App Store: %r" % went)
         # The clipboard, read back in a page of the same origin.
@@ -126,11 +132,7 @@ def main():
         if link.get_attribute("href") != STORE + "?ct=spring-26":
             fail("without JavaScript the link goes to %r" % link.get_attribute("href"))
         link.click()
-        deadline = time.time() + 10
-        went = []
-        while time.time() < deadline and not went:
-            went = requested(plain, STORE)
-            time.sleep(0.2)
+        went = went_to_store(plain)
         if went != [STORE + "?ct=spring-26"]:
             fail("without JavaScript the link did not go to the App Store: %r" % went)
         print("handoff-check: without JavaScript, Get the app is a plain link to %s" % went[0])

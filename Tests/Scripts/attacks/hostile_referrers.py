@@ -7,6 +7,16 @@ FACEBOOK = "Mozilla/5.0 (Linux; Android 13; SM-S911B; wv) AppleWebKit/537.36 Ver
 PLAY = "https://play.google.com/store/apps/details?id=example.storefront&referrer="
 
 
+def land(daemon, query, agent):
+    """(status, Location or "", page) of /product/p42?QUERY opened by `agent` on the link host."""
+    connection = http.client.HTTPConnection("127.0.0.1", daemon.port, timeout=10)
+    connection.request("GET", "/product/p42?" + query, headers={"Host": "storefront.example", "User-Agent": agent})
+    answer = connection.getresponse()
+    page = answer.read().decode()
+    connection.close()
+    return answer.status, answer.getheader("Location") or "", page
+
+
 def hostile_referrers(daemon):
     """Install Referrers from hostile links: an Android visitor sent to Google Play with UTM
     items that carry encoded CR LF, quotes, markup, another referrer, 1,900-byte values and
@@ -26,18 +36,13 @@ def hostile_referrers(daemon):
                ("utm_source=%E2%80%AE", False), ("utm_medium='x'&utm_source=ok&utm_term=%C3%A9", True)]
     longest, sent = 0, 0
     for query, taken in queries:
-        connection = http.client.HTTPConnection("127.0.0.1", daemon.port, timeout=10)
-        connection.request("GET", "/product/p42?" + query, headers={"Host": "storefront.example", "User-Agent": ANDROID})
-        answer = connection.getresponse()
-        answer.read()
-        location = answer.getheader("Location") or ""
-        connection.close()
+        status, location, _ = land(daemon, query, ANDROID)
         if not taken:
-            if answer.status != 404 or location:
-                fail("a malformed link (%s) answered %d %r" % (query[:60], answer.status, location[:200]))
+            if status != 404 or location:
+                fail("a malformed link (%s) answered %d %r" % (query[:60], status, location[:200]))
             continue
-        if answer.status != 302 or not location.startswith(PLAY) or "&" in location[len(PLAY):]:
-            fail("a hostile referrer (%s) answered %d %r" % (query[:60], answer.status, location[:300]))
+        if status != 302 or not location.startswith(PLAY) or "&" in location[len(PLAY):]:
+            fail("a hostile referrer (%s) answered %d %r" % (query[:60], status, location[:300]))
         encoded = location[len(PLAY):]
         if re.search(r"[^A-Za-z0-9\-._~%]", encoded):
             fail("the referrer has a byte that is not unreserved: %r" % encoded[:300])
@@ -54,17 +59,13 @@ def hostile_referrers(daemon):
     # (none of the query, which the route does not map) and when.
     pages = 0
     for query, taken in queries:
-        connection = http.client.HTTPConnection("127.0.0.1", daemon.port, timeout=10)
-        connection.request("GET", "/product/p42?" + query, headers={"Host": "storefront.example", "User-Agent": IPHONE})
-        answer = connection.getresponse()
-        page = answer.read().decode()
-        connection.close()
+        status, _, page = land(daemon, query, IPHONE)
         if not taken:
             continue
         hrefs = re.findall(r'href="([^"]*)"', page)
         handoffs = re.findall(r'data-handoff="([^"]*)"', page)
-        if answer.status != 200 or len(hrefs) != 1 or not re.fullmatch(r"https://apps\.apple\.com/app/id6450000000(\?ct=[A-Za-z0-9\-._~]{1,40})?", hrefs[0]):
-            fail("an iPhone's page for %s: %d %r" % (query[:60], answer.status, hrefs))
+        if status != 200 or len(hrefs) != 1 or not re.fullmatch(r"https://apps\.apple\.com/app/id6450000000(\?ct=[A-Za-z0-9\-._~]{1,40})?", hrefs[0]):
+            fail("an iPhone's page for %s: %d %r" % (query[:60], status, hrefs))
         if len(handoffs) != 1 or not re.fullmatch(r"https://storefront\.example/product/p42#waymark=[0-9]{10}", handoffs[0]) or "<" in handoffs[0]:
             fail("an iPhone's hand-off for %s: %r" % (query[:60], handoffs[:1]))
         pages += 1
@@ -73,16 +74,12 @@ def hostile_referrers(daemon):
     opened = 0
     for agent, expected in ((INSTAGRAM, r"storefront://product/p42"), (FACEBOOK, r"intent://storefront\.example/product/p42#Intent;scheme=https;package=example\.storefront;S\.browser_fallback_url=[A-Za-z0-9\-._~%]+;end")):
         for query, taken in queries:
-            connection = http.client.HTTPConnection("127.0.0.1", daemon.port, timeout=10)
-            connection.request("GET", "/product/p42?" + query, headers={"Host": "storefront.example", "User-Agent": agent})
-            answer = connection.getresponse()
-            page = answer.read().decode()
-            connection.close()
+            status, _, page = land(daemon, query, agent)
             if not taken:
                 continue
             found = re.findall(r'<a id="open" class="get" href="([^"]*)"', page)
-            if answer.status != 200 or len(found) != 1 or not re.fullmatch(expected, found[0]) or "<script" in page.split("</main>")[0]:
-                fail("an in-app browser's page for %s: %d %r" % (query[:60], answer.status, found[:1]))
+            if status != 200 or len(found) != 1 or not re.fullmatch(expected, found[0]) or "<script" in page.split("</main>")[0]:
+                fail("an in-app browser's page for %s: %d %r" % (query[:60], status, found[:1]))
             opened += 1
     if sent != sum(taken for _, taken in queries):
         fail("only %d hostile links were sent to Google Play" % sent)
