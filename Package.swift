@@ -79,7 +79,7 @@ let serverTargets: [Target] = [
     // the decision from the engine's resolution and the schema's addresses (pure).
     .target(name: "LinkLanding", dependencies: ["RouteEngine", "HTTPCore"]),
     // Moving in from other link services: their exports read (CSV, bounded; pure).
-    .target(name: "Importing"),
+    .target(name: "Importing", dependencies: ["RouteEngine", "LinkChecks"]),
     // Resolution telemetry: batch parsing, a group-committed log, counts by dimension.
     .target(name: "Telemetry", dependencies: ["CivilDate", "SystemIO", "LinkShapes", "RouteEngine"]),
     // System libcurl (pkg-config libcurl; Debian libcurl4-openssl-dev, which `make` installs).
@@ -90,7 +90,7 @@ let serverTargets: [Target] = [
     .target(name: "LinkChecks", dependencies: ["HTTPClient", "RouteEngine"]),
     // Followers: mirror a primary's revisions, schemas and token hashes; forward counts.
     .target(name: "Replication", dependencies: ["HTTPClient", "ManifestStore", "Telemetry", "RouteEngine"]),
-    .target(name: "WaymarkCLI", dependencies: ["RouteEngine", "ManifestStore", "WaymarkAPI", "Rollout", "Telemetry", "HTTPServer", "LinkChecks", "Replication", "CivilDate", "SystemIO"]),
+    .target(name: "WaymarkCLI", dependencies: ["RouteEngine", "Importing", "ManifestStore", "WaymarkAPI", "Rollout", "Telemetry", "HTTPServer", "LinkChecks", "Replication", "CivilDate", "SystemIO"]),
     .executableTarget(name: "waymark", dependencies: ["WaymarkCLI"]),
 
     // ── Tools (Tools/): the simulator, the HTTP fixture server the benchmarks and tests use.
@@ -123,7 +123,7 @@ let serverTargets: [Target] = [
     .testTarget(name: "QRCodeTests", dependencies: ["QRCode"]),
     .testTarget(name: "LinkShapesTests", dependencies: ["LinkShapes", "RouteEngine", "TestSupport"]),
     .testTarget(name: "LinkLandingTests", dependencies: ["LinkLanding", "RouteEngine", "TestSupport"]),
-    .testTarget(name: "ImportingTests", dependencies: ["Importing", "LibraryTestSupport"]),
+    .testTarget(name: "ImportingTests", dependencies: ["Importing", "RouteEngine", "LibraryTestSupport"]),
     // WaymarkClient: `generate swift`'s test compiles the generated file against it.
     .testTarget(name: "WaymarkCLITests", dependencies: ["WaymarkCLI", "ManifestStore", "RouteEngine", "TestSupport", "WaymarkClient"]),
     .testTarget(name: "HTTPCoreTests", dependencies: ["HTTPCore"]),

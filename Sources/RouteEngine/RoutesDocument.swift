@@ -147,6 +147,13 @@ public struct LinkPreview: Hashable, Sendable {
     /// Bytes the image's address may hold.
     public static let maximumImageBytes = 2_048
 
+    /// Whether `scalar` is one no card or report line may show: an ASCII control (C0, DEL),
+    /// or one of those a link may not decode to (C1, the line and paragraph separators, the
+    /// bidirectional formatting characters).
+    public static func isControl(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.value < 0x20 || scalar.value == 0x7F || isInvisibleControl(scalar)
+    }
+
     /// Whether `text` may stand on a card: at least one scalar that is not white space, and
     /// no control character (C0, DEL, C1; the line and paragraph separators: a line break is
     /// not part of a title) and no bidirectional formatting character (U+061C, U+200E,

@@ -23,6 +23,7 @@ public enum CLI {
           qr         Draw a QR code (SVG or PNG) for a link on one of the app's hosts
           health     Ask a running daemon whether it is alive or ready (container health checks)
           validate   Check a routes file against one or more app schemas
+          import     Bring short links in from Firebase Dynamic Links or a CSV, as routes
           resolve    Show how one link resolves for an app build
           manifest   Write the manifest a server would serve a build, offline (an app's bundled one)
           generate   Write a schema's destinations as typed Swift (generate swift --schema FILE)
@@ -51,6 +52,8 @@ public enum CLI {
                 return try ValidateCommand.run(rest, output: &output)
             case "resolve":
                 return try ResolveCommand.run(rest, output: &output)
+            case "import":
+                return try ImportCommand.run(rest, output: &output)
             case "manifest":
                 return try ManifestCommand.run(rest, environment: environment, output: &output)
             case "generate":
