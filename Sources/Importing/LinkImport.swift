@@ -234,7 +234,7 @@ public struct LinkImport: Sendable {
             route["notes"] = .string(Self.notes(source: source, shortLink: shortLink, deepLink: deepLink, fields: fields, columns: columns))
             // Each value held to the routes document's rules: a preview or fallback that
             // breaks one is dropped and said so; anything else refuses the row.
-            if let problem = Self.check(&route, app: document.app, notes: &notes) { skip(.invalid, problem); continue }
+            if let problem = Self.check(&route, app: document.app, schemas: schemas, now: now, notes: &notes) { skip(.invalid, problem); continue }
             let builds = answers.map(\.build)
             let missing = resolvers.map(\.schema.buildName).filter { !builds.contains($0) }
             if !missing.isEmpty { notes.append("Not opened on \(missing.joined(separator: ", ")): no route answers its deep link there.") }
@@ -299,13 +299,13 @@ public struct LinkImport: Sendable {
         return text
     }
 
-    /// The route held to the routes document's rules (as a one-route document) and to the
-    /// server's fallback addresses: a preview or fallback that breaks one is dropped (said in
+    /// The route held to the validator's rules (as a one-route document, on every build) and
+    /// to the server's fallback addresses: a preview or fallback that breaks one is dropped (said in
     /// `notes`), any other problem refuses the route (its message returned).
-    private static func check(_ route: inout [String: JSONValue], app: String, notes: inout [String]) -> String? {
+    private static func check(_ route: inout [String: JSONValue], app: String, schemas: [Schema], now: Date, notes: inout [String]) -> String? {
         for _ in 0..<3 {
             let single: JSONValue = ["format": "waymark.routes/1", "app": .string(app), "routes": [.object(route)]]
-            let problems = RoutesDocument.decode(single).problems.filter { $0.severity == .error } + FallbackAddresses.problems(in: single)
+            let problems = Validator.validate(single, against: schemas, now: now).errors + FallbackAddresses.problems(in: single)
             guard let problem = problems.first else { return nil }
             let path = problem.path.description
             if path.contains(".preview"), route["preview"] != nil {

@@ -87,8 +87,9 @@ extension ManifestStore {
     }
 
     func publishLocked(routes: [UInt8], base: Int?, author: String, message: String, restores: Int?,
-                       checked: Checked?, now: Date, rollout: RolloutStart? = nil, supersede: Bool = false) throws(StoreError) -> PublishOutcome {
-        let action: JSONValue = restores == nil ? "publish" : "rollback"
+                       checked: Checked?, now: Date, rollout: RolloutStart? = nil, supersede: Bool = false,
+                       change: RouteChange? = nil) throws(StoreError) -> PublishOutcome {
+        let action: JSONValue = .string(change?.action ?? (restores == nil ? "publish" : "rollback"))
         let current = snapshot
         // A publish that asks to supersede the active rollout ends it in the same durable
         // write as the new revision (whose record names it): never one without the other.
@@ -136,6 +137,7 @@ extension ManifestStore {
         if let restores { entry["restores"] = .int(restores) }
         if let rollout { entry["rollout"] = ["stable": .int(rollout.stable), "steps": .array(rollout.steps.map { .int($0.percent) })] }
         if let superseded { entry["supersedes"] = .int(superseded) }
+        if let change { entry["routes"] = .array(change.ids.prefix(100).map(JSONValue.string)) }
         try writeAudited(record.encoded, "revisions", Self.revisionFileName(number), replacing: false, entry, time: now)
         state.withLock { snapshot in
             snapshot.revisions.append(revision)

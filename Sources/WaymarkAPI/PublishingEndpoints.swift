@@ -168,7 +168,7 @@ struct PublishingEndpoints: EndpointGroup {
     }
 
     /// The answer to a publish or rollback the store decided.
-    private static func outcome(_ context: APIContext, _ result: Result<PublishOutcome, StoreError>) -> HTTPResponse {
+    static func outcome(_ context: APIContext, _ result: Result<PublishOutcome, StoreError>) -> HTTPResponse {
         switch result {
         case .failure(let error):
             return Refusal.storeFailed(error, "The revision could not be stored", "Nothing was published.").response

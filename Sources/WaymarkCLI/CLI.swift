@@ -14,6 +14,7 @@ public enum CLI {
           serve      Serve the manifest API from a data directory
           token      Create, list and revoke bearer tokens of a data directory
           publish    Publish a routes file to a server (validated there first)
+          route      Put or delete one route of a server's current routes, as a new revision
           revisions  List a server's revisions
           rollback   Publish an earlier revision's routes again, as a new revision
           schedule   Schedule a routes file to be published at a time
@@ -64,6 +65,8 @@ public enum CLI {
                 return try TokenCommand.run(rest, output: &output)
             case "publish":
                 return try RemoteCommands.publish(rest, environment: environment, output: &output)
+            case "route":
+                return try RemoteCommands.route(rest, environment: environment, output: &output)
             case "revisions":
                 return try RemoteCommands.revisions(rest, environment: environment, output: &output)
             case "rollback":

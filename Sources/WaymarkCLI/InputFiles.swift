@@ -21,6 +21,17 @@ enum InputFiles {
         }
     }
 
+    /// A JSON document read from standard input (`-`), at most 16 MB.
+    static func standardInputJSON() throws(CLIError) -> JSONValue {
+        let data = FileHandle.standardInput.readDataToEndOfFile()
+        guard data.count <= 16 << 20 else { throw .unreadableFile("standard input", reason: "more than 16 MB") }
+        do {
+            return try JSONParser().parse([UInt8](data))
+        } catch {
+            throw .invalidJSON("standard input", reason: error.message)
+        }
+    }
+
     static func schema(at path: String) throws(CLIError) -> (schema: Schema, warnings: [ValidationProblem]) {
         switch Schema.decode(try json(at: path)) {
         case .success(let decoded): return decoded

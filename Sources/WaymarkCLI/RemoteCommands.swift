@@ -115,6 +115,59 @@ enum RemoteCommands {
         return .success
     }
 
+    static let routeHelp = """
+        Usage: waymark route put ID FILE --server URL --token T [--message M] [--base N] [--json]
+               waymark route delete ID --server URL --token T [--message M] [--base N] [--json]
+
+        Changes one route of the server's current routes, as a new revision: put creates or
+        replaces the route ID with FILE's route (a JSON object; its "id", if any, must be
+        ID; - reads standard input), delete removes it. Validated there exactly as a publish
+        (docs/api.md, "One route at a time"). Without --base the change is applied to
+        whatever is current when the server stores it, so a publish meanwhile loses nothing.
+
+        Options:
+          --server URL     The Waymark server (or WAYMARK_SERVER)
+          --token T        A token with scope routes:publish (or WAYMARK_TOKEN)
+          --message M      Why, for the revision history (default: "Put route ID")
+          --base N         Refuse if the current revision is not N
+          --json           Print the server's answer as JSON
+          --help           Show this help
+
+        Exit status: 0 published or unchanged, 1 refused (invalid, no such route, a stale
+        base), 2 bad usage or unreadable input, 3 the server cannot be reached.
+        """
+
+    static func route(_ arguments: [String], environment: [String: String], output: inout Output) throws(CLIError) -> ExitCode {
+        let parsed = try Arguments(arguments, command: "route", options: options, booleans: ["--json", "--help"])
+        if parsed.has("--help") {
+            output.print(routeHelp)
+            return .success
+        }
+        guard let action = parsed.positionals.first else { throw .missingArgument("put or delete") }
+        guard action == "put" || action == "delete" else { throw .invalidValue(option: "route", value: action, expected: "put or delete") }
+        guard parsed.positionals.count >= 2 else { throw .missingArgument("the route ID") }
+        let id = parsed.positionals[1]
+        guard RouteSpec.isValidID(id) else {
+            throw .invalidValue(option: "route", value: id, expected: "a route id (1 to 128 ASCII letters, digits and - _ ., starting with a letter or digit)")
+        }
+        var body: [String: JSONValue] = [:]
+        if let message = parsed.last("--message") { body["message"] = .string(message) }
+        let expected = action == "put" ? 3 : 2
+        if parsed.positionals.count < expected { throw .missingArgument("the FILE holding the route") }
+        if parsed.positionals.count > expected { throw .unexpectedArgument(parsed.positionals[expected]) }
+        if action == "put" {
+            let path = parsed.positionals[2]
+            let route = path == "-" ? try InputFiles.standardInputJSON() : try InputFiles.json(at: path)
+            guard route.objectValue != nil else { throw .invalidJSON(path, reason: "a route is a JSON object") }
+            body["route"] = route
+        }
+        let client = try APIClient(parsed, environment: environment)
+        var headers: [String: String] = [:]
+        if parsed.last("--base") != nil { headers = try base(parsed, client) }
+        let answer = try client.send(action == "put" ? "PUT" : "DELETE", "/v1/routes/\(id)", body: JSONValue.object(body).serializedBytes(), headers: headers)
+        return try report(answer, parsed, output: &output, what: "route \(id)")
+    }
+
     /// `If-Match` for `--base N`, else for the current revision (`If-None-Match: *` when there is none).
     static func base(_ parsed: Arguments, _ client: APIClient) throws(CLIError) -> [String: String] {
         if let text = parsed.last("--base") {

@@ -65,6 +65,9 @@ struct EndpointTests {
         ("GET", "/v1/qr?url=https://storefront.example/p/1", .routesRead, "", nil, 200),
         ("POST", "/v1/rollout/pause", .routesPublish, "", "\"rollout-2-1\"", 412),
         ("PUT", "/v1/schemas/ios/5.3.0", .schemasWrite, String(decoding: try! Data(contentsOf: Fixtures.repositoryRoot.appendingPathComponent("manifests/storefront/schema-ios-5.3.0.json")), as: UTF8.self), nil, 200),
+        ("PUT", "/v1/routes/table-put", .routesPublish, #"{"patterns": ["/table/put"], "destination": "cart"}"#, nil, 201),
+        ("DELETE", "/v1/routes/cart", .routesPublish, "", nil, 201),
+        ("POST", "/v1/routes:batch", .routesPublish, #"{"put": [{"id": "table-batch", "patterns": ["/table/batch"], "destination": "cart"}], "delete": ["orders"]}"#, nil, 201),
     ]
 
     @Test(arguments: endpoints)
@@ -101,6 +104,7 @@ struct EndpointTests {
         "POST /v1/schedules routes:publish", "GET /v1/schedules routes:read", "GET /v1/schedules/:id routes:read",
         "DELETE /v1/schedules/:id routes:publish", "GET /v1/rollout routes:read", "POST /v1/rollout/:action routes:publish",
         "GET /v1/qr routes:read", "GET /v1/telemetry/unknown-links telemetry:read",
+        "PUT /v1/routes/:id routes:publish", "DELETE /v1/routes/:id routes:publish", "POST /v1/routes:batch routes:publish",
     ]
 
     /// The counts the console's performance view reads take a `routes:publish` token too,
@@ -140,7 +144,7 @@ struct EndpointTests {
         }
         let deferred = routes.filter { $0.mode == .deferred }.map { "\($0.method) \($0.path)" }
         #expect(Set(deferred) == ["POST /v1/revisions", "POST /v1/validate", "POST /v1/telemetry", "POST /v1/replication/telemetry",
-                                  "POST /v1/revisions/:a/impact"])
+                                  "POST /v1/revisions/:a/impact", "PUT /v1/routes/:id", "DELETE /v1/routes/:id", "POST /v1/routes:batch"])
         #expect(routes.filter { $0.method == "POST" || $0.method == "PUT" }.allSatisfy { $0.maximumBody != nil }, "every body has its limit")
     }
 
