@@ -275,6 +275,16 @@
      iPhone's hand-off time are never more than 30 s old (answers carrying them are kept
      30 s at most; before, they were kept until the store changed, and went stale past the
      apps' one-day bound).
+ 49. Hostile CSVs for the importer (`waymark import`): a quote never closed over 30 MB, a
+     10 MB field, 100,000 fields in a row, 1,000,000 rows, a 70 MB file, bytes that are not
+     UTF-8, a quote inside a field: each refused at once, naming its row and field, no
+     document written; CR, LF and CRLF mixed with line breaks inside quotes read as RFC
+     4180 says; each in seconds, the runs' peak RSS bounded.
+ 50. One route at a time under attack: a publishing token floods valid PUTs from 24
+     connections, then during a rollout refused ones: none acknowledged is lost, another
+     marketer's whole publish lands, the operator's abort is answered within a second; the
+     default rate holds a token (429); bodies past the limit, nested 100,000 deep, bad ids,
+     batches past 1,000 or naming a route twice are refused and change nothing.
 Each attack is a file of its own, attacks/NAME.py (the number above is the comment over its
 function); what they share — the daemon fixture, calls, tokens, payloads — is
 hostile_common.py. Prints each figure; exits 1 on the first failure.
@@ -348,6 +358,8 @@ from attacks.hostile_forwards import hostile_forwards
 from attacks.crawler_flood import crawler_flood
 from attacks.hostile_referrers import hostile_referrers
 from attacks.deferred_times import deferred_times
+from attacks.hostile_csvs import hostile_csvs
+from attacks.route_put_flood import route_put_flood
 
 
 # The attacks on one shared daemon, in order (each takes the daemon, and some the binary
@@ -362,7 +374,7 @@ ALONE = ["cell_cap", "silent_connections", "batch_ids", "big_documents", "landin
          "ipv6_network_flood", "mistake_reports", "pipelined_small_answers", "changes_flood", "link_check_flood", "suggestion_listing",
          "documents_in_work", "bodies_after_reset", "drafts_fill_reads", "many_due_schedules", "bodies_behind_proxy", "guard_cells",
          "forged_advance", "phone_token_scope", "bodies_by_network", "route_recency", "counts_answer_size", "impact_beside_publish",
-         "qr_beside_followers", "suggestions_across_publishes", "hostile_forwards", "deferred_times"]
+         "qr_beside_followers", "suggestions_across_publishes", "hostile_forwards", "deferred_times", "hostile_csvs", "route_put_flood"]
 
 
 def run_shared(name, daemon, binary, data):

@@ -1,0 +1,142 @@
+from hostile_common import *  # noqa: F401,F403
+
+
+def route_put_flood(binary, scratch):
+    """One route at a time, as an attacker holding a publishing token would use it: a token
+    at the default rate floods valid PUTs from 24 connections (each a new revision; 429 past
+    its rate) while another marketer's whole publish lands (refetching on 412), nothing of
+    either lost; then an unlimited token floods PUTs during a rollout (each refused 409, or
+    503 past its share of the changes lane) and the operator's abort is answered within a
+    second; and bodies made to
+    hurt — past the body limit (413 before it is read), nested 100,000 deep, an id of 300
+    bytes or with a NUL, a batch of 1,001 or naming one route twice, a route of another id —
+    are refused and change nothing."""
+    data = os.path.join(scratch, "route-puts")
+    daemon = Daemon(binary, data)
+    flooder = token(binary, data, "put-flooder", "routes:publish", rate="unlimited")
+    rated = token(binary, data, "put-rated", "routes:publish")
+    other = token(binary, data, "put-other", "routes:publish", rate="unlimited")
+    stop = threading.Event()
+    tally, lock, counter = {}, threading.Lock(), itertools.count()
+
+    def flood(bearer):
+        connection = http.client.HTTPConnection("127.0.0.1", daemon.port, timeout=60)
+        while not stop.is_set():
+            index = next(counter)
+            body = json.dumps({"patterns": ["/flood/f%d" % index], "destination": "cart"}).encode()
+            try:
+                connection.request("PUT", "/v1/routes/flood-%d" % index, body=body, headers={"Authorization": "Bearer " + bearer})
+                response = connection.getresponse()
+                response.read()
+                status = response.status
+                if response.getheader("Connection", "").lower() == "close":
+                    connection.close()
+                    connection = http.client.HTTPConnection("127.0.0.1", daemon.port, timeout=60)
+            except (OSError, http.client.HTTPException):
+                status = "reset"
+                connection.close()
+                connection = http.client.HTTPConnection("127.0.0.1", daemon.port, timeout=60)
+            with lock:
+                tally[status] = tally.get(status, 0) + 1
+                if status == 201:
+                    tally.setdefault("ids", []).append("flood-%d" % index)
+                if bearer == rated:
+                    tally.setdefault("rated", {})[status] = tally.setdefault("rated", {}).get(status, 0) + 1
+        connection.close()
+
+    def current():
+        _, listing, _ = call(daemon.port, other, "GET", "/v1/revisions")
+        number = json_of(listing)["current"]
+        _, revision, _ = call(daemon.port, other, "GET", "/v1/revisions/%d" % number, timeout=60)
+        return number, json_of(revision)["routes"]
+
+    try:
+        # A token at the default rate (10/s, a burst of 5 s' worth) floods from 24 connections.
+        threads = [threading.Thread(target=flood, args=(rated,)) for _ in range(24)]
+        for thread in threads:
+            thread.start()
+        time.sleep(3)
+        # Another marketer publishes the whole document beside the flood.
+        began, stale, published = time.monotonic(), 0, None
+        while time.monotonic() - began < 30:
+            number, routes = current()
+            routes["routes"].append({"id": "beside-the-flood", "patterns": ["/beside"], "destination": "cart"})
+            status, answer, _ = call(daemon.port, other, "POST", "/v1/revisions", {"message": "beside", "routes": routes},
+                                     {"If-Match": '"rev-%d"' % number, "Content-Type": "application/json"}, timeout=60)
+            if status == 201:
+                published = time.monotonic() - began
+                break
+            if status != 412:
+                fail("the marketer's publish beside the PUT flood: %d %s" % (status, answer[:300]))
+            stale += 1
+        # A rollout, started between floods (a whole publish names its base, and an
+        # unlimited token publishing many revisions a second keeps a base stale: the
+        # token's rate is what bounds that, below), then every PUT is refused (409) until it
+        # ends, and the abort goes through.
+        stop.set()
+        for thread in threads:
+            thread.join()
+        for attempt in range(100):
+            number, routes = current()
+            routes["routes"][0]["notes"] = "the candidate"
+            status, _, _ = call(daemon.port, daemon.admin, "POST", "/v1/revisions", {"message": "candidate", "routes": routes, "rollout": {}},
+                                {"If-Match": '"rev-%d"' % number, "Content-Type": "application/json"}, timeout=60)
+            if status != 412:
+                break
+        if status != 201:
+            fail("starting a rollout beside the PUT flood: %d" % status)
+        stop.clear()
+        threads = [threading.Thread(target=flood, args=(flooder,)) for _ in range(24)]
+        for thread in threads:
+            thread.start()
+        time.sleep(2)
+        _, _, headers = call(daemon.port, daemon.admin, "GET", "/v1/rollout")
+        began = time.monotonic()
+        aborted, _, _ = call(daemon.port, daemon.admin, "POST", "/v1/rollout/abort", None, {"If-Match": headers.get("ETag", "")}, timeout=60)
+        abort = time.monotonic() - began
+        time.sleep(1)
+        stop.set()
+        for thread in threads:
+            thread.join()
+        if not daemon.alive():
+            fail("the daemon died under a flood of PUTs")
+        number, routes = current()
+        ids = {route["id"] for route in routes["routes"]}
+        lost = [i for i in tally.get("ids", []) if i not in ids]
+        # Bodies made to hurt, each refused with nothing changed.
+        before, _ = current()
+        hurt = [("PUT", "/v1/routes/big", b'{"patterns": ["/x"], "destination": "cart", "notes": "' + b"n" * 300_000 + b'"}', 413),
+                ("PUT", "/v1/routes/deep", b"[" * 100_000 + b"]" * 100_000, 400),
+                ("PUT", "/v1/routes/" + "a" * 300, b'{"patterns": ["/x"], "destination": "cart"}', 400),
+                ("PUT", "/v1/routes/a%00b", b'{"patterns": ["/x"], "destination": "cart"}', 400),
+                ("PUT", "/v1/routes/one", b'{"id": "two", "patterns": ["/x"], "destination": "cart"}', 400),
+                ("PUT", "/v1/routes/one", b'{"patterns": ["/x"], "destination": "cart", "preview": {"title": "a\\u202eb"}}', 422),
+                ("POST", "/v1/routes:batch", json.dumps({"put": [{"id": "x%d" % i, "patterns": ["/x/%d" % i], "destination": "cart"} for i in range(1001)]}).encode(), 413),
+                ("POST", "/v1/routes:batch", json.dumps({"put": [{"id": "x", "patterns": ["/x"], "destination": "cart"}], "delete": ["x"]}).encode(), 400),
+                ("POST", "/v1/routes:batch", b'{"delete": ["no-such-route"]}', 404),
+                ("DELETE", "/v1/routes/no-such-route", b"", 404)]
+        for method, target, body, expected in hurt:
+            status, answer, _ = call(daemon.port, other, method, target, body, {"Content-Type": "application/json"}, timeout=60)
+            if status != expected:
+                fail("%s %s (%d bytes): %d, expected %d: %s" % (method, target[:60], len(body), status, expected, answer[:200]))
+        after, _ = current()
+    finally:
+        stop.set()
+        daemon.stop()
+    if lost:
+        fail("%d acknowledged PUTs are not in the current routes: %s" % (len(lost), lost[:5]))
+    if "beside-the-flood" not in ids or published is None:
+        fail("the marketer's publish beside the flood was lost")
+    if aborted != 200 or abort > 1.0:
+        fail("the operator's abort beside a flood of PUTs: %d in %.2f s" % (aborted, abort))
+    if tally.get(201, 0) == 0 or tally.get(409, 0) == 0:
+        fail("the flood's answers: %s" % {k: v for k, v in tally.items() if k not in ("ids", "rated")})
+    rated_tally = tally.get("rated", {})
+    if rated_tally.get(429, 0) == 0 or rated_tally.get(201, 0) > 5 * 10 + 10 * 4:
+        fail("a token at the default rate: %s" % rated_tally)
+    if after != before:
+        fail("a refused body changed the routes (revision %d -> %d)" % (before, after))
+    print("hostile: 24 connections flooding PUTs with a token at the default rate (%s; %d PUTs published in all, the unlimited token's after the abort too, none lost), beside them a marketer's whole publish in %.2f s "
+          "(%d refetches); then an unlimited token's flood in a rollout: %d refused 409, %d 503 past its share, the operator's abort in %.0f ms; %d hostile bodies refused"
+          % (", ".join("%s %d" % item for item in sorted(rated_tally.items(), key=str)), tally.get(201, 0), published, stale, tally.get(409, 0), tally.get(503, 0),
+             abort * 1000, len(hurt)))
