@@ -20,7 +20,7 @@ public struct LinkImport: Sendable {
     public enum Reason: String, Sendable, CaseIterable {
         /// `archived` is true: Firebase no longer served it.
         case archived
-        /// On a `page.link` domain, which is Google's and cannot be pointed anywhere else.
+        /// On a domain the old service owns (`page.link`, `app.link`: `serviceOwnedDomains`), which cannot be pointed anywhere else.
         case cannotMove
         /// On a host other than the one being imported.
         case otherHost
@@ -127,6 +127,12 @@ public struct LinkImport: Sendable {
         return limits
     }()
 
+    /// Domains a service owns, whose links cannot move to another server: Firebase's
+    /// `page.link`, Branch's `app.link` and `test-app.link`, AppsFlyer's `onelink.me`.
+    public static let serviceOwnedDomains: [(domain: String, owner: String)] = [
+        ("page.link", "Google"), ("app.link", "Branch"), ("test-app.link", "Branch"), ("onelink.me", "AppsFlyer"),
+    ]
+
     public let source: Source
     /// The short links' host, lowercased: the custom domain being pointed at Waymark.
     public let host: String
@@ -182,8 +188,8 @@ public struct LinkImport: Sendable {
                 skip(.badShortLink, "Not an https short link whose path is literal text (letters, digits and -._~!$&'()+,;=@), without a query or fragment.")
                 continue
             }
-            if link.host == "page.link" || link.host.hasSuffix(".page.link") {
-                skip(.cannotMove, "\(link.host) is Google's domain: it cannot be pointed at Waymark. Links on it stop working; reprint or resend them on your own domain.")
+            if let owner = Self.serviceOwnedDomains.first(where: { link.host == $0.domain || link.host.hasSuffix("." + $0.domain) })?.owner {
+                skip(.cannotMove, "\(link.host) is \(owner)'s domain: it cannot be pointed at Waymark. Links on it stop working there; reprint or resend them on your own domain.")
                 continue
             }
             guard link.host == host else { skip(.otherHost, "On \(link.host), not \(host): import that domain's links with --host \(link.host)."); continue }

@@ -54,7 +54,7 @@ public enum CLI {
             case "resolve":
                 return try ResolveCommand.run(rest, output: &output)
             case "import":
-                return try ImportCommand.run(rest, output: &output)
+                return try ImportCommand.run(rest, environment: environment, output: &output)
             case "manifest":
                 return try ManifestCommand.run(rest, environment: environment, output: &output)
             case "generate":

@@ -6,9 +6,10 @@ import RouteEngine
 /// `waymark import firebase|csv FILE --host HOST --routes FILE --schema FILE… [--output FILE] [--dry-run] [--json] [--now T]`
 enum ImportCommand {
     static let help = """
-        Usage: waymark import firebase EXPORT.csv --host HOST --routes FILE --schema FILE [--schema FILE...]
+        Usage: waymark import firebase EXPORT.csv --host HOST --server URL [--token T]
                               [--output FILE] [--dry-run] [--json] [--now TIME]
-               waymark import csv LINKS.csv --host HOST --routes FILE --schema FILE [--schema FILE...] [...]
+               waymark import firebase EXPORT.csv --host HOST --routes FILE --schema FILE [--schema FILE...] [...]
+               waymark import csv LINKS.csv --host HOST (--server URL | --routes FILE --schema FILE...) [...]
 
         Brings another service's short links in as routes (docs/migrating.md). Each short link
         on HOST becomes a route whose pattern is its path, opening what its deep link opens
@@ -25,8 +26,10 @@ enum ImportCommand {
 
         Options:
           --host HOST      The custom domain whose links move (it must be a host of the schemas)
-          --routes FILE    The current routes (waymark.routes/1); the imported ones are added after them
-          --schema FILE    A live build's waymark.schema/1 file; repeat for each (at least one)
+          --server URL     Take the current routes and every registered build's schema from this
+                           server (or WAYMARK_SERVER), with --token T (routes:read; or WAYMARK_TOKEN)
+          --routes FILE    Or: the current routes (waymark.routes/1); the imported ones are added after them
+          --schema FILE    and a live build's waymark.schema/1 file; repeat for each (at least one)
           --output FILE    Write the routes document here (atomically); without it, to standard
                            output, and the report to standard error
           --dry-run        Print the report alone; write no document
@@ -38,8 +41,8 @@ enum ImportCommand {
         cannot be imported), 2 for bad usage or unreadable input.
         """
 
-    static func run(_ arguments: [String], output: inout Output) throws(CLIError) -> ExitCode {
-        let parsed = try Arguments(arguments, command: "import", options: ["--host", "--routes", "--schema", "--output", "--now"],
+    static func run(_ arguments: [String], environment: [String: String], output: inout Output) throws(CLIError) -> ExitCode {
+        let parsed = try Arguments(arguments, command: "import", options: ["--host", "--routes", "--schema", "--output", "--now", "--server", "--token"],
                                    booleans: ["--dry-run", "--json", "--help"])
         if parsed.has("--help") {
             output.print(help)
@@ -53,11 +56,8 @@ enum ImportCommand {
         guard parsed.positionals.count == 2 else { throw .unexpectedArgument(parsed.positionals[2]) }
         let path = parsed.positionals[1]
         guard let host = parsed.last("--host") else { throw .missingArgument("--host HOST (the custom domain whose links move)") }
-        guard let routesPath = parsed.last("--routes") else { throw .missingArgument("--routes FILE (the current routes)") }
-        guard !parsed.all("--schema").isEmpty else { throw .missingArgument("--schema FILE (each live build's, at least one)") }
         let now = try InputFiles.timestamp(parsed.last("--now"), option: "--now")
-        let schemas = try parsed.all("--schema").map { (path: String) throws(CLIError) in try InputFiles.schema(at: path).schema }
-        let routes = try InputFiles.json(at: routesPath)
+        let (routes, schemas) = try current(parsed, environment: environment)
         // The file's size before any of it is read: the import holds it whole.
         if let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int, size > LinkImport.maximumFileBytes {
             throw .refused("\(path): " + LinkImport.Failure.tooLarge(size).description)
@@ -90,6 +90,47 @@ enum ImportCommand {
             output.error(report)
         }
         return validation.isValid ? .success : .invalid
+    }
+
+    /// The current routes and every build's schema: from files (`--routes`, `--schema`…), or
+    /// from a server (`--server`, `--token` with `routes:read`): its current revision's
+    /// routes and every registered schema.
+    static func current(_ parsed: Arguments, environment: [String: String]) throws(CLIError) -> (routes: JSONValue, schemas: [Schema]) {
+        if parsed.last("--server") != nil || (parsed.last("--routes") == nil && environment["WAYMARK_SERVER"] != nil) {
+            guard parsed.last("--routes") == nil, parsed.all("--schema").isEmpty else {
+                throw .invalidValue(option: "--server", value: parsed.last("--server") ?? "", expected: "either --server or --routes and --schema, not both")
+            }
+            let client = try APIClient(parsed, environment: environment)
+            let listing = try client.send("GET", "/v1/revisions")
+            guard listing.status == 200 else { throw APIClient.refusal(listing) }
+            let routes: JSONValue
+            if let number = listing.json["current"]?.intValue {
+                let revision = try client.send("GET", "/v1/revisions/\(number)")
+                guard revision.status == 200, let document = revision.json["routes"] else { throw APIClient.refusal(revision) }
+                routes = document
+            } else {
+                throw .refused("The server has no routes yet: publish a first revision, then import into it.")
+            }
+            let list = try client.send("GET", "/v1/schemas")
+            guard list.status == 200 else { throw APIClient.refusal(list) }
+            var schemas: [Schema] = []
+            for item in list.json["schemas"]?.arrayValue ?? [] {
+                guard let platform = item["platform"]?.stringValue, let version = item["version"]?.stringValue,
+                      let platformPart = platform.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(["/"])),
+                      let versionPart = version.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(["/"])) else { continue }
+                let answer = try client.send("GET", "/v1/schemas/\(platformPart)/\(versionPart)")
+                guard answer.status == 200 else { throw APIClient.refusal(answer) }
+                switch Schema.decode(answer.json) {
+                case .success(let decoded): schemas.append(decoded.schema)
+                case .failure: throw .refused("The server's schema for \(platform) \(version) cannot be read.")
+                }
+            }
+            return (routes, schemas)
+        }
+        guard let routesPath = parsed.last("--routes") else { throw .missingArgument("--routes FILE (the current routes), or --server URL") }
+        guard !parsed.all("--schema").isEmpty else { throw .missingArgument("--schema FILE (each live build's, at least one)") }
+        let schemas = try parsed.all("--schema").map { (path: String) throws(CLIError) in try InputFiles.schema(at: path).schema }
+        return (try InputFiles.json(at: routesPath), schemas)
     }
 
     /// The report for people: the counts, then each link not imported with its reason.

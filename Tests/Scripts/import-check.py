@@ -10,8 +10,9 @@ with the CLI and plain HTTP as a team would use them (docs/migrating.md, docs/ap
      deep link's route does not open the short link either.
   3. The document validates and publishes (`waymark publish`), and every imported link lands
      (iPhone, Android, desktop: a redirect, never the not-found page).
-  4. Importing the same file again into the published routes changes nothing: the same
-     document, every link "unchanged", and `waymark publish` answers unchanged.
+  4. Importing the same file again into the published routes (`--server`: the current
+     routes and every build from the daemon) changes nothing: the same document, every
+     link "unchanged", and `waymark publish` answers unchanged.
   5. A 20 MB export (the same links, then archived rows of long fields): the same result;
      its time and peak memory printed.
   6. One route at a time: 50 concurrent PUTs of different routes from 10 tokens while a
@@ -159,7 +160,8 @@ def main():
 
         # 4. The same file again: nothing changes.
         again_path = os.path.join(scratch, "again.json")
-        result = run(binary, "import", "firebase", fixture, "--host", HOST, "--routes", after_path, *schema_options, "--json", "--output", again_path)
+        # This time from the server itself: its current routes and every registered build.
+        result = run(binary, "import", "firebase", fixture, "--host", HOST, "--server", server, "--token", token, "--json", "--output", again_path)
         again = json.loads(result.stdout)
         if json.load(open(again_path)) != json.load(open(after_path)):
             fail("importing the file again changed the document")
