@@ -128,7 +128,7 @@ let serverTargets: [Target] = [
     .testTarget(name: "WaymarkCLITests", dependencies: ["WaymarkCLI", "ManifestStore", "RouteEngine", "TestSupport", "WaymarkClient"]),
     .testTarget(name: "HTTPCoreTests", dependencies: ["HTTPCore"]),
     .testTarget(name: "TelemetryTests", dependencies: ["Telemetry", "SystemIO", "TestSupport", "CivilDate"]),
-    .testTarget(name: "WaymarkAPITests", dependencies: ["WaymarkAPI", "ManifestStore", "Telemetry", "HTTPServer", "HTTPCore", "RouteEngine", "LinkChecks", "Replication", "SystemIO", "TestSupport", "CivilDate"]),
+    .testTarget(name: "WaymarkAPITests", dependencies: ["WaymarkAPI", "ManifestStore", "Telemetry", "HTTPServer", "HTTPCore", "RouteEngine", "LinkChecks", "Replication", "SystemIO", "TestSupport", "CivilDate", "Importing"]),
     .testTarget(name: "ManifestStoreTests", dependencies: ["ManifestStore", "RouteEngine", "Rollout", "TestSupport"]),
     .testTarget(name: "LinkChecksTests", dependencies: ["LinkChecks", "RouteEngine", "TestSupport"]),
     .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "HTTPCore", "SystemIO", "TestSupport"]),

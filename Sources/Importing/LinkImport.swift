@@ -5,7 +5,8 @@ import RouteEngine
 /// Short links of another service brought in as routes (`docs/migrating.md`): each short
 /// link on the host being moved becomes a route whose one pattern is its path as a literal,
 /// opening what its deep link opens today — the deep link resolved by the engine against the
-/// current routes on every build, so the new route takes that route's destination and params.
+/// current routes on every build, so the new route takes that route's destination and params,
+/// and its UTM items for the landing to pass on.
 /// Nothing is guessed: a link no route answers, one that cannot move, a duplicate or a value
 /// that is not valid is reported with its reason, never imported. Pure: rows, a document and
 /// schemas in; a document and a report out. It never publishes.
@@ -34,8 +35,14 @@ public struct LinkImport: Sendable {
         case differsByBuild
         /// The same short link (paths compare without case, as literals do) came earlier in the file.
         case duplicate
-        /// A route of that id or that path exists already and is not this import's.
+        /// A route of that id or that path exists already and is not this import's, and opens
+        /// something else than the deep link (or a route of that id differs).
         case taken
+        /// A route takes that path already and opens what the deep link opens on every build: nothing to import.
+        case answered
+        /// The path's first segment is one of Waymark's own (`reservedFirstSegments`): a browser
+        /// opening the link would reach the API, not the landing.
+        case reserved
         /// The route made from the row is not valid (a title, an image or a fallback that breaks a rule).
         case invalid
     }
@@ -133,6 +140,12 @@ public struct LinkImport: Sendable {
         ("page.link", "Google"), ("app.link", "Branch"), ("test-app.link", "Branch"), ("onelink.me", "AppsFlyer"),
     ]
 
+    /// The first path segments of Waymark's own routes (the API, its pages, the
+    /// associated-domain files): a link whose path starts with one is the server's, never a
+    /// landing (`docs/landing.md`, "Which requests are links"), compared without case here.
+    /// WaymarkAPITests holds this list to the API's routes.
+    public static let reservedFirstSegments: Set<String> = ["v1", ".well-known", "dashboard", "console", "metrics", "healthz", "readyz"]
+
     public let source: Source
     /// The short links' host, lowercased: the custom domain being pointed at Waymark.
     public let host: String
@@ -185,7 +198,7 @@ public struct LinkImport: Sendable {
             }
             if Self.isTrue(field(.archived)) { skip(.archived, "Archived in Firebase: no longer served, so not imported."); continue }
             guard let link = ShortLink(shortLink) else {
-                skip(.badShortLink, "Not an https short link whose path is literal text (letters, digits and -._~!$&'()+,;=@), without a query or fragment.")
+                skip(.badShortLink, "Not an http(s) short link whose path is literal text (letters, digits and -._~!$&'()+,;=@), without a query or fragment.")
                 continue
             }
             if let owner = Self.serviceOwnedDomains.first(where: { link.host == $0.domain || link.host.hasSuffix("." + $0.domain) })?.owner {
@@ -194,6 +207,10 @@ public struct LinkImport: Sendable {
             }
             guard link.host == host else { skip(.otherHost, "On \(link.host), not \(host): import that domain's links with --host \(link.host)."); continue }
             let key = link.path.lowercased()
+            if let segment = key.split(separator: "/").first, Self.reservedFirstSegments.contains(String(segment)) {
+                skip(.reserved, "/\(segment) is one of Waymark's own paths (the API, its pages, the associated-domain files): a browser opening this link would reach them, not the link. Give it another path.")
+                continue
+            }
             if let first = seen[key] { skip(.duplicate, "The same short link as row \(first) (paths compare without case): the first is imported."); continue }
             seen[key] = row
             let deepLink = field(.deepLink)
@@ -204,6 +221,7 @@ public struct LinkImport: Sendable {
             }
             // Every build: what the deep link opens there.
             var answers: [(build: String, destination: String, params: [String: ParamValue])] = []
+            var missed: NotFound? = nil
             for resolver in resolvers {
                 switch resolver.resolve(url: deepLink, context: context) {
                 case .proceed(let proceed): answers.append((resolver.schema.buildName, proceed.destination, proceed.params))
@@ -212,12 +230,11 @@ public struct LinkImport: Sendable {
                     else if case .proceed(let proceed) = resolver.resolve(url: deepLink, context: ResolutionContext(satisfied: Set(resolver.schema.preconditions), now: now)) {
                         answers.append((resolver.schema.buildName, proceed.destination, proceed.params))
                     }
-                case .notFound: break
+                case .notFound(let notFound): missed = missed ?? notFound
                 }
             }
             guard let answer = answers.first else {
-                skip(.unanswered, "No route answers the deep link on any build: add a route for its shape, then import again.",
-                     shape: LinkShape(link: deepLink).description)
+                skip(.unanswered, Self.unanswered(missed), shape: LinkShape(link: deepLink).description)
                 continue
             }
             if let other = answers.first(where: { $0.destination != answer.destination || $0.params != answer.params }) {
@@ -237,6 +254,15 @@ public struct LinkImport: Sendable {
                 preview[key] = .string(field(name))
             }
             if !preview.isEmpty { route["preview"] = .object(preview) }
+            // The UTM items, for the landing to pass on (Play's Install Referrer, the App Store's `ct`).
+            var utm: [String: JSONValue] = [:]
+            for name in Columns.Name.utm where !field(name).isEmpty {
+                let key = String(name.rawValue.dropFirst(4))
+                if RouteSpec.isUTMValue(field(name)) { utm[key] = .string(field(name)) } else {
+                    notes.append("\(name.rawValue) dropped: a UTM value is 1 to \(RouteSpec.maximumUTMBytes) bytes of letters, digits and - . _ ~.")
+                }
+            }
+            if !utm.isEmpty { route["utm"] = .object(utm) }
             route["notes"] = .string(Self.notes(source: source, shortLink: shortLink, deepLink: deepLink, fields: fields, columns: columns))
             // Each value held to the routes document's rules: a preview or fallback that
             // breaks one is dropped and said so; anything else refuses the row.
@@ -256,7 +282,18 @@ public struct LinkImport: Sendable {
                 continue
             }
             if let index = paths[key] {
-                skip(.taken, "The route \(list[index]["id"]?.stringValue ?? "at \(index)") already takes \(link.path) on \(host): left as it is.")
+                let taker = list[index]["id"]?.stringValue ?? "at \(index)"
+                // What the short link opens today: the same as its deep link on every build, or not.
+                let same = resolvers.allSatisfy { resolver in
+                    let now = Self.answer(resolver.resolve(url: "https://\(host)\(link.path)", context: context))
+                    let was = Self.answer(resolver.resolve(url: deepLink, context: context))
+                    return now?.destination == was?.destination && now?.params == was?.params
+                }
+                if same {
+                    skip(.answered, "The route \(taker) already takes \(link.path) on \(host) and opens what the deep link opens, on every build: nothing to import.")
+                } else {
+                    skip(.taken, "The route \(taker) already takes \(link.path) on \(host) and opens something else: left as it is (the short link opens \(taker)'s destination). Limit \(taker) to its hosts (\"hosts\") and import again, or give the link another path.")
+                }
                 continue
             }
             ids[id] = list.count
@@ -289,11 +326,6 @@ public struct LinkImport: Sendable {
         let name = columns.value(.name, in: fields), created = columns.value(.created, in: fields)
         if !name.isEmpty { parts.append("Name: \(name).") }
         if !created.isEmpty { parts.append("Created: \(created).") }
-        let utm = Columns.Name.utm.compactMap { name -> String? in
-            let value = columns.value(name, in: fields)
-            return value.isEmpty ? nil : "\(name.rawValue)=\(value)"
-        }
-        if !utm.isEmpty { parts.append("UTM: \(utm.joined(separator: "&")).") }
         let versions = [("iOS minimum", Columns.Name.iosMinimum), ("Android minimum", .androidMinimum)].compactMap { label, name -> String? in
             let value = columns.value(name, in: fields)
             return value.isEmpty ? nil : "\(label) \(value)"
@@ -309,14 +341,17 @@ public struct LinkImport: Sendable {
     /// to the server's fallback addresses: a preview or fallback that breaks one is dropped (said in
     /// `notes`), any other problem refuses the route (its message returned).
     private static func check(_ route: inout [String: JSONValue], app: String, schemas: [Schema], now: Date, notes: inout [String]) -> String? {
-        for _ in 0..<3 {
+        for _ in 0..<5 {
             let single: JSONValue = ["format": "waymark.routes/1", "app": .string(app), "routes": [.object(route)]]
             let problems = Validator.validate(single, against: schemas, now: now).errors + FallbackAddresses.problems(in: single)
             guard let problem = problems.first else { return nil }
             let path = problem.path.description
-            if path.contains(".preview"), route["preview"] != nil {
-                route["preview"] = nil
-                notes.append("Preview dropped: \(problem.message)")
+            if path.contains(".preview"), case .object(var preview)? = route["preview"] {
+                // Only the member that breaks the rule (the problem names it), unless it names none.
+                let member = ["title", "description", "image"].first { path.hasSuffix(".preview." + $0) }
+                if let member { preview[member] = nil } else { preview = [:] }
+                route["preview"] = preview.isEmpty ? nil : .object(preview)
+                notes.append("Preview \(member ?? "") dropped: \(problem.message)".replacingOccurrences(of: "  ", with: " "))
             } else if path.contains(".fallbackURL"), route["fallbackURL"] != nil {
                 route["fallbackURL"] = nil
                 notes.append("Fallback dropped: \(problem.message)")
@@ -325,6 +360,30 @@ public struct LinkImport: Sendable {
             }
         }
         return "The route breaks the routes document's rules."
+    }
+
+    /// Why no build opens a deep link, from the engine's reason on the first build that tried.
+    private static func unanswered(_ missed: NotFound?) -> String {
+        let detail = missed?.detail.map { " (\(quoted($0)))" } ?? ""
+        switch missed?.reason {
+        case .expired:
+            return "The route \(missed?.routeID ?? "") that answers the deep link has ended\(detail): extend its window, then import again."
+        case .validationFailed:
+            return "A route's pattern matches the deep link but a param does not fit\(detail): the link the old service held is not one the app opens."
+        case .malformed:
+            return "The deep link is not one of this app's links\(detail): its host or scheme is not one a schema declares, or it is not a valid link."
+        default:
+            return "No route answers the deep link on any build: add a route for its shape, then import again."
+        }
+    }
+
+    /// What a resolution opens, a gate's destination included.
+    private static func answer(_ resolution: Resolution) -> (destination: String, params: [String: ParamValue])? {
+        switch resolution {
+        case .proceed(let proceed): (proceed.destination, proceed.params)
+        case .gated(let gate): if case .destination(let request) = gate.resume { (request.destination, request.params) } else { (gate.destination, [:]) }
+        case .notFound: nil
+        }
     }
 
     /// Whether a route in the document is the one this import makes (its notes aside, which

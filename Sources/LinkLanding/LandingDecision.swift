@@ -80,11 +80,15 @@ public enum LandingDecision {
     /// its host, its path, and the query items the route maps, as `passedOn` keeps them),
     /// `t` = `now`, then each of `campaignItems` the link's query has (the first of each),
     /// when its value as written is 1 to `maximumCampaignValueBytes` bytes of `A–Z a–z 0–9
-    /// - . _ ~` (no escapes): anything else is dropped, never rewritten.
+    /// - . _ ~` (no escapes): anything else is dropped, never rewritten; for an item the link
+    /// has none of (or one dropped), the route's `utm` value, which the same rule held.
     /// Past `maximumReferrerBytes` the UTM items are left out; nil when even the link and
     /// its time are longer (the store address then carries no referrer).
     public static func installReferrer(link: (host: String, path: Substring, query: Substring?), route: RouteSpec, now: Int) -> String? {
-        let campaign = campaignItems.compactMap { name in campaignValue(name, in: link.query, maximumBytes: maximumCampaignValueBytes).map { name + "=" + $0 } }
+        let campaign = campaignItems.compactMap { name in
+            (campaignValue(name, in: link.query, maximumBytes: maximumCampaignValueBytes) ?? route.utm?[String(name.dropFirst(4))].map { $0[...] })
+                .map { name + "=" + $0 }
+        }
         let bare = "deeplink=" + formEncoded(opened(link, route: route)) + "&t=\(now)"
         let whole = ([bare] + campaign).joined(separator: "&")
         return whole.utf8.count <= maximumReferrerBytes ? whole : bare.utf8.count <= maximumReferrerBytes ? bare : nil
@@ -143,10 +147,13 @@ public enum LandingDecision {
     public static let maximumCampaignTokenBytes = 40
 
     /// `store` (the App Store) with `ct` = the link's `utm_campaign` when it is plain and at most
-    /// `maximumCampaignTokenBytes`, so App Store Connect counts the campaign's downloads; an
-    /// address that already has a `ct` item is left as declared.
-    public static func withCampaignToken(_ store: String, query: Substring?) -> String {
-        guard let campaign = campaignValue("utm_campaign", in: query, maximumBytes: maximumCampaignTokenBytes) else { return store }
+    /// `maximumCampaignTokenBytes` (else the route's `utm.campaign`, held to the same length),
+    /// so App Store Connect counts the campaign's downloads; an address that already has a
+    /// `ct` item is left as declared.
+    public static func withCampaignToken(_ store: String, query: Substring?, route: RouteSpec? = nil) -> String {
+        let own = campaignValue("utm_campaign", in: query, maximumBytes: maximumCampaignTokenBytes)
+        let routes = route?.utm?["campaign"].flatMap { $0.utf8.count <= maximumCampaignTokenBytes ? $0[...] : nil }
+        guard let campaign = own ?? routes else { return store }
         return declares(store, item: "ct") ? store : appending(["ct=" + campaign], to: store)
     }
 

@@ -56,7 +56,7 @@ extension RoutesDocument {
     }
 
     private static let routeFields: Set<String> = [
-        "id", "patterns", "destination", "params", "hosts", "schemes", "validFrom", "validUntil", "fallbackURL", "owner", "notes", "preview",
+        "id", "patterns", "destination", "params", "hosts", "schemes", "validFrom", "validUntil", "fallbackURL", "owner", "notes", "preview", "utm",
     ]
 
     private static func decodeRoute(_ value: JSONValue, index: Int, reader: inout FieldReader) -> RouteSpec? {
@@ -110,12 +110,38 @@ extension RoutesDocument {
                           "\(named): \(field) is \(text.utf8.count) bytes; it holds at most \(limit) (a few lines: link to a longer brief).")
         }
         let preview = object["preview"].flatMap { decodePreview($0, at: path + "preview", reader: &reader) }
+        let utm = object["utm"].flatMap { decodeUTM($0, at: path + "utm", reader: &reader) }
         let hasErrors = reader.errorCount > before
         guard !hasErrors, let id, let destination, let patterns else { return nil }
         var route = RouteSpec(index: index, id: id, patterns: patterns, destination: destination, params: params, hosts: hosts,
                               schemes: schemes, window: window, fallbackURL: fallbackURL, owner: owner, notes: notes)
         route.preview = preview
+        route.utm = utm
         return route
+    }
+
+    /// A route's `utm` (`docs/formats.md`): an object of `source`, `medium`, `campaign`,
+    /// `term` and `content`, at least one, each 1 to 100 bytes of `A–Z a–z 0–9 - . _ ~`
+    /// (what a landing passes on as written); each problem an error at its field, nothing echoed.
+    private static func decodeUTM(_ value: JSONValue, at path: JSONPath, reader: inout FieldReader) -> [String: String]? {
+        guard let object = reader.object(value, at: path) else { return nil }
+        let before = reader.errorCount
+        var items: [String: String] = [:]
+        for (key, member) in object.sorted(by: { $0.key < $1.key }) {
+            guard RouteSpec.utmNames.contains(key) else {
+                reader.report(.invalidFormat, at: path + key, "utm holds source, medium, campaign, term and content, nothing else; remove \(path + key).")
+                continue
+            }
+            guard let text = member.stringValue, RouteSpec.isUTMValue(text) else {
+                reader.report(.invalidFormat, at: path + key, "A UTM value is 1 to \(RouteSpec.maximumUTMBytes) bytes of letters, digits and - . _ ~.")
+                continue
+            }
+            items[key] = text
+        }
+        if items.isEmpty, reader.errorCount == before {
+            reader.report(.invalidFormat, at: path, "utm needs at least one of source, medium, campaign, term and content (or leave utm out).")
+        }
+        return reader.errorCount > before ? nil : items
     }
 
     /// A route's `preview` (`docs/formats.md`): an object of `title`, `description` and

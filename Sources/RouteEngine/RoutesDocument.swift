@@ -120,6 +120,21 @@ public struct RouteSpec: Hashable, Sendable {
     public var notes: String?
     /// What the link's card shows when it is shared (`docs/formats.md`); never in a manifest.
     public var preview: LinkPreview? = nil
+    /// The campaign items a landing passes on for links that carry none of their own
+    /// (`source` … `content`, as `utm_source` … `utm_content`); never in a manifest.
+    public var utm: [String: String]? = nil
+
+    /// The members `utm` may hold, in the order a landing writes them.
+    public static let utmNames = ["source", "medium", "campaign", "term", "content"]
+    /// The most bytes a UTM value may hold (what a landing passes on).
+    public static let maximumUTMBytes = 100
+
+    /// Whether `text` may be a UTM value: 1 to `maximumUTMBytes` bytes of `A–Z a–z 0–9 - . _ ~`.
+    public static func isUTMValue(_ text: some StringProtocol) -> Bool {
+        (1...maximumUTMBytes).contains(text.utf8.count) && text.utf8.allSatisfy { byte in
+            isASCIIAlphanumeric(byte) || byte == UInt8(ascii: "-") || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "~")
+        }
+    }
 
     public var path: JSONPath { JSONPath.root + "routes" + index }
     public var scope: LinkScope {

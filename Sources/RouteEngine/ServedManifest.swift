@@ -36,11 +36,13 @@ public struct ServedManifest: Sendable {
         bytes = body.serializedBytes().withUnsafeBufferPointer { Array($0) }
     }
 
-    /// A route as a phone gets it: without `preview`, which only the server's landing pages
-    /// show (an app of a release before it would also warn of it as an unknown field).
+    /// A route as a phone gets it: without `preview` and `utm`, which only the server's
+    /// landing pages use (an app of a release before them would also warn of them as
+    /// unknown fields).
     public static func forPhones(_ route: JSONValue) -> JSONValue {
-        guard case .object(var members) = route, members["preview"] != nil else { return route }
+        guard case .object(var members) = route, members["preview"] != nil || members["utm"] != nil else { return route }
         members["preview"] = nil
+        members["utm"] = nil
         return .object(members)
     }
 

@@ -148,7 +148,7 @@ struct LandingEndpoints: EndpointGroup {
             // An iPhone without the app: the hand-off page, so that the link survives the install.
             carriesTime = true
             let link = (host, request.head.path, request.head.query)
-            response = LandingPages.handOff(route.preview, appName: side.app, store: LandingDecision.withCampaignToken(store, query: request.head.query),
+            response = LandingPages.handOff(route.preview, appName: side.app, store: LandingDecision.withCampaignToken(store, query: request.head.query, route: route),
                                             handOff: LandingDecision.handOffText(LandingDecision.opened(link, route: route), now: Int(now.timeIntervalSince1970)))
             addCaching(&response, lifetime: seconds)
         } else {
@@ -174,7 +174,7 @@ struct LandingEndpoints: EndpointGroup {
                           link: (host: String, path: Substring, query: Substring?), now: Int) -> HTTPResponse? {
         var without: String?
         if case .redirect(let location, let rule) = decision {
-            without = rule == .appStore ? LandingDecision.withCampaignToken(location, query: link.query) : location
+            without = rule == .appStore ? LandingDecision.withCampaignToken(location, query: link.query, route: route) : location
         }
         // An iPhone opens the app by a scheme of the iOS build's own schema (another platform's may be another app's).
         let schemes = side.key.platform == visitor.rawValue ? side.schemes : []

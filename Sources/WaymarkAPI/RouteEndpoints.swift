@@ -126,6 +126,10 @@ struct RouteEndpoints: EndpointGroup {
                 guard case .object(let route) = wrapped else { throw Refusal(.badRequest, "badJSON", "route must be a JSON object.") }
                 object = route
             }
+            else if object["message"] != nil {
+                // A route has no member `message`: the caller meant the wrapped form.
+                throw Refusal(.badRequest, "unknownField", "A route has no message; send {\"route\": {…}, \"message\": \"…\"} to give the revision one.")
+            }
             if let given = object["id"], given != .string(id) {
                 throw Refusal(.badRequest, "idMismatch", "The route's id must be the path's (\(id)), or left out.")
             }

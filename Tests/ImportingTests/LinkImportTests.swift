@@ -54,10 +54,16 @@ struct LinkImportTests {
             Self.row("/bad", "not a link"),
             Self.row("/cart", "https://storefront.example/cart"),
             Self.row("/b1", "https://storefront.example/cart", host: "storefront.app.link"),
+            Self.row("/search", "https://storefront.example/product/p42"),
+            Self.row("/metrics", "https://storefront.example/cart"),
+            Self.row("/V1/x", "https://storefront.example/cart"),
+            Self.row("/old-sale", "https://storefront.example/sale/spring"),
+            Self.row("/bad-id", "https://storefront.example/product/P42"),
         ])
         let reasons = report.skipped.map { "\($0.row) \($0.reason.rawValue)" }
         #expect(reasons == ["3 duplicate", "4 archived", "5 cannotMove", "6 otherHost", "7 unanswered", 
-                            "9 badShortLink", "10 badShortLink", "11 badDeepLink", "12 taken", "13 cannotMove"])
+                            "9 badShortLink", "10 badShortLink", "11 badDeepLink", "12 answered", "13 cannotMove",
+                            "14 taken", "15 reserved", "16 reserved", "17 unanswered", "18 unanswered"])
         #expect(report.skipped.first { $0.reason == .unanswered }?.shape == "/no/such/page")
         // /new opens on 5.3.0 alone (5.2.0 has no newArrivals): imported, and said.
         #expect(report.imported.map(\.routeID) == ["link.abc12", "link.nn"])
@@ -67,8 +73,13 @@ struct LinkImportTests {
         #expect(made["hosts"] == [.string(Self.host)])
         #expect(made["destination"] == "product")
         #expect(made["params"] == ["id": ["const": "p42"]])
-        #expect(report.rows == 12)
-        #expect(report.skipped.last?.detail.contains("Branch's domain") == true)
+        #expect(report.rows == 17)
+        let detail = { (row: Int) in report.skipped.first { $0.row == row }?.detail ?? "" }
+        #expect(detail(13).contains("Branch's domain"))
+        #expect(detail(14).contains("opens something else"), "the QR code /search would open search, not the product")
+        // Each unanswered link says why: a route that ended, a param that does not fit.
+        #expect(detail(17).contains("spring-sale") && detail(17).contains("ended"))
+        #expect(detail(18).contains("param does not fit"))
         #expect(Validator.validate(document, against: Self.schemas, now: Self.now).isValid)
     }
 
@@ -125,16 +136,26 @@ struct LinkImportTests {
     func previews() throws {
         let (document, report) = try Self.run([
             Self.row("/p1", "https://storefront.example/cart", ["st": "Your cart", "sd": "Come back", "si": "https://cdn.storefront.example/c.png"]),
-            Self.row("/p2", "https://storefront.example/cart", ["st": "two\nlines"]),
+            Self.row("/p2", "https://storefront.example/cart", ["st": "two\nlines", "sd": "fine"]),
             Self.row("/p3", "https://storefront.example/cart", ["st": "a\u{202E}b", "utm_campaign": "spring\u{202E}"]),
         ])
         #expect(Self.route("link.p1", in: document)?["preview"] == ["title": "Your cart", "description": "Come back", "image": "https://cdn.storefront.example/c.png"])
-        #expect(Self.route("link.p2", in: document)?["preview"] == nil)
+        #expect(Self.route("link.p2", in: document)?["preview"] == ["description": "fine"], "only the title that breaks a rule is dropped")
         #expect(Self.route("link.p3", in: document)?["preview"] == nil)
         #expect(report.imported.count == 3)
-        // What the row says for people goes to notes, without its control and bidi characters.
+        // What the row says for people goes to notes, without its control and bidi characters;
+        // a UTM value that is not plain is dropped, and said.
         let notes = try #require(Self.route("link.p3", in: document)?["notes"]?.stringValue)
-        #expect(notes.contains("utm_campaign=spring") && !notes.unicodeScalars.contains { LinkPreview.isControl($0) })
+        #expect(!notes.unicodeScalars.contains { LinkPreview.isControl($0) })
+        #expect(Self.route("link.p3", in: document)?["utm"] == nil)
+        #expect(report.imported.last?.notes.contains { $0.hasPrefix("utm_campaign dropped") } == true)
+    }
+
+    @Test("the UTM items are kept on the route, for the landing to pass on")
+    func utm() throws {
+        let (document, _) = try Self.run([Self.row("/u1", "https://storefront.example/cart", ["utm_source": "qr", "utm_medium": "print", "utm_campaign": "box-2026"])])
+        #expect(Self.route("link.u1", in: document)?["utm"] == ["source": "qr", "medium": "print", "campaign": "box-2026"])
+        #expect(Validator.validate(document, against: Self.schemas, now: Self.now).isValid)
     }
 
     @Test("importing the same file into its own result changes nothing")

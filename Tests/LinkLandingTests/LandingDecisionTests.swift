@@ -96,6 +96,22 @@ struct LandingDecisionTests {
         #expect(made == row.3, "\(row.0)")
     }
 
+    /// A route's `utm` stands in for the items a link does not carry (an imported short link
+    /// whose campaign was set in the old service, not in the link): the link's own first.
+    @Test func theRoutesUTMStandsInForTheLinks() throws {
+        var route = Self.route(fallback: nil)
+        route.utm = ["source": "qr", "campaign": "box-2026"]
+        #expect(LandingDecision.installReferrer(link: ("h.example", "/r", nil), route: route, now: 7)
+                == "deeplink=https%3A%2F%2Fh.example%2Fr&t=7&utm_source=qr&utm_campaign=box-2026")
+        #expect(LandingDecision.installReferrer(link: ("h.example", "/r", "utm_campaign=mail&utm_medium=cpc"), route: route, now: 7)
+                == "deeplink=https%3A%2F%2Fh.example%2Fr&t=7&utm_source=qr&utm_medium=cpc&utm_campaign=mail")
+        let store = "https://apps.apple.com/app/id1"
+        #expect(LandingDecision.withCampaignToken(store, query: nil, route: route) == store + "?ct=box-2026")
+        #expect(LandingDecision.withCampaignToken(store, query: "utm_campaign=mail", route: route) == store + "?ct=mail")
+        route.utm = ["campaign": String(repeating: "c", count: 41)]
+        #expect(LandingDecision.withCampaignToken(store, query: nil, route: route) == store, "past App Store Connect's 40 bytes")
+    }
+
     /// "Open in the app" in an in-app browser: Android's `intent://` address, parsed back; iOS's
     /// custom scheme; nothing where the platform declares neither.
     @Test func openInAppAddresses() throws {

@@ -9,7 +9,8 @@ with the CLI and plain HTTP as a team would use them (docs/migrating.md, docs/ap
      (`waymark resolve --links`: outcome, destination and params) — a build without the
      deep link's route does not open the short link either.
   3. The document validates and publishes (`waymark publish`), and every imported link lands
-     (iPhone, Android, desktop: a redirect, never the not-found page).
+     (iPhone, Android, desktop: a redirect, never the not-found page), Google Play's Install
+     Referrer carrying the campaign the link had in Firebase (the route's `utm`).
   4. Importing the same file again into the published routes (`--server`: the current
      routes and every build from the daemon) changes nothing: the same document, every
      link "unchanged", and `waymark publish` answers unchanged.
@@ -25,6 +26,7 @@ Usage: import-check.py WAYMARK_BINARY
 """
 import json
 import os
+import re
 import resource
 import subprocess
 import sys
@@ -147,16 +149,23 @@ def main():
         agents = {"iphone": "Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 Mobile/15E148 Safari/604.1",
                   "android": "Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 Chrome/120.0 Mobile Safari/537.36",
                   "desktop": "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 Chrome/120.0 Safari/537.36"}
-        landed = 0
+        landed = referred = 0
         for item in imported:
             path = "/" + item["shortLink"].split("/", 3)[3]
-            for agent in agents.values():
+            for name, agent in agents.items():
                 status, body, headers = waymark_daemon.call(port, None, "GET", path, headers={"Host": HOST, "User-Agent": agent})
                 location = headers.get("Location", "")
                 if status not in (200, 302) or b"not found" in body.lower() or "notfound" in location.lower():
                     fail("%s lands as %d %s" % (item["shortLink"], status, location))
+                # The campaign set in Firebase travels with the install, from the route's utm.
+                if name == "android" and location.startswith("https://play.google.com/") and re.fullmatch(r"[A-Za-z0-9._~-]{1,100}", item["utm_campaign"]):
+                    if "utm_campaign%3D" + item["utm_campaign"] not in location:
+                        fail("%s: Play's referrer lacks the link's Firebase campaign %s: %s" % (item["shortLink"], item["utm_campaign"], location))
+                    referred += 1
                 landed += 1
-        print("import-check: revision %d published; %d landings of imported links, none not found" % (published, landed))
+        if referred < 20:
+            fail("only %d Android landings carried a Firebase campaign" % referred)
+        print("import-check: revision %d published; %d landings of imported links, none not found; %d Install Referrers carry the Firebase campaign" % (published, landed, referred))
 
         # 4. The same file again: nothing changes.
         again_path = os.path.join(scratch, "again.json")

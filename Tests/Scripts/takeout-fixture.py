@@ -150,7 +150,8 @@ def main():
             writer.writerow(["https://%s/old%d" % (HOST, index), "https://storefront.example/product/p%d" % index] + [""] * 12
                             + ["Old campaign %d" % index, "d" * 2000] + [""] * 10 + ["true", "old", "2020-01-01T00:00:00Z"])
             index += 1
-    expected = [{"row": number + 2, "shortLink": values["Short link"], "link": values["link"], "expected": outcome}
+    expected = [{"row": number + 2, "shortLink": values["Short link"], "link": values["link"], "expected": outcome,
+                 "utm_campaign": values["utm_campaign"]}
                 for number, (values, outcome) in enumerate(made)]
     with open(sys.argv[2], "w") as out:
         json.dump(expected, out, indent=1)

@@ -1,5 +1,6 @@
 import CivilDate
 import Foundation
+import Importing
 import HTTPCore
 import HTTPServer
 import WaymarkAPI
@@ -146,6 +147,14 @@ struct EndpointTests {
         #expect(Set(deferred) == ["POST /v1/revisions", "POST /v1/validate", "POST /v1/telemetry", "POST /v1/replication/telemetry",
                                   "POST /v1/revisions/:a/impact", "PUT /v1/routes/:id", "DELETE /v1/routes/:id", "POST /v1/routes:batch"])
         #expect(routes.filter { $0.method == "POST" || $0.method == "PUT" }.allSatisfy { $0.maximumBody != nil }, "every body has its limit")
+    }
+
+    /// The importer refuses short links on Waymark's own paths (`LinkImport.reservedFirstSegments`):
+    /// that list is the API's routes' first segments, so a new route cannot be added without it.
+    @Test func theImportersReservedPathsAreTheAPIs() throws {
+        let harness = try LiveService(transport: .inProcess)
+        let first = Set(try harness.api.routes().compactMap { $0.path.split(separator: "/").first.map { String($0).lowercased() } })
+        #expect(first == LinkImport.reservedFirstSegments)
     }
 
     /// The in-process client is a seam, not a second server: the same requests get the same

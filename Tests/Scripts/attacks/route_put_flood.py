@@ -9,7 +9,7 @@ def route_put_flood(binary, scratch):
     503 past its share of the changes lane) and the operator's abort is answered within a
     second; and bodies made to
     hurt — past the body limit (413 before it is read), nested 100,000 deep, an id of 300
-    bytes or with a NUL, a batch of 1,001 or naming one route twice, a route of another id —
+    bytes or with a NUL, a batch of 1,001 or naming one route twice, a route of another id, a UTM value that would add a referrer or a header —
     are refused and change nothing."""
     data = os.path.join(scratch, "route-puts")
     daemon = Daemon(binary, data)
@@ -111,6 +111,8 @@ def route_put_flood(binary, scratch):
                 ("PUT", "/v1/routes/a%00b", b'{"patterns": ["/x"], "destination": "cart"}', 400),
                 ("PUT", "/v1/routes/one", b'{"id": "two", "patterns": ["/x"], "destination": "cart"}', 400),
                 ("PUT", "/v1/routes/one", b'{"patterns": ["/x"], "destination": "cart", "preview": {"title": "a\\u202eb"}}', 422),
+                ("PUT", "/v1/routes/one", b'{"patterns": ["/x"], "destination": "cart", "utm": {"campaign": "a&referrer=evil"}}', 422),
+                ("PUT", "/v1/routes/one", b'{"patterns": ["/x"], "destination": "cart", "utm": {"source": "%0d%0aSet-Cookie:x"}}', 422),
                 ("POST", "/v1/routes:batch", json.dumps({"put": [{"id": "x%d" % i, "patterns": ["/x/%d" % i], "destination": "cart"} for i in range(1001)]}).encode(), 413),
                 ("POST", "/v1/routes:batch", json.dumps({"put": [{"id": "x", "patterns": ["/x"], "destination": "cart"}], "delete": ["x"]}).encode(), 400),
                 ("POST", "/v1/routes:batch", b'{"delete": ["no-such-route"]}', 404),
