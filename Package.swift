@@ -63,7 +63,7 @@ let serverTargets: [Target] = [
     // Durable revisions, schemas and the audit log in a data directory.
     .target(name: "ManifestStore", dependencies: ["RouteEngine", "CivilDate", "SystemIO", "Rollout"]),
     // The HTTP API of `waymark serve`: endpoints, tokens and scopes, cached manifests.
-    .target(name: "WaymarkAPI", dependencies: ["ManifestStore", "Rollout", "Impact", "QRCode", "LinkLanding", "LinkShapes", "Telemetry", "HTTPServer", "HTTPCore", "RouteEngine", "LinkChecks", "Replication", "CivilDate", "SystemIO"],
+    .target(name: "WaymarkAPI", dependencies: ["ManifestStore", "Importing", "Rollout", "Impact", "QRCode", "LinkLanding", "LinkShapes", "Telemetry", "HTTPServer", "HTTPCore", "RouteEngine", "LinkChecks", "Replication", "CivilDate", "SystemIO"],
                 resources: [.embedInCode("Resources/dashboard.html"), .embedInCode("Resources/console.html")]),
     // The impact preview's replay: what publishing a draft would do to last week's opens
     // and unknown links (pure: documents and counts in, changes out).

@@ -33,8 +33,12 @@ public struct LinkImport: Sendable {
         case unanswered
         /// The builds resolve the deep link to different destinations or params.
         case differsByBuild
-        /// The same short link (paths compare without case, as literals do) came earlier in the file.
+        /// The same short link came earlier in the file with the same deep link (or it appears
+        /// with different ones, and none is imported).
         case duplicate
+        /// Short links differing only in case, with different deep links: one pattern here
+        /// (literals compare without case), so none is imported.
+        case caseCollision
         /// A route of that id or that path exists already and is not this import's, and opens
         /// something else than the deep link (or a route of that id differs).
         case taken
@@ -188,6 +192,15 @@ public struct LinkImport: Sendable {
         }
         var seen: [String: Int] = [:]
         let rows = table.rows.dropFirst(columns.hasHeader ? 1 : 0)
+        // Short links whose paths differ only in case (`/aBc1`, `/AbC1`: two links in
+        // Firebase) are one pattern here: with different deep links, neither is imported, or
+        // one printed code would open the other's destination.
+        var variants: [String: (paths: Set<String>, deepLinks: Set<String>)] = [:]
+        for fields in rows {
+            guard !Self.isTrue(columns.value(.archived, in: fields)), let link = ShortLink(columns.value(.shortLink, in: fields)), link.host == host else { continue }
+            variants[link.path.lowercased(), default: ([], [])].paths.insert(link.path)
+            variants[link.path.lowercased(), default: ([], [])].deepLinks.insert(columns.value(.deepLink, in: fields))
+        }
         for (offset, fields) in rows.enumerated() {
             let row = offset + (columns.hasHeader ? 2 : 1)
             report.rows += 1
@@ -211,7 +224,15 @@ public struct LinkImport: Sendable {
                 skip(.reserved, "/\(segment) is one of Waymark's own paths (the API, its pages, the associated-domain files): a browser opening this link would reach them, not the link. Give it another path.")
                 continue
             }
-            if let first = seen[key] { skip(.duplicate, "The same short link as row \(first) (paths compare without case): the first is imported."); continue }
+            if let kinds = variants[key], kinds.deepLinks.count > 1 {
+                if kinds.paths.count > 1 {
+                    skip(.caseCollision, "Short links differing only in case (\(kinds.paths.sorted().prefix(3).map { Self.quoted($0) }.joined(separator: ", "))) have different deep links; Waymark's paths compare without case, so none of them is imported (one would open the other's destination). Add the one to keep by hand.")
+                } else {
+                    skip(.duplicate, "The same short link appears with different deep links: none of them is imported. Keep one row and import again.")
+                }
+                continue
+            }
+            if let first = seen[key] { skip(.duplicate, "The same short link as row \(first), with the same deep link: the first is imported."); continue }
             seen[key] = row
             let deepLink = field(.deepLink)
             guard !deepLink.isEmpty, deepLink.utf8.count <= 2_048, deepLink.contains(":"),
@@ -221,11 +242,15 @@ public struct LinkImport: Sendable {
             }
             // Every build: what the deep link opens there.
             var answers: [(build: String, destination: String, params: [String: ParamValue])] = []
+            var matched: String? = nil
             var missed: NotFound? = nil
             for resolver in resolvers {
                 switch resolver.resolve(url: deepLink, context: context) {
-                case .proceed(let proceed): answers.append((resolver.schema.buildName, proceed.destination, proceed.params))
+                case .proceed(let proceed):
+                    answers.append((resolver.schema.buildName, proceed.destination, proceed.params))
+                    matched = matched ?? proceed.routeID
                 case .gated(let gate):
+                    matched = matched ?? gate.routeID
                     if case .destination(let request) = gate.resume { answers.append((resolver.schema.buildName, request.destination, request.params)) }
                     else if case .proceed(let proceed) = resolver.resolve(url: deepLink, context: ResolutionContext(satisfied: Set(resolver.schema.preconditions), now: now)) {
                         answers.append((resolver.schema.buildName, proceed.destination, proceed.params))
@@ -247,6 +272,10 @@ public struct LinkImport: Sendable {
                                               "hosts": [.string(host)]]
             if !answer.params.isEmpty {
                 route["params"] = .object(answer.params.mapValues { ["const": $0.json] })
+            }
+            // The deep link's route's window, so the short link ends when what it opens does.
+            if let matched, let source = list.first(where: { $0["id"]?.stringValue == matched }) {
+                for key in ["validFrom", "validUntil"] { if let value = source[key] { route[key] = value } }
             }
             if let fallback = fallback(fields, columns: columns, deepLink: deepLink, notes: &notes) { route["fallbackURL"] = .string(fallback) }
             var preview: [String: JSONValue] = [:]
@@ -277,7 +306,7 @@ public struct LinkImport: Sendable {
                     report.imported.append(Imported(row: row, shortLink: Self.quoted(shortLink), routeID: id, destination: answer.destination,
                                                     builds: builds, notes: notes, unchanged: true))
                 } else {
-                    skip(.taken, "The route \(id) exists and differs from what this row makes (edited since it was imported?): left as it is.")
+                    skip(.taken, "A route with the id \(id) exists and differs from what this row makes (this link's route edited since it was imported, or another route of that id): left as it is.")
                 }
                 continue
             }
@@ -397,8 +426,10 @@ public struct LinkImport: Sendable {
 
     /// `link.` and the path's segments joined with `.`, each byte a route id cannot hold made
     /// `_`; when that lost anything (a byte made `_`, a `_` or `.` of the path's own, a capital
-    /// letter, which literals do not tell apart, or past 110 bytes), the first 8 hex digits
-    /// of the path's SHA-256 are added, so two paths never share an id.
+    /// letter, which literals do not tell apart, or past 110 bytes), `_` and the first 8 hex
+    /// digits of the path's SHA-256 are added. An id without them has no `_`, so a hashed id
+    /// is never another path's plain one; two hashed ids meet only if 32 bits of two paths'
+    /// hashes do, and then the second is reported `taken`, not imported over the first.
     static func routeID(for path: String) -> String {
         let segments = path.split(separator: "/", omittingEmptySubsequences: true).joined(separator: ".")
         var id = "link." + String(decoding: segments.utf8.map { byte in
@@ -410,7 +441,7 @@ public struct LinkImport: Sendable {
             var hash = SHA256()
             hash.update(Array(path.utf8))
             let digest = hash.finalize().prefix(4).map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined()
-            id = String(id.prefix(110)) + "-" + digest
+            id = String(id.prefix(110)) + "_" + digest
         }
         return id
     }

@@ -68,7 +68,7 @@ extension ManifestStore {
     }
 
     /// The audit actions of changes to revisions and schemas.
-    static let changeActions: Set<String> = ["publish", "rollback", "mirror", "registerSchema", "mirrorSchema"]
+    static let changeActions: Set<String> = ["publish", "rollback", "route.put", "route.delete", "routes.batch", "mirror", "registerSchema", "mirrorSchema"]
 
     private var newestSchema: StoredSchema? { snapshot.orderedSchemas.max { $0.time < $1.time } }
 

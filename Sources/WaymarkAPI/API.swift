@@ -80,7 +80,7 @@ public final class API: Sendable {
 
     /// The groups, in the order their routes are registered (metrics list routes so).
     static let groups: [any EndpointGroup.Type] = [
-        HealthEndpoints.self, ManifestEndpoints.self, RevisionEndpoints.self, PublishingEndpoints.self, RouteEndpoints.self,
+        HealthEndpoints.self, ManifestEndpoints.self, RevisionEndpoints.self, PublishingEndpoints.self, RouteEndpoints.self, ImportEndpoints.self,
         SchemaEndpoints.self, PreviewEndpoints.self, AssociatedDomainEndpoints.self, TelemetryEndpoints.self,
         ReplicationEndpoints.self, MetricsEndpoints.self, DashboardEndpoints.self, ConsoleEndpoints.self, ScheduleEndpoints.self, RolloutEndpoints.self, QREndpoints.self,
         UnknownLinkEndpoints.self, LandingEndpoints.self, ImpactEndpoints.self,

@@ -54,7 +54,15 @@ struct RouteEndpoints: EndpointGroup {
             let edits = try Self.edits(request, action: action, id: id)
             let apply: @Sendable (JSONValue?) throws(Refusal) -> Edited = { current throws(Refusal) -> Edited in
                 let new = try Self.apply(edits, to: current, app: store.snapshot.app)
-                return Edited(bytes: try PublishingEndpoints.stored(new, context: context), parsed: new)
+                let bytes = try PublishingEndpoints.stored(new, context: context)
+                // A document no whole publish could send is not made by changes either: one
+                // nested past the parser's depth (a route is two levels below a document's
+                // top) could not be read back, one of too many values not published again.
+                do throws(JSONParseError) { _ = try JSONParser.requests.parse(bytes) } catch {
+                    throw Refusal(.contentTooLarge, "documentTooComplex",
+                                  "With this change the routes document would be one no publish may send (\(error.message)); nothing was changed.")
+                }
+                return Edited(bytes: bytes, parsed: new)
             }
             let snapshot = store.snapshot
             let message = edits.message.isEmpty ? Self.message(action, edits) : edits.message

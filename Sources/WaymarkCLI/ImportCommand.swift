@@ -33,7 +33,8 @@ enum ImportCommand {
           --output FILE    Write the routes document here (atomically); without it, to standard
                            output, and the report to standard error
           --dry-run        Print the report alone; write no document
-          --json           The report as JSON: {"counts", "unknownColumns", "imported", "skipped", "validation"}
+          --json           The report as JSON: {"counts", "unknownColumns", "imported", "skipped", "validation",
+                           "base" (with --server: the revision the routes are; publish with --base it)}
           --now TIME       Resolve as of this time (default: now)
           --help           Show this help
 
@@ -57,7 +58,7 @@ enum ImportCommand {
         let path = parsed.positionals[1]
         guard let host = parsed.last("--host") else { throw .missingArgument("--host HOST (the custom domain whose links move)") }
         let now = try InputFiles.timestamp(parsed.last("--now"), option: "--now")
-        let (routes, schemas) = try current(parsed, environment: environment)
+        let (routes, schemas, base) = try current(parsed, environment: environment)
         // The file's size before any of it is read: the import holds it whole.
         if let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int, size > LinkImport.maximumFileBytes {
             throw .refused("\(path): " + LinkImport.Failure.tooLarge(size).description)
@@ -76,9 +77,12 @@ enum ImportCommand {
         if parsed.has("--json") {
             guard case .object(var object) = result.report.json else { return .invalid }
             object["validation"] = validation.json
+            if let base { object["base"] = .int(base) }
             report = JSONValue.object(object).serialized(pretty: true)
         } else {
             report = human(result.report, validation: validation, schemas: schemas)
+            // Published with this base, a change made on the server since is refused (412), never overwritten.
+            if let base { report += "\nMade from revision \(base): publish it with --base \(base) ('waymark publish FILE --base \(base)'), so that a change made since is refused, not overwritten." }
         }
         if dryRun {
             output.print(report)
@@ -95,7 +99,8 @@ enum ImportCommand {
     /// The current routes and every build's schema: from files (`--routes`, `--schema`…), or
     /// from a server (`--server`, `--token` with `routes:read`): its current revision's
     /// routes and every registered schema.
-    static func current(_ parsed: Arguments, environment: [String: String]) throws(CLIError) -> (routes: JSONValue, schemas: [Schema]) {
+    /// `base`: the server's revision the routes are, when they came from one.
+    static func current(_ parsed: Arguments, environment: [String: String]) throws(CLIError) -> (routes: JSONValue, schemas: [Schema], base: Int?) {
         if parsed.last("--server") != nil || (parsed.last("--routes") == nil && environment["WAYMARK_SERVER"] != nil) {
             guard parsed.last("--routes") == nil, parsed.all("--schema").isEmpty else {
                 throw .invalidValue(option: "--server", value: parsed.last("--server") ?? "", expected: "either --server or --routes and --schema, not both")
@@ -104,7 +109,8 @@ enum ImportCommand {
             let listing = try client.send("GET", "/v1/revisions")
             guard listing.status == 200 else { throw APIClient.refusal(listing) }
             let routes: JSONValue
-            if let number = listing.json["current"]?.intValue {
+            let number = listing.json["current"]?.intValue
+            if let number {
                 let revision = try client.send("GET", "/v1/revisions/\(number)")
                 guard revision.status == 200, let document = revision.json["routes"] else { throw APIClient.refusal(revision) }
                 routes = document
@@ -125,12 +131,12 @@ enum ImportCommand {
                 case .failure: throw .refused("The server's schema for \(platform) \(version) cannot be read.")
                 }
             }
-            return (routes, schemas)
+            return (routes, schemas, number)
         }
         guard let routesPath = parsed.last("--routes") else { throw .missingArgument("--routes FILE (the current routes), or --server URL") }
         guard !parsed.all("--schema").isEmpty else { throw .missingArgument("--schema FILE (each live build's, at least one)") }
         let schemas = try parsed.all("--schema").map { (path: String) throws(CLIError) in try InputFiles.schema(at: path).schema }
-        return (try InputFiles.json(at: routesPath), schemas)
+        return (try InputFiles.json(at: routesPath), schemas, nil)
     }
 
     /// The report for people: the counts, then each link not imported with its reason.

@@ -43,7 +43,7 @@ struct LinkImportTests {
     func reasons() throws {
         let (document, report) = try Self.run([
             Self.row("/abc12", "https://storefront.example/product/p42"),
-            Self.row("/ABC12", "https://storefront.example/product/p43"),
+            Self.row("/ABC12", "https://storefront.example/product/p42"),
             Self.row("/gone", "https://storefront.example/cart", ["Archived": "true"]),
             Self.row("/zz", "https://storefront.example/cart", host: "storefront.page.link"),
             Self.row("/other", "https://storefront.example/cart", host: "elsewhere.example"),
@@ -59,11 +59,13 @@ struct LinkImportTests {
             Self.row("/V1/x", "https://storefront.example/cart"),
             Self.row("/old-sale", "https://storefront.example/sale/spring"),
             Self.row("/bad-id", "https://storefront.example/product/P42"),
+            Self.row("/aBc1", "https://storefront.example/product/p3"),
+            Self.row("/AbC1", "https://storefront.example/orders/77"),
         ])
         let reasons = report.skipped.map { "\($0.row) \($0.reason.rawValue)" }
         #expect(reasons == ["3 duplicate", "4 archived", "5 cannotMove", "6 otherHost", "7 unanswered", 
                             "9 badShortLink", "10 badShortLink", "11 badDeepLink", "12 answered", "13 cannotMove",
-                            "14 taken", "15 reserved", "16 reserved", "17 unanswered", "18 unanswered"])
+                            "14 taken", "15 reserved", "16 reserved", "17 unanswered", "18 unanswered", "19 caseCollision", "20 caseCollision"])
         #expect(report.skipped.first { $0.reason == .unanswered }?.shape == "/no/such/page")
         // /new opens on 5.3.0 alone (5.2.0 has no newArrivals): imported, and said.
         #expect(report.imported.map(\.routeID) == ["link.abc12", "link.nn"])
@@ -73,13 +75,15 @@ struct LinkImportTests {
         #expect(made["hosts"] == [.string(Self.host)])
         #expect(made["destination"] == "product")
         #expect(made["params"] == ["id": ["const": "p42"]])
-        #expect(report.rows == 17)
+        #expect(report.rows == 19)
         let detail = { (row: Int) in report.skipped.first { $0.row == row }?.detail ?? "" }
         #expect(detail(13).contains("Branch's domain"))
         #expect(detail(14).contains("opens something else"), "the QR code /search would open search, not the product")
         // Each unanswered link says why: a route that ended, a param that does not fit.
         #expect(detail(17).contains("spring-sale") && detail(17).contains("ended"))
         #expect(detail(18).contains("param does not fit"))
+        // The same short link again, differing only in case, with the same deep link: the first is kept.
+        #expect(detail(3).contains("row 2"))
         #expect(Validator.validate(document, against: Self.schemas, now: Self.now).isValid)
     }
 
@@ -113,6 +117,16 @@ struct LinkImportTests {
         #expect(report.skipped.map(\.reason) == [.differsByBuild])
         #expect(report.skipped.first?.detail.contains("ios 5.3.0 opens category") == true || report.skipped.first?.detail.contains("opens newArrivals") == true)
         #expect(report.imported.map(\.routeID) == ["link.c2"])
+    }
+
+    @Test("the deep link's route's window comes with it: the short link ends when what it opens does")
+    func windows() throws {
+        let (document, report) = try LinkImport(source: .firebase, host: Self.host).run(
+            Array((Self.header + Self.row("/spring", "https://storefront.example/sale/spring")).utf8),
+            routes: Fixtures.storefrontRoutesJSON, schemas: Self.schemas, now: Fixtures.date("2026-03-15T00:00:00Z"))
+        #expect(report.imported.map(\.routeID) == ["link.spring"])
+        #expect(Self.route("link.spring", in: document)?["validUntil"] == "2026-04-01T00:00:00Z")
+        #expect(Self.route("link.spring", in: document)?["validFrom"] == "2026-03-01T00:00:00Z")
     }
 
     @Test("one fallback where Firebase's three agree; the platform rule where they differ")
@@ -202,8 +216,8 @@ struct LinkImportTests {
                                         Self.row("/x_y", "https://storefront.example/cart"), Self.row("/x.y", "https://storefront.example/cart")])
         let ids = report.imported.map(\.routeID)
         #expect(ids[0] == "link.a.b")
-        #expect(ids[1].hasPrefix("link.Sale_-") && ids[1].utf8.count == "link.Sale_-".utf8.count + 8)
-        #expect(ids[2].hasPrefix("link.x_y-") && ids[3].hasPrefix("link.x.y-"))
+        #expect(ids[1].hasPrefix("link.Sale__") && ids[1].utf8.count == "link.Sale__".utf8.count + 8)
+        #expect(ids[2].hasPrefix("link.x_y_") && ids[3].hasPrefix("link.x.y_"))
         #expect(Set(ids).count == 4 && ids.allSatisfy(RouteSpec.isValidID))
     }
 }

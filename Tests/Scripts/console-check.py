@@ -33,6 +33,10 @@ live daemon seeded with the storefront example:
     longer open product" next to product's change, N the posted opens (proceed and gated);
     publishing asks for a confirmation naming N; a route added for the top unknown shape
     shows that shape's count as gained.
+  - importing links (`import_stage`, a daemon of its own whose builds claim the short-link
+    domain): a Takeout CSV chosen in the page becomes the draft, the links not imported
+    listed with their reasons (page.link, an unanswered deep link with its shape);
+    published, the short link lands.
 Screenshots of the main states go to SCREENSHOTS (default .build/console).
 
 Usage: console-check.py WAYMARK_BINARY [SCREENSHOTS] (through console-check.sh, which installs what it needs)
@@ -41,6 +45,7 @@ import base64
 import calendar
 import csv
 import hashlib
+import http.client
 import json
 import os
 import random
@@ -657,6 +662,64 @@ def impact_stage(binary, folder):
         tear_down([driver] if driver is not None else [], process, scratch)
 
 
+def import_stage(binary, folder):
+    """Import links from the console, on a daemon of its own whose builds claim the short-link
+    domain: a Takeout CSV chosen in the page becomes the draft (the report names what was not
+    imported and why), the review shows the added routes, and publishing makes them current:
+    the short link then lands."""
+    scratch = tempfile.mkdtemp(prefix="waymark-import-")
+    data = os.path.join(scratch, "data")
+    process, admin, port = waymark_daemon.start(binary, data)
+    driver = None
+    try:
+        if port is None or admin is None:
+            fail("the import daemon did not start: " + process.stderr.read())
+        base = "http://127.0.0.1:%d" % port
+        marketing = subprocess.run([binary, "token", "create", "--data-dir", data, "--name", "marketing", "--scope", "routes:publish"],
+                                   capture_output=True, text=True, check=True).stdout.strip()
+        for version in ("5.2.0", "5.3.0"):
+            schema = json.load(open(os.path.join(waymark_daemon.EXAMPLE, "schema-ios-%s.json" % version)))
+            schema["hosts"].append("links.storefront.example")
+            status, _, _ = api(port, admin, "PUT", "/v1/schemas/ios/" + version, schema)
+            if status != 200:
+                fail("registering the schema with the short-link host: %d" % status)
+        export = os.path.join(scratch, "links.csv")
+        with open(export, "w") as out:
+            out.write("Short link,link,st,archived\r\n"
+                      "https://links.storefront.example/box1,https://storefront.example/product/p42,The box,false\r\n"
+                      "https://links.storefront.example/box2,https://storefront.example/c/shoes,,false\r\n"
+                      "https://storefront.page.link/x,https://storefront.example/cart,,false\r\n"
+                      "https://links.storefront.example/blog,https://storefront.example/blog/post-1,,false\r\n")
+        driver = browser()
+        log_in(driver, base, marketing)
+        wait(driver, lambda d: d.find_element(By.ID, "import-open").is_displayed(), "the import button")
+        driver.find_element(By.ID, "import-open").click()
+        type_into(driver, "import-host", "links.storefront.example")
+        driver.find_element(By.ID, "import-file").send_keys(export)
+        driver.find_element(By.ID, "import-run").click()
+        wait(driver, lambda d: "link(s) read" in text(d, "import-result") or "Not imported" in text(d, "import-result"), "the import's report")
+        said, skipped = text(driver, "import-result"), items(driver, "import-skipped")
+        if "4 link(s) read: 2 imported" not in said or len(skipped) != 2:
+            fail("the import reads %r, skipped %r" % (said, skipped))
+        if not any("cannotMove" in line for line in skipped) or not any("unanswered" in line and "/blog/:param" in line for line in skipped):
+            fail("the skipped links do not say why: %r" % skipped)
+        wait(driver, lambda d: route_row(d, "link.box1") is not None and settled(d), "the imported routes in the draft")
+        shot(driver, folder, "15-import", "import-form")
+        result = publish(driver, "Imported from Firebase")
+        if "Published revision 2" not in result:
+            fail("publishing the imported draft: %r" % result)
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        connection.request("GET", "/box1", headers={"Host": "links.storefront.example", "User-Agent": "Mozilla/5.0 (X11; Linux x86_64)"})
+        landed = connection.getresponse()
+        landed.read()
+        connection.close()
+        if landed.status != 302:
+            fail("the imported short link lands as %d" % landed.status)
+        step("import from the console: %r; skipped %d with their reasons; published as revision 2, /box1 lands" % (said[:60], len(skipped)))
+    finally:
+        tear_down([driver] if driver is not None else [], process, scratch)
+
+
 def tear_down(drivers, process, scratch):
     """Closes the browsers, stops the daemon and removes its data directory."""
     for driver in drivers:
@@ -939,6 +1002,7 @@ def main():
     finally:
         tear_down(drivers, process, scratch)
     impact_stage(binary, folder)
+    import_stage(binary, folder)
     print("console-check: ok (%d checks in %.1f s, daemons and browsers included; screenshots in %s)" % (len(STEPS), time.monotonic() - began, folder))
 
 

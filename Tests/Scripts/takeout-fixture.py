@@ -98,11 +98,18 @@ def rows(seed=52):
     # 5. Another domain of the export.
     for index in range(10):
         row(code(), answered(), "otherHost", host="go.storefront.example")
-    # 6. Duplicates of earlier links: the same path, or the same without case.
+    # 6. Duplicates of earlier links with their deep links: the same path, or the same
+    # without case (one pattern here). Then pairs differing only in case with different deep
+    # links (two links in Firebase): neither is imported, or one would open the other's.
     imported = [r for r, e in out if e == "imported" and r["Short link"].startswith("https://" + HOST + "/")]
     for index in range(30):
-        earlier = rng.choice(imported)["Short link"].rsplit("/", 1)[1]
-        row(earlier.upper() if index % 2 else earlier, answered(), "duplicate")
+        earlier = rng.choice(imported)
+        path = earlier["Short link"].rsplit("/", 1)[1]
+        row(path.upper() if index % 2 else path, earlier["link"], "duplicate")
+    for index in range(5):
+        path = code()
+        row(path, answered(), "caseCollision")
+        row(path.upper(), "https://storefront.example/orders/%d" % (index + 1), "caseCollision")
     # 7. Hostile values in every column.
     cases = [
         ("imported", {"st": "two\r\nlines", "sd": "fine"}),

@@ -68,6 +68,7 @@ struct EndpointTests {
         ("PUT", "/v1/schemas/ios/5.3.0", .schemasWrite, String(decoding: try! Data(contentsOf: Fixtures.repositoryRoot.appendingPathComponent("manifests/storefront/schema-ios-5.3.0.json")), as: UTF8.self), nil, 200),
         ("PUT", "/v1/routes/table-put", .routesPublish, #"{"patterns": ["/table/put"], "destination": "cart"}"#, nil, 201),
         ("DELETE", "/v1/routes/cart", .routesPublish, "", nil, 201),
+        ("POST", "/v1/import", .routesPublish, #"{"source": "csv", "host": "storefront.example", "csv": "https://storefront.example/x1,https://storefront.example/cart\n"}"#, nil, 200),
         ("POST", "/v1/routes:batch", .routesPublish, #"{"put": [{"id": "table-batch", "patterns": ["/table/batch"], "destination": "cart"}], "delete": ["orders"]}"#, nil, 201),
     ]
 
@@ -106,6 +107,7 @@ struct EndpointTests {
         "DELETE /v1/schedules/:id routes:publish", "GET /v1/rollout routes:read", "POST /v1/rollout/:action routes:publish",
         "GET /v1/qr routes:read", "GET /v1/telemetry/unknown-links telemetry:read",
         "PUT /v1/routes/:id routes:publish", "DELETE /v1/routes/:id routes:publish", "POST /v1/routes:batch routes:publish",
+        "POST /v1/import routes:publish",
     ]
 
     /// The counts the console's performance view reads take a `routes:publish` token too,

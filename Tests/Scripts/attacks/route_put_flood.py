@@ -7,7 +7,9 @@ def route_put_flood(binary, scratch):
     its rate) while another marketer's whole publish lands (refetching on 412), nothing of
     either lost; then an unlimited token floods PUTs during a rollout (each refused 409, or
     503 past its share of the changes lane) and the operator's abort is answered within a
-    second; and bodies made to
+    second; a route nested just within a request's depth, and routes that together pass the
+    values a whole publish may send, are refused (the store can always read its revisions
+    back, and the document be published whole); and bodies made to
     hurt — past the body limit (413 before it is read), nested 100,000 deep, an id of 300
     bytes or with a NUL, a batch of 1,001 or naming one route twice, a route of another id, a UTM value that would add a referrer or a header —
     are refused and change nothing."""
@@ -122,6 +124,21 @@ def route_put_flood(binary, scratch):
             if status != expected:
                 fail("%s %s (%d bytes): %d, expected %d: %s" % (method, target[:60], len(body), status, expected, answer[:200]))
         after, _ = current()
+        # A route nested just within a request's depth sits deeper in the document: refused, or
+        # the store could not read its own revision back. Routes that together pass the values a
+        # whole publish may send: refused once they would, so the document can always be
+        # published whole again, and a small change still lands.
+        deep = b'{"patterns": ["/deep/1"], "destination": "cart", "x": ' + b"[" * 62 + b"]" * 62 + b"}"
+        deep_status, _, _ = call(daemon.port, other, "PUT", "/v1/routes/deep-1", deep, {"Content-Type": "application/json"}, timeout=60)
+        growth = []
+        for index in range(9):
+            body = json.dumps({"patterns": ["/big/%d" % index], "destination": "cart", "x": [0] * 120_000}, separators=(",", ":")).encode()
+            status, _, _ = call(daemon.port, other, "PUT", "/v1/routes/big-%d" % index, body, {"Content-Type": "application/json"}, timeout=120)
+            growth.append(status)
+        small, _, _ = call(daemon.port, other, "PUT", "/v1/routes/small-after", {"patterns": ["/small"], "destination": "cart"}, timeout=120)
+        number, routes = current()
+        whole, _, _ = call(daemon.port, other, "POST", "/v1/revisions", {"message": "whole again", "routes": routes},
+                           {"If-Match": '"rev-%d"' % number, "Content-Type": "application/json"}, timeout=120)
     finally:
         stop.set()
         daemon.stop()
@@ -138,7 +155,13 @@ def route_put_flood(binary, scratch):
         fail("a token at the default rate: %s" % rated_tally)
     if after != before:
         fail("a refused body changed the routes (revision %d -> %d)" % (before, after))
+    if deep_status != 413:
+        fail("a route nested past the document's depth: %d" % deep_status)
+    if 201 not in growth or growth[-1] != 413 or small != 201 or whole not in (200, 201):
+        fail("routes growing past a publish's values: %s, then a small PUT %d and a whole publish %d" % (growth, small, whole))
     print("hostile: 24 connections flooding PUTs with a token at the default rate (%s; %d PUTs published in all, the unlimited token's after the abort too, none lost), beside them a marketer's whole publish in %.2f s "
           "(%d refetches); then an unlimited token's flood in a rollout: %d refused 409, %d 503 past its share, the operator's abort in %.0f ms; %d hostile bodies refused"
           % (", ".join("%s %d" % item for item in sorted(rated_tally.items(), key=str)), tally.get(201, 0), published, stale, tally.get(409, 0), tally.get(503, 0),
              abort * 1000, len(hurt)))
+    print("hostile: a route nested past the document's depth refused %d; 120,000-value routes %s (refused once the document would pass a publish's 1,000,000 values), then a small PUT %d and the whole document published again %d"
+          % (deep_status, growth, small, whole))
