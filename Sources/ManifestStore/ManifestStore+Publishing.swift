@@ -27,7 +27,7 @@ extension ManifestStore {
         let checked = base == seen.current?.number ? Checked(routes: routes, parsed: parsed, against: seen, findings: findings, now: now) : nil
         return try writer.withLock { _ throws(StoreError) in
             try publishLocked(routes: routes, base: base, author: author, message: message, restores: nil, checked: checked, now: now,
-                              supersede: supersede)
+                              supersede: supersede, findings: findings)
         }
     }
 
@@ -88,7 +88,8 @@ extension ManifestStore {
 
     func publishLocked(routes: [UInt8], base: Int?, author: String, message: String, restores: Int?,
                        checked: Checked?, now: Date, rollout: RolloutStart? = nil, supersede: Bool = false,
-                       change: RouteChange? = nil) throws(StoreError) -> PublishOutcome {
+                       change: RouteChange? = nil, findings: [ValidationProblem] = []) throws(StoreError) -> PublishOutcome {
+        var routes = routes, given = checked
         let action: JSONValue = .string(change?.action ?? (restores == nil ? "publish" : "rollback"))
         let current = snapshot
         // A publish that asks to supersede the active rollout ends it in the same durable
@@ -98,14 +99,23 @@ extension ManifestStore {
             tallyRefusal(action: action.stringValue!, actor: author, reason: "rolloutInProgress", now: now)
             return .rolloutInProgress(candidate: active.candidate)
         }
-        guard base == current.current?.number else {
-            tallyRefusal(action: action.stringValue!, actor: author, reason: "staleBase", now: now)
-            return .staleBase(current: current.current?.number)
+        // A stale base: refused, unless every revision since is a change of single routes
+        // that this publish left as they were — then it is applied on top of them.
+        var rebasedFrom: Int? = nil
+        if base != current.current?.number {
+            guard restores == nil, rollout == nil, change == nil, superseded == nil, let base, let merged = rebased(routes, from: base, onto: current) else {
+                tallyRefusal(action: action.stringValue!, actor: author, reason: "staleBase", now: now)
+                return .staleBase(current: current.current?.number)
+            }
+            routes = merged
+            given = Checked(routes: merged, against: current, findings: checked?.findings ?? findings, now: now)
+            rebasedFrom = base
         }
-        let checked = checked ?? Checked(routes: routes, against: current, findings: [], now: now)
+        let checked = given ?? Checked(routes: routes, against: current, findings: findings, now: now)
         // The same routes again (a pipeline publishing on every merge): nothing to store, and
         // no phone downloads its manifest again. Checked against what was current when the
-        // comparison was made outside the lock, which `base` has just shown is still current.
+        // comparison was made outside the lock, which `base` has just shown is still current
+        // (a rebased publish was checked against the current one, under the lock).
         if let revision = current.current, checked.sameAs == revision.number {
             if let superseded {
                 tallyRefusal(action: action.stringValue!, actor: author, reason: "stableOverRollout", now: now)
@@ -126,18 +136,23 @@ extension ManifestStore {
         if let restores { metadata["restores"] = .int(restores) }
         if let rollout { metadata["rollout"] = rollout.json }
         if let superseded { metadata["supersedes"] = .int(superseded) }
+        if let change { metadata["change"] = ["action": .string(change.action), "routes": .array(change.ids.map(JSONValue.string))] }
+        if let rebasedFrom { metadata["rebasedFrom"] = .int(rebasedFrom) }
         let record = Record(metadata: metadata, body: routes)
         var revision = Revision(number: number, parent: number > 1 ? number - 1 : nil, author: author,
                                 time: Timestamp.parse(Timestamp.format(now)) ?? now, message: message,
                                 sha256: record.sha256, bytes: routes.count, restores: restores)
         revision.rollout = rollout
         revision.supersedes = superseded
+        revision.changedRoutes = change?.ids
+        revision.rebasedFrom = rebasedFrom
         var entry: [String: JSONValue] = ["action": action, "actor": .string(author), "outcome": "ok",
                                           "revision": .int(number), "sha256": .string(record.sha256)]
         if let restores { entry["restores"] = .int(restores) }
         if let rollout { entry["rollout"] = ["stable": .int(rollout.stable), "steps": .array(rollout.steps.map { .int($0.percent) })] }
         if let superseded { entry["supersedes"] = .int(superseded) }
         if let change { entry["routes"] = .array(change.ids.prefix(100).map(JSONValue.string)) }
+        if let rebasedFrom { entry["rebasedFrom"] = .int(rebasedFrom) }
         try writeAudited(record.encoded, "revisions", Self.revisionFileName(number), replacing: false, entry, time: now)
         state.withLock { snapshot in
             snapshot.revisions.append(revision)
@@ -147,6 +162,42 @@ extension ManifestStore {
         }
         changed()
         return .published(revision)
+    }
+
+    /// The most revisions a publish is rebased over: past them, its base is stale.
+    static let maximumRebase = 1_000
+
+    /// `routes` (a publish made from revision `base`) applied on top of the revisions since,
+    /// when every one of them is a change of single routes (`Revision.changedRoutes`) and
+    /// `routes` has each route they changed as it was at `base` (or lacks it as `base` did):
+    /// those routes as they are now — replaced where they stand, removed, or added at the end
+    /// in the current order — and every other route as `routes` has it. Nil when the publish
+    /// changed a route they changed too, when another kind of revision came between, or when a
+    /// document cannot be read: the publish's base is then stale, as before.
+    /// - Complexity: O(the three documents + the changed ids), under the writer lock.
+    func rebased(_ routes: [UInt8], from base: Int, onto snapshot: StoreSnapshot) -> [UInt8]? {
+        guard let current = snapshot.current, let touched = snapshot.routesChanged(since: base) else { return nil }
+        guard let old = snapshot.revision(base),
+              let beforeBytes = try? self.routes(of: old), let theirBytes = try? self.routes(of: current),
+              let before = try? JSONParser().parse(beforeBytes), let theirs = try? JSONParser().parse(theirBytes),
+              case .object(var mine)? = try? JSONParser().parse(routes), case .array(let list)? = mine["routes"] else { return nil }
+        func byID(_ routes: [JSONValue]) -> [String: JSONValue] {
+            var found: [String: JSONValue] = [:]
+            for route in routes { if let id = route["id"]?.stringValue, found[id] == nil { found[id] = route } }
+            return found
+        }
+        let was = byID(before["routes"]?.arrayValue ?? []), now = byID(theirs["routes"]?.arrayValue ?? []), kept = byID(list)
+        for id in touched where was[id]?.serializedBytes() != kept[id]?.serializedBytes() { return nil }
+        var merged: [JSONValue] = []
+        for route in list {
+            guard let id = route["id"]?.stringValue, touched.contains(id) else { merged.append(route); continue }
+            if let theirs = now[id] { merged.append(theirs) }
+        }
+        for route in theirs["routes"]?.arrayValue ?? [] {
+            if let id = route["id"]?.stringValue, touched.contains(id), kept[id] == nil { merged.append(route) }
+        }
+        mine["routes"] = .array(merged)
+        return JSONValue.object(mine).serializedBytes(pretty: true)
     }
 
     /// The validator's report for `routes` against every schema registered in `snapshot`:

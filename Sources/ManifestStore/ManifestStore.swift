@@ -268,6 +268,18 @@ public final class ManifestStore: Sendable {
             }
             revision.supersedes = candidate
         }
+        if let change = metadata["change"] {
+            guard let ids = change["routes"]?.arrayValue?.compactMap(\.stringValue), ids.count == change["routes"]?.arrayValue?.count else {
+                return .failure(.content("the routes its change names are not readable"))
+            }
+            revision.changedRoutes = ids
+        }
+        if let base = metadata["rebasedFrom"] {
+            guard let number = base.intValue, number >= 1, number < revision.number else {
+                return .failure(.content("the base it was rebased from is not a revision before it"))
+            }
+            revision.rebasedFrom = number
+        }
         return .success(revision)
     }
 

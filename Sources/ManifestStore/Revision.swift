@@ -25,6 +25,13 @@ public struct Revision: Hashable, Sendable {
     public var rollout: RolloutStart? = nil
     /// Set when it was published over an active rollout, asked to supersede it: that candidate.
     public var supersedes: Int? = nil
+    /// Set for a change of single routes (`ManifestStore.change`): the ids it put or deleted.
+    /// A publish whose base is older is applied on top of such revisions when it left those
+    /// routes as they were (`ManifestStore.rebased`).
+    public var changedRoutes: [String]? = nil
+    /// Set when a publish was made from an older base and applied on top of the route
+    /// changes since: that base.
+    public var rebasedFrom: Int? = nil
 }
 
 /// How a candidate revision's rollout began: kept in the revision's own record, so that

@@ -58,6 +58,20 @@ public struct StoreSnapshot: Sendable {
         bodies = bodies.filter { keep.contains($0.key) }
     }
 
+    /// The ids of the routes changed since revision `base`, when every revision after it up to
+    /// the current one is a change of single routes (`Revision.changedRoutes`) and there are
+    /// at most `ManifestStore.maximumRebase` of them; nil otherwise (or when `base` is current:
+    /// nothing to rebase over). A publish from `base` may then be rebased over them.
+    public func routesChanged(since base: Int) -> Set<String>? {
+        guard let current, base >= 1, base < current.number, current.number - base <= ManifestStore.maximumRebase else { return nil }
+        var touched = Set<String>()
+        for number in (base + 1)...current.number {
+            guard let ids = revision(number)?.changedRoutes else { return nil }
+            touched.formUnion(ids)
+        }
+        return touched
+    }
+
     /// The routes of revision `number` if they are in memory.
     func pinnedRoutes(_ number: Int) -> [UInt8]? { bodies[number] }
 

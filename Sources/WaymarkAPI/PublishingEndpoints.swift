@@ -48,9 +48,11 @@ struct PublishingEndpoints: EndpointGroup {
             }
             let snapshot = store.snapshot
             // One the store will refuse takes no check's place, nor fetches: a stale base
-            // stays stale (revisions only grow), so it is refused at once. (A rollout in
-            // progress may end before the store looks: such a publish is checked.)
-            let place = base == snapshot.current?.number ? try context.linkCheckPlace(for: author, .publish, against: snapshot) : nil
+            // stays stale (revisions only grow), so it is refused at once — unless only
+            // changes of single routes came since, over which the store may rebase it. (A
+            // rollout in progress may end before the store looks: such a publish is checked.)
+            let rebasable = base.map { snapshot.routesChanged(since: $0) != nil } ?? false
+            let place = base == snapshot.current?.number || rebasable ? try context.linkCheckPlace(for: author, .publish, against: snapshot) : nil
             context.withLinkFindings(body.routes, against: snapshot, in: place) { findings in
                 responder.respond(Self.outcome(context, Result { () throws(StoreError) in
                     try store.publish(routes: routes, parsed: body.routes, base: base, author: author, message: body.message, findings: findings.problems,

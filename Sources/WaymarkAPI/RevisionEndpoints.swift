@@ -38,6 +38,7 @@ struct RevisionEndpoints: EndpointGroup {
             "parent": revision.parent.map(JSONValue.int) ?? .null,
         ]
         if let restores = revision.restores { object["restores"] = .int(restores) }
+        if let base = revision.rebasedFrom { object["rebasedFrom"] = .int(base) }
         return .object(object)
     }
 

@@ -282,7 +282,8 @@
      4180 says; each in seconds, the runs' peak RSS bounded.
  50. One route at a time under attack: a publishing token floods valid PUTs from 24
      connections, then during a rollout refused ones: none acknowledged is lost, another
-     marketer's whole publish lands, the operator's abort is answered within a second; the
+     marketer's whole publish lands (rebased over the PUTs of other routes since its base),
+     the operator's abort is answered within a second; the
      default rate holds a token (429); bodies past the limit, nested 100,000 deep, bad ids,
      batches past 1,000 or naming a route twice are refused and change nothing.
 Each attack is a file of its own, attacks/NAME.py (the number above is the comment over its

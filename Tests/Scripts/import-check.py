@@ -17,7 +17,8 @@ with the CLI and plain HTTP as a team would use them (docs/migrating.md, docs/ap
   5. A 20 MB export (the same links, then archived rows of long fields): the same result;
      its time and peak memory printed.
   6. One route at a time: 50 concurrent PUTs of different routes from 10 tokens while a
-     marketer publishes whole documents (If-Match, refetching on 412): at most 50 revisions
+     marketer publishes whole documents (If-Match; rebased over PUTs of other routes, else
+     refetching on 412): at most 50 revisions
      of PUTs, every route in the manifest once, none lost, none applied twice (the audit log
      names each once), the marketer's routes all there; an invalid PUT changes nothing and
      names the problem; DELETE and the batch; `waymark route put|delete`.
@@ -181,13 +182,29 @@ def main():
         result = run(binary, "publish", again_path, "--server", server, "--token", token, "--base", str(again["base"]), "--json")
         if not json.loads(result.stdout).get("unchanged"):
             fail("publishing the second import made a revision: %s" % result.stdout)
-        # A change made on the server after the import: publishing the import with its base is
-        # refused, not an overwrite of that change.
+        # Changes made on the server after the import, then the import published with its base:
+        # rebased over a change of another route (both kept); refused over a change of one of
+        # the imported routes (never an overwrite of it).
         status, answer, _ = call("PUT", "/v1/routes/made-meanwhile", {"patterns": ["/meanwhile"], "destination": "cart"})
-        stale = run(binary, "publish", again_path, "--server", server, "--token", token, "--base", str(again["base"]), check=False)
-        if status != 201 or stale.returncode != 1 or "made-meanwhile" not in [r["id"] for r in current()[1]["routes"]]:
-            fail("an import published over a change made since its base: PUT %d, publish exit %d" % (status, stale.returncode))
+        edited = json.load(open(again_path))
+        edited["routes"] = [r for r in edited["routes"] if r["id"] != "made-meanwhile"] + [{"id": "import-extra", "patterns": ["/import/extra"], "destination": "cart"}]
+        json.dump(edited, open(again_path, "w"))
+        rebased = run(binary, "publish", again_path, "--server", server, "--token", token, "--base", str(again["base"]), "--json", check=False)
+        ids = [r["id"] for r in current()[1]["routes"]]
+        if status != 201 or rebased.returncode != 0 or json.loads(rebased.stdout).get("rebasedFrom") != again["base"] \
+                or "made-meanwhile" not in ids or "import-extra" not in ids:
+            fail("the import published over a change of another route since its base: PUT %d, publish exit %d %s" % (status, rebased.returncode, rebased.stdout[-300:]))
+        base_now, mine = current()
+        taken = next(r for r in mine["routes"] if r["id"].startswith("link."))
+        taken["notes"] = "Reviewed: keep"
+        json.dump(mine, open(again_path, "w"))
+        status, _, _ = call("DELETE", "/v1/routes/" + taken["id"])
+        stale = run(binary, "publish", again_path, "--server", server, "--token", token, "--base", str(base_now), check=False)
+        if status != 201 or stale.returncode != 1 or taken["id"] in [r["id"] for r in current()[1]["routes"]]:
+            fail("a publish that edited a route a change since deleted: DELETE %d, publish exit %d" % (status, stale.returncode))
         call("DELETE", "/v1/routes/made-meanwhile")
+        call("DELETE", "/v1/routes/import-extra")
+        print("import-check: published with its base after a PUT of another route: rebased, both kept; after a DELETE of a route it edited: 412, the delete kept")
         print("import-check: imported again: the same document, %d links unchanged, publish unchanged" % again["counts"]["unchanged"])
 
         # 5. A 20 MB export: the same links after archived rows of long fields.
@@ -228,7 +245,7 @@ def main():
             with lock:
                 answers.append((index, status, answer))
 
-        marketer = {"published": [], "stale": 0}
+        marketer = {"published": [], "stale": 0, "rebased": 0}
 
         def publish_whole():
             # A marketer's full publish from what they fetched, refetching on 412, three times.
@@ -239,6 +256,7 @@ def main():
                     status, answer, _ = call("POST", "/v1/revisions", {"message": "marketer", "routes": routes}, headers={"If-Match": '"rev-%d"' % number})
                     if status == 201:
                         marketer["published"].append(answer["number"])
+                        marketer["rebased"] += 1 if answer.get("rebasedFrom") else 0
                         break
                     if status != 412:
                         fail("the marketer's publish: %d %s" % (status, answer))
@@ -271,8 +289,8 @@ def main():
                  and entry["routes"][0].startswith("campaign-")]
         if sorted(named) != sorted("campaign-%d" % index for index in range(50)):
             fail("the audit log names %d PUTs (%d distinct)" % (len(named), len(set(named))))
-        print("import-check: 50 concurrent PUTs from 10 tokens (%d sent again after 503) and 3 racing publishes (%d refetches after 412): %d revisions, every route once in the manifest and the audit log"
-              % (retries[0], marketer["stale"], made))
+        print("import-check: 50 concurrent PUTs from 10 tokens (%d sent again after 503) and 3 racing publishes (%d rebased over PUTs since their base, %d refetches after 412): "
+              "%d revisions, every route once in the manifest and the audit log" % (retries[0], marketer["rebased"], marketer["stale"], made))
 
         # An invalid PUT changes nothing and names the problem.
         status, answer, _ = call("PUT", "/v1/routes/campaign-1", {"patterns": ["/campaign/c1"], "destination": "nowhere"})

@@ -7,7 +7,8 @@ def route_put_flood(binary, scratch):
     its rate) while another marketer's whole publish lands (refetching on 412), nothing of
     either lost; then an unlimited token floods PUTs during a rollout (each refused 409, or
     503 past its share of the changes lane) and the operator's abort is answered within a
-    second; a route nested just within a request's depth, and routes that together pass the
+    second, and beside its PUTs landing (many a second) a whole publish is rebased over them
+    and lands; a route nested just within a request's depth, and routes that together pass the
     values a whole publish may send, are refused (the store can always read its revisions
     back, and the document be published whole); and bodies made to
     hurt — past the body limit (413 before it is read), nested 100,000 deep, an id of 300
@@ -97,6 +98,20 @@ def route_put_flood(binary, scratch):
         aborted, _, _ = call(daemon.port, daemon.admin, "POST", "/v1/rollout/abort", None, {"If-Match": headers.get("ETag", "")}, timeout=60)
         abort = time.monotonic() - began
         time.sleep(1)
+        # The unlimited token's PUTs now land, many a second; a whole publish from a fetched
+        # base is rebased over them (they change other routes) rather than refused.
+        began, rebased_stale, rebased_answer = time.monotonic(), 0, None
+        while time.monotonic() - began < 30:
+            number, routes = current()
+            routes["routes"].append({"id": "beside-unlimited", "patterns": ["/beside/unlimited"], "destination": "cart"})
+            status, answer, _ = call(daemon.port, other, "POST", "/v1/revisions", {"message": "beside", "routes": routes},
+                                     {"If-Match": '"rev-%d"' % number, "Content-Type": "application/json"}, timeout=60)
+            if status == 201:
+                rebased_answer = (time.monotonic() - began, json_of(answer).get("rebasedFrom"))
+                break
+            if status != 412:
+                fail("the marketer's publish beside the unlimited flood: %d %s" % (status, answer[:300]))
+            rebased_stale += 1
         stop.set()
         for thread in threads:
             thread.join()
@@ -146,6 +161,8 @@ def route_put_flood(binary, scratch):
         fail("%d acknowledged PUTs are not in the current routes: %s" % (len(lost), lost[:5]))
     if "beside-the-flood" not in ids or published is None:
         fail("the marketer's publish beside the flood was lost")
+    if rebased_answer is None or "beside-unlimited" not in ids:
+        fail("a whole publish beside an unlimited token's PUTs did not land in 30 s (%d refused 412)" % rebased_stale)
     if aborted != 200 or abort > 1.0:
         fail("the operator's abort beside a flood of PUTs: %d in %.2f s" % (aborted, abort))
     if tally.get(201, 0) == 0 or tally.get(409, 0) == 0:
@@ -163,5 +180,7 @@ def route_put_flood(binary, scratch):
           "(%d refetches); then an unlimited token's flood in a rollout: %d refused 409, %d 503 past its share, the operator's abort in %.0f ms; %d hostile bodies refused"
           % (", ".join("%s %d" % item for item in sorted(rated_tally.items(), key=str)), tally.get(201, 0), published, stale, tally.get(409, 0), tally.get(503, 0),
              abort * 1000, len(hurt)))
+    print("hostile: beside the unlimited token's PUTs landing, a whole publish landed in %.2f s (%d refused 412; rebased from revision %s over the PUTs since)"
+          % (rebased_answer[0], rebased_stale, rebased_answer[1]))
     print("hostile: a route nested past the document's depth refused %d; 120,000-value routes %s (refused once the document would pass a publish's 1,000,000 values), then a small PUT %d and the whole document published again %d"
           % (deep_status, growth, small, whole))
