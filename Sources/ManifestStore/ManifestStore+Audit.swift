@@ -74,9 +74,12 @@ extension ManifestStore {
 
     private func recoverAudit(revision: Revision?, schema: StoredSchema?, report: inout OpenReport) throws(StoreError) {
         if let revision {
-            try appendAudit(["action": revision.restores == nil ? "publish" : "rollback", "actor": .string(revision.author),
-                             "outcome": "ok", "revision": .int(revision.number), "sha256": .string(revision.sha256),
-                             "recovered": true], time: revision.time)
+            var entry: [String: JSONValue] = ["action": .string(revision.changeAction ?? (revision.restores == nil ? "publish" : "rollback")),
+                                              "actor": .string(revision.author), "outcome": "ok", "revision": .int(revision.number),
+                                              "sha256": .string(revision.sha256), "recovered": true]
+            if let ids = revision.changedRoutes { entry["routes"] = .array(ids.prefix(100).map(JSONValue.string)) }
+            if let base = revision.rebasedFrom { entry["rebasedFrom"] = .int(base) }
+            try appendAudit(entry, time: revision.time)
             report.recoveredAuditEntries += 1
         }
         if let stored = schema {

@@ -20,15 +20,43 @@ extension ManifestStore {
     /// `supersede`: publish even while a rollout is active, ending it (status `superseded`).
     /// `parsed`: `routes` already parsed (a request's envelope holds them), so the document
     /// is not parsed a second time beside the first.
+    /// A base overtaken only by changes of single routes is rebased over them (`rebasing`),
+    /// outside the lock against the snapshot of the moment and, if another change lands
+    /// meanwhile, again under it. `documentLimit`: the most bytes a rebased document may hold
+    /// as stored (`--max-document-bytes`).
     public func publish(routes: [UInt8], parsed: JSONValue? = nil, base: Int?, author: String, message: String,
-                        findings: [ValidationProblem] = [], supersede: Bool = false, now: Date = Date()) throws(StoreError) -> PublishOutcome {
+                        findings: [ValidationProblem] = [], supersede: Bool = false, documentLimit: Int = .max, now: Date = Date()) throws(StoreError) -> PublishOutcome {
         let seen = snapshot
-        // Revisions only grow: a base that is stale now stays stale, so it is not validated.
+        // Revisions only grow: a base that is stale now stays stale, so it is not validated
+        // (unless only changes of single routes came since: then the rebased document is).
         let checked = base == seen.current?.number ? Checked(routes: routes, parsed: parsed, against: seen, findings: findings, now: now) : nil
+        let rebase = checked == nil && !supersede ? base.flatMap { rebasing(routes, from: $0, onto: seen, findings: findings, limit: documentLimit, now: now) } : nil
         return try writer.withLock { _ throws(StoreError) in
             try publishLocked(routes: routes, base: base, author: author, message: message, restores: nil, checked: checked, now: now,
-                              supersede: supersede, findings: findings)
+                              supersede: supersede, findings: findings, rebase: rebase, documentLimit: documentLimit)
         }
+    }
+
+    /// A publish rebased over the changes since its base (`rebased`), onto revision `onto`, and checked there.
+    struct Rebase {
+        let onto: Int
+        let routes: [UInt8]
+        let checked: Checked
+    }
+
+    /// The most route ids a change's revision keeps (a batch of more is not rebased over).
+    static let maximumKeptRouteIDs = 100
+
+    /// `routes` rebased onto `snapshot`'s current revision and validated against it; nil when
+    /// it cannot be (`rebased`), when the link checks found an error in it (their paths name
+    /// the publisher's document, not the merged one: such a publish is `412`, to be made
+    /// again on the current routes), or when the merged document passes what a publish may
+    /// send (`limit` bytes as stored, `JSONParser.requests`' values and depth).
+    func rebasing(_ routes: [UInt8], from base: Int, onto snapshot: StoreSnapshot, findings: [ValidationProblem], limit: Int, now: Date) -> Rebase? {
+        guard let onto = snapshot.current?.number, !findings.contains(where: { $0.severity == .error }),
+              let merged = rebased(routes, from: base, onto: snapshot), merged.count <= limit,
+              let parsed = try? JSONParser.requests.parse(merged) else { return nil }
+        return Rebase(onto: onto, routes: merged, checked: Checked(routes: merged, parsed: parsed, against: snapshot, findings: [], now: now))
     }
 
     /// Publishes revision `number`'s routes again as a new revision (read from disk, checked
@@ -88,7 +116,8 @@ extension ManifestStore {
 
     func publishLocked(routes: [UInt8], base: Int?, author: String, message: String, restores: Int?,
                        checked: Checked?, now: Date, rollout: RolloutStart? = nil, supersede: Bool = false,
-                       change: RouteChange? = nil, findings: [ValidationProblem] = []) throws(StoreError) -> PublishOutcome {
+                       change: RouteChange? = nil, findings: [ValidationProblem] = [], rebase: Rebase? = nil,
+                       documentLimit: Int = .max) throws(StoreError) -> PublishOutcome {
         var routes = routes, given = checked
         let action: JSONValue = .string(change?.action ?? (restores == nil ? "publish" : "rollback"))
         let current = snapshot
@@ -103,12 +132,17 @@ extension ManifestStore {
         // that this publish left as they were — then it is applied on top of them.
         var rebasedFrom: Int? = nil
         if base != current.current?.number {
-            guard restores == nil, rollout == nil, change == nil, superseded == nil, let base, let merged = rebased(routes, from: base, onto: current) else {
+            // Made outside the lock against what is still current, else made here (the rare case:
+            // another change landed between).
+            let made = rebase.flatMap { $0.onto == current.current?.number ? $0 : nil }
+                ?? (restores == nil && rollout == nil && change == nil && superseded == nil
+                    ? base.flatMap { base in rebasing(routes, from: base, onto: current, findings: findings, limit: documentLimit, now: now) } : nil)
+            guard let made else {
                 tallyRefusal(action: action.stringValue!, actor: author, reason: "staleBase", now: now)
                 return .staleBase(current: current.current?.number)
             }
-            routes = merged
-            given = Checked(routes: merged, against: current, findings: checked?.findings ?? findings, now: now)
+            routes = made.routes
+            given = made.checked
             rebasedFrom = base
         }
         let checked = given ?? Checked(routes: routes, against: current, findings: findings, now: now)
@@ -136,7 +170,12 @@ extension ManifestStore {
         if let restores { metadata["restores"] = .int(restores) }
         if let rollout { metadata["rollout"] = rollout.json }
         if let superseded { metadata["supersedes"] = .int(superseded) }
-        if let change { metadata["change"] = ["action": .string(change.action), "routes": .array(change.ids.map(JSONValue.string))] }
+        if let change {
+            // The ids, for a later publish to be rebased over (a large batch's not kept: each
+            // revision's header stays small in memory); the revision it was applied to.
+            metadata["change"] = ["action": .string(change.action), "on": base.map(JSONValue.int) ?? .null,
+                                  "routes": change.ids.count <= Self.maximumKeptRouteIDs ? .array(change.ids.map(JSONValue.string)) : .null]
+        }
         if let rebasedFrom { metadata["rebasedFrom"] = .int(rebasedFrom) }
         let record = Record(metadata: metadata, body: routes)
         var revision = Revision(number: number, parent: number > 1 ? number - 1 : nil, author: author,
@@ -144,7 +183,9 @@ extension ManifestStore {
                                 sha256: record.sha256, bytes: routes.count, restores: restores)
         revision.rollout = rollout
         revision.supersedes = superseded
-        revision.changedRoutes = change?.ids
+        revision.changedRoutes = change.flatMap { $0.ids.count <= Self.maximumKeptRouteIDs ? $0.ids : nil }
+        revision.changeAction = change?.action
+        revision.changedOn = change != nil ? base : nil
         revision.rebasedFrom = rebasedFrom
         var entry: [String: JSONValue] = ["action": action, "actor": .string(author), "outcome": "ok",
                                           "revision": .int(number), "sha256": .string(record.sha256)]
@@ -174,7 +215,8 @@ extension ManifestStore {
     /// in the current order — and every other route as `routes` has it. Nil when the publish
     /// changed a route they changed too, when another kind of revision came between, or when a
     /// document cannot be read: the publish's base is then stale, as before.
-    /// - Complexity: O(the three documents + the changed ids), under the writer lock.
+    /// - Complexity: O(the three documents + the changed ids); outside the writer lock
+    /// (`publish`), under it only when a change landed between.
     func rebased(_ routes: [UInt8], from base: Int, onto snapshot: StoreSnapshot) -> [UInt8]? {
         guard let current = snapshot.current, let touched = snapshot.routesChanged(since: base) else { return nil }
         guard let old = snapshot.revision(base),

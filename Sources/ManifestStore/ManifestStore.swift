@@ -269,10 +269,17 @@ public final class ManifestStore: Sendable {
             revision.supersedes = candidate
         }
         if let change = metadata["change"] {
-            guard let ids = change["routes"]?.arrayValue?.compactMap(\.stringValue), ids.count == change["routes"]?.arrayValue?.count else {
-                return .failure(.content("the routes its change names are not readable"))
+            guard let action = change["action"]?.stringValue, change["on"].map({ $0.intValue.map { $0 >= 1 && $0 < number } ?? false }) ?? true else {
+                return .failure(.content("its change's action or the revision it was applied to is not readable"))
             }
-            revision.changedRoutes = ids
+            revision.changeAction = action
+            revision.changedOn = change["on"]?.intValue
+            // The ids of a change of at most `maximumKeptRouteIDs` routes (null past them: not rebased over).
+            if let list = change["routes"]?.arrayValue {
+                let ids = list.compactMap(\.stringValue)
+                guard ids.count == list.count else { return .failure(.content("the routes its change names are not readable")) }
+                revision.changedRoutes = ids
+            }
         }
         if let base = metadata["rebasedFrom"] {
             guard let number = base.intValue, number >= 1, number < revision.number else {

@@ -29,6 +29,11 @@ public struct Revision: Hashable, Sendable {
     /// A publish whose base is older is applied on top of such revisions when it left those
     /// routes as they were (`ManifestStore.rebased`).
     public var changedRoutes: [String]? = nil
+    /// For a change of single routes: its action (`route.put`…) and the revision it was
+    /// applied to (what was current then; nil for the first). A publish is rebased only over
+    /// an unbroken chain of changes, each applied to the one before it.
+    public var changeAction: String? = nil
+    public var changedOn: Int? = nil
     /// Set when a publish was made from an older base and applied on top of the route
     /// changes since: that base.
     public var rebasedFrom: Int? = nil

@@ -59,14 +59,16 @@ public struct StoreSnapshot: Sendable {
     }
 
     /// The ids of the routes changed since revision `base`, when every revision after it up to
-    /// the current one is a change of single routes (`Revision.changedRoutes`) and there are
-    /// at most `ManifestStore.maximumRebase` of them; nil otherwise (or when `base` is current:
+    /// the current one is a change of single routes (`Revision.changedRoutes`), each applied
+    /// to the revision before it, and there are at most `ManifestStore.maximumRebase` of them; nil otherwise (or when `base` is current:
     /// nothing to rebase over). A publish from `base` may then be rebased over them.
     public func routesChanged(since base: Int) -> Set<String>? {
         guard let current, base >= 1, base < current.number, current.number - base <= ManifestStore.maximumRebase else { return nil }
         var touched = Set<String>()
         for number in (base + 1)...current.number {
-            guard let ids = revision(number)?.changedRoutes else { return nil }
+            // An unbroken chain: each a change applied to the one before it (after a tripped or
+            // aborted candidate, a change is applied to the stable revision, not to the candidate).
+            guard let found = revision(number), let ids = found.changedRoutes, found.changedOn == number - 1 else { return nil }
             touched.formUnion(ids)
         }
         return touched

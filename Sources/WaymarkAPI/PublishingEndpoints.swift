@@ -56,7 +56,7 @@ struct PublishingEndpoints: EndpointGroup {
             context.withLinkFindings(body.routes, against: snapshot, in: place) { findings in
                 responder.respond(Self.outcome(context, Result { () throws(StoreError) in
                     try store.publish(routes: routes, parsed: body.routes, base: base, author: author, message: body.message, findings: findings.problems,
-                                      supersede: supersede, now: context.now())
+                                      supersede: supersede, documentLimit: context.options.maximumDocumentBytes, now: context.now())
                 }))
             }
         }

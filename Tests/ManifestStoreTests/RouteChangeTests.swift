@@ -1,5 +1,6 @@
 import Foundation
 import ManifestStore
+import Rollout
 import RouteEngine
 import Testing
 import TestSupport
@@ -73,6 +74,26 @@ struct RouteChangeTests {
               case .staleBase = try reopened.publish(routes: routesWithCampaign("third"), base: count, author: "marketer", message: "", now: now) else {
             Issue.record("a publish over a whole publish was not refused"); return
         }
+    }
+
+    /// After an aborted candidate, changes are applied to the stable revision: a publish whose
+    /// base is the candidate is not rebased over them (it would put the candidate's routes back).
+    @Test func noRebaseFromAnAbortedCandidate() throws {
+        let scratch = ScratchDirectory()
+        let store = try seeded(scratch)
+        guard case .started(let state, let candidate) = try store.startRollout(routes: routesWithCampaign("candidate-only"), base: 1, author: "m", message: "", now: now),
+              case .success = try store.controlRollout("abort", version: state.version, actor: "lead", now: now, { r throws(RolloutRefusal) in try r.abort(version: state.version) }) else {
+            Issue.record("the rollout did not start and abort"); return
+        }
+        #expect(store.snapshot.current?.number == 1)
+        guard case .decided(.published(let change)) = try store.change(base: nil, author: "cms", message: "", change: RouteChange(action: "route.put", ids: ["y"]),
+                                                                       now: now, edit: Self.adding("y")) else { Issue.record("the change was refused"); return }
+        #expect(change.changedOn == 1 && store.snapshot.routesChanged(since: candidate.number) == nil)
+        let count = store.snapshot.revisions.count
+        guard case .staleBase = try store.publish(routes: routesWithCampaign("candidate-only"), base: candidate.number, author: "m", message: "", now: now) else {
+            Issue.record("a publish from the aborted candidate was rebased over a change of the stable revision"); return
+        }
+        #expect(store.snapshot.revisions.count == count)
     }
 
     @Test func aChangeLandsOnWhateverIsCurrentAndIsAuditedAsItself() throws {
