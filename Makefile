@@ -9,7 +9,7 @@ SCHEMAS    := --schema $(EXAMPLE)/schema-ios-5.2.0.json --schema $(EXAMPLE)/sche
 BIN        := .build/debug/waymark
 RELEASE    := .build/release
 
-.PHONY: console-screenshots all help check-docs check-readme build builds tools run test test-beside-builds test-one-at-a-time check-imports check-client-package test-client test-unit test-live test-crash test-followers test-rollout test-guard test-qr test-import test-landing check-deploy test-api test-dashboard test-console test-links test-android bench-android fuzz-ci check-example bench bench-client bench-guard bench-http bench-publish bench-telemetry bench-events count-instructions fuzz deps toolchain clean
+.PHONY: console-screenshots all help check-docs check-readme build builds tools run test test-beside-builds test-one-at-a-time check-imports check-client-package test-client test-unit test-live test-crash test-followers test-rollout test-guard test-qr test-import test-postgres test-landing check-deploy test-api test-dashboard test-console test-links test-android bench-android fuzz-ci check-example bench bench-client bench-guard bench-http bench-publish bench-telemetry bench-events count-instructions fuzz deps toolchain clean
 
 # The default: the debug build.
 all: build
@@ -24,7 +24,7 @@ toolchain:
 
 # Beyond the toolchain: libcurl's headers (the link checks), found through pkg-config.
 deps: toolchain
-	@bash Tests/Scripts/install-packages.sh pkg-config=pkg-config curl-config=libcurl4-openssl-dev
+	@bash Tests/Scripts/install-packages.sh pkg-config=pkg-config curl-config=libcurl4-openssl-dev /usr/include/postgresql/libpq-fe.h=libpq-dev
 
 # The debug build: the daemon and CLI (.build/debug/waymark), the simulator, the tools.
 build: deps
@@ -55,7 +55,7 @@ test:
 # make test's first part, two at a time beside the builds (above).
 test-beside-builds: builds tools check-imports check-client-package check-docs check-readme check-example test-client test-qr test-import test-api test-android fuzz-ci test-crash test-rollout check-deploy
 # make test's second part, one at a time (above), each check timed.
-ONE_AT_A_TIME = test-links test-live test-disk-full test-hostile test-memory test-followers test-guard test-landing test-dashboard test-console test-unit
+ONE_AT_A_TIME = test-links test-live test-disk-full test-hostile test-memory test-followers test-guard test-landing test-dashboard test-console test-unit test-postgres
 test-one-at-a-time:
 	@for check in $(ONE_AT_A_TIME); do start=$$(date +%s); $(MAKE) $$check || exit 1; \
 	  echo "make test: $$check took $$(( $$(date +%s) - start )) s"; done
@@ -94,6 +94,15 @@ test-unit: deps
 	bash Tests/Scripts/install-packages.sh python3=python3 openssl=openssl
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build --disable-xctest $(if $(FILTER),--filter '$(FILTER)')
+
+# The PostgreSQL client (Sources/PostgresClient, on the system's libpq) against a PostgreSQL
+# of the tests' own: installed from Debian when missing, a cluster in a temporary directory on
+# a Unix socket (Tests/Scripts/postgres.sh), removed after. Fails if its tests were skipped.
+test-postgres: deps
+	$(SWIFT) build --build-tests
+	bash Tests/Scripts/postgres.sh bash -c '$(SWIFT) test --skip-build --disable-xctest --filter PostgresConnectionTests > .build/postgres-tests.log 2>&1; status=$$?; \
+	  sed "s/\x1b\[[0-9;]*m//g" .build/postgres-tests.log | grep -E "✘|Suite|Test run"; \
+	  [ $$status = 0 ] && sed "s/\x1b\[[0-9;]*m//g" .build/postgres-tests.log | grep -q "Suite \"PostgreSQL connections\" passed"'
 
 # The HTTP server with real clients (curl, Python, wrk, h2load), then slow clients
 # (slowhttptest). Installs the clients from Debian when missing.

@@ -84,6 +84,11 @@ let serverTargets: [Target] = [
     .target(name: "Telemetry", dependencies: ["CivilDate", "SystemIO", "LinkShapes", "RouteEngine"]),
     // System libcurl (pkg-config libcurl; Debian libcurl4-openssl-dev, which `make` installs).
     .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+    // System libpq (pkg-config libpq; Debian libpq-dev, which `make` installs), for the
+    // database store of issue 53 (docs/postgres.md).
+    .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
+    // One PostgreSQL connection: parameterised statements, LISTEN/NOTIFY, advisory locks.
+    .target(name: "PostgresClient", dependencies: ["CLibPQ"]),
     // The one libcurl client: bounded outbound requests, an address judge before connect.
     .target(name: "HTTPClient", dependencies: ["CCurl"]),
     // Outbound checks of fallback URLs and associated-domain files, safe against SSRF.
@@ -123,6 +128,8 @@ let serverTargets: [Target] = [
     .testTarget(name: "QRCodeTests", dependencies: ["QRCode"]),
     .testTarget(name: "LinkShapesTests", dependencies: ["LinkShapes", "RouteEngine", "TestSupport"]),
     .testTarget(name: "LinkLandingTests", dependencies: ["LinkLanding", "RouteEngine", "TestSupport"]),
+    // Against a PostgreSQL of the tests' own (make test-postgres); skipped without one.
+    .testTarget(name: "PostgresClientTests", dependencies: ["PostgresClient"]),
     .testTarget(name: "ImportingTests", dependencies: ["Importing", "RouteEngine", "LibraryTestSupport"]),
     // WaymarkClient: `generate swift`'s test compiles the generated file against it.
     .testTarget(name: "WaymarkCLITests", dependencies: ["WaymarkCLI", "ManifestStore", "RouteEngine", "TestSupport", "WaymarkClient"]),

@@ -24,8 +24,9 @@ import os
 import re
 import sys
 
-# Platforms' names the documents may use (Apple's, Android's, the JDK's, Swift's, other servers').
+# Platforms' names the documents may use (Apple's, Android's, the JDK's, Swift's, libpq's, other servers').
 PLATFORM = {
+    "PQexecParams", "PQconsumeInput", "PQnotifies", "PQconnectdbParams",
     "NavigationStack", "TabView", "JSONDecoder", "JSONSerialization", "CompletableFuture", "Codable", "WorkManager",
     "TaskStackBuilder", "NavOptions", "NavController", "NavHost", "NavHostController", "Dispatchers", "CompletableDeferred", "InstallReferrerClient", "MessageDigest", "AtomicReference", "URLRequest",
     "URLSession", "URLSessionConfiguration", "DispatchSource", "DispatchQueue", "Identifiable", "NoNewPrivileges",
