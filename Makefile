@@ -95,14 +95,14 @@ test-unit: deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build --disable-xctest $(if $(FILTER),--filter '$(FILTER)')
 
-# The PostgreSQL client (Sources/PostgresClient, on the system's libpq) against a PostgreSQL
-# of the tests' own: installed from Debian when missing, a cluster in a temporary directory on
-# a Unix socket (Tests/Scripts/postgres.sh), removed after. Fails if its tests were skipped.
+# The PostgreSQL client (Sources/PostgresClient, on the system's libpq) and the database
+# store's migrations (Sources/DatabaseStore) against a PostgreSQL of the tests' own: installed from Debian when missing, a cluster in a temporary directory on
+# a Unix socket (Tests/Scripts/postgres.sh), removed after. Fails if its two suites did not both pass.
 test-postgres: deps
 	$(SWIFT) build --build-tests
-	bash Tests/Scripts/postgres.sh bash -c '$(SWIFT) test --skip-build --disable-xctest --filter PostgresConnectionTests > .build/postgres-tests.log 2>&1; status=$$?; \
+	bash Tests/Scripts/postgres.sh bash -c '$(SWIFT) test --skip-build --disable-xctest --filter PostgresClientTests > .build/postgres-tests.log 2>&1; status=$$?; \
 	  sed "s/\x1b\[[0-9;]*m//g" .build/postgres-tests.log | grep -E "✘|Suite|Test run"; \
-	  [ $$status = 0 ] && sed "s/\x1b\[[0-9;]*m//g" .build/postgres-tests.log | grep -q "Suite \"PostgreSQL connections\" passed"'
+	  [ $$status = 0 ] && [ "$$(sed "s/\x1b\[[0-9;]*m//g" .build/postgres-tests.log | grep -c "Suite .* passed")" = 2 ]'
 
 # The HTTP server with real clients (curl, Python, wrk, h2load), then slow clients
 # (slowhttptest). Installs the clients from Debian when missing.

@@ -89,6 +89,8 @@ let serverTargets: [Target] = [
     .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
     // One PostgreSQL connection: parameterised statements, LISTEN/NOTIFY, advisory locks.
     .target(name: "PostgresClient", dependencies: ["CLibPQ"]),
+    // The database store (issue 53, being built): its tables' versioned migrations so far.
+    .target(name: "DatabaseStore", dependencies: ["PostgresClient"]),
     // The one libcurl client: bounded outbound requests, an address judge before connect.
     .target(name: "HTTPClient", dependencies: ["CCurl"]),
     // Outbound checks of fallback URLs and associated-domain files, safe against SSRF.
@@ -129,7 +131,7 @@ let serverTargets: [Target] = [
     .testTarget(name: "LinkShapesTests", dependencies: ["LinkShapes", "RouteEngine", "TestSupport"]),
     .testTarget(name: "LinkLandingTests", dependencies: ["LinkLanding", "RouteEngine", "TestSupport"]),
     // Against a PostgreSQL of the tests' own (make test-postgres); skipped without one.
-    .testTarget(name: "PostgresClientTests", dependencies: ["PostgresClient"]),
+    .testTarget(name: "PostgresClientTests", dependencies: ["PostgresClient", "DatabaseStore"]),
     .testTarget(name: "ImportingTests", dependencies: ["Importing", "RouteEngine", "LibraryTestSupport"]),
     // WaymarkClient: `generate swift`'s test compiles the generated file against it.
     .testTarget(name: "WaymarkCLITests", dependencies: ["WaymarkCLI", "ManifestStore", "RouteEngine", "TestSupport", "WaymarkClient"]),

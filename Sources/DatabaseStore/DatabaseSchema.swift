@@ -1,0 +1,101 @@
+import PostgresClient
+
+/// One numbered change to the database's tables (`docs/postgres.md`, "Tables").
+public struct DatabaseMigration: Sendable {
+    public let number: Int
+    public let name: String
+    public let statements: [String]
+}
+
+/// Why the database's tables could not be brought to this code's version.
+public enum DatabaseSchemaError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// The database has migrations this code does not know: a newer Waymark migrated it.
+    case newerDatabase(has: Int, knows: Int)
+    case database(PostgresError)
+
+    public var description: String {
+        switch self {
+        case .newerDatabase(let has, let knows):
+            "The database's tables are at migration \(has); this Waymark knows \(knows). Run the newer Waymark (or restore the database it came from)."
+        case .database(let error): error.description
+        }
+    }
+}
+
+/// The database store's tables, versioned: `waymark_migrations` records each migration
+/// applied, and `migrate` applies those a database lacks, in order, each in a transaction of
+/// its own, under a session advisory lock, so that nodes starting together apply each once.
+public enum DatabaseSchema {
+    /// The advisory lock migrations run under ("WAYM" and 1).
+    public static let migrationLock: Int64 = 0x5741_594D_0000_0001
+
+    public static let migrations: [DatabaseMigration] = [
+        DatabaseMigration(number: 1, name: "the store's tables", statements: [
+            """
+            CREATE TABLE revisions (
+                number integer PRIMARY KEY CHECK (number >= 1),
+                parent integer CHECK (parent IS NULL OR parent = number - 1),
+                author text NOT NULL, time timestamptz NOT NULL, message text NOT NULL,
+                sha256 text NOT NULL CHECK (sha256 ~ '^[0-9a-f]{64}$'),
+                metadata jsonb NOT NULL, body bytea NOT NULL)
+            """,
+            """
+            CREATE TABLE schemas (
+                platform text NOT NULL, version text NOT NULL,
+                sha256 text NOT NULL CHECK (sha256 ~ '^[0-9a-f]{64}$'),
+                author text NOT NULL, time timestamptz NOT NULL, body bytea NOT NULL,
+                PRIMARY KEY (platform, version))
+            """,
+            """
+            CREATE TABLE tokens (
+                id text PRIMARY KEY, name text NOT NULL UNIQUE, secret_sha256 text NOT NULL,
+                scopes text[] NOT NULL, rate integer, created timestamptz NOT NULL, revoked timestamptz)
+            """,
+            "CREATE TABLE audit (seq bigserial PRIMARY KEY, time timestamptz NOT NULL, entry jsonb NOT NULL)",
+            """
+            CREATE TABLE schedules (
+                id integer PRIMARY KEY, at timestamptz NOT NULL, base integer, author text NOT NULL,
+                message text NOT NULL, status text NOT NULL, body bytea)
+            """,
+            "CREATE TABLE rollout (singleton boolean PRIMARY KEY DEFAULT true CHECK (singleton), state jsonb NOT NULL, version integer NOT NULL)",
+            "CREATE TABLE telemetry_batches (batch_id text PRIMARY KEY, committed_at timestamptz NOT NULL DEFAULT now())",
+            "CREATE TABLE telemetry_counts (cell text PRIMARY KEY, count bigint NOT NULL CHECK (count >= 0))",
+        ]),
+    ]
+
+    /// Brings `connection`'s database (its `search_path`'s schema) to the newest migration:
+    /// waits up to `lockTimeout` seconds for the migration lock, applies each missing one in
+    /// its own transaction, and answers their numbers (none when it was current). A database
+    /// with a migration this code does not know is refused, and nothing is changed.
+    public static func migrate(_ connection: PostgresConnection, lockTimeout: Int = 30) throws(DatabaseSchemaError) -> [Int] {
+        do {
+            try connection.execute("SET lock_timeout = '\(max(1, lockTimeout))s'")
+            try connection.execute("SELECT pg_advisory_lock($1::bigint)", [String(migrationLock)])
+        } catch { throw .database(error) }
+        defer { _ = try? connection.advisoryUnlock(migrationLock) }
+        let has: Int
+        do {
+            try connection.execute("""
+                CREATE TABLE IF NOT EXISTS waymark_migrations (
+                    number integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())
+                """)
+            has = Int(try connection.execute("SELECT coalesce(max(number), 0) AS n FROM waymark_migrations")[0, "n"] ?? "0") ?? 0
+        } catch { throw .database(error) }
+        let knows = migrations.last?.number ?? 0
+        guard has <= knows else { throw .newerDatabase(has: has, knows: knows) }
+        var applied: [Int] = []
+        for migration in migrations where migration.number > has {
+            do {
+                try connection.execute("BEGIN")
+                for statement in migration.statements { try connection.execute(statement) }
+                try connection.execute("INSERT INTO waymark_migrations (number, name) VALUES ($1, $2)", [String(migration.number), migration.name])
+                try connection.execute("COMMIT")
+            } catch {
+                _ = try? connection.execute("ROLLBACK")
+                throw .database(error)
+            }
+            applied.append(migration.number)
+        }
+        return applied
+    }
+}
