@@ -89,8 +89,9 @@ let serverTargets: [Target] = [
     .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
     // One PostgreSQL connection: parameterised statements, LISTEN/NOTIFY, advisory locks.
     .target(name: "PostgresClient", dependencies: ["CLibPQ"]),
-    // The database store (issue 53, being built): its tables' versioned migrations so far.
-    .target(name: "DatabaseStore", dependencies: ["PostgresClient"]),
+    // The database store (issue 53, being built): its tables' versioned migrations and
+    // revisions published and read so far.
+    .target(name: "DatabaseStore", dependencies: ["PostgresClient", "RouteEngine"]),
     // The one libcurl client: bounded outbound requests, an address judge before connect.
     .target(name: "HTTPClient", dependencies: ["CCurl"]),
     // Outbound checks of fallback URLs and associated-domain files, safe against SSRF.
