@@ -84,34 +84,11 @@ public enum DatabaseRevisions {
                 FROM revisions WHERE number = $1
                 """, [String(number)])
         } catch { throw .database(error) }
-        guard !rows.rows.isEmpty, let hex = rows[0, "body"], let body = Self.bytes(hex: hex) else { return nil }
+        guard !rows.rows.isEmpty, let hex = rows[0, "body"], let body = [UInt8](hex: hex) else { return nil }
         let stored = rows[0, "sha256"] ?? "", found = SHA256.hex(body)
         guard stored == found else { throw .damaged(number: number, stored: stored, found: found) }
         return DatabaseRevision(number: number, parent: rows[0, "parent"].flatMap { Int($0) }, author: rows[0, "author"] ?? "",
                                 time: rows[0, "time"] ?? "", message: rows[0, "message"] ?? "", sha256: stored,
                                 metadata: rows[0, "metadata"] ?? "{}", body: body)
-    }
-
-    /// Bytes from lower-case or upper-case hexadecimal (what `encode(…, 'hex')` writes).
-    static func bytes(hex: String) -> [UInt8]? {
-        let digits = Array(hex.utf8)
-        guard digits.count % 2 == 0 else { return nil }
-        func value(_ digit: UInt8) -> UInt8? {
-            switch digit {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit - UInt8(ascii: "0")
-            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit - UInt8(ascii: "a") + 10
-            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit - UInt8(ascii: "A") + 10
-            default: nil
-            }
-        }
-        var out: [UInt8] = []
-        out.reserveCapacity(digits.count / 2)
-        var index = 0
-        while index < digits.count {
-            guard let high = value(digits[index]), let low = value(digits[index + 1]) else { return nil }
-            out.append(high << 4 | low)
-            index += 2
-        }
-        return out
     }
 }

@@ -34,14 +34,8 @@ struct ImportEndpoints: EndpointGroup {
         guard let host = object["host"]?.stringValue, let text = object["csv"]?.stringValue else { throw Refusal(.badRequest, "badJSON", expected) }
         let snapshot = context.store.snapshot
         let schemas = snapshot.orderedSchemas.map(\.schema)
-        guard let current = snapshot.current else {
+        guard let current = snapshot.current, let routes = try RouteEndpoints.current(snapshot, context.store) else {
             throw Refusal(.conflict, "noRoutes", "Nothing is published yet: publish a first revision, then import into it.")
-        }
-        let routes: JSONValue
-        do {
-            routes = try JSONParser().parse(context.store.routes(of: current))
-        } catch {
-            throw Refusal(.internalServerError, "damaged", "The current revision's routes cannot be read; nothing was imported.")
         }
         let importer: LinkImport
         do { importer = try LinkImport(source: source, host: host) } catch { throw Refusal(.badRequest, "badHost", error.description) }

@@ -68,9 +68,10 @@ struct RouteEndpoints: EndpointGroup {
             let message = edits.message.isEmpty ? Self.message(action, edits) : edits.message
             // The link checks of the routes as changed now (a change that lands on a newer
             // current is checked against what it changed, which is what it adds).
-            let preview = try apply(try Self.current(snapshot, store))
+            // (Made only when link checks run: the store makes the change itself.)
             let place = try context.linkCheckPlace(for: author, .publish, against: snapshot)
-            context.withLinkFindings(preview.parsed, against: snapshot, in: place) { findings in
+            let preview = try place.map { _ throws(Refusal) in try apply(try Self.current(snapshot, store)).parsed }
+            context.withLinkFindings(preview, against: snapshot, in: place) { findings in
                 let outcome: Result<PublishOutcome, StoreError>
                 do throws(StoreError) {
                     let decided = try store.change(base: base, author: author, message: message, change: RouteChange(action: action, ids: edits.ids),
@@ -89,7 +90,8 @@ struct RouteEndpoints: EndpointGroup {
         }
     }
 
-    private static func current(_ snapshot: StoreSnapshot, _ store: ManifestStore) throws(Refusal) -> JSONValue? {
+    /// The current revision's routes, parsed (nil before the first).
+    static func current(_ snapshot: StoreSnapshot, _ store: ManifestStore) throws(Refusal) -> JSONValue? {
         guard let revision = snapshot.current else { return nil }
         do {
             return try JSONParser().parse(store.routes(of: revision))

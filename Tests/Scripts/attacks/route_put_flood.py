@@ -53,6 +53,22 @@ def route_put_flood(binary, scratch):
         _, revision, _ = call(daemon.port, other, "GET", "/v1/revisions/%d" % number, timeout=60)
         return number, json_of(revision)["routes"]
 
+    def publish_beside(route_id, pattern, beside):
+        """Another marketer's whole publish adding one route, from a base fetched and fetched
+        again on 412, for up to 30 s: (seconds to land or None, 412s, rebasedFrom)."""
+        began, stale = time.monotonic(), 0
+        while time.monotonic() - began < 30:
+            number, routes = current()
+            routes["routes"].append({"id": route_id, "patterns": [pattern], "destination": "cart"})
+            status, answer, _ = call(daemon.port, other, "POST", "/v1/revisions", {"message": "beside", "routes": routes},
+                                     {"If-Match": '"rev-%d"' % number, "Content-Type": "application/json"}, timeout=60)
+            if status == 201:
+                return time.monotonic() - began, stale, json_of(answer).get("rebasedFrom")
+            if status != 412:
+                fail("the marketer's publish beside %s: %d %s" % (beside, status, answer[:300]))
+            stale += 1
+        return None, stale, None
+
     try:
         # A token at the default rate (10/s, a burst of 5 s' worth) floods from 24 connections.
         threads = [threading.Thread(target=flood, args=(rated,)) for _ in range(24)]
@@ -60,18 +76,7 @@ def route_put_flood(binary, scratch):
             thread.start()
         time.sleep(3)
         # Another marketer publishes the whole document beside the flood.
-        began, stale, published = time.monotonic(), 0, None
-        while time.monotonic() - began < 30:
-            number, routes = current()
-            routes["routes"].append({"id": "beside-the-flood", "patterns": ["/beside"], "destination": "cart"})
-            status, answer, _ = call(daemon.port, other, "POST", "/v1/revisions", {"message": "beside", "routes": routes},
-                                     {"If-Match": '"rev-%d"' % number, "Content-Type": "application/json"}, timeout=60)
-            if status == 201:
-                published = time.monotonic() - began
-                break
-            if status != 412:
-                fail("the marketer's publish beside the PUT flood: %d %s" % (status, answer[:300]))
-            stale += 1
+        published, stale, _ = publish_beside("beside-the-flood", "/beside", "the PUT flood")
         # A rollout, started between floods (a whole publish names its base, and an
         # unlimited token publishing many revisions a second keeps a base stale: the
         # token's rate is what bounds that, below), then every PUT is refused (409) until it
@@ -100,18 +105,8 @@ def route_put_flood(binary, scratch):
         time.sleep(1)
         # The unlimited token's PUTs now land, many a second; a whole publish from a fetched
         # base is rebased over them (they change other routes) rather than refused.
-        began, rebased_stale, rebased_answer = time.monotonic(), 0, None
-        while time.monotonic() - began < 30:
-            number, routes = current()
-            routes["routes"].append({"id": "beside-unlimited", "patterns": ["/beside/unlimited"], "destination": "cart"})
-            status, answer, _ = call(daemon.port, other, "POST", "/v1/revisions", {"message": "beside", "routes": routes},
-                                     {"If-Match": '"rev-%d"' % number, "Content-Type": "application/json"}, timeout=60)
-            if status == 201:
-                rebased_answer = (time.monotonic() - began, json_of(answer).get("rebasedFrom"))
-                break
-            if status != 412:
-                fail("the marketer's publish beside the unlimited flood: %d %s" % (status, answer[:300]))
-            rebased_stale += 1
+        took, rebased_stale, rebased_from = publish_beside("beside-unlimited", "/beside/unlimited", "the unlimited flood")
+        rebased_answer = None if took is None else (took, rebased_from)
         stop.set()
         for thread in threads:
             thread.join()
