@@ -90,25 +90,15 @@ extension ManifestStore {
         }
     }
 
-    /// Appends one audit line, durably, moving a full log aside first.
+    /// Appends one audit line, durably (a full log moved aside first, in a directory).
     func appendAudit(_ fields: [String: JSONValue], time: Date) throws(StoreError) {
-        try onDisk { () throws(IOError) in try appendAuditLine(fields, time: time) }
+        try medium.appendAudit([fields], time: time)
     }
 
-    private func appendAuditLine(_ fields: [String: JSONValue], time: Date) throws(IOError) {
-        try directory.appendAudit(fields, time: time, rotateAt: auditRotationBytes)
-    }
-
-    /// Writes a change's file and its audit entry, all or nothing (`DataDirectory.writeDurably`):
-    /// if the entry cannot be written the file is put back and the error thrown; only if
-    /// that fails too does the change stand unaudited (the next start adds its entry).
+    /// Writes a change's record and its audit entry, all or nothing (`StoreMedium.write`).
     func writeAudited(_ bytes: [UInt8], _ subdirectory: String, _ name: String, replacing: Bool,
                               _ entry: [String: JSONValue], time: Date) throws(StoreError) {
-        _ = try onDisk { () throws(IOError) in
-            try directory.writeDurably(bytes, subdirectory: subdirectory, name: name, replacing: replacing) { () throws(IOError) in
-                try appendAuditLine(entry, time: time)
-            }
-        }
+        try medium.write(bytes, kind: subdirectory, name: name, replacing: replacing, audit: entry, time: time)
     }
 
     /// Counts a refused attempt for this minute's audit lines (see `RefusalTally`); the lines
@@ -141,9 +131,7 @@ extension ManifestStore {
         // Refusals are not acknowledged changes: one that cannot be written (a full disk) is
         // dropped rather than failing the request it describes.
         let now = Date()
-        try? writer.withLock { _ throws(IOError) in
-            for line in lines { try appendAuditLine(line, time: now) }
-        }
+        try? writer.withLock { _ throws(StoreError) in try medium.appendAudit(lines, time: now) }
     }
 
     /// Records a refused attempt (bad token, wrong scope, …) that never reached the store's
@@ -156,9 +144,6 @@ extension ManifestStore {
     /// written first. For tests and tools: it reads the whole file.
     public func auditEntries() throws(StoreError) -> [JSONValue] {
         flushRefusals(all: true)
-        return try writer.withLock { _ throws(StoreError) in
-            guard directory.exists(Self.auditLog) else { return [] }
-            return try onDisk { () throws(IOError) in try directory.read(Self.auditLog) }.split(separator: UInt8(ascii: "\n")).compactMap { try? JSONParser().parse($0) }
-        }
+        return try writer.withLock { _ throws(StoreError) in try medium.auditEntries() }
     }
 }

@@ -11,14 +11,14 @@ extension ManifestStore {
     /// Revision `number` as stored (its record: header line and body), for a follower.
     public func revisionRecord(_ number: Int) throws(StoreError) -> [UInt8]? {
         guard snapshot.revision(number) != nil else { return nil }
-        return try onDisk { () throws(IOError) in try directory.read("revisions/" + Self.revisionFileName(number)) }
+        return try medium.read("revisions/" + Self.revisionFileName(number))
     }
 
     /// The schema of `key` as stored, for a follower. Re-registration replaces the file, so
     /// the bytes may be newer than a snapshot the caller read a moment ago.
     public func schemaRecord(_ key: SchemaKey) throws(StoreError) -> [UInt8]? {
         guard snapshot.schemas[key] != nil else { return nil }
-        return try onDisk { () throws(IOError) in try directory.read("schemas/" + Self.schemaFileName(key)) }
+        return try medium.read("schemas/" + Self.schemaFileName(key))
     }
 
     /// A follower's copy of the primary's revision `number`: `record` exactly as the primary
@@ -27,7 +27,7 @@ extension ManifestStore {
     /// Revisions are mirrored in order; anything else is refused and changes nothing.
     @discardableResult
     public func mirrorRevision(_ record: [UInt8], number: Int, sha256: String, actor: String) throws(StoreError) -> Revision {
-        try writer.withLock { _ throws(StoreError) in
+        try exclusively { () throws(StoreError) in
             let next = snapshot.revisions.count + 1
             guard number == next else { throw StoreError.refusedMirror("Revision \(number) cannot be mirrored here: the next is \(next).") }
             let decoded: Record
@@ -64,7 +64,7 @@ extension ManifestStore {
     /// the schema it had for that build.
     @discardableResult
     public func mirrorSchema(_ record: [UInt8], key: SchemaKey, sha256: String, actor: String) throws(StoreError) -> StoredSchema {
-        try writer.withLock { _ throws(StoreError) in
+        try exclusively { () throws(StoreError) in
             let decoded: Record
             switch Record.decode(record) {
             case .success(let value): decoded = value

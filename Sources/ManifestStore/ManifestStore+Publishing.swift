@@ -31,7 +31,7 @@ extension ManifestStore {
         // (unless only changes of single routes came since: then the rebased document is).
         let checked = base == seen.current?.number ? Checked(routes: routes, parsed: parsed, against: seen, findings: findings, now: now) : nil
         let rebase = checked == nil && !supersede ? base.flatMap { rebasing(routes, from: $0, onto: seen, findings: findings, limit: documentLimit, now: now) } : nil
-        return try writer.withLock { _ throws(StoreError) in
+        return try exclusively { () throws(StoreError) in
             try publishLocked(routes: routes, base: base, author: author, message: message, restores: nil, checked: checked, now: now,
                               supersede: supersede, findings: findings, rebase: rebase, documentLimit: documentLimit)
         }
@@ -66,7 +66,7 @@ extension ManifestStore {
         let seen = snapshot
         let old = try seen.revision(number).map { revision throws(StoreError) in try routes(of: revision) }
         let checked = old.map { Checked(routes: $0, against: seen, findings: [], now: now) }
-        return try writer.withLock { _ throws(StoreError) in
+        return try exclusively { () throws(StoreError) in
             guard let old, let checked else {
                 tallyRefusal(action: "rollback", actor: author, reason: "unknownRevision", now: now)
                 return .unknownRevision(number)
@@ -277,7 +277,7 @@ extension ManifestStore {
         case .failure(let error):
             decoding = .failure(SchemaError(problems: [ValidationProblem(.invalidFormat, at: .root, "The schema is not valid JSON: \(error.message)")]))
         }
-        return try writer.withLock { _ throws(StoreError) in
+        return try exclusively { () throws(StoreError) in
             func refuse(_ reason: String) {
                 tallyRefusal(action: "registerSchema", actor: author, reason: reason, now: now)
             }

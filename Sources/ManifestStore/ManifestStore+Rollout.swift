@@ -29,15 +29,15 @@ extension ManifestStore {
 
     /// The newest candidate's rollout at start: its stored state if `DIR/rollout` is about
     /// that candidate, else its first step (the state file of an older rollout is history).
-    static func loadRollout(_ directory: DataDirectory, revisions: [Revision]) throws(StoreError) -> RolloutState? {
+    static func loadRollout(_ medium: any StoreMedium, revisions: [Revision]) throws(StoreError) -> RolloutState? {
         guard let candidate = revisions.last(where: { $0.rollout != nil }), let start = candidate.rollout else { return nil }
         var rollout = RolloutState(candidate: candidate.number, stable: start.stable, steps: start.steps, now: candidate.time)
-        if directory.exists(rolloutFile) {
-            let record = try loadRecord(directory, rolloutFile)
-            guard let number = record.metadata["candidate"]?.intValue else { throw damaged(directory, rolloutFile, "it names no candidate") }
+        if try medium.exists(rolloutFile) {
+            let record = try loadRecord(medium, rolloutFile)
+            guard let number = record.metadata["candidate"]?.intValue else { throw damaged(medium, rolloutFile, "it names no candidate") }
             if number == candidate.number {
                 guard let stored = rolloutState(record.metadata, start: start, candidate: number) else {
-                    throw damaged(directory, rolloutFile, "its step, status, version or time is missing or wrong")
+                    throw damaged(medium, rolloutFile, "its step, status, version or time is missing or wrong")
                 }
                 rollout = stored
             }
@@ -107,7 +107,7 @@ extension ManifestStore {
         if let problem = RolloutState.validate(steps) { return .refused(problem) }
         let seen = snapshot
         let checked = base == seen.current?.number ? Checked(routes: routes, parsed: parsed, against: seen, findings: [], now: now) : nil
-        return try writer.withLock { _ throws(StoreError) in
+        return try exclusively { () throws(StoreError) in
             guard let stable = snapshot.current else { return .refused("A rollout needs a current revision to roll out from; publish the first one.") }
             switch try publishLocked(routes: routes, base: base, author: author, message: message, restores: nil, checked: checked, now: now,
                                      rollout: RolloutStart(stable: stable.number, steps: steps), supersede: supersede) {
@@ -127,7 +127,7 @@ extension ManifestStore {
     /// against the version they read: durable and audited before it returns.
     public func controlRollout(_ action: String, version: Int, actor: String, now: Date = Date(),
                                _ control: (inout RolloutState) throws(RolloutRefusal) -> Void) throws(StoreError) -> Result<RolloutState, RolloutRefusal> {
-        try writer.withLock { _ throws(StoreError) in
+        try exclusively { () throws(StoreError) in
             guard var rollout = snapshot.rollout, rollout.candidate == snapshot.revisions.last?.number else {
                 tallyRefusal(action: "rollout." + action, actor: actor, reason: "noRollout", now: now)
                 return .failure(.noRollout)
@@ -150,7 +150,7 @@ extension ManifestStore {
     @discardableResult
     public func evaluateRollout(candidateResolutions: Int, verdict: GuardVerdict, version: Int? = nil,
                                 now: Date = Date()) throws(StoreError) -> RolloutChange? {
-        try writer.withLock { _ throws(StoreError) in
+        try exclusively { () throws(StoreError) in
             guard var rollout = snapshot.activeRollout, version.map({ $0 == rollout.version }) ?? true else { return nil }
             guard let change = rollout.evaluate(now: now, candidateResolutions: candidateResolutions, verdict: verdict) else { return nil }
             let action = switch change {
@@ -183,7 +183,7 @@ extension ManifestStore {
         guard case .object(let metadata) = json, let candidate = metadata["candidate"]?.intValue else {
             throw StoreError.refusedMirror("The primary's rollout state names no candidate.")
         }
-        return try writer.withLock { _ throws(StoreError) in
+        return try exclusively { () throws(StoreError) in
             guard let start = snapshot.revision(candidate)?.rollout else {
                 throw StoreError.refusedMirror("The primary's rollout names revision \(candidate), which is not a candidate here (yet).")
             }
@@ -217,7 +217,7 @@ extension ManifestStore {
     /// candidate and version, a `recovered` one is added.
     func repairRolloutAudit(_ report: inout OpenReport) throws(StoreError) {
         guard let rollout = snapshot.rollout, directory.exists(Self.rolloutFile) else { return }
-        let record = try Self.loadRecord(directory, Self.rolloutFile)
+        let record = try Self.loadRecord(medium, Self.rolloutFile)
         guard record.metadata["candidate"]?.intValue == rollout.candidate, rollout.version > 1,
               let changed = record.metadata["changed"]?.stringValue.flatMap(Timestamp.parse) else { return }
         let found = try auditTailHasEntry(since: changed) { entry in

@@ -39,7 +39,7 @@ extension ManifestStore {
                 let bytes = try routes(of: revision)
                 // Stored after it was parsed once, and checked against its SHA-256 as it is read.
                 guard let parsed = try? JSONParser().parse(bytes) else {
-                    throw .damaged(directory: directory.path, file: Self.revisionFileName(revision.number), reason: "its routes are not JSON")
+                    throw .damaged(directory: medium.location, file: "revisions/" + Self.revisionFileName(revision.number), reason: "its routes are not JSON")
                 }
                 current = parsed
             }
@@ -64,7 +64,7 @@ extension ManifestStore {
             let result: PublishOutcome?
             if attempt == Self.optimisticAttempts {
                 // Under the lock: applied to what is current there, validated there.
-                result = try writer.withLock { _ throws(StoreError) -> PublishOutcome? in
+                result = try exclusively { () throws(StoreError) -> PublishOutcome? in
                     let current = snapshot
                     guard let new = try edited(current) else { return nil }
                     return try publishLocked(routes: new.bytes, base: current.current?.number, author: author, message: message, restores: nil,
@@ -74,7 +74,7 @@ extension ManifestStore {
             } else {
                 guard let new = try edited(seen) else { return .refused(refusal!) }
                 let checked = Checked(routes: new.bytes, parsed: new.parsed, against: seen, findings: findings, now: now)
-                result = try writer.withLock { _ throws(StoreError) -> PublishOutcome? in
+                result = try exclusively { () throws(StoreError) -> PublishOutcome? in
                     // Overtaken: start again on what is current now.
                     guard snapshot.current?.number == seen.current?.number, snapshot.activeRollout == nil else { return nil }
                     return try publishLocked(routes: new.bytes, base: seen.current?.number, author: author, message: message, restores: nil,

@@ -40,7 +40,7 @@ extension ManifestStore {
         }
         let seen = snapshot
         let checked = base == seen.current?.number ? Checked(routes: routes, parsed: parsed, against: seen, findings: [], now: now) : nil
-        return try writer.withLock { _ throws(StoreError) in
+        return try exclusively { () throws(StoreError) in
             let current = snapshot
             guard base == current.current?.number else {
                 tallyRefusal(action: "schedule", actor: author, reason: "staleBase", now: now)
@@ -73,7 +73,7 @@ extension ManifestStore {
 
     /// Withdraws a pending scheduled publish.
     public func cancelSchedule(_ id: Int, actor: String, now: Date = Date()) throws(StoreError) -> CancelOutcome {
-        try writer.withLock { _ throws(StoreError) in
+        try exclusively { () throws(StoreError) in
             guard let found = snapshot.schedules.first(where: { $0.id == id }) else {
                 tallyRefusal(action: "cancelSchedule", actor: actor, reason: "unknownSchedule", now: now)
                 return .unknownSchedule(id)
@@ -91,9 +91,9 @@ extension ManifestStore {
     /// - Complexity: O(the document's size), from disk.
     public func scheduledRoutes(of item: ScheduledPublish) throws(StoreError) -> [UInt8] {
         let relative = "schedules/" + ScheduledPublish.fileName(item.id)
-        let record = try Self.loadRecord(directory, relative)
+        let record = try Self.loadRecord(medium, relative)
         guard record.sha256 == item.sha256 else {
-            throw Self.damaged(directory, relative, "its body's SHA-256 is \(record.sha256), the store opened with \(item.sha256)")
+            throw Self.damaged(medium, relative, "its body's SHA-256 is \(record.sha256), the store opened with \(item.sha256)")
         }
         return record.body
     }
@@ -135,7 +135,7 @@ extension ManifestStore {
             let checked = routes.flatMap { routes in
                 seen.current?.number == item.base ? Checked(routes: routes, against: seen, findings: [], now: now) : nil
             }
-            let result = try writer.withLock { _ throws(StoreError) -> ScheduledPublish? in
+            let result = try exclusively { () throws(StoreError) -> ScheduledPublish? in
                 guard let fresh = snapshot.schedules.first(where: { $0.id == item.id }), fresh.status == .pending else { return nil }
                 guard let routes else {
                     return try setStatus(of: fresh, to: .skipped(reason: "\(unreadable?.reason ?? ""). Nothing was published."),
@@ -194,7 +194,7 @@ extension ManifestStore {
         if let routes {
             body = routes
         } else {
-            let stored = try onDisk { () throws(IOError) in try directory.read("schedules/" + ScheduledPublish.fileName(item.id)) }
+            let stored = try medium.read("schedules/" + ScheduledPublish.fileName(item.id))
             body = stored.firstIndex(of: UInt8(ascii: "\n")).map { Array(stored[($0 + 1)...]) } ?? []
         }
         let record = updated.record(routes: body)
@@ -222,8 +222,7 @@ extension ManifestStore {
         guard ended.count > endedSchedulesKept else { return [] }
         let first = ended.filter { $0.id != highest && $0.id != item.id }.sorted { ($0.changed, $0.id) < ($1.changed, $1.id) }
         let names = first.prefix(ended.count - endedSchedulesKept).map { ScheduledPublish.fileName($0.id) }
-        // A sync that failed: the files are gone from the directory this process sees.
-        let gone = (try? directory.remove(names, in: "schedules")) ?? names.filter { !directory.exists("schedules/" + $0) }
+        let gone = medium.remove(names, in: "schedules")
         return Set(gone.compactMap { Int($0) })
     }
 

@@ -28,7 +28,12 @@ public final class ManifestStore: Sendable {
     static let subdirectories = ["revisions", "schemas", "schedules"]
 
     /// The data directory, held locked for the life of the store; telemetry lives in it too.
+    /// With a database medium, the node's own directory (what is not in the database yet).
     public let directory: DataDirectory
+    /// Where the records and the audit log are kept: `directory` (`DirectoryMedium`), or a database.
+    public let medium: any StoreMedium
+    /// What the medium's `changes(since:)` was last asked from: others' changes before it are in the snapshot.
+    let marker = Mutex<Int>(0)
     /// The bearer tokens kept in the same directory.
     public let tokens: TokenStore
     let state: Mutex<StoreSnapshot>
@@ -81,9 +86,11 @@ public final class ManifestStore: Sendable {
     /// less in tests, which then fill it with fewer documents).
     let pendingScheduleBytes: Int
 
-    private init(directory: DataDirectory, snapshot: StoreSnapshot, auditRotationBytes: Int, endedSchedulesKept: Int,
-                 pendingScheduleBytes: Int) throws(StoreError) {
+    private init(directory: DataDirectory, medium: any StoreMedium, snapshot: StoreSnapshot, marker: Int, auditRotationBytes: Int,
+                 endedSchedulesKept: Int, pendingScheduleBytes: Int) throws(StoreError) {
         self.directory = directory
+        self.medium = medium
+        self.marker.withLock { $0 = marker }
         self.auditRotationBytes = auditRotationBytes
         self.endedSchedulesKept = max(1, endedSchedulesKept)
         self.pendingScheduleBytes = pendingScheduleBytes
@@ -106,57 +113,73 @@ public final class ManifestStore: Sendable {
         let directory = try onDisk { () throws(IOError) in try DataDirectory(path: path, subdirectories: subdirectories) }
         var report = OpenReport()
         report.removedTemporaries = try onDisk { () throws(IOError) in try directory.removeStaleTemporaries(in: ["."] + subdirectories) }
-        var snapshot = StoreSnapshot()
+        let store = try open(directory: directory, medium: DirectoryMedium(directory, auditRotationBytes: auditRotationBytes),
+                             auditRotationBytes: auditRotationBytes, endedSchedulesKept: endedSchedulesKept, pendingScheduleBytes: pendingScheduleBytes)
+        // `waymark token` appends to the audit log under this lock: never cut its line in half.
+        try directory.withFileLock(TokenStore.lockName, failure: StoreError.init) { () throws(StoreError) in
+            try store.repairAudit(&report)
+            try store.repairScheduleAudit(&report)
+            try store.repairRolloutAudit(&report)
+        }
+        return (store, report)
+    }
 
-        for name in try onDisk({ () throws(IOError) in try directory.list("schemas") }) {
-            let stored = try loadSchema(directory, name)
+    /// Opens the store whose records and audit log `medium` keeps (a database: `DatabaseStore`),
+    /// with `directory` for what the node keeps itself (tokens and telemetry, for now). Reads
+    /// every record's header and checks it as `open(at:)` does; a medium that keeps a change
+    /// and its audit entry together (`StoreMedium.needsRepairAtOpen` false) needs no repair.
+    public static func open(directory: DataDirectory, medium: any StoreMedium,
+                            auditRotationBytes: Int = DataDirectory.defaultAuditRotationBytes,
+                            endedSchedulesKept: Int = maximumEndedSchedules,
+                            pendingScheduleBytes: Int = maximumPendingScheduleBytes) throws(StoreError) -> ManifestStore {
+        // Others' changes from here on are caught up with (`catchUp`), so the marker is taken first.
+        let marker = try medium.changes(since: 0).marker
+        var snapshot = StoreSnapshot()
+        for name in try medium.list("schemas") {
+            let stored = try loadSchema(medium, name)
             guard stored.key == schemaKey(fileName: name) else {
-                throw damaged(directory, "schemas/" + name, "it holds the schema for \(stored.key)")
+                throw damaged(medium, "schemas/" + name, "it holds the schema for \(stored.key)")
             }
             if let app = snapshot.app, app != stored.schema.app {
-                throw damaged(directory, "schemas/" + name, "it is for the app \(stored.schema.app), the others for \(app)")
+                throw damaged(medium, "schemas/" + name, "it is for the app \(stored.schema.app), the others for \(app)")
             }
             snapshot.schemas[stored.key] = stored
         }
-        let names = try onDisk { () throws(IOError) in try directory.list("revisions") }
+        let names = try medium.list("revisions")
         for (index, name) in names.enumerated() {
             guard Int(name) == index + 1 else {
-                throw damaged(directory, "revisions/" + name, "revisions must be numbered 1, 2, 3… without gaps; expected \(revisionFileName(index + 1))")
+                throw damaged(medium, "revisions/" + name, "revisions must be numbered 1, 2, 3… without gaps; expected \(revisionFileName(index + 1))")
             }
-            snapshot.revisions.append(try loadRevision(directory, name, number: index + 1))
+            snapshot.revisions.append(try loadRevision(medium, name, number: index + 1))
         }
-        snapshot.rollout = try loadRollout(directory, revisions: snapshot.revisions)
+        snapshot.rollout = try loadRollout(medium, revisions: snapshot.revisions)
         // Only the documents served are read whole (and their hashes checked) at start;
         // history's are read, and checked, when asked.
         for number in snapshot.pinned.sorted() {
             let revision = snapshot.revisions[number - 1]
-            snapshot.pinBodies(adding: number, try readRoutes(directory, revision))
+            snapshot.pinBodies(adding: number, try readRoutes(medium, revision))
         }
         // Ascending ids; the oldest ended ones may have been removed (`maximumEndedSchedules`).
-        for name in try onDisk({ () throws(IOError) in try directory.list("schedules") }) {
-            let relative = "schedules/" + name
-            guard let id = Int(name), id >= 1, name == ScheduledPublish.fileName(id) else {
-                throw damaged(directory, relative, "a schedule's file is named by its id, 8 digits such as \(ScheduledPublish.fileName(1))")
-            }
-            switch ScheduledPublish.from(try loadHeader(directory, relative), id: id) {
-            case .success(let item): snapshot.schedules.append(item)
-            case .failure(let problem): throw damaged(directory, relative, problem.message)
-            }
+        for name in try medium.list("schedules") {
+            snapshot.schedules.append(try loadSchedule(medium, name))
         }
+        return try ManifestStore(directory: directory, medium: medium, snapshot: snapshot, marker: marker, auditRotationBytes: auditRotationBytes,
+                                 endedSchedulesKept: endedSchedulesKept, pendingScheduleBytes: pendingScheduleBytes)
+    }
 
-        // `waymark token` appends to the audit log under this lock: never cut its line in half.
-        return try directory.withFileLock(TokenStore.lockName, failure: StoreError.init) { () throws(StoreError) in
-            let store = try ManifestStore(directory: directory, snapshot: snapshot, auditRotationBytes: auditRotationBytes,
-                                          endedSchedulesKept: endedSchedulesKept, pendingScheduleBytes: pendingScheduleBytes)
-            try store.repairAudit(&report)
-            try store.repairScheduleAudit(&report)
-            try store.repairRolloutAudit(&report)
-            return (store, report)
+    static func loadSchedule(_ medium: any StoreMedium, _ name: String) throws(StoreError) -> ScheduledPublish {
+        let relative = "schedules/" + name
+        guard let id = Int(name), id >= 1, name == ScheduledPublish.fileName(id) else {
+            throw damaged(medium, relative, "a schedule's file is named by its id, 8 digits such as \(ScheduledPublish.fileName(1))")
+        }
+        switch ScheduledPublish.from(try loadHeader(medium, relative), id: id) {
+        case .success(let item): return item
+        case .failure(let problem): throw damaged(medium, relative, problem.message)
         }
     }
 
-    static func damaged(_ directory: DataDirectory, _ relative: String, _ reason: String) -> StoreError {
-        .damaged(directory: directory.path, file: relative, reason: reason)
+    static func damaged(_ medium: any StoreMedium, _ relative: String, _ reason: String) -> StoreError {
+        .damaged(directory: medium.location, file: relative, reason: reason)
     }
 
     static func revisionFileName(_ number: Int) -> String {
@@ -165,38 +188,36 @@ public final class ManifestStore: Sendable {
 
     static func schemaFileName(_ key: SchemaKey) -> String { "\(key.platform)@\(key.version)" }
 
-    private static func schemaKey(fileName: String) -> SchemaKey? {
+    static func schemaKey(fileName: String) -> SchemaKey? {
         guard let at = fileName.firstIndex(of: "@") else { return nil }
         return SchemaKey(platform: String(fileName[..<at]), version: String(fileName[fileName.index(after: at)...]))
     }
 
-    static func loadRecord(_ directory: DataDirectory, _ relative: String) throws(StoreError) -> Record {
-        switch Record.decode(try onDisk { () throws(IOError) in try directory.read(relative) }) {
+    static func loadRecord(_ medium: any StoreMedium, _ relative: String) throws(StoreError) -> Record {
+        switch Record.decode(try medium.read(relative)) {
         case .success(let record): return record
-        case .failure(let problem): throw damaged(directory, relative, problem.message)
+        case .failure(let problem): throw damaged(medium, relative, problem.message)
         }
     }
 
     /// A stored file's header, its body's length checked against the file's size; the body
     /// is neither read nor hashed.
-    static func loadHeader(_ directory: DataDirectory, _ relative: String) throws(StoreError) -> Record.Header {
-        let (head, size) = try onDisk { () throws(IOError) in
-            try directory.readHead(relative, through: UInt8(ascii: "\n"), maximum: Record.Header.maximumBytes)
-        }
+    static func loadHeader(_ medium: any StoreMedium, _ relative: String) throws(StoreError) -> Record.Header {
+        let (head, size) = try medium.readHead(relative, maximum: Record.Header.maximumBytes)
         switch Record.Header.decode(head, fileSize: size) {
         case .success(let header): return header
-        case .failure(let problem): throw damaged(directory, relative, problem.message)
+        case .failure(let problem): throw damaged(medium, relative, problem.message)
         }
     }
 
     /// Revision `revision`'s routes document read from its file, whole, and checked: the
     /// record's own SHA-256 and the one the store opened with.
     /// - Complexity: O(the document's size).
-    static func readRoutes(_ directory: DataDirectory, _ revision: Revision) throws(StoreError) -> [UInt8] {
+    static func readRoutes(_ medium: any StoreMedium, _ revision: Revision) throws(StoreError) -> [UInt8] {
         let relative = "revisions/" + revisionFileName(revision.number)
-        let record = try loadRecord(directory, relative)
+        let record = try loadRecord(medium, relative)
         guard record.sha256 == revision.sha256 else {
-            throw damaged(directory, relative, "its body's SHA-256 is \(record.sha256), the store opened with \(revision.sha256)")
+            throw damaged(medium, relative, "its body's SHA-256 is \(record.sha256), the store opened with \(revision.sha256)")
         }
         return record.body
     }
@@ -209,14 +230,14 @@ public final class ManifestStore: Sendable {
     /// - Complexity: O(1) for a pinned revision, else O(the document's size), from disk.
     public func routes(of revision: Revision) throws(StoreError) -> [UInt8] {
         if let routes = snapshot.pinnedRoutes(revision.number) { return routes }
-        return try Self.readRoutes(directory, revision)
+        return try Self.readRoutes(medium, revision)
     }
 
-    private static func loadSchema(_ directory: DataDirectory, _ name: String) throws(StoreError) -> StoredSchema {
+    static func loadSchema(_ medium: any StoreMedium, _ name: String) throws(StoreError) -> StoredSchema {
         let relative = "schemas/" + name
-        switch schema(from: try loadRecord(directory, relative)) {
+        switch schema(from: try loadRecord(medium, relative)) {
         case .success(let stored): return stored
-        case .failure(let problem): throw damaged(directory, relative, problem.message)
+        case .failure(let problem): throw damaged(medium, relative, problem.message)
         }
     }
 
@@ -231,12 +252,12 @@ public final class ManifestStore: Sendable {
     }
 
     /// Revision `number` from its header alone: O(header), whatever the document's size.
-    private static func loadRevision(_ directory: DataDirectory, _ name: String, number: Int) throws(StoreError) -> Revision {
+    static func loadRevision(_ medium: any StoreMedium, _ name: String, number: Int) throws(StoreError) -> Revision {
         let relative = "revisions/" + name
-        let header = try loadHeader(directory, relative)
+        let header = try loadHeader(medium, relative)
         switch revision(from: header.metadata, sha256: header.sha256, bytes: header.bodyLength, number: number) {
         case .success(let revision): return revision
-        case .failure(let problem): throw damaged(directory, relative, problem.message)
+        case .failure(let problem): throw damaged(medium, relative, problem.message)
         }
     }
 
