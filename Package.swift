@@ -89,9 +89,9 @@ let serverTargets: [Target] = [
     .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
     // One PostgreSQL connection: parameterised statements, LISTEN/NOTIFY, advisory locks.
     .target(name: "PostgresClient", dependencies: ["CLibPQ"]),
-    // The database store (issue 53, being built): its tables' versioned migrations and
-    // revisions published and read so far.
-    .target(name: "DatabaseStore", dependencies: ["PostgresClient", "RouteEngine"]),
+    // The database store (issue 53, being built): its tables' versioned migrations and the
+    // store's medium on PostgreSQL (DatabaseMedium).
+    .target(name: "DatabaseStore", dependencies: ["PostgresClient", "ManifestStore", "RouteEngine", "SystemIO", "CivilDate"]),
     // The one libcurl client: bounded outbound requests, an address judge before connect.
     .target(name: "HTTPClient", dependencies: ["CCurl"]),
     // Outbound checks of fallback URLs and associated-domain files, safe against SSRF.
@@ -132,7 +132,7 @@ let serverTargets: [Target] = [
     .testTarget(name: "LinkShapesTests", dependencies: ["LinkShapes", "RouteEngine", "TestSupport"]),
     .testTarget(name: "LinkLandingTests", dependencies: ["LinkLanding", "RouteEngine", "TestSupport"]),
     // Against a PostgreSQL of the tests' own (make test-postgres); skipped without one.
-    .testTarget(name: "PostgresClientTests", dependencies: ["PostgresClient", "DatabaseStore"]),
+    .testTarget(name: "PostgresClientTests", dependencies: ["PostgresClient", "DatabaseStore", "ManifestStore", "Rollout", "RouteEngine", "TestSupport", "SystemIO"]),
     .testTarget(name: "ImportingTests", dependencies: ["Importing", "RouteEngine", "LibraryTestSupport"]),
     // WaymarkClient: `generate swift`'s test compiles the generated file against it.
     .testTarget(name: "WaymarkCLITests", dependencies: ["WaymarkCLI", "ManifestStore", "RouteEngine", "TestSupport", "WaymarkClient"]),

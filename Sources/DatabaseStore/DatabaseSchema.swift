@@ -31,33 +31,37 @@ public enum DatabaseSchema {
 
     public static let migrations: [DatabaseMigration] = [
         DatabaseMigration(number: 1, name: "the store's tables", statements: [
+            // A record (docs/postgres.md, "Tables"): its header line and body exactly as the
+            // store wrote them, with what an operator queries beside them.
             """
             CREATE TABLE revisions (
                 number integer PRIMARY KEY CHECK (number >= 1),
-                parent integer CHECK (parent IS NULL OR parent = number - 1),
-                author text NOT NULL, time timestamptz NOT NULL, message text NOT NULL,
                 sha256 text NOT NULL CHECK (sha256 ~ '^[0-9a-f]{64}$'),
-                metadata jsonb NOT NULL, body bytea NOT NULL)
+                created timestamptz NOT NULL DEFAULT now(), header bytea NOT NULL, body bytea NOT NULL)
             """,
             """
             CREATE TABLE schemas (
-                platform text NOT NULL, version text NOT NULL,
-                sha256 text NOT NULL CHECK (sha256 ~ '^[0-9a-f]{64}$'),
-                author text NOT NULL, time timestamptz NOT NULL, body bytea NOT NULL,
-                PRIMARY KEY (platform, version))
+                name text PRIMARY KEY, sha256 text NOT NULL CHECK (sha256 ~ '^[0-9a-f]{64}$'),
+                changed timestamptz NOT NULL DEFAULT now(), header bytea NOT NULL, body bytea NOT NULL)
             """,
+            """
+            CREATE TABLE schedules (
+                id integer PRIMARY KEY CHECK (id >= 1), sha256 text NOT NULL,
+                changed timestamptz NOT NULL DEFAULT now(), header bytea NOT NULL, body bytea NOT NULL)
+            """,
+            """
+            CREATE TABLE rollout (
+                singleton boolean PRIMARY KEY DEFAULT true CHECK (singleton),
+                changed timestamptz NOT NULL DEFAULT now(), header bytea NOT NULL, body bytea NOT NULL)
+            """,
+            // Every record written or removed, in order: what other nodes catch up with.
+            "CREATE TABLE record_changes (seq bigserial PRIMARY KEY, name text NOT NULL, at timestamptz NOT NULL DEFAULT now())",
             """
             CREATE TABLE tokens (
                 id text PRIMARY KEY, name text NOT NULL UNIQUE, secret_sha256 text NOT NULL,
                 scopes text[] NOT NULL, rate integer, created timestamptz NOT NULL, revoked timestamptz)
             """,
             "CREATE TABLE audit (seq bigserial PRIMARY KEY, time timestamptz NOT NULL, entry jsonb NOT NULL)",
-            """
-            CREATE TABLE schedules (
-                id integer PRIMARY KEY, at timestamptz NOT NULL, base integer, author text NOT NULL,
-                message text NOT NULL, status text NOT NULL, body bytea)
-            """,
-            "CREATE TABLE rollout (singleton boolean PRIMARY KEY DEFAULT true CHECK (singleton), state jsonb NOT NULL, version integer NOT NULL)",
             "CREATE TABLE telemetry_batches (batch_id text PRIMARY KEY, committed_at timestamptz NOT NULL DEFAULT now())",
             "CREATE TABLE telemetry_counts (cell text PRIMARY KEY, count bigint NOT NULL CHECK (count >= 0))",
         ]),

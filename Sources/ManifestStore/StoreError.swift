@@ -22,6 +22,9 @@ public enum StoreError: Error, Hashable, Sendable, CustomStringConvertible {
     case refusedToken(String)
     /// The seed directory cannot seed an empty store.
     case badSeed(String)
+    /// The database the store keeps its records in is unreachable or refused a statement;
+    /// nothing was changed (a change is one transaction). It may succeed once it is back.
+    case database(String)
 
     /// The store's reading of a failed system call: the lock held elsewhere, a file where a
     /// directory belongs, an immutable name taken, or plainly the call.
@@ -46,6 +49,7 @@ public enum StoreError: Error, Hashable, Sendable, CustomStringConvertible {
             "The data directory \(directory) is damaged and will not be served: \(file): \(reason). "
                 + "Restore it from a backup or a follower; Waymark will not serve part of a store."
         case .refusedMirror(let reason), .refusedToken(let reason), .badSeed(let reason): reason
+        case .database(let reason): "The database is unavailable: \(reason)"
         }
     }
 
@@ -61,7 +65,14 @@ public enum StoreError: Error, Hashable, Sendable, CustomStringConvertible {
         case .alreadyExists: "a stored file of that name already exists; stored files are never overwritten"
         case .damaged(_, let file, let reason): "the stored file \(file) is damaged: \(reason)"
         case .refusedMirror(let reason), .refusedToken(let reason), .badSeed(let reason): reason
+        case .database: "the database is unavailable"
         }
+    }
+
+    /// Whether the database is away: the change may succeed once it is back (`503`).
+    public var isDatabaseAway: Bool {
+        if case .database = self { return true }
+        return false
     }
 
     /// Whether the change failed for want of disk space, and may succeed once it is freed.

@@ -49,9 +49,13 @@ extension Refusal {
 
 extension Refusal {
     /// A change the store could not make: `507` with `Retry-After` when the disk is full
-    /// (it may succeed once space is freed), else `500`; the message names no path of the
-    /// server's.
+    /// (it may succeed once space is freed), `503` with `Retry-After` when the database is
+    /// away, else `500`; the message names no path of the server's, no database address.
     static func storeFailed(_ error: StoreError, _ what: String, _ outcome: String) -> Refusal {
+        if error.isDatabaseAway {
+            return Refusal(.serviceUnavailable, "databaseUnavailable", "\(what): the database is unavailable. \(outcome) Retry shortly.",
+                           headers: [("Retry-After", "5")])
+        }
         if error.isNoSpace {
             return Refusal(.insufficientStorage, "insufficientStorage", "\(what): the server's disk is full. \(outcome) Retry once space is freed.",
                            headers: [("Retry-After", "60")])

@@ -24,13 +24,17 @@ struct DatabaseSchemaTests {
         #expect(try DatabaseSchema.migrate(connection) == DatabaseSchema.migrations.map(\.number))
         #expect(try DatabaseSchema.migrate(connection) == [], "current: nothing applied again")
         let tables = try connection.execute("SELECT table_name FROM information_schema.tables WHERE table_schema = 'm_fresh' ORDER BY table_name").rows.map { $0[0]! }
-        #expect(tables == ["audit", "revisions", "rollout", "schedules", "schemas", "telemetry_batches", "telemetry_counts", "tokens", "waymark_migrations"])
-        // The tables hold the store's rules: a revision's parent is the one before it; one rollout row.
+        #expect(tables == ["audit", "record_changes", "revisions", "rollout", "schedules", "schemas", "telemetry_batches", "telemetry_counts", "tokens", "waymark_migrations"])
+        // The tables hold the store's rules: a revision is numbered from 1 and has a SHA-256; one rollout row.
         #expect(throws: PostgresError.self) {
-            try connection.execute("INSERT INTO revisions VALUES (2, 5, 'a', now(), '', repeat('0', 64), '{}', '')")
+            try connection.execute("INSERT INTO revisions (number, sha256, header, body) VALUES (0, repeat('0', 64), '', '')")
         }
-        try connection.execute("INSERT INTO rollout (state, version) VALUES ('{}', 1)")
-        #expect(throws: PostgresError.self) { try connection.execute("INSERT INTO rollout (state, version) VALUES ('{}', 2)") }
+        #expect(throws: PostgresError.self) {
+            try connection.execute("INSERT INTO revisions (number, sha256, header, body) VALUES (1, 'not a hash', '', '')")
+        }
+        try connection.execute("INSERT INTO rollout (header, body) VALUES ('', '')")
+        #expect(throws: PostgresError.self) { try connection.execute("INSERT INTO rollout (singleton, header, body) VALUES (false, '', '')") }
+        #expect(throws: PostgresError.self) { try connection.execute("INSERT INTO rollout (header, body) VALUES ('', '')") }
     }
 
     @Test func nodesStartingTogetherApplyEachMigrationOnce() throws {

@@ -1,0 +1,339 @@
+import CivilDate
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import ManifestStore
+import PostgresClient
+import RouteEngine
+import Synchronization
+import SystemIO
+
+/// PostgreSQL as a store's medium (`docs/postgres.md`): each record a row of its kind's table
+/// (`revisions`, `schemas`, `schedules`, `rollout`) holding the header line and body the store
+/// wrote, byte for byte; the audit log the `audit` table; every record written or removed a
+/// row of `record_changes`, which is how the other nodes sharing the database catch up.
+///
+/// A change (`exclusively`) is serialized with every other node's by a transaction-level
+/// advisory lock (the writer key), taken before the store looks at what others changed; each
+/// record is written in one transaction with its audit entry and its `record_changes` row,
+/// and `NOTIFY waymark_changes` is sent with it; `write` returns only after `COMMIT` did.
+///
+/// Two connections: one for changes, used under the store's writer lock, and one for reads
+/// (history's documents, a schedule's routes), which happen outside it. A connection that is
+/// lost is opened again on next use; meanwhile every call is `StoreError.database`, which the
+/// API answers `503`.
+public final class DatabaseMedium: StoreMedium, @unchecked Sendable {
+    /// The transaction-level advisory lock every change takes ("WAYM" and 2).
+    public static let writerLock: Int64 = 0x5741_594D_0000_0002
+    /// The channel nodes hear of changes on; the payload is the change's `record_changes` seq.
+    public static let channel = "waymark_changes"
+
+    let url: String
+    /// `SET search_path` for every connection (tests keep each store in a schema of its own).
+    let searchPath: String?
+    private let writing = Guarded()
+    private let reading = Guarded()
+
+    /// A session behind a lock (a connection is used by one thread at a time).
+    private final class Guarded: @unchecked Sendable {
+        private let lock = NSLock()
+        private var session = Session()
+
+        func withLock<T>(_ body: (inout Session) throws(StoreError) -> T) throws(StoreError) -> T {
+            lock.lock()
+            defer { lock.unlock() }
+            return try body(&session)
+        }
+    }
+
+    /// One connection, and for the writing one whether a transaction is open on it.
+    private struct Session {
+        var connection: PostgresConnection?
+        var inTransaction = false
+        /// The `record_changes` seqs this node wrote: not others' changes to catch up with.
+        var own: Set<Int64> = []
+    }
+
+    /// Connects (both connections) and brings the tables to this code's migration, under the
+    /// migration lock: a database a newer Waymark migrated is refused.
+    public init(url: String, searchPath: String? = nil) throws(StoreError) {
+        self.url = url
+        self.searchPath = searchPath
+        try writing.withLock { session throws(StoreError) in
+            let connection = try Self.connect(url, searchPath)
+            do throws(DatabaseSchemaError) {
+                _ = try DatabaseSchema.migrate(connection)
+            } catch {
+                throw StoreError.database(error.description)
+            }
+            session.connection = connection
+        }
+    }
+
+    public var location: String { "the database" }
+    public var needsRepairAtOpen: Bool { false }
+
+    private static func connect(_ url: String, _ searchPath: String?) throws(StoreError) -> PostgresConnection {
+        do {
+            let connection = try PostgresConnection(url: url)
+            if let searchPath { try connection.execute("SET search_path TO \(searchPath)") }
+            return connection
+        } catch {
+            throw StoreError.database(error.description)
+        }
+    }
+
+    /// Runs `body` on `session`'s connection (opened if need be); a lost connection is dropped
+    /// for the next call to open again, with the transaction it held.
+    private func run<T>(_ session: inout Session, _ body: (PostgresConnection) throws(PostgresError) -> T) throws(StoreError) -> T {
+        if session.connection == nil || session.connection?.isOpen == false {
+            session.connection = nil
+            session.inTransaction = false
+            session.connection = try Self.connect(url, searchPath)
+        }
+        do {
+            return try body(session.connection!)
+        } catch {
+            if error.isConnectionLost || session.connection?.isOpen == false {
+                session.connection = nil
+                session.inTransaction = false
+            }
+            throw StoreError.database(error.description)
+        }
+    }
+
+    private func reads<T>(_ body: (PostgresConnection) throws(PostgresError) -> T) throws(StoreError) -> T {
+        try reading.withLock { session throws(StoreError) in try run(&session, body) }
+    }
+
+    // MARK: Names
+
+    /// A record's table and its key's column and value, from its name.
+    private struct Place {
+        let table: String
+        let key: String
+        let value: String
+    }
+
+    private static func place(_ name: String) throws(StoreError) -> Place {
+        if name == "rollout" { return Place(table: "rollout", key: "singleton", value: "true") }
+        let parts = name.split(separator: "/", maxSplits: 1).map(String.init)
+        guard parts.count == 2 else { throw unknown(name) }
+        switch parts[0] {
+        case "revisions":
+            guard let number = Int(parts[1]), number >= 1 else { throw unknown(name) }
+            return Place(table: "revisions", key: "number", value: String(number))
+        case "schedules":
+            guard let id = Int(parts[1]), id >= 1 else { throw unknown(name) }
+            return Place(table: "schedules", key: "id", value: String(id))
+        case "schemas": return Place(table: "schemas", key: "name", value: parts[1])
+        default: throw unknown(name)
+        }
+    }
+
+    private static func unknown(_ name: String) -> StoreError { .damaged(directory: "the database", file: name, reason: "it is not a record the store keeps") }
+
+    /// ENOENT, as a directory answers for a missing file (a schedule's routes removed is told apart by it).
+    private static func missing(_ name: String) -> StoreError { .io(IOError(call: "SELECT", path: name, errno: ENOENT)) }
+
+    private static func padded(_ number: String) -> String { String(repeating: "0", count: max(0, 8 - number.count)) + number }
+
+    // MARK: Reading
+
+    public func list(_ kind: String) throws(StoreError) -> [String] {
+        let (table, key): (String, String)
+        switch kind {
+        case "revisions": (table, key) = ("revisions", "number")
+        case "schedules": (table, key) = ("schedules", "id")
+        case "schemas": (table, key) = ("schemas", "name")
+        default: throw Self.unknown(kind)
+        }
+        let rows = try reads { connection throws(PostgresError) in try connection.execute("SELECT \(key) AS k FROM \(table) ORDER BY \(key)") }
+        return rows.rows.compactMap { $0.first ?? nil }.map { kind == "schemas" ? $0 : Self.padded($0) }
+    }
+
+    public func read(_ name: String) throws(StoreError) -> [UInt8] {
+        let place = try Self.place(name)
+        let rows = try reads { connection throws(PostgresError) in
+            try connection.execute("SELECT encode(header, 'hex') AS h, encode(body, 'hex') AS b FROM \(place.table) WHERE \(place.key) = $1", [place.value])
+        }
+        guard !rows.rows.isEmpty else { throw Self.missing(name) }
+        guard let header = rows[0, "h"].flatMap({ [UInt8](hex: $0) }), let body = rows[0, "b"].flatMap({ [UInt8](hex: $0) }) else {
+            throw StoreError.damaged(directory: location, file: name, reason: "its row could not be read")
+        }
+        return header + body
+    }
+
+    public func readHead(_ name: String, maximum: Int) throws(StoreError) -> (head: [UInt8], size: Int) {
+        let place = try Self.place(name)
+        let rows = try reads { connection throws(PostgresError) in
+            try connection.execute("""
+                SELECT encode(substring(header FROM 1 FOR $2::integer), 'hex') AS h, octet_length(header) + octet_length(body) AS size
+                FROM \(place.table) WHERE \(place.key) = $1
+                """, [place.value, String(maximum)])
+        }
+        guard !rows.rows.isEmpty else { throw Self.missing(name) }
+        guard let head = rows[0, "h"].flatMap({ [UInt8](hex: $0) }), let size = rows[0, "size"].flatMap({ Int($0) }) else {
+            throw StoreError.damaged(directory: location, file: name, reason: "its row could not be read")
+        }
+        return (head, size)
+    }
+
+    public func exists(_ name: String) throws(StoreError) -> Bool {
+        let place = try Self.place(name)
+        return try reads { connection throws(PostgresError) in
+            try connection.execute("SELECT 1 FROM \(place.table) WHERE \(place.key) = $1", [place.value]).rows.count == 1
+        }
+    }
+
+    public func auditEntries() throws(StoreError) -> [JSONValue] {
+        let rows = try reads { connection throws(PostgresError) in try connection.execute("SELECT entry::text AS e FROM audit ORDER BY seq") }
+        return rows.rows.compactMap { $0.first ?? nil }.compactMap { try? JSONParser().parse(Array($0.utf8)) }
+    }
+
+    // MARK: Changing
+
+    public func exclusively<T>(since marker: Int, _ body: (MediumChanges) throws(StoreError) -> T) throws(StoreError) -> T {
+        let others = try writing.withLock { session throws(StoreError) in
+            try run(&session) { connection throws(PostgresError) in
+                try connection.execute("BEGIN")
+                try connection.execute("SELECT pg_advisory_xact_lock($1::bigint)", [String(Self.writerLock)])
+            }
+            session.inTransaction = true
+            return try self.changes(&session, since: marker)
+        }
+        defer {
+            // Each `write` committed its own record; what is left (the removal of ended
+            // schedules after one) is committed here, and ending the transaction releases
+            // the writer lock.
+            try? writing.withLock { session throws(StoreError) in
+                if session.inTransaction { _ = try? run(&session) { connection throws(PostgresError) in try connection.execute("COMMIT") } }
+                session.inTransaction = false
+            }
+        }
+        return try body(others)
+    }
+
+    public func changes(since marker: Int) throws(StoreError) -> MediumChanges {
+        try writing.withLock { session throws(StoreError) in try changes(&session, since: marker) }
+    }
+
+    /// The names others wrote or removed after `marker` (this node's own left out), each once.
+    private func changes(_ session: inout Session, since marker: Int) throws(StoreError) -> MediumChanges {
+        let rows = try run(&session) { connection throws(PostgresError) in
+            try connection.execute("SELECT seq, name FROM record_changes WHERE seq > $1 ORDER BY seq", [String(marker)])
+        }
+        var names: [String] = [], seen: Set<String> = [], newest = marker
+        for row in rows.rows {
+            guard let seq = row[0].flatMap({ Int64($0) }), let name = row[1] else { continue }
+            newest = max(newest, Int(seq))
+            if session.own.remove(seq) != nil { continue }
+            if seen.insert(name).inserted { names.append(name) }
+        }
+        if rows.rows.isEmpty {
+            // At start: the newest seq there is, so that what is loaded now is not caught up with again.
+            let top = try run(&session) { connection throws(PostgresError) in
+                try connection.execute("SELECT coalesce(max(seq), 0) AS n FROM record_changes")
+            }
+            newest = max(newest, top[0, "n"].flatMap { Int($0) } ?? 0)
+        }
+        // Revisions in number order, so that each is appended after the one before it.
+        let revisions = names.filter { $0.hasPrefix("revisions/") }.sorted()
+        return MediumChanges(marker: newest, names: revisions + names.filter { !$0.hasPrefix("revisions/") })
+    }
+
+    public func write(_ bytes: [UInt8], kind: String, name: String, replacing: Bool, audit entry: [String: JSONValue], time: Date) throws(StoreError) {
+        let full = kind == "." ? name : kind + "/" + name
+        let place = try Self.place(full)
+        guard let newline = bytes.firstIndex(of: UInt8(ascii: "\n")),
+              case .object(let header)? = try? JSONParser().parse(bytes[..<newline]), let sha256 = header["sha256"]?.stringValue else {
+            throw StoreError.damaged(directory: location, file: full, reason: "it is not a record (a header line with its SHA-256)")
+        }
+        let head = Array(bytes[...newline]), body = Array(bytes[(newline + 1)...])
+        try writing.withLock { session throws(StoreError) in
+            let wasInTransaction = session.inTransaction
+            let seq: Int64? = try run(&session) { connection throws(PostgresError) -> Int64? in
+                do throws(PostgresError) {
+                    if !wasInTransaction {
+                        try connection.execute("BEGIN")
+                        try connection.execute("SELECT pg_advisory_xact_lock($1::bigint)", [String(Self.writerLock)])
+                    }
+                    let columns = place.table == "rollout" ? "singleton, header, body" : "\(place.key), sha256, header, body"
+                    let values = place.table == "rollout" ? "$1::boolean, decode($2, 'hex'), decode($3, 'hex')" : "$1, $2, decode($3, 'hex'), decode($4, 'hex')"
+                    let parameters: [String?] = [place.value, sha256, head.hexString, body.hexString]
+                    let stamp = place.table == "revisions" ? "created" : "changed"
+                    let conflict = replacing
+                        ? " ON CONFLICT (\(place.key)) DO UPDATE SET \(place.table == "rollout" ? "" : "sha256 = excluded.sha256, ")header = excluded.header, body = excluded.body, \(stamp) = now()"
+                        : " ON CONFLICT (\(place.key)) DO NOTHING"
+                    let inserted = try connection.execute("INSERT INTO \(place.table) (\(columns)) VALUES (\(values))\(conflict)",
+                                                          place.table == "rollout" ? [parameters[0], parameters[2], parameters[3]] : parameters)
+                    guard inserted.affected == 1 else {
+                        try connection.execute("ROLLBACK")
+                        return nil
+                    }
+                    try connection.execute("INSERT INTO audit (time, entry) VALUES ($1::timestamptz, $2::jsonb)",
+                                           [Timestamp.format(time), Self.auditText(entry, time: time)])
+                    let seq = try connection.execute("INSERT INTO record_changes (name) VALUES ($1) RETURNING seq", [full])[0, "seq"].flatMap { Int64($0) }
+                    try connection.execute("SELECT pg_notify($1, $2)", [Self.channel, seq.map(String.init) ?? ""])
+                    try connection.execute("COMMIT")
+                    return seq ?? 0
+                } catch {
+                    _ = try? connection.execute("ROLLBACK")
+                    throw error
+                }
+            }
+            // Committed (or rolled back): the rest of the change runs in a transaction of its
+            // own, the writer lock taken again, so a second record (a schedule's status after
+            // the revision it published) is serialized as the first was.
+            session.inTransaction = false
+            guard let seq else { throw StoreError.alreadyExists(full) }
+            session.own.insert(seq)
+            if wasInTransaction {
+                try run(&session) { connection throws(PostgresError) in
+                    try connection.execute("BEGIN")
+                    try connection.execute("SELECT pg_advisory_xact_lock($1::bigint)", [String(Self.writerLock)])
+                }
+                session.inTransaction = true
+            }
+        }
+    }
+
+    /// An audit entry as `audit.log` has it: its fields with the time.
+    private static func auditText(_ entry: [String: JSONValue], time: Date) -> String {
+        var line = entry
+        line["time"] = .string(Timestamp.format(time))
+        return JSONValue.object(line).serialized()
+    }
+
+    public func appendAudit(_ entries: [[String: JSONValue]], time: Date) throws(StoreError) {
+        guard !entries.isEmpty else { return }
+        try writing.withLock { session throws(StoreError) in
+            try run(&session) { connection throws(PostgresError) in
+                for entry in entries {
+                    try connection.execute("INSERT INTO audit (time, entry) VALUES ($1::timestamptz, $2::jsonb)",
+                                           [Timestamp.format(time), Self.auditText(entry, time: time)])
+                }
+            }
+        }
+    }
+
+    public func remove(_ names: [String], in kind: String) -> [String] {
+        guard !names.isEmpty else { return [] }
+        return (try? writing.withLock { session throws(StoreError) -> [String] in
+            var gone: [String] = []
+            for name in names {
+                let full = kind + "/" + name
+                let place = try Self.place(full)
+                let seq = try run(&session) { connection throws(PostgresError) -> Int64? in
+                    let deleted = try connection.execute("DELETE FROM \(place.table) WHERE \(place.key) = $1", [place.value])
+                    guard deleted.affected == 1 else { return nil }
+                    return try connection.execute("INSERT INTO record_changes (name) VALUES ($1) RETURNING seq", [full])[0, "seq"].flatMap { Int64($0) }
+                }
+                if let seq { session.own.insert(seq) }
+                gone.append(name)
+            }
+            return gone
+        }) ?? []
+    }
+}

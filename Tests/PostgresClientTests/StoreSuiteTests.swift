@@ -1,0 +1,281 @@
+import DatabaseStore
+import Foundation
+import ManifestStore
+import PostgresClient
+import Rollout
+import RouteEngine
+import Synchronization
+import SystemIO
+import Testing
+import TestSupport
+
+/// Where a store under test keeps its records.
+enum Medium: String, CustomStringConvertible, Sendable {
+    case directory, database
+    var description: String { rawValue }
+
+    /// The media there are here: the database only when `make test-postgres` gives one.
+    static var available: [Medium] { databaseURL == nil ? [.directory] : [.directory, .database] }
+}
+
+/// A store's place for one test: a scratch directory, and with the database a PostgreSQL
+/// schema of its own; `open()` opens a store on it as a node starting would (again and
+/// again: a restart, or a second node).
+final class StorePlace: @unchecked Sendable {
+    let medium: Medium
+    let path = NSTemporaryDirectory() + "waymark-suite-\(UUID().uuidString)"
+    let schema = "s_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased().prefix(20)
+    private var nodes = 0
+
+    init(_ medium: Medium) throws {
+        self.medium = medium
+        if medium == .database {
+            let connection = try PostgresConnection(url: databaseURL!)
+            try connection.execute("CREATE SCHEMA \(schema)")
+        }
+    }
+
+    deinit {
+        try? FileManager.default.removeItem(atPath: path)
+        if medium == .database, let connection = try? PostgresConnection(url: databaseURL!) {
+            _ = try? connection.execute("DROP SCHEMA IF EXISTS \(schema) CASCADE")
+        }
+    }
+
+    var seed: String { Fixtures.repositoryRoot.appendingPathComponent("manifests/storefront").path }
+
+    /// A store on this place: with the database, each call is a node of its own (its own
+    /// connections and local directory) on the same tables.
+    func open() throws -> ManifestStore {
+        switch medium {
+        case .directory: return try ManifestStore.open(at: path).store
+        case .database:
+            nodes += 1
+            let local = try DataDirectory(path: path + "-node\(nodes)", subdirectories: [])
+            return try ManifestStore.open(directory: local, medium: DatabaseMedium(url: databaseURL!, searchPath: String(schema)))
+        }
+    }
+
+    /// `body` on a store opened here, closed after it (a data directory is one process's at a time).
+    func with<T>(_ body: (ManifestStore) throws -> T) throws -> T {
+        let store = try open()
+        return try withExtendedLifetime(store) { try body(store) }
+    }
+
+    /// A statement on this place's tables, behind every store's back.
+    func execute(_ sql: String) throws {
+        let connection = try PostgresConnection(url: databaseURL!)
+        try connection.execute("SET search_path TO \(schema)")
+        try connection.execute(sql)
+    }
+}
+
+struct Failure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+private let start = Fixtures.date("2026-11-21T10:00:00Z")
+
+/// The storefront routes with one more route: a valid next revision.
+private func routes(adding id: String) -> [UInt8] {
+    guard case .object(var document) = Fixtures.storefrontRoutesJSON, case .array(var list)? = document["routes"] else { return [] }
+    list.append(["id": .string(id), "patterns": [.string("/campaign/\(id)")], "destination": "home", "owner": "marketing"])
+    document["routes"] = .array(list)
+    return JSONValue.object(document).serializedBytes(pretty: true)
+}
+
+/// The store's promises, held on both media (`docs/postgres.md`): what the code above the
+/// store relies on does not depend on where the records are.
+@Suite("The store on either medium")
+struct StoreSuiteTests {
+    @Test(arguments: Medium.available) func publishingKeepsEveryRevisionWithItsHashAcrossARestart(_ medium: Medium) throws {
+        let place = try StorePlace(medium)
+        let campaign = routes(adding: "winter")
+        let (before, record, second) = try place.with { store in
+            #expect(try store.seedIfEmpty(from: place.seed, now: start))
+            guard case .published(let second) = try store.publish(routes: campaign, base: 1, author: "ci", message: "winter", now: start) else {
+                throw Failure("not published")
+            }
+            #expect(second.number == 2 && second.parent == 1 && second.sha256 == SHA256.hex(campaign))
+            // The same routes again make no revision; a stale base is refused and writes nothing.
+            guard case .unchanged = try store.publish(routes: campaign, base: 2, author: "ci", message: "again", now: start) else {
+                throw Failure("the same routes made a revision")
+            }
+            guard case .staleBase(current: 2) = try store.publish(routes: routes(adding: "late"), base: 1, author: "ci", message: "late", now: start) else {
+                throw Failure("a stale base was taken")
+            }
+            return (store.snapshot, try store.revisionRecord(2), second)
+        }
+        try place.with { (reopened: ManifestStore) throws in
+            #expect(reopened.snapshot.revisions.map(\.number) == [1, 2])
+            #expect(reopened.snapshot.revisions.map(\.sha256) == before.revisions.map(\.sha256))
+            #expect(reopened.snapshot.schemas.keys.sorted() == before.schemas.keys.sorted())
+            #expect(try reopened.routes(of: reopened.snapshot.revisions[1]) == campaign, "the document byte for byte")
+            #expect(try reopened.revisionRecord(2) == record, "the record a follower mirrors, the same bytes")
+            let audit = try reopened.auditEntries().filter { $0["outcome"] == "ok" && $0["revision"] != nil }
+            #expect(audit.compactMap { $0["revision"]?.intValue } == [1, 2])
+            #expect(audit.last?["sha256"]?.stringValue == second.sha256)
+        }
+    }
+
+    @Test(arguments: Medium.available) func aRollbackRestoresAnOlderDocumentAsANewRevision(_ medium: Medium) throws {
+        let place = try StorePlace(medium)
+        try place.with { store in
+            try store.seedIfEmpty(from: place.seed, now: start)
+            _ = try store.publish(routes: routes(adding: "a"), base: 1, author: "ci", message: "a", now: start)
+            _ = try store.publish(routes: routes(adding: "b"), base: 2, author: "ci", message: "b", now: start)
+            guard case .published(let restored) = try store.rollback(to: 1, base: 3, author: "lead", message: "back", now: start) else {
+                throw Failure("not rolled back")
+            }
+            #expect(restored.number == 4 && restored.restores == 1)
+        }
+        try place.with { (reopened: ManifestStore) throws in
+            #expect(try reopened.routes(of: reopened.snapshot.revision(4)!) == reopened.routes(of: reopened.snapshot.revision(1)!))
+            #expect(reopened.snapshot.revision(4)?.restores == 1)
+        }
+    }
+
+    @Test(arguments: Medium.available) func aScheduleFiresOnceAndStaysFiredAcrossARestart(_ medium: Medium) throws {
+        let place = try StorePlace(medium)
+        try place.with { store in
+            try store.seedIfEmpty(from: place.seed, now: start)
+            guard case .scheduled(let item) = try store.schedule(routes: routes(adding: "spring"), at: start.addingTimeInterval(60), base: 1,
+                                                                  author: "marketing", message: "spring", now: start) else {
+                throw Failure("not scheduled")
+            }
+            #expect(try store.fireDueSchedules(now: start.addingTimeInterval(30)).isEmpty, "not due yet")
+            let fired = try store.fireDueSchedules(now: start.addingTimeInterval(61))
+            #expect(fired.map(\.id) == [item.id] && fired.first?.status == .fired(revision: 2))
+            #expect(try store.fireDueSchedules(now: start.addingTimeInterval(62)).isEmpty, "once")
+        }
+        try place.with { (reopened: ManifestStore) throws in
+            #expect(reopened.snapshot.schedules.map(\.status) == [.fired(revision: 2)])
+            #expect(try reopened.fireDueSchedules(now: start.addingTimeInterval(63)).isEmpty, "once, after a restart too")
+            #expect(reopened.snapshot.revisions.map(\.number) == [1, 2])
+        }
+    }
+
+    @Test(arguments: Medium.available) func aRolloutsStateIsKeptAsItChanges(_ medium: Medium) throws {
+        let place = try StorePlace(medium)
+        let version = try place.with { store in
+            try store.seedIfEmpty(from: place.seed, now: start)
+            guard case .started(let rollout, let candidate) = try store.startRollout(routes: routes(adding: "beta"), base: 1, author: "lead",
+                                                                                      message: "beta", now: start) else {
+                throw Failure("not started")
+            }
+            #expect(candidate.number == 2 && rollout.stable == 1 && store.snapshot.current?.number == 1)
+            guard case .success(let paused) = try store.controlRollout("pause", version: rollout.version, actor: "lead", now: start, { r throws(RolloutRefusal) in
+                try r.pause(version: rollout.version)
+            }) else { throw Failure("not paused") }
+            return paused.version
+        }
+        try place.with { (reopened: ManifestStore) throws in
+            #expect(reopened.snapshot.rollout?.status == .paused && reopened.snapshot.rollout?.version == version)
+            #expect(reopened.snapshot.activeRollout?.candidate == 2 && reopened.snapshot.current?.number == 1)
+            #expect(try reopened.auditEntries().last?["action"] == "rollout.pause")
+        }
+    }
+
+    @Test(arguments: Medium.available) func aSchemaReplacedInPlaceIsReadBack(_ medium: Medium) throws {
+        let place = try StorePlace(medium)
+        let (key, bytes, record) = try place.with { store in
+            try store.seedIfEmpty(from: place.seed, now: start)
+            let key = try #require(store.snapshot.orderedSchemas.last?.key)
+            let bytes = try #require(store.snapshot.schemas[key]?.bytes)
+            // Registered again (the same bytes, a new author): replaced, and read back so.
+            _ = try store.registerSchema(bytes, expected: key, author: "ci", now: start.addingTimeInterval(5))
+            return (key, bytes, try store.schemaRecord(key))
+        }
+        try place.with { (reopened: ManifestStore) throws in
+            #expect(reopened.snapshot.schemas[key]?.bytes == bytes)
+            #expect(try reopened.schemaRecord(key) == record)
+        }
+    }
+
+    @Test func aDatabaseAwayIsAClearErrorAndChangesNothing() throws {
+        let store = try ManifestStore.open(directory: DataDirectory(path: NSTemporaryDirectory() + "waymark-away-\(UUID().uuidString)", subdirectories: []),
+                                           medium: StandInMedium())
+        do {
+            _ = try store.publish(routes: routes(adding: "x"), base: nil, author: "ci", message: "x", now: start)
+            Issue.record("published with the database away")
+        } catch {
+            #expect(error.isDatabaseAway && store.snapshot.revisions.isEmpty)
+        }
+    }
+}
+
+/// What only a database gives: several nodes on the same records.
+@Suite("Nodes sharing one database", .enabled(if: databaseURL != nil))
+struct SharedDatabaseTests {
+    @Test func aNodeDecidesOnWhatAnotherPublishedAndCatchesUpWithIt() throws {
+        let place = try StorePlace(.database)
+        let first = try place.open(), second = try place.open()
+        try first.seedIfEmpty(from: place.seed, now: start)
+        #expect(second.snapshot.revisions.isEmpty, "the second has not looked yet")
+        // A change on the second node is decided on the database's newest revision, not on
+        // what the second saw: its base 1 is current there, and it makes revision 2.
+        guard case .published(let two) = try second.publish(routes: routes(adding: "two"), base: 1, author: "ci", message: "two", now: start) else {
+            Issue.record("the second node's publish on the current base was refused"); return
+        }
+        #expect(two.number == 2)
+        // The first, told nothing yet, still refuses a stale base once it looks under the lock.
+        guard case .staleBase(current: 2) = try first.publish(routes: routes(adding: "old"), base: 1, author: "ci", message: "old", now: start) else {
+            Issue.record("a stale base was taken on the first node"); return
+        }
+        #expect(first.snapshot.revisions.map(\.number) == [1, 2], "caught up under the lock")
+        let generation = first.generation
+        #expect(try first.catchUp() == false, "nothing new")
+        _ = try second.rollback(to: 1, base: 2, author: "lead", message: "back", now: start)
+        #expect(try first.catchUp() == true && first.generation == generation + 1)
+        #expect(first.snapshot.current?.number == 3 && first.snapshot.current?.sha256 == second.snapshot.current?.sha256)
+        #expect(try first.routes(of: first.snapshot.current!) == second.routes(of: second.snapshot.current!))
+    }
+
+    @Test func eightNodesPublishingFromOneBaseHaveOneWinner() throws {
+        let place = try StorePlace(.database)
+        try place.open().seedIfEmpty(from: place.seed, now: start)
+        let nodes = try (0..<8).map { _ in try place.open() }
+        let won = Atomic<Int>(0), stale = Atomic<Int>(0)
+        DispatchQueue.concurrentPerform(iterations: nodes.count) { index in
+            switch try? nodes[index].publish(routes: routes(adding: "n\(index)"), base: 1, author: "ci", message: "n\(index)", now: start) {
+            case .published?: won.add(1, ordering: .relaxed)
+            case .staleBase?: stale.add(1, ordering: .relaxed)
+            default: break
+            }
+        }
+        #expect(won.load(ordering: .relaxed) == 1 && stale.load(ordering: .relaxed) == 7)
+        let reopened = try place.open()
+        #expect(reopened.snapshot.revisions.map(\.number) == [1, 2])
+    }
+
+    @Test func aDocumentChangedBehindTheStoresBackIsRefusedWhenRead() throws {
+        let place = try StorePlace(.database)
+        let store = try place.open()
+        try store.seedIfEmpty(from: place.seed, now: start)
+        _ = try store.publish(routes: routes(adding: "a"), base: 1, author: "ci", message: "a", now: start)
+        _ = try store.publish(routes: routes(adding: "b"), base: 2, author: "ci", message: "b", now: start)
+        // Revision 1 is history now: read from the database when asked, and checked.
+        try place.execute("UPDATE revisions SET body = body || '\\x20'::bytea WHERE number = 1")
+        #expect(throws: StoreError.self) { try store.routes(of: store.snapshot.revision(1)!) }
+        #expect(try store.routes(of: store.snapshot.revision(3)!) == routes(adding: "b"), "the rest is unaffected")
+    }
+}
+
+
+/// A medium whose database has gone away after the store opened.
+private final class StandInMedium: StoreMedium, @unchecked Sendable {
+    let away = StoreError.database("connection refused")
+    var location: String { "the database" }
+    var needsRepairAtOpen: Bool { false }
+    func list(_ kind: String) throws(StoreError) -> [String] { [] }
+    func read(_ name: String) throws(StoreError) -> [UInt8] { throw away }
+    func readHead(_ name: String, maximum: Int) throws(StoreError) -> (head: [UInt8], size: Int) { throw away }
+    func exists(_ name: String) throws(StoreError) -> Bool { false }
+    func write(_ bytes: [UInt8], kind: String, name: String, replacing: Bool, audit entry: [String: JSONValue], time: Date) throws(StoreError) { throw away }
+    func appendAudit(_ entries: [[String: JSONValue]], time: Date) throws(StoreError) { throw away }
+    func remove(_ names: [String], in kind: String) -> [String] { [] }
+    func auditEntries() throws(StoreError) -> [JSONValue] { throw away }
+    func exclusively<T>(since marker: Int, _ body: (MediumChanges) throws(StoreError) -> T) throws(StoreError) -> T { throw away }
+    func changes(since marker: Int) throws(StoreError) -> MediumChanges { MediumChanges(marker: 0, names: []) }
+}
