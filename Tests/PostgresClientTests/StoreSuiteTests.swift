@@ -24,7 +24,7 @@ enum Medium: String, CustomStringConvertible, Sendable {
 final class StorePlace: @unchecked Sendable {
     let medium: Medium
     let path = NSTemporaryDirectory() + "waymark-suite-\(UUID().uuidString)"
-    let schema = "s_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased().prefix(20)
+    let schema = "s_" + String(UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased().prefix(20))
     private var nodes = 0
 
     init(_ medium: Medium) throws {
@@ -52,7 +52,7 @@ final class StorePlace: @unchecked Sendable {
         case .database:
             nodes += 1
             let local = try DataDirectory(path: path + "-node\(nodes)", subdirectories: [])
-            return try ManifestStore.open(directory: local, medium: DatabaseMedium(url: databaseURL!, searchPath: String(schema)))
+            return try ManifestStore.open(directory: local, medium: DatabaseMedium(url: databaseURL!, searchPath: schema))
         }
     }
 
@@ -230,6 +230,38 @@ struct SharedDatabaseTests {
         #expect(try first.catchUp() == true && first.generation == generation + 1)
         #expect(first.snapshot.current?.number == 3 && first.snapshot.current?.sha256 == second.snapshot.current?.sha256)
         #expect(try first.routes(of: first.snapshot.current!) == second.routes(of: second.snapshot.current!))
+    }
+
+    /// Waits (at most `seconds`) for `condition`: a node applying a change it was told of.
+    static func eventually(_ seconds: Double, _ condition: () -> Bool) -> Bool {
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            if condition() { return true }
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        return condition()
+    }
+
+    @Test func aListeningNodeAppliesAnothersChangeWhenNotifiedAndByPollingAfterBeingAway() throws {
+        let place = try StorePlace(.database)
+        let writer = try place.open(), reader = try place.open()
+        try writer.seedIfEmpty(from: place.seed, now: start)
+        // A poll too slow to be what applies the change: the notification does.
+        let watcher = DatabaseWatcher(url: databaseURL!, searchPath: place.schema, store: reader, pollInterval: 60)
+        watcher.start()
+        defer { watcher.stop() }
+        #expect(Self.eventually(10) { watcher.isListening && reader.snapshot.revisions.count == 1 }, "caught up on starting")
+        _ = try writer.publish(routes: routes(adding: "heard"), base: 1, author: "ci", message: "heard", now: start)
+        #expect(Self.eventually(10) { reader.snapshot.current?.number == 2 }, "applied on the notification")
+        #expect(try reader.routes(of: reader.snapshot.current!) == routes(adding: "heard"))
+        watcher.stop()
+        // Changes committed while no one listened are caught up with once it listens again.
+        let polling = DatabaseWatcher(url: databaseURL!, searchPath: place.schema, store: reader, pollInterval: 0.2)
+        _ = try writer.rollback(to: 1, base: 2, author: "lead", message: "back", now: start)
+        #expect(reader.snapshot.current?.number == 2, "not listening: not applied")
+        polling.start()
+        defer { polling.stop() }
+        #expect(Self.eventually(10) { reader.snapshot.current?.number == 3 })
     }
 
     @Test func eightNodesPublishingFromOneBaseHaveOneWinner() throws {
