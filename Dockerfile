@@ -9,9 +9,9 @@
 # with WAYMARK_FOLLOW_TOKEN in the environment.
 
 FROM swift:6.3-bookworm AS build
-# libcurl's headers (CCurl, through pkg-config), as `make deps` installs them.
+# libcurl's and libpq's headers (CCurl, CLibPQ, through pkg-config), as `make deps` installs them.
 RUN apt-get update \
- && apt-get install -y --no-install-recommends libcurl4-openssl-dev=7.88.* pkg-config=1.8.* \
+ && apt-get install -y --no-install-recommends libcurl4-openssl-dev=7.88.* libpq-dev=15.* pkg-config=1.8.* \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY Package.swift ./
@@ -21,9 +21,10 @@ RUN swift build -c release --product waymark --static-swift-stdlib \
  && install -D "$(swift build -c release --show-bin-path)/waymark" /out/waymark
 
 FROM debian:bookworm-slim
-# Only libcurl (link checks, followers, the health check) and CA certificates beside the binary.
+# Only libcurl (link checks, followers, the health check), libpq (serve --database) and CA
+# certificates beside the binary.
 RUN apt-get update \
- && apt-get install -y --no-install-recommends libcurl4=7.88.* ca-certificates=20230311* \
+ && apt-get install -y --no-install-recommends libcurl4=7.88.* libpq5=15.* ca-certificates=20230311* \
  && rm -rf /var/lib/apt/lists/* \
  && groupadd --system --gid 10001 waymark \
  && useradd --system --uid 10001 --gid 10001 --home-dir /var/lib/waymark --create-home waymark

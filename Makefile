@@ -95,13 +95,17 @@ test-unit: deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build --disable-xctest $(if $(FILTER),--filter '$(FILTER)')
 
-# The PostgreSQL client (Sources/PostgresClient, on the system's libpq) and what there is of
-# the database store (Sources/DatabaseStore: migrations, revisions) against a PostgreSQL of
-# the tests' own: installed from Debian when missing, a cluster in a temporary directory on a
-# Unix socket (Tests/Scripts/postgres.sh), removed after. Fails if any of its tests failed or
-# was skipped (they are skipped only without the cluster).
+# The PostgreSQL client (Sources/PostgresClient, on the system's libpq) and the database store
+# (Sources/DatabaseStore: migrations, the medium, the watcher; the store's suite on both media)
+# against a PostgreSQL of the tests' own: installed from Debian when missing, a cluster in a
+# temporary directory on a Unix socket (Tests/Scripts/postgres.sh), removed after. Fails if
+# any of its tests failed or was skipped (they are skipped only without the cluster). Then
+# three `serve --database` nodes on one database: changes on any node on every node's
+# manifest within the bound, and 60 SIGKILLs during changes losing nothing acknowledged.
 test-postgres: deps
 	$(SWIFT) build --build-tests
+	$(SWIFT) build
+	bash Tests/Scripts/postgres.sh python3 Tests/Scripts/postgres-nodes.py $(BIN)
 	bash Tests/Scripts/postgres.sh bash -c '$(SWIFT) test --skip-build --disable-xctest --filter PostgresClientTests > .build/postgres-tests.log 2>&1; status=$$?; \
 	  sed "s/\x1b\[[0-9;]*m//g" .build/postgres-tests.log > .build/postgres-tests.txt; grep -E "✘|Suite|Test run" .build/postgres-tests.txt; \
 	  [ $$status = 0 ] && grep -q "Test run with .* passed" .build/postgres-tests.txt && ! grep -q " skipped" .build/postgres-tests.txt'

@@ -98,7 +98,7 @@ let serverTargets: [Target] = [
     .target(name: "LinkChecks", dependencies: ["HTTPClient", "RouteEngine"]),
     // Followers: mirror a primary's revisions, schemas and token hashes; forward counts.
     .target(name: "Replication", dependencies: ["HTTPClient", "ManifestStore", "Telemetry", "RouteEngine"]),
-    .target(name: "WaymarkCLI", dependencies: ["RouteEngine", "Importing", "ManifestStore", "WaymarkAPI", "Rollout", "Telemetry", "HTTPServer", "LinkChecks", "Replication", "CivilDate", "SystemIO"]),
+    .target(name: "WaymarkCLI", dependencies: ["RouteEngine", "Importing", "ManifestStore", "DatabaseStore", "WaymarkAPI", "Rollout", "Telemetry", "HTTPServer", "LinkChecks", "Replication", "CivilDate", "SystemIO"]),
     .executableTarget(name: "waymark", dependencies: ["WaymarkCLI"]),
 
     // ── Tools (Tools/): the simulator, the HTTP fixture server the benchmarks and tests use.

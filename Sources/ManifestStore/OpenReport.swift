@@ -12,4 +12,7 @@ public struct OpenReport: Sendable {
     public var recoveredAuditEntries = 0
     /// Lines of the audit log read at start that were not JSON (skipped).
     public var damagedAuditLines = 0
+
+    /// Nothing found: what opening a store on a database reports (a change and its audit entry are one transaction).
+    public init() {}
 }

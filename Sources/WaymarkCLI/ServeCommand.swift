@@ -1,6 +1,7 @@
 import Foundation
 import HTTPServer
 import WaymarkAPI
+import DatabaseStore
 import ManifestStore
 import Replication
 import Rollout
@@ -38,7 +39,8 @@ enum ServeCommand {
     static let options: [OptionSpec] = [
         OptionSpec("--host", "H", ["Address to listen on, IPv4 or IPv6 literal; repeatable", "(default 127.0.0.1: loopback only)"]),
         OptionSpec("--port", "P", ["TCP port (default 8080; 0 picks a free one)"]),
-        OptionSpec("--data-dir", "D", ["The data directory (default ./data)"]),
+        OptionSpec("--data-dir", "D", ["The data directory (default ./data); with --database, the node's own", "(tokens and telemetry, until they move into the database)"]),
+        OptionSpec("--database", "URL", ["Keep revisions, schemas, schedules, the rollout and the audit log in", "PostgreSQL (postgres://…; or set WAYMARK_DATABASE_URL, which keeps it", "out of the process list): any number of nodes on one database", "(docs/postgres.md)"]),
         OptionSpec("--seed", "DIR", ["Seed an empty store from DIR/schema-*.json and DIR/routes.json", "(default manifests/storefront, skipped when missing)"]),
         OptionSpec("--no-seed", nil, ["Start an empty store empty"]),
         OptionSpec("--public-reads", nil, ["Serve manifests without a token (what phones read; revisions,", "schemas, the rollout and QR codes still need routes:read)"]),
@@ -167,6 +169,10 @@ enum ServeCommand {
         if parsed.has("--no-seed"), parsed.last("--seed") != nil { throw .invalidValue(option: "--seed", value: parsed.last("--seed")!, expected: "no --seed with --no-seed") }
         let dataDirectory = parsed.last("--data-dir") ?? "data"
         let follow = try followArguments(parsed)
+        let database = parsed.last("--database") ?? ProcessInfo.processInfo.environment["WAYMARK_DATABASE_URL"].flatMap { $0.isEmpty ? nil : $0 }
+        if database != nil, follow != nil {
+            throw .invalidValue(option: "--database", value: "…", expected: "no --follow with --database (a follower mirrors a primary's data directory over HTTP)")
+        }
         if follow != nil {
             if parsed.last("--seed") != nil { throw .invalidValue(option: "--seed", value: parsed.last("--seed")!, expected: "no --seed with --follow (a follower mirrors its primary)") }
         }
@@ -197,9 +203,21 @@ enum ServeCommand {
         // One malloc arena per event loop, before any thread starts (see Memory.limitArenas).
         Memory.limitArenas(configuration.threads)
         let store: ManifestStore
+        var watcher: DatabaseWatcher?
         do throws(StoreError) {
-            let (opened, report) = try ManifestStore.open(at: dataDirectory)
+            let (opened, report) = if let database {
+                (try ManifestStore.open(directory: readingIOErrors(as: StoreError.init) { () throws(IOError) in try DataDirectory(path: dataDirectory, subdirectories: []) },
+                                        medium: DatabaseMedium(url: database)), OpenReport())
+            } else {
+                try ManifestStore.open(at: dataDirectory)
+            }
             store = opened
+            if let database {
+                // Changes other nodes commit reach this one by notification, or by the poll.
+                let started = DatabaseWatcher(url: database, store: opened)
+                started.start()
+                watcher = started
+            }
             if !report.removedTemporaries.isEmpty {
                 output.print("Removed \(report.removedTemporaries.count) unfinished temporary file(s) a crash left behind (never acknowledged).")
             }
@@ -227,6 +245,7 @@ enum ServeCommand {
                 try seed(store, parsed, output: &output)
             }
         } catch {
+            watcher?.stop()
             throw .store(error.message)
         }
         let telemetry: TelemetryStore
@@ -241,7 +260,7 @@ enum ServeCommand {
                 + (replay.truncatedBytes > 0 ? ", cleared a torn tail of \(replay.truncatedBytes) bytes (never acknowledged)." : "."))
         }
         let snapshot = store.snapshot
-        output.print("Data directory \(dataDirectory): " + (snapshot.current.map { "revision \($0.number) current" } ?? "no revision yet")
+        output.print((database != nil ? "Database (this node's own directory \(dataDirectory)): " : "Data directory \(dataDirectory): ") + (snapshot.current.map { "revision \($0.number) current" } ?? "no revision yet")
             + ", schemas " + (snapshot.schemas.isEmpty ? "none" : snapshot.schemas.keys.sorted().map(\.description).joined(separator: ", ")) + ".")
 
         var follower: Follower?
@@ -297,6 +316,7 @@ enum ServeCommand {
         server.wait()
         service.stopScheduling()
         follower?.stop()
+        watcher?.stop()
         telemetry.close()
         // The refusals of the minute under way, which its timer would have written.
         store.flushRefusals(all: true)

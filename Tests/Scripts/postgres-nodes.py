@@ -1,0 +1,192 @@
+#!/usr/bin/env python3
+"""Three `waymark serve --database` nodes on one PostgreSQL (make test-postgres, under
+Tests/Scripts/postgres.sh, which sets WAYMARK_TEST_DATABASE_URL).
+
+  postgres-nodes.py WAYMARK [--rounds N] [--kills K]
+
+1. Changes on any node reach every node: N route changes and rollbacks, each made on a
+   random node, each seen on all three nodes' manifests within the bound (the watcher's poll,
+   2 s; by notification, far less), with the same bytes and ETag everywhere. Prints the
+   slowest a change took to be everywhere.
+2. SIGKILL during changes: K times, a random node is killed while changes go to it; every
+   change it acknowledged (201) is on the others afterwards, and the killed node, restarted,
+   serves the same manifest as the rest.
+
+Tokens are still each node's (docs/postgres.md, "What is built so far"): the first node's
+tokens.json is copied to the others, as an operator would until they move into the database.
+"""
+import argparse
+import json
+import os
+import random
+import shutil
+import signal
+import sys
+import tempfile
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(__file__))
+from waymark_daemon import call, start  # noqa: E402
+
+MANIFEST = "/v1/manifest?platform=ios&version=5.3.0"
+BOUND = 2.5  # the watcher's poll (DatabaseWatcher.defaultPollInterval, 2 s), with room for a busy machine's scheduling
+
+
+def fail(message):
+    print("postgres-nodes: FAIL: " + message)
+    sys.exit(1)
+
+
+class Node:
+    def __init__(self, binary, root, index, url, token=None):
+        self.binary, self.index, self.url = binary, index, url
+        self.data = os.path.join(root, "node%d" % index)
+        self.token = token
+        self.process = None
+        self.port = 0
+
+    def start(self, seed):
+        env = dict(os.environ, WAYMARK_DATABASE_URL=self.url)
+        process, token, port = start(self.binary, self.data, seed=seed, port=self.port, env=env)
+        if port is None:
+            process.kill()
+            fail("node %d did not start: %s" % (self.index, process.stderr.read()[-2000:]))
+        self.process, self.port = process, port
+        self.token = self.token or token
+        # Keep its output drained, so a full pipe never blocks it.
+        threading.Thread(target=process.stdout.read, daemon=True).start()
+        threading.Thread(target=process.stderr.read, daemon=True).start()
+
+    def kill(self):
+        self.process.send_signal(signal.SIGKILL)
+        self.process.wait()
+
+    def stop(self):
+        if self.process and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=10)
+            except Exception:
+                self.process.kill()
+
+    def manifest(self):
+        status, body, headers = call(self.port, self.token, "GET", MANIFEST)
+        if status != 200:
+            fail("node %d answered the manifest %d: %r" % (self.index, status, body[:300]))
+        return body, headers.get("ETag")
+
+    def put_route(self, route_id):
+        route = {"patterns": ["/go/%s" % route_id], "destination": "home", "owner": "marketing"}
+        return call(self.port, self.token, "PUT", "/v1/routes/" + route_id, route, timeout=10)
+
+    def current(self):
+
+        status, body, _ = call(self.port, self.token, "GET", "/v1/revisions")
+        if status != 200:
+            fail("node %d answered /v1/revisions %d" % (self.index, status))
+        return json.loads(body)["current"]
+
+
+def everywhere(nodes, check, what):
+    """Waits until `check(node)` holds on every node; the seconds it took."""
+    began = time.monotonic()
+    while True:
+        if all(check(node) for node in nodes):
+            return time.monotonic() - began
+        if time.monotonic() - began > BOUND:
+            states = [(node.index, node.current()) for node in nodes]
+            fail("%s was not on every node within %.1f s (current revision per node: %r)" % (what, BOUND, states))
+        time.sleep(0.01)
+
+
+def same_manifest(nodes):
+    seen = {node.manifest() for node in nodes}
+    if len(seen) != 1:
+        fail("the nodes serve different manifests: ETags %r" % sorted(etag for _, etag in seen))
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("waymark")
+    parser.add_argument("--rounds", type=int, default=30)
+    parser.add_argument("--kills", type=int, default=60)
+    arguments = parser.parse_args()
+    url = os.environ.get("WAYMARK_TEST_DATABASE_URL")
+    if not url:
+        fail("WAYMARK_TEST_DATABASE_URL is not set (run under Tests/Scripts/postgres.sh)")
+    binary = os.path.abspath(arguments.waymark)
+    root = tempfile.mkdtemp(prefix="waymark-nodes-")
+    nodes = [Node(binary, root, index, url) for index in range(3)]
+    try:
+        nodes[0].start(seed=True)
+        if not nodes[0].token:
+            fail("the first node printed no admin token")
+        for node in nodes[1:]:
+            os.makedirs(node.data, exist_ok=True)
+            shutil.copy(os.path.join(nodes[0].data, "tokens.json"), os.path.join(node.data, "tokens.json"))
+            node.token = nodes[0].token
+            node.start(seed=False)
+        same_manifest(nodes)
+
+        # 1. Changes on any node, seen everywhere.
+        rng = random.Random(53)
+        slowest = 0.0
+        for round_ in range(arguments.rounds):
+            node = rng.choice(nodes)
+            if round_ % 5 == 4:
+                base = node.current()
+                status, body, _ = call(node.port, node.token, "POST", "/v1/revisions/1/rollback", {"message": "back"}, {"If-Match": '"rev-%d"' % base})
+            else:
+                status, body, _ = node.put_route("r%d" % round_)
+            if status != 201:
+                fail("a change on node %d was answered %d: %r" % (node.index, status, body[:300]))
+            number = json.loads(body)["number"] if b'"number"' in body else None
+            _, etag = node.manifest()
+            slowest = max(slowest, everywhere(nodes, lambda other: other.manifest()[1] == etag, "revision %s from node %d" % (number, node.index)))
+            same_manifest(nodes)
+        print("postgres-nodes: %d changes on random nodes, each on all 3 within %.0f ms (bound %.1f s), the same bytes and ETag everywhere"
+              % (arguments.rounds, slowest * 1000, BOUND))
+
+        # 2. SIGKILL during changes.
+        acknowledged = []
+        for kill in range(arguments.kills):
+            victim = rng.choice(nodes)
+            stop = threading.Event()
+
+            def hammer(node=victim, kill=kill):
+                serial = 0
+                while not stop.is_set():
+                    route_id = "k%d-%d" % (kill, serial)
+                    serial += 1
+                    try:
+                        status, _, _ = node.put_route(route_id)
+                    except Exception:
+                        return
+                    if status == 201:
+                        acknowledged.append(route_id)
+
+            worker = threading.Thread(target=hammer)
+            worker.start()
+            time.sleep(rng.uniform(0.05, 0.3))
+            victim.kill()
+            stop.set()
+            worker.join()
+            victim.start(seed=False)
+        # Every acknowledged change is in the routes every node serves.
+        everywhere(nodes, lambda other: other.manifest()[1] == nodes[0].manifest()[1], "the last change")
+        manifest, _ = nodes[0].manifest()
+        missing = [route_id for route_id in acknowledged if ("/go/%s\"" % route_id).encode() not in manifest]
+        if missing:
+            fail("%d acknowledged change(s) lost after the kills, the first %r" % (len(missing), missing[:5]))
+        same_manifest(nodes)
+        print("postgres-nodes: %d SIGKILLs of random nodes during changes: all %d acknowledged changes on every node, none lost"
+              % (arguments.kills, len(acknowledged)))
+    finally:
+        for node in nodes:
+            node.stop()
+        shutil.rmtree(root, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
