@@ -34,6 +34,11 @@ public final class DatabaseMedium: StoreMedium, @unchecked Sendable {
     let searchPath: String?
     private let writing = Guarded()
     private let reading = Guarded()
+    /// Held for a whole change (`exclusively`), and by every use of the writing connection:
+    /// the store's changes and the tokens' (`TokenStore`), each under a writer lock of its
+    /// own, never interleave their statements in one transaction. Recursive: a change's own
+    /// writes take it again.
+    private let section = NSRecursiveLock()
 
     /// A session behind a lock (a connection is used by one thread at a time).
     private final class Guarded: @unchecked Sendable {
@@ -53,6 +58,8 @@ public final class DatabaseMedium: StoreMedium, @unchecked Sendable {
         var inTransaction = false
         /// The `record_changes` seqs this node wrote: not others' changes to catch up with.
         var own: Set<Int64> = []
+        /// The last failed connection attempt, if the one after it has not succeeded yet.
+        var failedConnect: (at: Date, error: StoreError)?
     }
 
     /// Connects (both connections) and brings the tables to this code's migration, under the
@@ -73,6 +80,7 @@ public final class DatabaseMedium: StoreMedium, @unchecked Sendable {
 
     public var location: String { "the database" }
     public var needsRepairAtOpen: Bool { false }
+    public var keepsTokens: Bool { true }
 
     private static func connect(_ url: String, _ searchPath: String?) throws(StoreError) -> PostgresConnection {
         do {
@@ -84,27 +92,45 @@ public final class DatabaseMedium: StoreMedium, @unchecked Sendable {
         }
     }
 
+    /// After a failed connection attempt, how long further ones fail at once with its error,
+    /// so that requests arriving while the database is away do not each wait for a connect
+    /// (up to its timeout) holding the writer lock.
+    static let reconnectPause = 1.0
+
     /// Runs `body` on `session`'s connection (opened if need be); a lost connection is dropped
-    /// for the next call to open again, with the transaction it held.
-    private func run<T>(_ session: inout Session, _ body: (PostgresConnection) throws(PostgresError) -> T) throws(StoreError) -> T {
+    /// for the next call to open again, with the transaction it held. `idempotent`: `body`
+    /// may run twice (a read, a `BEGIN`), so a connection found lost when it is used — the
+    /// database restarted since its last statement — is opened again and `body` run once more.
+    private func run<T>(_ session: inout Session, idempotent: Bool = false, _ body: (PostgresConnection) throws(PostgresError) -> T) throws(StoreError) -> T {
+        var reused = true
         if session.connection == nil || session.connection?.isOpen == false {
             session.connection = nil
             session.inTransaction = false
-            session.connection = try Self.connect(url, searchPath)
+            if let failed = session.failedConnect, Date().timeIntervalSince(failed.at) < Self.reconnectPause { throw failed.error }
+            do throws(StoreError) {
+                session.connection = try Self.connect(url, searchPath)
+                session.failedConnect = nil
+            } catch {
+                session.failedConnect = (Date(), error)
+                throw error
+            }
+            reused = false
         }
         do {
             return try body(session.connection!)
         } catch {
-            if error.isConnectionLost || session.connection?.isOpen == false {
+            let lost = error.isConnectionLost || session.connection?.isOpen == false
+            if lost {
                 session.connection = nil
                 session.inTransaction = false
+                if idempotent && reused { return try run(&session, body) }
             }
             throw StoreError.database(error.description)
         }
     }
 
     private func reads<T>(_ body: (PostgresConnection) throws(PostgresError) -> T) throws(StoreError) -> T {
-        try reading.withLock { session throws(StoreError) in try run(&session, body) }
+        try reading.withLock { session throws(StoreError) in try run(&session, idempotent: true, body) }
     }
 
     // MARK: Names
@@ -118,6 +144,7 @@ public final class DatabaseMedium: StoreMedium, @unchecked Sendable {
 
     private static func place(_ name: String) throws(StoreError) -> Place {
         if name == "rollout" { return Place(table: "rollout", key: "singleton", value: "true") }
+        if name == "tokens.json" { return Place(table: "tokens", key: "singleton", value: "true") }
         let parts = name.split(separator: "/", maxSplits: 1).map(String.init)
         guard parts.count == 2 else { throw unknown(name) }
         switch parts[0] {
@@ -195,8 +222,10 @@ public final class DatabaseMedium: StoreMedium, @unchecked Sendable {
     // MARK: Changing
 
     public func exclusively<T>(since marker: Int, _ body: (MediumChanges) throws(StoreError) -> T) throws(StoreError) -> T {
+        section.lock()
+        defer { section.unlock() }
         let others = try writing.withLock { session throws(StoreError) in
-            try run(&session) { connection throws(PostgresError) in
+            try run(&session, idempotent: true) { connection throws(PostgresError) in
                 try connection.execute("BEGIN")
                 try connection.execute("SELECT pg_advisory_xact_lock($1::bigint)", [String(Self.writerLock)])
             }
@@ -215,13 +244,25 @@ public final class DatabaseMedium: StoreMedium, @unchecked Sendable {
         return try body(others)
     }
 
+    public func newestMarker() throws(StoreError) -> Int {
+        let top = try writing.withLock { session throws(StoreError) in
+            try run(&session, idempotent: true) { connection throws(PostgresError) in
+                try connection.execute("SELECT coalesce(max(seq), 0) AS n FROM record_changes")
+            }
+        }
+        return top[0, "n"].flatMap { Int($0) } ?? 0
+    }
+
     public func changes(since marker: Int) throws(StoreError) -> MediumChanges {
-        try writing.withLock { session throws(StoreError) in try changes(&session, since: marker) }
+        section.lock()
+        defer { section.unlock() }
+        return try writing.withLock { session throws(StoreError) in try changes(&session, since: marker) }
     }
 
     /// The names others wrote or removed after `marker` (this node's own left out), each once.
     private func changes(_ session: inout Session, since marker: Int) throws(StoreError) -> MediumChanges {
-        let rows = try run(&session) { connection throws(PostgresError) in
+        // Outside a transaction (the watcher's catch-up) a read, safe to make again on a new connection.
+        let rows = try run(&session, idempotent: !session.inTransaction) { connection throws(PostgresError) in
             try connection.execute("SELECT seq, name FROM record_changes WHERE seq > $1 ORDER BY seq", [String(marker)])
         }
         var names: [String] = [], seen: Set<String> = [], newest = marker
@@ -231,13 +272,6 @@ public final class DatabaseMedium: StoreMedium, @unchecked Sendable {
             if session.own.remove(seq) != nil { continue }
             if seen.insert(name).inserted { names.append(name) }
         }
-        if rows.rows.isEmpty {
-            // At start: the newest seq there is, so that what is loaded now is not caught up with again.
-            let top = try run(&session) { connection throws(PostgresError) in
-                try connection.execute("SELECT coalesce(max(seq), 0) AS n FROM record_changes")
-            }
-            newest = max(newest, top[0, "n"].flatMap { Int($0) } ?? 0)
-        }
         // Revisions in number order, so that each is appended after the one before it.
         let revisions = names.filter { $0.hasPrefix("revisions/") }.sorted()
         return MediumChanges(marker: newest, names: revisions + names.filter { !$0.hasPrefix("revisions/") })
@@ -246,11 +280,20 @@ public final class DatabaseMedium: StoreMedium, @unchecked Sendable {
     public func write(_ bytes: [UInt8], kind: String, name: String, replacing: Bool, audit entry: [String: JSONValue], time: Date) throws(StoreError) {
         let full = kind == "." ? name : kind + "/" + name
         let place = try Self.place(full)
-        guard let newline = bytes.firstIndex(of: UInt8(ascii: "\n")),
-              case .object(let header)? = try? JSONParser().parse(bytes[..<newline]), let sha256 = header["sha256"]?.stringValue else {
-            throw StoreError.damaged(directory: location, file: full, reason: "it is not a record (a header line with its SHA-256)")
+        let singleton = place.key == "singleton"
+        let head: [UInt8], body: [UInt8], sha256: String
+        if full == "tokens.json" {
+            // Not a record: the file's bytes whole, as the body.
+            (head, body, sha256) = ([], bytes, "")
+        } else {
+            guard let newline = bytes.firstIndex(of: UInt8(ascii: "\n")),
+                  case .object(let header)? = try? JSONParser().parse(bytes[..<newline]), let digest = header["sha256"]?.stringValue else {
+                throw StoreError.damaged(directory: location, file: full, reason: "it is not a record (a header line with its SHA-256)")
+            }
+            (head, body, sha256) = (Array(bytes[...newline]), Array(bytes[(newline + 1)...]), digest)
         }
-        let head = Array(bytes[...newline]), body = Array(bytes[(newline + 1)...])
+        section.lock()
+        defer { section.unlock() }
         try writing.withLock { session throws(StoreError) in
             let wasInTransaction = session.inTransaction
             let seq: Int64? = try run(&session) { connection throws(PostgresError) -> Int64? in
@@ -259,15 +302,15 @@ public final class DatabaseMedium: StoreMedium, @unchecked Sendable {
                         try connection.execute("BEGIN")
                         try connection.execute("SELECT pg_advisory_xact_lock($1::bigint)", [String(Self.writerLock)])
                     }
-                    let columns = place.table == "rollout" ? "singleton, header, body" : "\(place.key), sha256, header, body"
-                    let values = place.table == "rollout" ? "$1::boolean, decode($2, 'hex'), decode($3, 'hex')" : "$1, $2, decode($3, 'hex'), decode($4, 'hex')"
+                    let columns = singleton ? "singleton, header, body" : "\(place.key), sha256, header, body"
+                    let values = singleton ? "$1::boolean, decode($2, 'hex'), decode($3, 'hex')" : "$1, $2, decode($3, 'hex'), decode($4, 'hex')"
                     let parameters: [String?] = [place.value, sha256, head.hexString, body.hexString]
                     let stamp = place.table == "revisions" ? "created" : "changed"
                     let conflict = replacing
-                        ? " ON CONFLICT (\(place.key)) DO UPDATE SET \(place.table == "rollout" ? "" : "sha256 = excluded.sha256, ")header = excluded.header, body = excluded.body, \(stamp) = now()"
+                        ? " ON CONFLICT (\(place.key)) DO UPDATE SET \(singleton ? "" : "sha256 = excluded.sha256, ")header = excluded.header, body = excluded.body, \(stamp) = now()"
                         : " ON CONFLICT (\(place.key)) DO NOTHING"
                     let inserted = try connection.execute("INSERT INTO \(place.table) (\(columns)) VALUES (\(values))\(conflict)",
-                                                          place.table == "rollout" ? [parameters[0], parameters[2], parameters[3]] : parameters)
+                                                          singleton ? [parameters[0], parameters[2], parameters[3]] : parameters)
                     guard inserted.affected == 1 else {
                         try connection.execute("ROLLBACK")
                         return nil
@@ -308,6 +351,8 @@ public final class DatabaseMedium: StoreMedium, @unchecked Sendable {
 
     public func appendAudit(_ entries: [[String: JSONValue]], time: Date) throws(StoreError) {
         guard !entries.isEmpty else { return }
+        section.lock()
+        defer { section.unlock() }
         try writing.withLock { session throws(StoreError) in
             try run(&session) { connection throws(PostgresError) in
                 for entry in entries {
@@ -320,6 +365,8 @@ public final class DatabaseMedium: StoreMedium, @unchecked Sendable {
 
     public func remove(_ names: [String], in kind: String) -> [String] {
         guard !names.isEmpty else { return [] }
+        section.lock()
+        defer { section.unlock() }
         return (try? writing.withLock { session throws(StoreError) -> [String] in
             var gone: [String] = []
             for name in names {

@@ -56,10 +56,12 @@ public enum DatabaseSchema {
             """,
             // Every record written or removed, in order: what other nodes catch up with.
             "CREATE TABLE record_changes (seq bigserial PRIMARY KEY, name text NOT NULL, at timestamptz NOT NULL DEFAULT now())",
+            // The tokens as the file store's tokens.json (names, scopes, the SHA-256 of each
+            // token; never a token), in the body.
             """
             CREATE TABLE tokens (
-                id text PRIMARY KEY, name text NOT NULL UNIQUE, secret_sha256 text NOT NULL,
-                scopes text[] NOT NULL, rate integer, created timestamptz NOT NULL, revoked timestamptz)
+                singleton boolean PRIMARY KEY DEFAULT true CHECK (singleton),
+                changed timestamptz NOT NULL DEFAULT now(), header bytea NOT NULL, body bytea NOT NULL)
             """,
             "CREATE TABLE audit (seq bigserial PRIMARY KEY, time timestamptz NOT NULL, entry jsonb NOT NULL)",
             "CREATE TABLE telemetry_batches (batch_id text PRIMARY KEY, committed_at timestamptz NOT NULL DEFAULT now())",

@@ -35,7 +35,7 @@ extension ManifestStore {
             return false
         }
         var next = snapshot
-        var rollout = false
+        var rollout = false, tokensChanged = false
         for name in changes.names {
             let parts = name.split(separator: "/", maxSplits: 1).map(String.init)
             switch (parts.first, parts.count) {
@@ -68,6 +68,7 @@ extension ManifestStore {
                     next.schedules.removeAll { $0.id == id }
                 }
             case (Self.rolloutFile, 1): rollout = true
+            case (TokenStore.fileName, 1): tokensChanged = true
             default: throw Self.damaged(medium, name, "it is not a record the store keeps")
             }
         }
@@ -76,6 +77,7 @@ extension ManifestStore {
             next.pinBodies(adding: number, try Self.readRoutes(medium, next.revisions[number - 1]))
         }
         next.pinBodies()
+        if tokensChanged { tokens.reload() }
         let snapshot = next
         state.withLock { $0 = snapshot }
         marker.withLock { $0 = changes.marker }

@@ -94,7 +94,8 @@ public final class ManifestStore: Sendable {
         self.auditRotationBytes = auditRotationBytes
         self.endedSchedulesKept = max(1, endedSchedulesKept)
         self.pendingScheduleBytes = pendingScheduleBytes
-        tokens = try TokenStore(directory: directory, auditRotationBytes: auditRotationBytes)
+        // On a database the tokens are kept there too, beside the records.
+        tokens = try TokenStore(directory: directory, medium: medium.keepsTokens ? medium : nil, auditRotationBytes: auditRotationBytes)
         state = Mutex(snapshot)
     }
 
@@ -133,7 +134,7 @@ public final class ManifestStore: Sendable {
                             endedSchedulesKept: Int = maximumEndedSchedules,
                             pendingScheduleBytes: Int = maximumPendingScheduleBytes) throws(StoreError) -> ManifestStore {
         // Others' changes from here on are caught up with (`catchUp`), so the marker is taken first.
-        let marker = try medium.changes(since: 0).marker
+        let marker = try medium.newestMarker()
         var snapshot = StoreSnapshot()
         for name in try medium.list("schemas") {
             let stored = try loadSchema(medium, name)

@@ -17,6 +17,9 @@ public protocol StoreMedium: Sendable {
     /// so that opening the store must look for it: true for a directory, false for a
     /// database, whose transaction holds a change and its audit entry together.
     var needsRepairAtOpen: Bool { get }
+    /// Whether the tokens (`tokens.json`) are kept here too, changed under `exclusively`: a
+    /// database's are; a directory's are its own file, with its own lock (`TokenStore`).
+    var keepsTokens: Bool { get }
 
     /// The names in `kind` (`revisions`, `schemas`, `schedules`), ascending.
     func list(_ kind: String) throws(StoreError) -> [String]
@@ -44,6 +47,8 @@ public protocol StoreMedium: Sendable {
     /// What others changed since `marker`, outside any change (a notification's or a poll's
     /// catch-up).
     func changes(since marker: Int) throws(StoreError) -> MediumChanges
+    /// The marker of the newest change now: what a store opening asks from next.
+    func newestMarker() throws(StoreError) -> Int
 }
 
 /// What other processes changed in a medium's records since a marker.
@@ -74,6 +79,7 @@ public final class DirectoryMedium: StoreMedium {
 
     public var location: String { directory.path }
     public var needsRepairAtOpen: Bool { true }
+    public var keepsTokens: Bool { false }
 
     public func list(_ kind: String) throws(StoreError) -> [String] {
         try onDisk { () throws(IOError) in try directory.list(kind) }
@@ -121,4 +127,6 @@ public final class DirectoryMedium: StoreMedium {
     }
 
     public func changes(since marker: Int) -> MediumChanges { MediumChanges(marker: marker, names: []) }
+
+    public func newestMarker() -> Int { 0 }
 }

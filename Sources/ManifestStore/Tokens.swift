@@ -117,6 +117,11 @@ public final class TokenStore: Sendable {
     static let fileName = "tokens.json"
     static let lockName = "tokens.lock"
     private let directory: DataDirectory
+    /// With a database (`StoreMedium.keepsTokens`), where `tokens.json` is kept
+    /// instead of `directory`: a change is made under the medium's exclusion, and other nodes'
+    /// changes are reloaded when the store catches up with them (`reload`), never looked for
+    /// on a request (an unknown token costs no query).
+    private let medium: (any StoreMedium)?
     private let loaded: Mutex<Loaded>
     private let writer = Mutex<Void>(())
     /// How stale the daemon's copy may be before a presented token makes it look again.
@@ -127,21 +132,46 @@ public final class TokenStore: Sendable {
     /// The audit log's rotation size, as the store's (`ManifestStore.open`).
     private let auditRotationBytes: Int
 
-    init(directory: DataDirectory, auditRotationBytes: Int = DataDirectory.defaultAuditRotationBytes) throws(StoreError) {
+    init(directory: DataDirectory, medium: (any StoreMedium)? = nil, auditRotationBytes: Int = DataDirectory.defaultAuditRotationBytes) throws(StoreError) {
         self.directory = directory
+        self.medium = medium
         self.auditRotationBytes = auditRotationBytes
-        let identity = directory.identity(Self.fileName)
-        loaded = Mutex(Loaded(records: try Self.load(directory), identity: identity))
+        let identity = medium == nil ? directory.identity(Self.fileName) : nil
+        loaded = Mutex(Loaded(records: try Self.load(directory, medium), identity: identity))
     }
 
-    private static func load(_ directory: DataDirectory) throws(StoreError) -> [TokenRecord] {
-        guard directory.exists(fileName) else { return [] }
-        return try parse(try onDisk { () throws(IOError) in try directory.read(fileName) }, directory)
+    /// The tokens of the database `medium` keeps its records in, for `waymark token --database`.
+    /// (`directory` is then never read or written: the system's temporary directory stands in.)
+    public static func open(medium: any StoreMedium) throws(StoreError) -> TokenStore {
+        precondition(medium.keepsTokens, "a medium that keeps no tokens")
+        let unused = try onDisk { () throws(IOError) in try DataDirectory(path: NSTemporaryDirectory(), subdirectories: [], exclusive: false) }
+        return try TokenStore(directory: unused, medium: medium)
     }
 
-    private static func parse(_ bytes: [UInt8], _ directory: DataDirectory) throws(StoreError) -> [TokenRecord] {
+    private static func load(_ directory: DataDirectory, _ medium: (any StoreMedium)?) throws(StoreError) -> [TokenRecord] {
+        guard let bytes = try stored(directory, medium) else { return [] }
+        return try parse(bytes, medium?.location ?? directory.path)
+    }
+
+    /// `tokens.json` as stored; nil when there is none yet.
+    private static func stored(_ directory: DataDirectory, _ medium: (any StoreMedium)?) throws(StoreError) -> [UInt8]? {
+        if let medium { return try medium.exists(fileName) ? try medium.read(fileName) : nil }
+        guard directory.exists(fileName) else { return nil }
+        return try onDisk { () throws(IOError) in try directory.read(fileName) }
+    }
+
+    /// Reads the tokens again after another node changed them (`ManifestStore.catchUp`).
+    /// A version that cannot be read keeps the last good one.
+    public func reload() {
+        writer.withLock { _ in
+            guard let records = try? Self.load(directory, medium) else { return }
+            loaded.withLock { $0 = Loaded(records: records, identity: nil) }
+        }
+    }
+
+    private static func parse(_ bytes: [UInt8], _ location: String) throws(StoreError) -> [TokenRecord] {
         guard case .array(let items)? = try? JSONParser().parse(bytes) else {
-            throw .damaged(directory: directory.path, file: fileName, reason: "not a JSON list")
+            throw .damaged(directory: location, file: fileName, reason: "not a JSON list")
         }
         var records: [TokenRecord] = []
         for item in items {
@@ -149,11 +179,11 @@ public final class TokenStore: Sendable {
                   let scopes = item["scopes"]?.arrayValue?.compactMap({ $0.stringValue.flatMap(Scope.init(rawValue:)) }),
                   let created = item["created"]?.stringValue.flatMap(Timestamp.parse),
                   let hash = item["sha256"]?.stringValue.flatMap({ [UInt8](hex: $0) }), hash.count == 32
-            else { throw .damaged(directory: directory.path, file: fileName, reason: "an entry is incomplete") }
+            else { throw .damaged(directory: location, file: fileName, reason: "an entry is incomplete") }
             var rate: TokenRate?
             if let value = item["rate"] {
                 guard let parsed = TokenRate(json: value) else {
-                    throw .damaged(directory: directory.path, file: fileName, reason: "a rate is neither \"unlimited\" nor 1 to \(TokenRate.maximum)")
+                    throw .damaged(directory: location, file: fileName, reason: "a rate is neither \"unlimited\" nor 1 to \(TokenRate.maximum)")
                 }
                 rate = parsed
             }
@@ -221,14 +251,31 @@ public final class TokenStore: Sendable {
     /// Read, change, write and audit under the cross-process lock; the change is durable
     /// and in the audit log before this returns. A change that throws writes nothing.
     private func change<T: Sendable>(_ body: (inout [TokenRecord]) throws(StoreError) -> (T, audit: [String: JSONValue])) throws(StoreError) -> T {
-        try writer.withLock { _ throws(StoreError) in
+        if let medium {
+            return try writer.withLock { _ throws(StoreError) in
+                // Others' changes to the records are the store's to apply (`since: .max` asks for none).
+                try medium.exclusively(since: .max) { _ throws(StoreError) -> T in
+                    let before = try Self.load(directory, medium)
+                    var records = before
+                    let (result, audit) = try body(&records)
+                    if records != before {
+                        try medium.write(Self.encode(records), kind: ".", name: Self.fileName, replacing: true, audit: audit, time: Date())
+                    } else {
+                        try medium.appendAudit([audit], time: Date())
+                    }
+                    loaded.withLock { $0 = Loaded(records: records, identity: nil) }
+                    return result
+                }
+            }
+        }
+        return try writer.withLock { _ throws(StoreError) in
             try directory.withFileLock(Self.lockName, failure: StoreError.init) { () throws(StoreError) -> T in
-                let before = try Self.load(directory)
+                let before = try Self.load(directory, nil)
                 var records = before
                 let (result, audit) = try body(&records)
                 // The file and its audit entry, all or nothing (`DataDirectory.writeDurably`).
                 if records != before {
-                    let bytes = JSONValue.array(records.map(\.json)).serializedBytes(pretty: true) + [UInt8(ascii: "\n")]
+                    let bytes = Self.encode(records)
                     _ = try onDisk { () throws(IOError) in
                         try directory.writeDurably(bytes, subdirectory: ".", name: Self.fileName, replacing: true) { () throws(IOError) in
                             try directory.appendAudit(audit, time: Date(), rotateAt: auditRotationBytes)
@@ -244,9 +291,13 @@ public final class TokenStore: Sendable {
         }
     }
 
+    private static func encode(_ records: [TokenRecord]) -> [UInt8] {
+        JSONValue.array(records.map(\.json)).serializedBytes(pretty: true) + [UInt8(ascii: "\n")]
+    }
+
     /// `tokens.json` as stored (empty when there are no tokens yet), for a follower.
     public func fileBytes() throws(StoreError) -> [UInt8] {
-        try writer.withLock { _ throws(StoreError) in directory.exists(Self.fileName) ? try onDisk { () throws(IOError) in try directory.read(Self.fileName) } : [] }
+        try writer.withLock { _ throws(StoreError) in try Self.stored(directory, medium) ?? [] }
     }
 
     /// A follower's copy of the primary's `tokens.json` (hashes only, never a token): checked
@@ -254,11 +305,12 @@ public final class TokenStore: Sendable {
     /// Returns whether it did.
     @discardableResult
     public func mirror(_ bytes: [UInt8], actor: String) throws(StoreError) -> Bool {
-        try writer.withLock { _ throws(StoreError) in
+        guard medium == nil else { throw .refusedMirror("A store on a database is not a follower.") }
+        return try writer.withLock { _ throws(StoreError) in
             try directory.withFileLock(Self.lockName, failure: StoreError.init) { () throws(StoreError) -> Bool in
                 let records: [TokenRecord]
                 do throws(StoreError) {
-                    records = try Self.parse(bytes, directory)
+                    records = try Self.parse(bytes, directory.path)
                 } catch {
                     throw .refusedMirror("The primary's \(Self.fileName) is not a list of tokens.")
                 }
@@ -281,10 +333,11 @@ public final class TokenStore: Sendable {
     /// read keeps the last good one (every write is a rename, so this means tampering).
     private func refreshIfChanged() {
         lastCheck.store(DispatchTime.now().uptimeNanoseconds, ordering: .relaxed)
+        guard medium == nil else { return }
         let identity = directory.identity(Self.fileName)
         guard identity != loaded.withLock({ $0.identity }) else { return }
         writer.withLock { _ in
-            guard let records = try? Self.load(directory) else { return }
+            guard let records = try? Self.load(directory, nil) else { return }
             loaded.withLock { $0 = Loaded(records: records, identity: identity) }
         }
     }

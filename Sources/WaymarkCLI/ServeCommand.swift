@@ -297,6 +297,8 @@ enum ServeCommand {
             do {
                 let (_, token) = try store.tokens.create(name: "admin", scopes: [.admin], actor: "waymark serve")
                 printFirstToken(token, base: base, dataDirectory: dataDirectory, current: snapshot.current?.number, output: &output)
+            } catch where database != nil && { store.tokens.reload(); return !store.tokens.isEmpty }() {
+                // Another node starting on the same new database made the first admin token (and printed it).
             } catch {
                 server.shutdown()
                 throw .store("Cannot create the first admin token: \(error.message)")

@@ -1,4 +1,5 @@
 import CivilDate
+import DatabaseStore
 import Foundation
 import ManifestStore
 import RouteEngine
@@ -7,11 +8,13 @@ import RouteEngine
 /// also while a daemon serves it (the daemon sees the change on its next request).
 enum TokenCommand {
     static let help = """
-        Usage: waymark token create --name NAME --scope SCOPE [--scope SCOPE...] [--rate N|unlimited] [--data-dir D]
-               waymark token list [--data-dir D] [--json]
-               waymark token revoke NAME|ID [--data-dir D]
+        Usage: waymark token create --name NAME --scope SCOPE [--scope SCOPE...] [--rate N|unlimited] [--data-dir D | --database URL]
+               waymark token list [--data-dir D | --database URL] [--json]
+               waymark token revoke NAME|ID [--data-dir D | --database URL]
 
-        Bearer tokens of a data directory (default ./data). A created token is printed once:
+        Bearer tokens of a data directory (default ./data), or of the database nodes share
+        (--database, or WAYMARK_DATABASE_URL: every node takes the change within its poll,
+        2 s, and at once when notified). A created token is printed once:
         only its SHA-256 is stored. Works while 'waymark serve' runs on the directory; a
         revoked token stops working on the daemon's next request. Every change is audited.
 
@@ -26,15 +29,27 @@ enum TokenCommand {
         """
 
     static func run(_ arguments: [String], output: inout Output) throws(CLIError) -> ExitCode {
-        let parsed = try Arguments(arguments, command: "token", options: ["--data-dir", "--name", "--scope", "--rate"], booleans: ["--json", "--help"])
+        let parsed = try Arguments(arguments, command: "token", options: ["--data-dir", "--database", "--name", "--scope", "--rate"], booleans: ["--json", "--help"])
         if parsed.has("--help") || parsed.positionals.first == "help" {
             output.print(help)
             return .success
         }
         guard let action = parsed.positionals.first else { throw .missingArgument("a token command: create, list or revoke") }
-        let directory = parsed.last("--data-dir") ?? "data"
+        let database = parsed.last("--database") ?? ProcessInfo.processInfo.environment["WAYMARK_DATABASE_URL"].flatMap { $0.isEmpty ? nil : $0 }
+        if database != nil, parsed.last("--data-dir") != nil {
+            throw .invalidValue(option: "--database", value: "…", expected: "either --data-dir or --database (a database's tokens are not in a directory)")
+        }
+        let directory = database != nil ? "the database" : parsed.last("--data-dir") ?? "data"
+        let open = { (mustExist: Bool) throws(CLIError) -> TokenStore in
+            guard let database else { return try Self.open(directory, mustExist: mustExist) }
+            do throws(StoreError) {
+                return try TokenStore.open(medium: DatabaseMedium(url: database))
+            } catch {
+                throw .store(error.message)
+            }
+        }
         let actor = "waymark token (\(NSUserName()))"
-        if action == "create" || action == "revoke", let primary = ManifestStore.following(dataDirectory: directory) {
+        if database == nil, action == "create" || action == "revoke", let primary = ManifestStore.following(dataDirectory: directory) {
             throw .refused("\(directory) is a follower's data directory (it mirrors \(primary)): create and revoke tokens on the primary; "
                 + "followers copy them within their poll interval.")
         }
@@ -58,7 +73,7 @@ enum TokenCommand {
                 }
                 rate = parsedRate
             }
-            let tokens = try open(directory)
+            let tokens = try open(false)
             let created: (record: TokenRecord, token: String)
             do throws(StoreError) {
                 created = try tokens.create(name: name, scopes: scopes, rate: rate, actor: actor)
@@ -76,7 +91,7 @@ enum TokenCommand {
             return .success
         case "list":
             if parsed.positionals.count > 1 { throw .unexpectedArgument(parsed.positionals[1]) }
-            let records = try open(directory, mustExist: true).all
+            let records = try open(true).all
             if parsed.has("--json") {
                 output.print(JSONValue.array(records.map(\.publicJSON)).serialized(pretty: true))
                 return .success
@@ -97,7 +112,7 @@ enum TokenCommand {
                 throw .missingArgument("the NAME or ID of the token to revoke")
             }
             let target = parsed.positionals[1]
-            let tokens = try open(directory, mustExist: true)
+            let tokens = try open(true)
             let count: Int
             do throws(StoreError) {
                 count = try tokens.revoke(target, actor: actor)

@@ -264,6 +264,26 @@ struct SharedDatabaseTests {
         #expect(Self.eventually(10) { reader.snapshot.current?.number == 3 })
     }
 
+    @Test func aTokenMadeOrRevokedOnOneNodeHoldsOnEveryNodeOnceItCatchesUp() throws {
+        let place = try StorePlace(.database)
+        let first = try place.open(), second = try place.open()
+        let (_, token) = try first.tokens.create(name: "ci", scopes: [.routesPublish], actor: "test")
+        #expect(first.tokens.authenticate(token)?.name == "ci")
+        #expect(second.tokens.authenticate(token) == nil, "an unknown token costs the second node no query: not seen yet")
+        #expect(try second.catchUp())
+        #expect(second.tokens.authenticate(token)?.name == "ci")
+        // `waymark token --database` edits the same tokens beside the nodes.
+        let cli = try TokenStore.open(medium: DatabaseMedium(url: databaseURL!, searchPath: place.schema))
+        #expect(try cli.revoke("ci", actor: "cli") == 1)
+        #expect(try first.catchUp() && second.catchUp())
+        #expect(first.tokens.authenticate(token) == nil && second.tokens.authenticate(token) == nil)
+        // A live name is refused across nodes, as in one directory.
+        _ = try first.tokens.create(name: "admin", scopes: [.admin], actor: "test")
+        #expect(throws: StoreError.self) { try second.tokens.create(name: "admin", scopes: [.admin], actor: "test") }
+        let audit = try first.auditEntries().compactMap { $0["action"]?.stringValue }
+        #expect(audit.filter { $0.hasSuffix("Token") } == ["createToken", "revokeToken", "createToken"], "the refused one writes nothing")
+    }
+
     @Test func eightNodesPublishingFromOneBaseHaveOneWinner() throws {
         let place = try StorePlace(.database)
         try place.open().seedIfEmpty(from: place.seed, now: start)
@@ -300,6 +320,7 @@ private final class StandInMedium: StoreMedium, @unchecked Sendable {
     let away = StoreError.database("connection refused")
     var location: String { "the database" }
     var needsRepairAtOpen: Bool { false }
+    var keepsTokens: Bool { false }
     func list(_ kind: String) throws(StoreError) -> [String] { [] }
     func read(_ name: String) throws(StoreError) -> [UInt8] { throw away }
     func readHead(_ name: String, maximum: Int) throws(StoreError) -> (head: [UInt8], size: Int) { throw away }
@@ -310,4 +331,5 @@ private final class StandInMedium: StoreMedium, @unchecked Sendable {
     func auditEntries() throws(StoreError) -> [JSONValue] { throw away }
     func exclusively<T>(since marker: Int, _ body: (MediumChanges) throws(StoreError) -> T) throws(StoreError) -> T { throw away }
     func changes(since marker: Int) throws(StoreError) -> MediumChanges { MediumChanges(marker: 0, names: []) }
+    func newestMarker() throws(StoreError) -> Int { 0 }
 }

@@ -2,7 +2,7 @@
 """Three `waymark serve --database` nodes on one PostgreSQL (make test-postgres, under
 Tests/Scripts/postgres.sh, which sets WAYMARK_TEST_DATABASE_URL).
 
-  postgres-nodes.py WAYMARK [--rounds N] [--kills K]
+  postgres-nodes.py WAYMARK [--rounds N] [--kills K] [--away S]
 
 1. Changes on any node reach every node: N route changes and rollbacks, each made on a
    random node, each seen on all three nodes' manifests within the bound (the watcher's poll,
@@ -11,9 +11,11 @@ Tests/Scripts/postgres.sh, which sets WAYMARK_TEST_DATABASE_URL).
 2. SIGKILL during changes: K times, a random node is killed while changes go to it; every
    change it acknowledged (201) is on the others afterwards, and the killed node, restarted,
    serves the same manifest as the rest.
+3. The database stopped for --away seconds (20) and started again: every node answers its
+   manifest throughout (from memory), a change is 503 with Retry-After, and once the database
+   is back every node takes changes again by itself (no node restarted), each on all three.
 
-Tokens are still each node's (docs/postgres.md, "What is built so far"): the first node's
-tokens.json is copied to the others, as an operator would until they move into the database.
+The tokens are the database's: the first node makes the admin token, and it works on every node.
 """
 import argparse
 import json
@@ -21,6 +23,7 @@ import os
 import random
 import shutil
 import signal
+import subprocess
 import sys
 import tempfile
 import threading
@@ -111,6 +114,7 @@ def main():
     parser.add_argument("waymark")
     parser.add_argument("--rounds", type=int, default=30)
     parser.add_argument("--kills", type=int, default=60)
+    parser.add_argument("--away", type=float, default=20)
     arguments = parser.parse_args()
     url = os.environ.get("WAYMARK_TEST_DATABASE_URL")
     if not url:
@@ -123,10 +127,10 @@ def main():
         if not nodes[0].token:
             fail("the first node printed no admin token")
         for node in nodes[1:]:
-            os.makedirs(node.data, exist_ok=True)
-            shutil.copy(os.path.join(nodes[0].data, "tokens.json"), os.path.join(node.data, "tokens.json"))
             node.token = nodes[0].token
             node.start(seed=False)
+            if os.path.exists(os.path.join(node.data, "tokens.json")):
+                fail("node %d keeps tokens of its own" % node.index)
         same_manifest(nodes)
 
         # 1. Changes on any node, seen everywhere.
@@ -182,6 +186,46 @@ def main():
         same_manifest(nodes)
         print("postgres-nodes: %d SIGKILLs of random nodes during changes: all %d acknowledged changes on every node, none lost"
               % (arguments.kills, len(acknowledged)))
+
+        # 3. The database away.
+        ctl = os.environ.get("WAYMARK_TEST_DATABASE_CTL")
+        if not ctl:
+            fail("WAYMARK_TEST_DATABASE_CTL is not set (run under Tests/Scripts/postgres.sh)")
+        served, _ = nodes[0].manifest()
+        subprocess.run([ctl, "stop"], check=True)
+        began, reads, refused, slowest_refusal = time.monotonic(), 0, 0, 0.0
+        while time.monotonic() - began < arguments.away:
+            for node in nodes:
+                body, _ = node.manifest()
+                if body != served:
+                    fail("node %d changed its manifest while the database was away" % node.index)
+                reads += 1
+            node = nodes[refused % 3]
+            asked = time.monotonic()
+            status, body, headers = node.put_route("away%d" % refused)
+            slowest_refusal = max(slowest_refusal, time.monotonic() - asked)
+            if status != 503 or "Retry-After" not in headers:
+                fail("a change on node %d with the database away was answered %d %r (expected 503 with Retry-After)" % (node.index, status, body[:300]))
+            refused += 1
+            time.sleep(0.05)
+        subprocess.run([ctl, "start"], check=True)
+        back = time.monotonic()
+        recovered = []
+        for node in nodes:
+            while True:
+                status, body, _ = node.put_route("back%d" % node.index)
+                if status == 201:
+                    break
+                if status != 503 or time.monotonic() - back > 10:
+                    fail("node %d did not take changes within 10 s of the database's return (%d %r)" % (node.index, status, body[:300]))
+                time.sleep(0.05)
+            recovered.append(time.monotonic() - back)
+        everywhere(nodes, lambda other: other.manifest()[1] == nodes[2].manifest()[1], "the changes after the database came back")
+        manifest, _ = nodes[0].manifest()
+        if not all(("/go/back%d\"" % index).encode() in manifest for index in range(3)):
+            fail("a change made after the database came back is missing from the manifest")
+        print("postgres-nodes: database stopped %.0f s: %d manifest reads all answered from memory, %d changes 503 with Retry-After (slowest %.0f ms); "
+              "back: every node took changes again within %.0f ms, no node restarted" % (arguments.away, reads, refused, slowest_refusal * 1000, max(recovered) * 1000))
     finally:
         for node in nodes:
             node.stop()

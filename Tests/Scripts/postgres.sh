@@ -4,6 +4,7 @@
 # temporary directory and started on a Unix socket there (no TCP port, no system service),
 # the command run with WAYMARK_TEST_DATABASE_URL naming it, then the cluster stopped and
 # removed. As root, the cluster belongs to the postgres user (initdb refuses root).
+# The command also gets WAYMARK_TEST_DATABASE_CTL (stop|start), to take the server away.
 # Usage: postgres.sh COMMAND [ARGUMENT...]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -30,9 +31,21 @@ trap stop EXIT
 "${as_owner[@]}" "$bin/initdb" -D "$work/data" -U waymark --auth=trust --encoding=UTF8 --no-instructions >"$work/initdb.log" 2>&1 \
   || { cat "$work/initdb.log"; exit 1; }
 # Only the socket in the work directory; fsync off: a test cluster, thrown away after.
-"${as_owner[@]}" "$bin/pg_ctl" -D "$work/data" -l "$work/server.log" -w -t 60 \
-  -o "-c listen_addresses='' -k $work -c fsync=off -c max_connections=200" start >/dev/null \
-  || { cat "$work/server.log"; exit 1; }
+# $WAYMARK_TEST_DATABASE_CTL stop|start stops the server (fast: sessions cut) and starts it
+# again, for the tests of a database that goes away.
+cat > "$work/ctl" <<CTL
+#!/usr/bin/env bash
+set -euo pipefail
+case "\$1" in
+  stop) ${as_owner[*]} "$bin/pg_ctl" -D "$work/data" -m fast -w -t 60 stop >/dev/null ;;
+  start) ${as_owner[*]} "$bin/pg_ctl" -D "$work/data" -l "$work/server.log" -w -t 60 \
+    -o "-c listen_addresses='' -k $work -c fsync=off -c max_connections=200" start >/dev/null ;;
+  *) echo "usage: ctl stop|start" >&2; exit 2 ;;
+esac
+CTL
+chmod 755 "$work/ctl"
+export WAYMARK_TEST_DATABASE_CTL="$work/ctl"
+"$work/ctl" start || { cat "$work/server.log"; exit 1; }
 "${as_owner[@]}" "$bin/createdb" -h "$work" -U waymark waymark_test
 export WAYMARK_TEST_DATABASE_URL="postgresql:///waymark_test?host=$work&user=waymark"
 echo "postgres.sh: PostgreSQL $("$bin/postgres" --version | awk '{print $3}') on $work (WAYMARK_TEST_DATABASE_URL=$WAYMARK_TEST_DATABASE_URL)"
