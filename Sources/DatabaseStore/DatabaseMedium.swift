@@ -144,7 +144,7 @@ public final class DatabaseMedium: StoreMedium, @unchecked Sendable {
 
     private static func place(_ name: String) throws(StoreError) -> Place {
         if name == "rollout" { return Place(table: "rollout", key: "singleton", value: "true") }
-        if name == "tokens.json" { return Place(table: "tokens", key: "singleton", value: "true") }
+        if name == TokenStore.fileName { return Place(table: "tokens", key: "singleton", value: "true") }
         let parts = name.split(separator: "/", maxSplits: 1).map(String.init)
         guard parts.count == 2 else { throw unknown(name) }
         switch parts[0] {
@@ -282,7 +282,7 @@ public final class DatabaseMedium: StoreMedium, @unchecked Sendable {
         let place = try Self.place(full)
         let singleton = place.key == "singleton"
         let head: [UInt8], body: [UInt8], sha256: String
-        if full == "tokens.json" {
+        if full == TokenStore.fileName {
             // Not a record: the file's bytes whole, as the body.
             (head, body, sha256) = ([], bytes, "")
         } else {
@@ -338,6 +338,63 @@ public final class DatabaseMedium: StoreMedium, @unchecked Sendable {
                     try connection.execute("SELECT pg_advisory_xact_lock($1::bigint)", [String(Self.writerLock)])
                 }
                 session.inTransaction = true
+            }
+        }
+    }
+
+    public func copyIn(_ bytes: [UInt8], kind: String, name: String) throws(StoreError) {
+        let full = kind == "." ? name : kind + "/" + name
+        let place = try Self.place(full)
+        let singleton = place.key == "singleton"
+        var head: [UInt8] = [], body = bytes, sha256 = ""
+        if full != TokenStore.fileName {
+            guard let newline = bytes.firstIndex(of: UInt8(ascii: "\n")),
+                  case .object(let header)? = try? JSONParser().parse(bytes[..<newline]), let digest = header["sha256"]?.stringValue else {
+                throw StoreError.damaged(directory: location, file: full, reason: "it is not a record (a header line with its SHA-256)")
+            }
+            (head, body, sha256) = (Array(bytes[...newline]), Array(bytes[(newline + 1)...]), digest)
+        }
+        section.lock()
+        defer { section.unlock() }
+        try writing.withLock { session throws(StoreError) in
+            try run(&session) { connection throws(PostgresError) in
+                try connection.execute("BEGIN")
+                do throws(PostgresError) {
+                    if singleton {
+                        try connection.execute("INSERT INTO \(place.table) (singleton, header, body) VALUES (true, decode($1, 'hex'), decode($2, 'hex'))",
+                                               [head.hexString, body.hexString])
+                    } else {
+                        try connection.execute("INSERT INTO \(place.table) (\(place.key), sha256, header, body) VALUES ($1, $2, decode($3, 'hex'), decode($4, 'hex'))",
+                                               [place.value, sha256, head.hexString, body.hexString])
+                    }
+                    try connection.execute("INSERT INTO record_changes (name) VALUES ($1)", [full])
+                    try connection.execute("COMMIT")
+                } catch {
+                    _ = try? connection.execute("ROLLBACK")
+                    throw error
+                }
+            }
+        }
+    }
+
+    public func copyInAudit(_ entries: [JSONValue]) throws(StoreError) {
+        guard !entries.isEmpty else { return }
+        section.lock()
+        defer { section.unlock() }
+        try writing.withLock { session throws(StoreError) in
+            try run(&session) { connection throws(PostgresError) in
+                try connection.execute("BEGIN")
+                do throws(PostgresError) {
+                    for entry in entries {
+                        // An entry without a readable time (a damaged line) keeps its place with the time of the move.
+                        try connection.execute("INSERT INTO audit (time, entry) VALUES (coalesce($1::timestamptz, now()), $2::jsonb)",
+                                               [entry["time"]?.stringValue, entry.serialized()])
+                    }
+                    try connection.execute("COMMIT")
+                } catch {
+                    _ = try? connection.execute("ROLLBACK")
+                    throw error
+                }
             }
         }
     }

@@ -46,7 +46,8 @@ public enum StoreError: Error, Hashable, Sendable, CustomStringConvertible {
         case .notADirectory(let path): "\(path) exists and is not a directory."
         case .alreadyExists(let path): "\(path) already exists; stored files are never overwritten."
         case .damaged(let directory, let file, let reason):
-            "The data directory \(directory) is damaged and will not be served: \(file): \(reason). "
+            // (A database medium's location is "the database".)
+            "\(directory == "the database" ? "The database" : "The data directory \(directory)") is damaged and will not be served: \(file): \(reason). "
                 + "Restore it from a backup or a follower; Waymark will not serve part of a store."
         case .refusedMirror(let reason), .refusedToken(let reason), .badSeed(let reason): reason
         case .database(let reason): "The database is unavailable: \(reason)"

@@ -49,6 +49,12 @@ public protocol StoreMedium: Sendable {
     func changes(since marker: Int) throws(StoreError) -> MediumChanges
     /// The marker of the newest change now: what a store opening asks from next.
     func newestMarker() throws(StoreError) -> Int
+
+    /// Moving a store (`StoreCopy`): `bytes` stored as `kind/name` as they are, with no audit
+    /// entry of its own (the source's entries are copied after), into a medium no store has open.
+    func copyIn(_ bytes: [UInt8], kind: String, name: String) throws(StoreError)
+    /// Moving a store: audit entries appended as they are, each with its own `time`.
+    func copyInAudit(_ entries: [JSONValue]) throws(StoreError)
 }
 
 /// What other processes changed in a medium's records since a marker.
@@ -129,4 +135,18 @@ public final class DirectoryMedium: StoreMedium {
     public func changes(since marker: Int) -> MediumChanges { MediumChanges(marker: marker, names: []) }
 
     public func newestMarker() -> Int { 0 }
+
+    public func copyIn(_ bytes: [UInt8], kind: String, name: String) throws(StoreError) {
+        try onDisk { () throws(IOError) in
+            if kind != "." { try directory.makeSubdirectory(kind) }
+            try directory.writeDurably(bytes, subdirectory: kind, name: name, replacing: false)
+        }
+    }
+
+    public func copyInAudit(_ entries: [JSONValue]) throws(StoreError) {
+        guard !entries.isEmpty else { return }
+        var lines: [UInt8] = []
+        for entry in entries { lines += entry.serializedBytes() + [UInt8(ascii: "\n")] }
+        try onDisk { () throws(IOError) in try directory.appendDurably(lines, to: DataDirectory.auditLog) }
+    }
 }

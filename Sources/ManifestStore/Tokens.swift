@@ -114,7 +114,7 @@ public final class TokenStore: Sendable {
         }
     }
 
-    static let fileName = "tokens.json"
+    public static let fileName = "tokens.json"
     static let lockName = "tokens.lock"
     private let directory: DataDirectory
     /// With a database (`StoreMedium.keepsTokens`), where `tokens.json` is kept

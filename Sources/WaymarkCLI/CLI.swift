@@ -12,7 +12,8 @@ public enum CLI {
 
         Commands:
           serve      Serve the manifest API from a data directory
-          token      Create, list and revoke bearer tokens of a data directory
+          token      Create, list and revoke bearer tokens of a data directory or a database
+          migrate    Move a store from a data directory into PostgreSQL, or back
           publish    Publish a routes file to a server (validated there first)
           route      Put or delete one route of a server's current routes, as a new revision
           revisions  List a server's revisions
@@ -63,6 +64,8 @@ public enum CLI {
                 return try ServeCommand.run(rest, output: &output)
             case "token":
                 return try TokenCommand.run(rest, output: &output)
+            case "migrate":
+                return try MigrateCommand.run(rest, output: &output)
             case "publish":
                 return try RemoteCommands.publish(rest, environment: environment, output: &output)
             case "route":

@@ -92,7 +92,7 @@ struct StoreSuiteTests {
     @Test(arguments: Medium.available) func publishingKeepsEveryRevisionWithItsHashAcrossARestart(_ medium: Medium) throws {
         let place = try StorePlace(medium)
         let campaign = routes(adding: "winter")
-        let (before, record, second) = try place.with { store in
+        let (before, record, second) = try place.with { (store: ManifestStore) throws in
             #expect(try store.seedIfEmpty(from: place.seed, now: start))
             guard case .published(let second) = try store.publish(routes: campaign, base: 1, author: "ci", message: "winter", now: start) else {
                 throw Failure("not published")
@@ -121,7 +121,7 @@ struct StoreSuiteTests {
 
     @Test(arguments: Medium.available) func aRollbackRestoresAnOlderDocumentAsANewRevision(_ medium: Medium) throws {
         let place = try StorePlace(medium)
-        try place.with { store in
+        try place.with { (store: ManifestStore) throws in
             try store.seedIfEmpty(from: place.seed, now: start)
             _ = try store.publish(routes: routes(adding: "a"), base: 1, author: "ci", message: "a", now: start)
             _ = try store.publish(routes: routes(adding: "b"), base: 2, author: "ci", message: "b", now: start)
@@ -138,7 +138,7 @@ struct StoreSuiteTests {
 
     @Test(arguments: Medium.available) func aScheduleFiresOnceAndStaysFiredAcrossARestart(_ medium: Medium) throws {
         let place = try StorePlace(medium)
-        try place.with { store in
+        try place.with { (store: ManifestStore) throws in
             try store.seedIfEmpty(from: place.seed, now: start)
             guard case .scheduled(let item) = try store.schedule(routes: routes(adding: "spring"), at: start.addingTimeInterval(60), base: 1,
                                                                   author: "marketing", message: "spring", now: start) else {
@@ -158,7 +158,7 @@ struct StoreSuiteTests {
 
     @Test(arguments: Medium.available) func aRolloutsStateIsKeptAsItChanges(_ medium: Medium) throws {
         let place = try StorePlace(medium)
-        let version = try place.with { store in
+        let version = try place.with { (store: ManifestStore) throws in
             try store.seedIfEmpty(from: place.seed, now: start)
             guard case .started(let rollout, let candidate) = try store.startRollout(routes: routes(adding: "beta"), base: 1, author: "lead",
                                                                                       message: "beta", now: start) else {
@@ -179,7 +179,7 @@ struct StoreSuiteTests {
 
     @Test(arguments: Medium.available) func aSchemaReplacedInPlaceIsReadBack(_ medium: Medium) throws {
         let place = try StorePlace(medium)
-        let (key, bytes, record) = try place.with { store in
+        let (key, bytes, record) = try place.with { (store: ManifestStore) throws in
             try store.seedIfEmpty(from: place.seed, now: start)
             let key = try #require(store.snapshot.orderedSchemas.last?.key)
             let bytes = try #require(store.snapshot.schemas[key]?.bytes)
@@ -284,6 +284,46 @@ struct SharedDatabaseTests {
         #expect(audit.filter { $0.hasSuffix("Token") } == ["createToken", "revokeToken", "createToken"], "the refused one writes nothing")
     }
 
+    @Test func aDataDirectoryMovesIntoTheDatabaseAndBackWhole() throws {
+        let files = try StorePlace(.directory), database = try StorePlace(.database), back = try StorePlace(.directory)
+        try files.with { (store: ManifestStore) throws in
+            try store.seedIfEmpty(from: files.seed, now: start)
+            _ = try store.publish(routes: routes(adding: "a"), base: 1, author: "ci", message: "a", now: start)
+            _ = try store.schedule(routes: routes(adding: "later"), at: start.addingTimeInterval(3_600), base: 2, author: "m", message: "later", now: start)
+            _ = try store.startRollout(routes: routes(adding: "beta"), base: 2, author: "lead", message: "beta", now: start)
+            _ = try store.controlRollout("pause", version: 1, actor: "lead", now: start) { r throws(RolloutRefusal) in try r.pause(version: 1) }
+            _ = try store.tokens.create(name: "ci", scopes: [.routesPublish], actor: "test")
+            store.recordRefusal(action: "publish", actor: "x", reason: "badToken", now: start)
+        }
+        try files.with { (source: ManifestStore) throws in
+            try database.with { (target: ManifestStore) throws in
+                #expect(try StoreCopy.isEmpty(target.medium))
+                let summary = try StoreCopy.copy(from: source.medium, to: target.medium)
+                #expect(summary.revisions == 3 && summary.schemas == 2 && summary.schedules == 1 && summary.rollout)
+                #expect(throws: StoreError.self, "a second copy into what is no longer empty") {
+                    try StoreCopy.copy(from: source.medium, to: target.medium)
+                }
+            }
+            // Opened afresh, as a node would start on it.
+            try database.with { (copy: ManifestStore) throws in
+                #expect(try StoreCopy.differences(source, copy) == [])
+                #expect(copy.snapshot.activeRollout?.candidate == 3 && copy.tokens.all.map(\.name) == ["ci"])
+            }
+        }
+        try database.with { (source: ManifestStore) throws in
+            try back.with { (target: ManifestStore) throws in _ = try StoreCopy.copy(from: source.medium, to: target.medium) }
+            try back.with { (copy: ManifestStore) throws in #expect(try StoreCopy.differences(source, copy) == []) }
+        }
+        // A document changed in the copy is found: the one served, when the copy is opened;
+        // one of history's, when the copy is checked.
+        try database.execute("UPDATE revisions SET body = overlay(body PLACING '\\x7e'::bytea FROM 5 FOR 1) WHERE number = 1")
+        try files.with { (source: ManifestStore) throws in
+            try database.with { (copy: ManifestStore) throws in #expect(throws: StoreError.self) { try StoreCopy.differences(source, copy) } }
+        }
+        try database.execute("UPDATE revisions SET body = body || '\\x20'::bytea WHERE number = 2")
+        #expect(throws: StoreError.self) { try database.open() }
+    }
+
     @Test func eightNodesPublishingFromOneBaseHaveOneWinner() throws {
         let place = try StorePlace(.database)
         try place.open().seedIfEmpty(from: place.seed, now: start)
@@ -332,4 +372,6 @@ private final class StandInMedium: StoreMedium, @unchecked Sendable {
     func exclusively<T>(since marker: Int, _ body: (MediumChanges) throws(StoreError) -> T) throws(StoreError) -> T { throw away }
     func changes(since marker: Int) throws(StoreError) -> MediumChanges { MediumChanges(marker: 0, names: []) }
     func newestMarker() throws(StoreError) -> Int { 0 }
+    func copyIn(_ bytes: [UInt8], kind: String, name: String) throws(StoreError) { throw away }
+    func copyInAudit(_ entries: [JSONValue]) throws(StoreError) { throw away }
 }

@@ -14,6 +14,10 @@ Tests/Scripts/postgres.sh, which sets WAYMARK_TEST_DATABASE_URL).
 3. The database stopped for --away seconds (20) and started again: every node answers its
    manifest throughout (from memory), a change is 503 with Retry-After, and once the database
    is back every node takes changes again by itself (no node restarted), each on all three.
+4. Moving: with the nodes stopped, `waymark migrate` copies the database into a data
+   directory and that directory into an empty database (each copy checked by the command);
+   a file-store daemon on the directory and a node on the new database serve the manifest
+   the nodes served, the same bytes and ETag.
 
 The tokens are the database's: the first node makes the admin token, and it works on every node.
 """
@@ -226,6 +230,39 @@ def main():
             fail("a change made after the database came back is missing from the manifest")
         print("postgres-nodes: database stopped %.0f s: %d manifest reads all answered from memory, %d changes 503 with Retry-After (slowest %.0f ms); "
               "back: every node took changes again within %.0f ms, no node restarted" % (arguments.away, reads, refused, slowest_refusal * 1000, max(recovered) * 1000))
+
+        # 4. Moving out of the database and into another.
+        served = nodes[0].manifest()
+        for node in nodes:
+            node.stop()
+        moved = os.path.join(root, "moved")
+        empty = os.environ.get("WAYMARK_TEST_EMPTY_DATABASE_URL")
+        if not empty:
+            fail("WAYMARK_TEST_EMPTY_DATABASE_URL is not set (run under Tests/Scripts/postgres.sh)")
+        for source, target in ((url, moved), (moved, empty)):
+            result = subprocess.run([binary, "migrate", "--from", source, "--to", target], capture_output=True, text=True)
+            if result.returncode != 0:
+                fail("waymark migrate to %s: exit %d: %s" % ("the empty database" if target == empty else "a directory", result.returncode, result.stderr))
+            print("postgres-nodes: migrate: " + result.stdout.strip())
+        again = subprocess.run([binary, "migrate", "--from", moved, "--to", empty], capture_output=True, text=True)
+        if again.returncode != 3 or "not empty" not in again.stderr:
+            fail("a second move into the same database was not refused: exit %d %r" % (again.returncode, again.stderr))
+        files = Node(binary, root, 9, url, token=nodes[0].token)
+        files.data = moved
+        process, _, port = start(binary, moved, seed=False)
+        if port is None:
+            fail("a daemon on the moved directory did not start: " + process.stderr.read()[-2000:])
+        files.process, files.port = process, port
+        moved_in = Node(binary, root, 8, empty, token=nodes[0].token)
+        moved_in.start(seed=False)
+        try:
+            for copy in (files, moved_in):
+                if copy.manifest() != served:
+                    fail("the store moved to %s serves another manifest than the nodes did" % ("a directory" if copy is files else "the empty database"))
+        finally:
+            files.stop()
+            moved_in.stop()
+        print("postgres-nodes: the store moved out of the database and into another serves the same manifest bytes and ETag, with the same token")
     finally:
         for node in nodes:
             node.stop()

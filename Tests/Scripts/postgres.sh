@@ -47,7 +47,10 @@ chmod 755 "$work/ctl"
 export WAYMARK_TEST_DATABASE_CTL="$work/ctl"
 "$work/ctl" start || { cat "$work/server.log"; exit 1; }
 "${as_owner[@]}" "$bin/createdb" -h "$work" -U waymark waymark_test
+"${as_owner[@]}" "$bin/createdb" -h "$work" -U waymark waymark_empty
 export WAYMARK_TEST_DATABASE_URL="postgresql:///waymark_test?host=$work&user=waymark"
+# A second database, left empty for the command: a store can be moved into it.
+export WAYMARK_TEST_EMPTY_DATABASE_URL="postgresql:///waymark_empty?host=$work&user=waymark"
 echo "postgres.sh: PostgreSQL $("$bin/postgres" --version | awk '{print $3}') on $work (WAYMARK_TEST_DATABASE_URL=$WAYMARK_TEST_DATABASE_URL)"
 status=0
 "$@" || status=$?
