@@ -9,7 +9,7 @@ SCHEMAS    := --schema $(EXAMPLE)/schema-ios-5.2.0.json --schema $(EXAMPLE)/sche
 BIN        := .build/debug/waymark
 RELEASE    := .build/release
 
-.PHONY: console-screenshots all help check-docs check-readme build builds tools run test test-beside-builds test-one-at-a-time check-imports check-client-package test-client test-unit test-live test-crash test-followers test-rollout test-guard test-qr test-import test-postgres test-landing check-deploy test-api test-dashboard test-console test-links test-android bench-android fuzz-ci check-example bench bench-client bench-guard bench-http bench-publish bench-telemetry bench-events count-instructions fuzz deps toolchain clean
+.PHONY: console-screenshots all help check-docs check-readme build builds tools run test test-beside-builds test-one-at-a-time check-imports check-client-package test-client test-unit test-live test-crash test-followers test-rollout test-guard test-qr test-import test-postgres test-landing check-deploy test-api test-dashboard test-console test-links test-android bench-android fuzz-ci check-example bench bench-client bench-guard bench-database bench-http bench-publish bench-telemetry bench-events count-instructions fuzz deps toolchain clean
 
 # The default: the debug build.
 all: build
@@ -326,6 +326,11 @@ bench-client: deps
 # Installs nginx and wrk from Debian when missing. Two rigs, each with nginx beside it in
 # the same run: every pair with both servers pinned and wrk on two threads, then the
 # manifest pair with nothing pinned and one wrk thread (the layout a shared host gives).
+# A node on PostgreSQL beside one on a data directory, serving the manifest (Tests/Scripts/bench-database.sh).
+bench-database: deps
+	$(SWIFT) build -c release --product waymark
+	bash Tests/Scripts/postgres.sh bash Tests/Scripts/bench-database.sh
+
 bench-http: deps
 	bash Tests/Scripts/bench-http.sh
 	BENCH_PIN=0 BENCH_WRK_THREADS=1 BENCH_ONLY=manifest BENCH_TARGET=1.2 bash Tests/Scripts/bench-http.sh
