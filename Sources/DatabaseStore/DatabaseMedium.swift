@@ -377,6 +377,22 @@ public final class DatabaseMedium: StoreMedium, @unchecked Sendable {
         }
     }
 
+    /// In pages of `auditPage` rows, by sequence number.
+    public func auditHistory(_ visit: ([JSONValue]) throws(StoreError) -> Void) throws(StoreError) {
+        var after: Int64 = 0
+        while true {
+            let rows = try reads { connection throws(PostgresError) in
+                try connection.execute("SELECT seq, entry::text AS e FROM audit WHERE seq > $1 ORDER BY seq LIMIT \(Self.auditPage)", [String(after)])
+            }
+            guard let first = rows.rows.last?.first, let last = first.flatMap({ Int64($0) }) else { return }
+            after = last
+            try visit(rows.rows.compactMap { $0.count > 1 ? $0[1] : nil }.compactMap { try? JSONParser().parse(Array($0.utf8)) })
+            if rows.rows.count < Self.auditPage { return }
+        }
+    }
+
+    static let auditPage = 10_000
+
     public func copyInAudit(_ entries: [JSONValue]) throws(StoreError) {
         guard !entries.isEmpty else { return }
         section.lock()

@@ -55,6 +55,10 @@ public protocol StoreMedium: Sendable {
     func copyIn(_ bytes: [UInt8], kind: String, name: String) throws(StoreError)
     /// Moving a store: audit entries appended as they are, each with its own `time`.
     func copyInAudit(_ entries: [JSONValue]) throws(StoreError)
+    /// Every audit entry ever kept, oldest first, handed to `visit` a part at a time (a
+    /// directory's logs moved aside, then `audit.log`; a database's rows in pages), so a long
+    /// history is never in memory whole.
+    func auditHistory(_ visit: ([JSONValue]) throws(StoreError) -> Void) throws(StoreError)
 }
 
 /// What other processes changed in a medium's records since a marker.
@@ -135,6 +139,24 @@ public final class DirectoryMedium: StoreMedium {
     public func changes(since marker: Int) -> MediumChanges { MediumChanges(marker: marker, names: []) }
 
     public func newestMarker() -> Int { 0 }
+
+    public func auditHistory(_ visit: ([JSONValue]) throws(StoreError) -> Void) throws(StoreError) {
+        for name in try Self.rotatedLogs(try list(".")) {
+            try visit(try read(name).split(separator: UInt8(ascii: "\n")).compactMap { try? JSONParser().parse($0) })
+        }
+        try visit(try auditEntries())
+    }
+
+    /// The logs moved aside (`audit-<time>[-N].log`), oldest first: by time, then by N (1 when absent).
+    static func rotatedLogs(_ names: [String]) -> [String] {
+        func key(_ name: String) -> (String, Int) {
+            let stem = String(name.dropFirst("audit-".count).dropLast(".log".count))
+            guard let z = stem.firstIndex(of: "Z") else { return (stem, 1) }
+            let time = String(stem[...z]), rest = stem[stem.index(after: z)...]
+            return (time, rest.hasPrefix("-") ? Int(rest.dropFirst()) ?? 1 : 1)
+        }
+        return names.filter { $0.hasPrefix("audit-") && $0.hasSuffix(".log") }.sorted { key($0) < key($1) }
+    }
 
     public func copyIn(_ bytes: [UInt8], kind: String, name: String) throws(StoreError) {
         try onDisk { () throws(IOError) in

@@ -296,7 +296,7 @@ enum ServeCommand {
         if store.tokens.isEmpty, follower == nil {
             do {
                 let (_, token) = try store.tokens.create(name: "admin", scopes: [.admin], actor: "waymark serve")
-                printFirstToken(token, base: base, dataDirectory: dataDirectory, current: snapshot.current?.number, output: &output)
+                printFirstToken(token, base: base, dataDirectory: database == nil ? dataDirectory : nil, current: snapshot.current?.number, output: &output)
             } catch where database != nil && { store.tokens.reload(); return !store.tokens.isEmpty }() {
                 // Another node starting on the same new database made the first admin token (and printed it).
             } catch {
@@ -381,7 +381,8 @@ enum ServeCommand {
         return "http://" + (shown.contains(":") ? "[\(shown)]" : shown) + ":\(port)"
     }
 
-    private static func printFirstToken(_ token: String, base: String, dataDirectory: String, current: Int?, output: inout Output) {
+    /// `dataDirectory`: where `waymark token` finds the tokens (nil: the database, named by its variable, never by its URL).
+    private static func printFirstToken(_ token: String, base: String, dataDirectory: String?, current: Int?, output: inout Output) {
         let ifMatch = current.map { "-H 'If-Match: \"rev-\($0)\"'" } ?? "-H 'If-None-Match: *'"
         // As this binary was started (`.build/debug/waymark` under `make run`), so the line runs as printed.
         let program = CommandLine.arguments.first.map { $0.hasSuffix("/waymark") || $0 == "waymark" ? $0 : "waymark" } ?? "waymark"
@@ -391,7 +392,7 @@ enum ServeCommand {
 
                 \(token)
 
-            Keep it somewhere safe; make narrower ones with '\(program) token create --data-dir \(dataDirectory) --name N --scope S'.
+            Keep it somewhere safe; make narrower ones with '\(program) token create \(dataDirectory.map { "--data-dir \($0)" } ?? "--database \"$WAYMARK_DATABASE_URL\"") --name N --scope S'.
             Try it:
 
                 export WAYMARK_TOKEN=\(token)

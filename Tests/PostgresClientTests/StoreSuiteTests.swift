@@ -193,6 +193,34 @@ struct StoreSuiteTests {
         }
     }
 
+    @Test func aMoveTakesTheAuditLogsMovedAsideInTheirOrder() throws {
+        let source = try StorePlace(.directory), target = try StorePlace(.directory)
+        do {
+            // A log moved aside past 100 bytes: every change starts a new file, most in the same second (audit-<time>-N.log).
+            let store = try ManifestStore.open(at: source.path, auditRotationBytes: 100).store
+            try store.seedIfEmpty(from: source.seed, now: start)
+            for index in 2...12 {
+                _ = try store.publish(routes: routes(adding: "r\(index)"), base: index - 1, author: "ci", message: "r\(index)", now: start)
+            }
+        }
+        let rotated = try FileManager.default.contentsOfDirectory(atPath: source.path).filter { $0.hasPrefix("audit-") }
+        #expect(rotated.count >= 5, "logs were moved aside")
+        try source.with { (original: ManifestStore) throws in
+            try target.with { (copy: ManifestStore) throws in
+                // (An empty store opened on the target: nothing in it yet.)
+                let summary = try StoreCopy.copy(from: original.medium, to: copy.medium)
+                #expect(summary.revisions == 12)
+            }
+        }
+        try source.with { (original: ManifestStore) throws in
+            try target.with { (copy: ManifestStore) throws in
+                #expect(try StoreCopy.differences(original, copy) == [])
+                let numbers = try copy.auditEntries().compactMap { $0["revision"]?.intValue }
+                #expect(numbers == Array(1...12), "every revision's entry, oldest first, in the copy's one log")
+            }
+        }
+    }
+
     @Test func aDatabaseAwayIsAClearErrorAndChangesNothing() throws {
         let store = try ManifestStore.open(directory: DataDirectory(path: NSTemporaryDirectory() + "waymark-away-\(UUID().uuidString)", subdirectories: []),
                                            medium: StandInMedium())
@@ -374,4 +402,5 @@ private final class StandInMedium: StoreMedium, @unchecked Sendable {
     func newestMarker() throws(StoreError) -> Int { 0 }
     func copyIn(_ bytes: [UInt8], kind: String, name: String) throws(StoreError) { throw away }
     func copyInAudit(_ entries: [JSONValue]) throws(StoreError) { throw away }
+    func auditHistory(_ visit: ([JSONValue]) throws(StoreError) -> Void) throws(StoreError) { throw away }
 }
