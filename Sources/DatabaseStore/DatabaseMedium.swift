@@ -14,15 +14,17 @@ import SystemIO
 /// wrote, byte for byte; the audit log the `audit` table; every record written or removed a
 /// row of `record_changes`, which is how the other nodes sharing the database catch up.
 ///
-/// A change (`exclusively`) is serialized with every other node's by a transaction-level
-/// advisory lock (the writer key), taken before the store looks at what others changed; each
-/// record is written in one transaction with its audit entry and its `record_changes` row,
-/// and `NOTIFY waymark_changes` is sent with it; `write` returns only after `COMMIT` did.
+/// A change (`exclusively`) is one transaction (`READ COMMITTED`), serialized with every
+/// other node's by a transaction-level advisory lock (the writer key) taken before the store
+/// looks at what others changed: every record it writes or removes, with its audit entries,
+/// its `record_changes` rows and their `NOTIFY waymark_changes`, is committed together when
+/// the change ends, or none of it is (a failed statement, a lost connection, a `COMMIT`
+/// refused), and the store then puts its snapshot back as it was before the change.
 ///
 /// Two connections: one for changes, used under the store's writer lock, and one for reads
 /// (history's documents, a schedule's routes), which happen outside it. A connection that is
-/// lost is opened again on next use; meanwhile every call is `StoreError.database`, which the
-/// API answers `503`.
+/// lost is opened again on next use, never in the middle of a change; meanwhile every call is
+/// `StoreError.database`, which the API answers `503`.
 public final class DatabaseMedium: StoreMedium, @unchecked Sendable {
     /// The transaction-level advisory lock every change takes ("WAYM" and 2).
     public static let writerLock: Int64 = 0x5741_594D_0000_0002
@@ -52,12 +54,17 @@ public final class DatabaseMedium: StoreMedium, @unchecked Sendable {
         }
     }
 
-    /// One connection, and for the writing one whether a transaction is open on it.
+    /// One connection, and for the writing one whether a change's transaction is open on it.
     private struct Session {
         var connection: PostgresConnection?
         var inTransaction = false
-        /// The `record_changes` seqs this node wrote: not others' changes to catch up with.
+        /// Why the open change can no longer commit (a statement failed, the connection was
+        /// lost): it is rolled back when it ends, and nothing more is sent in it.
+        var broken: StoreError?
+        /// The `record_changes` seqs this node committed: not others' changes to catch up with.
         var own: Set<Int64> = []
+        /// Those the open change wrote, own once it commits.
+        var pending: Set<Int64> = []
         /// The last failed connection attempt, if the one after it has not succeeded yet.
         var failedConnect: (at: Date, error: StoreError)?
     }
@@ -102,10 +109,16 @@ public final class DatabaseMedium: StoreMedium, @unchecked Sendable {
     /// may run twice (a read, a `BEGIN`), so a connection found lost when it is used — the
     /// database restarted since its last statement — is opened again and `body` run once more.
     private func run<T>(_ session: inout Session, idempotent: Bool = false, _ body: (PostgresConnection) throws(PostgresError) -> T) throws(StoreError) -> T {
+        // In a change, a statement after one that failed would only be refused (25P02), and
+        // one on a new connection would be outside the change's transaction and lock.
+        if session.inTransaction, let broken = session.broken { throw broken }
         var reused = true
         if session.connection == nil || session.connection?.isOpen == false {
             session.connection = nil
-            session.inTransaction = false
+            if session.inTransaction {
+                session.broken = StoreError.database("The connection to the database was lost during the change; none of it was kept.")
+                throw session.broken!
+            }
             if let failed = session.failedConnect, Date().timeIntervalSince(failed.at) < Self.reconnectPause { throw failed.error }
             do throws(StoreError) {
                 session.connection = try Self.connect(url, searchPath)
@@ -120,10 +133,11 @@ public final class DatabaseMedium: StoreMedium, @unchecked Sendable {
             return try body(session.connection!)
         } catch {
             let lost = error.isConnectionLost || session.connection?.isOpen == false
-            if lost {
-                session.connection = nil
-                session.inTransaction = false
-                if idempotent && reused { return try run(&session, body) }
+            if lost { session.connection = nil }
+            if session.inTransaction {
+                session.broken = StoreError.database(error.description)
+            } else if lost && idempotent && reused {
+                return try run(&session, body)
             }
             throw StoreError.database(error.description)
         }
@@ -215,41 +229,94 @@ public final class DatabaseMedium: StoreMedium, @unchecked Sendable {
     }
 
     public func auditEntries() throws(StoreError) -> [JSONValue] {
-        let rows = try reads { connection throws(PostgresError) in try connection.execute("SELECT entry::text AS e FROM audit ORDER BY seq") }
+        let rows = try reads { connection throws(PostgresError) in try connection.execute("SELECT entry AS e FROM audit ORDER BY seq") }
         return rows.rows.compactMap { $0.first ?? nil }.compactMap { try? JSONParser().parse(Array($0.utf8)) }
     }
 
     // MARK: Changing
 
+    public var changeIsOneTransaction: Bool { true }
+
+    /// Whether this thread's change is open (under `section`, no other thread's can be).
+    private var changeOpen: Bool { (try? writing.withLock { session throws(StoreError) in session.inTransaction }) ?? false }
+
     public func exclusively<T>(since marker: Int, _ body: (MediumChanges) throws(StoreError) -> T) throws(StoreError) -> T {
         section.lock()
         defer { section.unlock() }
+        // A change within a change (the section is recursive) is part of it.
+        if changeOpen { return try body(MediumChanges(marker: marker, names: [])) }
         let others = try writing.withLock { session throws(StoreError) in
             try run(&session, idempotent: true) { connection throws(PostgresError) in
-                try connection.execute("BEGIN")
-                try connection.execute("SELECT pg_advisory_xact_lock($1::bigint)", [String(Self.writerLock)])
+                try connection.execute("BEGIN ISOLATION LEVEL READ COMMITTED")
+                do throws(PostgresError) {
+                    try connection.execute("SELECT pg_advisory_xact_lock($1::bigint)", [String(Self.writerLock)])
+                } catch {
+                    _ = try? connection.execute("ROLLBACK")
+                    throw error
+                }
             }
-            session.inTransaction = true
-            return try self.changes(&session, since: marker)
-        }
-        defer {
-            // Each `write` committed its own record; what is left (the removal of ended
-            // schedules after one) is committed here, and ending the transaction releases
-            // the writer lock.
-            try? writing.withLock { session throws(StoreError) in
-                if session.inTransaction { _ = try? run(&session) { connection throws(PostgresError) in try connection.execute("COMMIT") } }
-                session.inTransaction = false
+            (session.inTransaction, session.broken, session.pending) = (true, nil, [])
+            do throws(StoreError) {
+                return try self.changes(&session, since: marker)
+            } catch {
+                rollBack(&session)
+                throw error
             }
         }
-        return try body(others)
+        let result: T
+        do throws(StoreError) {
+            result = try body(others)
+        } catch {
+            try? writing.withLock { session throws(StoreError) in rollBack(&session) }
+            throw error
+        }
+        try writing.withLock { session throws(StoreError) in try commit(&session) }
+        return result
+    }
+
+    /// Ends the open change by committing it: its seqs become this node's own. A `COMMIT`
+    /// that fails, or that the server answers `ROLLBACK`, throws; the connection is then
+    /// dropped, since whether it committed is not known (if it did, the node catches up with
+    /// it as with another's change, its seqs not being its own).
+    private func commit(_ session: inout Session) throws(StoreError) {
+        defer { (session.inTransaction, session.broken, session.pending) = (false, nil, []) }
+        if let broken = session.broken {
+            rollBack(&session)
+            throw broken
+        }
+        guard let connection = session.connection, connection.isOpen else {
+            session.connection = nil
+            throw StoreError.database("The connection to the database was lost during the change; none of it was kept.")
+        }
+        do throws(PostgresError) {
+            let done = try connection.execute("COMMIT")
+            guard done.command == "COMMIT" else { throw PostgresError.statement(sqlState: "40000", message: "the change was rolled back") }
+            session.own.formUnion(session.pending)
+        } catch {
+            session.connection = nil
+            throw StoreError.database(error.description)
+        }
+    }
+
+    /// Ends the open change by rolling it back (a connection that cannot is dropped, which ends it too).
+    private func rollBack(_ session: inout Session) {
+        defer { (session.inTransaction, session.broken, session.pending) = (false, nil, []) }
+        guard let connection = session.connection else { return }
+        if !connection.isOpen || (try? connection.execute("ROLLBACK")) == nil { session.connection = nil }
+    }
+
+    /// Runs `body` in the open change's transaction, or in one of its own (with the writer
+    /// lock) when no change is open: what is written outside a change (refusal lines, a move)
+    /// is all or nothing too.
+    private func changing<T>(_ body: (inout Session) throws(StoreError) -> T) throws(StoreError) -> T {
+        section.lock()
+        defer { section.unlock() }
+        if changeOpen { return try writing.withLock(body) }
+        return try exclusively(since: Int(Int64.max)) { _ throws(StoreError) -> T in try writing.withLock(body) }
     }
 
     public func newestMarker() throws(StoreError) -> Int {
-        let top = try writing.withLock { session throws(StoreError) in
-            try run(&session, idempotent: true) { connection throws(PostgresError) in
-                try connection.execute("SELECT coalesce(max(seq), 0) AS n FROM record_changes")
-            }
-        }
+        let top = try reads { connection throws(PostgresError) in try connection.execute("SELECT coalesce(max(seq), 0) AS n FROM record_changes") }
         return top[0, "n"].flatMap { Int($0) } ?? 0
     }
 
@@ -277,103 +344,70 @@ public final class DatabaseMedium: StoreMedium, @unchecked Sendable {
         return MediumChanges(marker: newest, names: revisions + names.filter { !$0.hasPrefix("revisions/") })
     }
 
+    /// A record's bytes as its row keeps them: the header line (with its SHA-256) and the
+    /// body; `tokens.json`, not a record, whole as the body.
+    private func split(_ bytes: [UInt8], _ full: String) throws(StoreError) -> (head: [UInt8], body: [UInt8], sha256: String) {
+        if full == TokenStore.fileName { return ([], bytes, "") }
+        guard let newline = bytes.firstIndex(of: UInt8(ascii: "\n")),
+              case .object(let header)? = try? JSONParser().parse(bytes[..<newline]), let digest = header["sha256"]?.stringValue else {
+            throw StoreError.damaged(directory: location, file: full, reason: "it is not a record (a header line with its SHA-256)")
+        }
+        return (Array(bytes[...newline]), Array(bytes[(newline + 1)...]), digest)
+    }
+
+    /// `INSERT`s the row of `full` (replacing one there with `replacing`), and answers
+    /// whether it did: false when one was there and `replacing` is not set.
+    private static func insert(_ connection: PostgresConnection, _ place: Place, _ head: [UInt8], _ body: [UInt8], sha256: String,
+                               replacing: Bool) throws(PostgresError) -> Bool {
+        let statement: String, parameters: [String?]
+        if place.key == "singleton" {
+            statement = "INSERT INTO \(place.table) (singleton, header, body) VALUES (true, decode($1, 'hex'), decode($2, 'hex'))"
+                + (replacing ? " ON CONFLICT (singleton) DO UPDATE SET header = excluded.header, body = excluded.body, changed = now()"
+                             : " ON CONFLICT (singleton) DO NOTHING")
+            parameters = [head.hexString, body.hexString]
+        } else {
+            let stamp = place.table == "revisions" ? "created" : "changed"
+            statement = "INSERT INTO \(place.table) (\(place.key), sha256, header, body) VALUES ($1, $2, decode($3, 'hex'), decode($4, 'hex'))"
+                + (replacing ? " ON CONFLICT (\(place.key)) DO UPDATE SET sha256 = excluded.sha256, header = excluded.header, body = excluded.body, \(stamp) = now()"
+                             : " ON CONFLICT (\(place.key)) DO NOTHING")
+            parameters = [place.value, sha256, head.hexString, body.hexString]
+        }
+        return try connection.execute(statement, parameters).affected == 1
+    }
+
+    /// A `record_changes` row for `full`, with its notification (sent when the change commits).
+    private static func recordChange(_ connection: PostgresConnection, _ full: String) throws(PostgresError) -> Int64? {
+        let seq = try connection.execute("INSERT INTO record_changes (name) VALUES ($1) RETURNING seq", [full])[0, "seq"].flatMap { Int64($0) }
+        try connection.execute("SELECT pg_notify($1, $2)", [channel, seq.map(String.init) ?? ""])
+        return seq
+    }
+
     public func write(_ bytes: [UInt8], kind: String, name: String, replacing: Bool, audit entry: [String: JSONValue], time: Date) throws(StoreError) {
         let full = kind == "." ? name : kind + "/" + name
         let place = try Self.place(full)
-        let singleton = place.key == "singleton"
-        let head: [UInt8], body: [UInt8], sha256: String
-        if full == TokenStore.fileName {
-            // Not a record: the file's bytes whole, as the body.
-            (head, body, sha256) = ([], bytes, "")
-        } else {
-            guard let newline = bytes.firstIndex(of: UInt8(ascii: "\n")),
-                  case .object(let header)? = try? JSONParser().parse(bytes[..<newline]), let digest = header["sha256"]?.stringValue else {
-                throw StoreError.damaged(directory: location, file: full, reason: "it is not a record (a header line with its SHA-256)")
+        let (head, body, sha256) = try split(bytes, full)
+        try changing { session throws(StoreError) in
+            let seq = try run(&session) { connection throws(PostgresError) -> Int64?? in
+                guard try Self.insert(connection, place, head, body, sha256: sha256, replacing: replacing) else { return .none }
+                try Self.insertAudit(connection, entry, time: time)
+                return .some(try Self.recordChange(connection, full))
             }
-            (head, body, sha256) = (Array(bytes[...newline]), Array(bytes[(newline + 1)...]), digest)
-        }
-        section.lock()
-        defer { section.unlock() }
-        try writing.withLock { session throws(StoreError) in
-            let wasInTransaction = session.inTransaction
-            let seq: Int64? = try run(&session) { connection throws(PostgresError) -> Int64? in
-                do throws(PostgresError) {
-                    if !wasInTransaction {
-                        try connection.execute("BEGIN")
-                        try connection.execute("SELECT pg_advisory_xact_lock($1::bigint)", [String(Self.writerLock)])
-                    }
-                    let columns = singleton ? "singleton, header, body" : "\(place.key), sha256, header, body"
-                    let values = singleton ? "$1::boolean, decode($2, 'hex'), decode($3, 'hex')" : "$1, $2, decode($3, 'hex'), decode($4, 'hex')"
-                    let parameters: [String?] = [place.value, sha256, head.hexString, body.hexString]
-                    let stamp = place.table == "revisions" ? "created" : "changed"
-                    let conflict = replacing
-                        ? " ON CONFLICT (\(place.key)) DO UPDATE SET \(singleton ? "" : "sha256 = excluded.sha256, ")header = excluded.header, body = excluded.body, \(stamp) = now()"
-                        : " ON CONFLICT (\(place.key)) DO NOTHING"
-                    let inserted = try connection.execute("INSERT INTO \(place.table) (\(columns)) VALUES (\(values))\(conflict)",
-                                                          singleton ? [parameters[0], parameters[2], parameters[3]] : parameters)
-                    guard inserted.affected == 1 else {
-                        try connection.execute("ROLLBACK")
-                        return nil
-                    }
-                    try connection.execute("INSERT INTO audit (time, entry) VALUES ($1::timestamptz, $2::jsonb)",
-                                           [Timestamp.format(time), Self.auditText(entry, time: time)])
-                    let seq = try connection.execute("INSERT INTO record_changes (name) VALUES ($1) RETURNING seq", [full])[0, "seq"].flatMap { Int64($0) }
-                    try connection.execute("SELECT pg_notify($1, $2)", [Self.channel, seq.map(String.init) ?? ""])
-                    try connection.execute("COMMIT")
-                    return seq ?? 0
-                } catch {
-                    _ = try? connection.execute("ROLLBACK")
-                    throw error
-                }
-            }
-            // Committed (or rolled back): the rest of the change runs in a transaction of its
-            // own, the writer lock taken again, so a second record (a schedule's status after
-            // the revision it published) is serialized as the first was.
-            session.inTransaction = false
             guard let seq else { throw StoreError.alreadyExists(full) }
-            session.own.insert(seq)
-            if wasInTransaction {
-                try run(&session) { connection throws(PostgresError) in
-                    try connection.execute("BEGIN")
-                    try connection.execute("SELECT pg_advisory_xact_lock($1::bigint)", [String(Self.writerLock)])
-                }
-                session.inTransaction = true
-            }
+            if let seq { session.pending.insert(seq) }
         }
     }
 
     public func copyIn(_ bytes: [UInt8], kind: String, name: String) throws(StoreError) {
         let full = kind == "." ? name : kind + "/" + name
         let place = try Self.place(full)
-        let singleton = place.key == "singleton"
-        var head: [UInt8] = [], body = bytes, sha256 = ""
-        if full != TokenStore.fileName {
-            guard let newline = bytes.firstIndex(of: UInt8(ascii: "\n")),
-                  case .object(let header)? = try? JSONParser().parse(bytes[..<newline]), let digest = header["sha256"]?.stringValue else {
-                throw StoreError.damaged(directory: location, file: full, reason: "it is not a record (a header line with its SHA-256)")
+        let (head, body, sha256) = try split(bytes, full)
+        try changing { session throws(StoreError) in
+            let inserted = try run(&session) { connection throws(PostgresError) -> Bool in
+                guard try Self.insert(connection, place, head, body, sha256: sha256, replacing: false) else { return false }
+                _ = try Self.recordChange(connection, full)
+                return true
             }
-            (head, body, sha256) = (Array(bytes[...newline]), Array(bytes[(newline + 1)...]), digest)
-        }
-        section.lock()
-        defer { section.unlock() }
-        try writing.withLock { session throws(StoreError) in
-            try run(&session) { connection throws(PostgresError) in
-                try connection.execute("BEGIN")
-                do throws(PostgresError) {
-                    if singleton {
-                        try connection.execute("INSERT INTO \(place.table) (singleton, header, body) VALUES (true, decode($1, 'hex'), decode($2, 'hex'))",
-                                               [head.hexString, body.hexString])
-                    } else {
-                        try connection.execute("INSERT INTO \(place.table) (\(place.key), sha256, header, body) VALUES ($1, $2, decode($3, 'hex'), decode($4, 'hex'))",
-                                               [place.value, sha256, head.hexString, body.hexString])
-                    }
-                    try connection.execute("INSERT INTO record_changes (name) VALUES ($1)", [full])
-                    try connection.execute("COMMIT")
-                } catch {
-                    _ = try? connection.execute("ROLLBACK")
-                    throw error
-                }
-            }
+            guard inserted else { throw StoreError.alreadyExists(full) }
         }
     }
 
@@ -382,7 +416,7 @@ public final class DatabaseMedium: StoreMedium, @unchecked Sendable {
         var after: Int64 = 0
         while true {
             let rows = try reads { connection throws(PostgresError) in
-                try connection.execute("SELECT seq, entry::text AS e FROM audit WHERE seq > $1 ORDER BY seq LIMIT \(Self.auditPage)", [String(after)])
+                try connection.execute("SELECT seq, entry AS e FROM audit WHERE seq > $1 ORDER BY seq LIMIT \(Self.auditPage)", [String(after)])
             }
             guard let first = rows.rows.last?.first, let last = first.flatMap({ Int64($0) }) else { return }
             after = last
@@ -395,52 +429,38 @@ public final class DatabaseMedium: StoreMedium, @unchecked Sendable {
 
     public func copyInAudit(_ entries: [JSONValue]) throws(StoreError) {
         guard !entries.isEmpty else { return }
-        section.lock()
-        defer { section.unlock() }
-        try writing.withLock { session throws(StoreError) in
+        try changing { session throws(StoreError) in
             try run(&session) { connection throws(PostgresError) in
-                try connection.execute("BEGIN")
-                do throws(PostgresError) {
-                    for entry in entries {
-                        // An entry without a readable time (a damaged line) keeps its place with the time of the move.
-                        try connection.execute("INSERT INTO audit (time, entry) VALUES (coalesce($1::timestamptz, now()), $2::jsonb)",
-                                               [entry["time"]?.stringValue, entry.serialized()])
-                    }
-                    try connection.execute("COMMIT")
-                } catch {
-                    _ = try? connection.execute("ROLLBACK")
-                    throw error
+                for entry in entries {
+                    // An entry without a readable time (a damaged line) keeps its place with the time of the move.
+                    try connection.execute("INSERT INTO audit (time, entry) VALUES (coalesce($1::timestamptz, now()), $2)",
+                                           [entry["time"]?.stringValue.flatMap { Timestamp.parse($0) }.map { Timestamp.format($0) }, entry.serialized()])
                 }
             }
         }
     }
 
-    /// An audit entry as `audit.log` has it: its fields with the time.
-    private static func auditText(_ entry: [String: JSONValue], time: Date) -> String {
+    /// An audit entry as `audit.log` has it (its fields with the time, one JSON line), as text.
+    private static func insertAudit(_ connection: PostgresConnection, _ entry: [String: JSONValue], time: Date) throws(PostgresError) {
         var line = entry
         line["time"] = .string(Timestamp.format(time))
-        return JSONValue.object(line).serialized()
+        try connection.execute("INSERT INTO audit (time, entry) VALUES ($1::timestamptz, $2)", [Timestamp.format(time), JSONValue.object(line).serialized()])
     }
 
     public func appendAudit(_ entries: [[String: JSONValue]], time: Date) throws(StoreError) {
         guard !entries.isEmpty else { return }
-        section.lock()
-        defer { section.unlock() }
-        try writing.withLock { session throws(StoreError) in
+        try changing { session throws(StoreError) in
             try run(&session) { connection throws(PostgresError) in
-                for entry in entries {
-                    try connection.execute("INSERT INTO audit (time, entry) VALUES ($1::timestamptz, $2::jsonb)",
-                                           [Timestamp.format(time), Self.auditText(entry, time: time)])
-                }
+                for entry in entries { try Self.insertAudit(connection, entry, time: time) }
             }
         }
     }
 
+    /// In the change's transaction: a removal that fails fails the change (a directory's
+    /// leaves the file for a later one; a database that refuses a `DELETE` refuses the rest).
     public func remove(_ names: [String], in kind: String) -> [String] {
         guard !names.isEmpty else { return [] }
-        section.lock()
-        defer { section.unlock() }
-        return (try? writing.withLock { session throws(StoreError) -> [String] in
+        return (try? changing { session throws(StoreError) -> [String] in
             var gone: [String] = []
             for name in names {
                 let full = kind + "/" + name
@@ -448,9 +468,9 @@ public final class DatabaseMedium: StoreMedium, @unchecked Sendable {
                 let seq = try run(&session) { connection throws(PostgresError) -> Int64? in
                     let deleted = try connection.execute("DELETE FROM \(place.table) WHERE \(place.key) = $1", [place.value])
                     guard deleted.affected == 1 else { return nil }
-                    return try connection.execute("INSERT INTO record_changes (name) VALUES ($1) RETURNING seq", [full])[0, "seq"].flatMap { Int64($0) }
+                    return try Self.recordChange(connection, full)
                 }
-                if let seq { session.own.insert(seq) }
+                if let seq { session.pending.insert(seq) }
                 gone.append(name)
             }
             return gone

@@ -63,7 +63,9 @@ public enum DatabaseSchema {
                 singleton boolean PRIMARY KEY DEFAULT true CHECK (singleton),
                 changed timestamptz NOT NULL DEFAULT now(), header bytea NOT NULL, body bytea NOT NULL)
             """,
-            "CREATE TABLE audit (seq bigserial PRIMARY KEY, time timestamptz NOT NULL, entry jsonb NOT NULL)",
+            // Each entry the JSON line audit.log would have, as text (a jsonb column would refuse a
+            // string holding U+0000, and reorder the fields).
+            "CREATE TABLE audit (seq bigserial PRIMARY KEY, time timestamptz NOT NULL, entry text NOT NULL)",
             "CREATE TABLE telemetry_batches (batch_id text PRIMARY KEY, committed_at timestamptz NOT NULL DEFAULT now())",
             "CREATE TABLE telemetry_counts (cell text PRIMARY KEY, count bigint NOT NULL CHECK (count >= 0))",
         ]),

@@ -7,12 +7,26 @@ import Synchronization
 /// what is there, not on what it last saw), and when told of one (`catchUp`).
 extension ManifestStore {
     /// Runs `body` under the writer lock and the medium's exclusion, with others' changes
-    /// applied to the snapshot first.
+    /// applied to the snapshot first. On a medium whose change is one transaction, a change
+    /// that fails (or fails to commit) leaves nothing, so the snapshot is put back as it was
+    /// before `body`: readers saw what it made at most until then, and a commit whose outcome
+    /// was lost, if it happened, is caught up with as another's change.
     func exclusively<T: Sendable>(_ body: () throws(StoreError) -> T) throws(StoreError) -> T {
-        try writer.withLock { _ throws(StoreError) in
-            try medium.exclusively(since: marker.withLock { $0 }) { changes throws(StoreError) in
-                try apply(changes)
-                return try body()
+        defer { reloadTokensIfBehind() }
+        return try writer.withLock { _ throws(StoreError) in
+            var before: (snapshot: StoreSnapshot, generation: Int)?
+            do throws(StoreError) {
+                return try medium.exclusively(since: marker.withLock { $0 }) { changes throws(StoreError) in
+                    try apply(changes)
+                    before = (snapshot, generation)
+                    return try body()
+                }
+            } catch {
+                if medium.changeIsOneTransaction, let before, generation != before.generation {
+                    state.withLock { $0 = before.snapshot }
+                    changed()
+                }
+                throw error
             }
         }
     }
@@ -22,7 +36,20 @@ extension ManifestStore {
     /// directory nothing ever does.
     @discardableResult
     public func catchUp() throws(StoreError) -> Bool {
-        try writer.withLock { _ throws(StoreError) in try apply(try medium.changes(since: marker.withLock { $0 })) }
+        defer { reloadTokensIfBehind() }
+        return try writer.withLock { _ throws(StoreError) in try apply(try medium.changes(since: marker.withLock { $0 })) }
+    }
+
+    /// Reads the tokens again if another node changed them: outside the medium's exclusion,
+    /// which a token change takes under the tokens' own lock. One that fails is tried again
+    /// with the next catch-up.
+    private func reloadTokensIfBehind() {
+        guard tokensBehind.exchange(false, ordering: .acquiringAndReleasing) else { return }
+        do throws(StoreError) {
+            try tokens.reload()
+        } catch {
+            tokensBehind.store(true, ordering: .releasing)
+        }
     }
 
     /// Applies others' changes: the whole new snapshot is made before readers see any of it,
@@ -77,7 +104,7 @@ extension ManifestStore {
             next.pinBodies(adding: number, try Self.readRoutes(medium, next.revisions[number - 1]))
         }
         next.pinBodies()
-        if tokensChanged { tokens.reload() }
+        if tokensChanged { tokensBehind.store(true, ordering: .releasing) }
         let snapshot = next
         state.withLock { $0 = snapshot }
         marker.withLock { $0 = changes.marker }

@@ -34,6 +34,8 @@ public final class ManifestStore: Sendable {
     public let medium: any StoreMedium
     /// What the medium's `changes(since:)` was last asked from: others' changes before it are in the snapshot.
     let marker = Mutex<Int>(0)
+    /// Another node changed the tokens and they are not read again yet (`reloadTokensIfBehind`).
+    let tokensBehind = Atomic<Bool>(false)
     /// The bearer tokens kept in the same directory.
     public let tokens: TokenStore
     let state: Mutex<StoreSnapshot>

@@ -20,6 +20,10 @@ public protocol StoreMedium: Sendable {
     /// Whether the tokens (`tokens.json`) are kept here too, changed under `exclusively`: a
     /// database's are; a directory's are its own file, with its own lock (`TokenStore`).
     var keepsTokens: Bool { get }
+    /// Whether a change (`exclusively`) is kept whole or not at all: a database's is one
+    /// transaction, so a change that fails leaves nothing and the store puts its snapshot
+    /// back; a directory's writes are each durable as they are made.
+    var changeIsOneTransaction: Bool { get }
 
     /// The names in `kind` (`revisions`, `schemas`, `schedules`), ascending.
     func list(_ kind: String) throws(StoreError) -> [String]
@@ -90,6 +94,7 @@ public final class DirectoryMedium: StoreMedium {
     public var location: String { directory.path }
     public var needsRepairAtOpen: Bool { true }
     public var keepsTokens: Bool { false }
+    public var changeIsOneTransaction: Bool { false }
 
     public func list(_ kind: String) throws(StoreError) -> [String] {
         try onDisk { () throws(IOError) in try directory.list(kind) }

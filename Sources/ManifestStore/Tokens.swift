@@ -161,10 +161,10 @@ public final class TokenStore: Sendable {
     }
 
     /// Reads the tokens again after another node changed them (`ManifestStore.catchUp`).
-    /// A version that cannot be read keeps the last good one.
-    public func reload() {
-        writer.withLock { _ in
-            guard let records = try? Self.load(directory, medium) else { return }
+    /// A version that cannot be read keeps the last good one, and throws.
+    public func reload() throws(StoreError) {
+        try writer.withLock { _ throws(StoreError) in
+            let records = try Self.load(directory, medium)
             loaded.withLock { $0 = Loaded(records: records, identity: nil) }
         }
     }
@@ -254,7 +254,8 @@ public final class TokenStore: Sendable {
         if let medium {
             return try writer.withLock { _ throws(StoreError) in
                 // Others' changes to the records are the store's to apply (`since: .max` asks for none).
-                try medium.exclusively(since: .max) { _ throws(StoreError) -> T in
+                // In memory once committed (the change is one transaction, kept when `exclusively` returns).
+                let (result, records) = try medium.exclusively(since: .max) { _ throws(StoreError) -> (T, [TokenRecord]) in
                     let before = try Self.load(directory, medium)
                     var records = before
                     let (result, audit) = try body(&records)
@@ -263,9 +264,10 @@ public final class TokenStore: Sendable {
                     } else {
                         try medium.appendAudit([audit], time: Date())
                     }
-                    loaded.withLock { $0 = Loaded(records: records, identity: nil) }
-                    return result
+                    return (result, records)
                 }
+                loaded.withLock { $0 = Loaded(records: records, identity: nil) }
+                return result
             }
         }
         return try writer.withLock { _ throws(StoreError) in

@@ -22,11 +22,13 @@ public enum PostgresError: Error, Equatable, Sendable, CustomStringConvertible {
 }
 
 /// A statement's rows, as text (libpq's text format; `nil` for SQL NULL), and the count
-/// of rows it changed (`INSERT`, `UPDATE`, `DELETE`).
+/// of rows it changed (`INSERT`, `UPDATE`, `DELETE`), and the command's tag (`COMMIT`; a
+/// `COMMIT` of a transaction a failed statement aborted answers `ROLLBACK`).
 public struct PostgresRows: Sendable, Equatable {
     public let columns: [String]
     public let rows: [[String?]]
     public let affected: Int
+    public let command: String
 
     public subscript(row: Int, column: String) -> String? {
         guard let index = columns.firstIndex(of: column), row < rows.count else { return nil }
@@ -92,7 +94,8 @@ public final class PostgresConnection {
                     PQgetisnull(result, Int32(row), Int32(column)) == 1 ? nil : String(cString: PQgetvalue(result, Int32(row), Int32(column)))
                 }
             }
-            return PostgresRows(columns: columns, rows: rows, affected: Int(String(cString: PQcmdTuples(result))) ?? 0)
+            return PostgresRows(columns: columns, rows: rows, affected: Int(String(cString: PQcmdTuples(result))) ?? 0,
+                                command: String(cString: PQcmdStatus(result)))
         default:
             let state = PQresultErrorField(result, Int32(UInt8(ascii: "C"))).map { String(cString: $0) } ?? ""
             let message = Self.message(PQresultErrorMessage(result))

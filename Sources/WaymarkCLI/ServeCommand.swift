@@ -297,7 +297,7 @@ enum ServeCommand {
             do {
                 let (_, token) = try store.tokens.create(name: "admin", scopes: [.admin], actor: "waymark serve")
                 printFirstToken(token, base: base, dataDirectory: database == nil ? dataDirectory : nil, current: snapshot.current?.number, output: &output)
-            } catch where database != nil && { store.tokens.reload(); return !store.tokens.isEmpty }() {
+            } catch where database != nil && { (try? store.tokens.reload()) != nil && !store.tokens.isEmpty }() {
                 // Another node starting on the same new database made the first admin token (and printed it).
             } catch {
                 server.shutdown()

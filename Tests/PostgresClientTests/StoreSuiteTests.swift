@@ -233,9 +233,105 @@ struct StoreSuiteTests {
     }
 }
 
+/// A directory that acts as a database whose `COMMIT` fails when told to: the store must put
+/// its snapshot back (what the medium wrote stays on disk here; a database keeps none of it).
+private final class CommitFailingMedium: StoreMedium, @unchecked Sendable {
+    let inner: DirectoryMedium
+    let failing = Atomic<Bool>(false)
+    init(_ directory: DataDirectory) { inner = DirectoryMedium(directory, auditRotationBytes: DataDirectory.defaultAuditRotationBytes) }
+    var location: String { "the database" }
+    var needsRepairAtOpen: Bool { false }
+    var keepsTokens: Bool { false }
+    var changeIsOneTransaction: Bool { true }
+    func list(_ kind: String) throws(StoreError) -> [String] { try inner.list(kind) }
+    func read(_ name: String) throws(StoreError) -> [UInt8] { try inner.read(name) }
+    func readHead(_ name: String, maximum: Int) throws(StoreError) -> (head: [UInt8], size: Int) { try inner.readHead(name, maximum: maximum) }
+    func exists(_ name: String) throws(StoreError) -> Bool { try inner.exists(name) }
+    func write(_ bytes: [UInt8], kind: String, name: String, replacing: Bool, audit entry: [String: JSONValue], time: Date) throws(StoreError) {
+        try inner.write(bytes, kind: kind, name: name, replacing: replacing, audit: entry, time: time)
+    }
+    func appendAudit(_ entries: [[String: JSONValue]], time: Date) throws(StoreError) { try inner.appendAudit(entries, time: time) }
+    func remove(_ names: [String], in kind: String) -> [String] { inner.remove(names, in: kind) }
+    func auditEntries() throws(StoreError) -> [JSONValue] { try inner.auditEntries() }
+    func exclusively<T>(since marker: Int, _ body: (MediumChanges) throws(StoreError) -> T) throws(StoreError) -> T {
+        let result = try body(MediumChanges(marker: marker, names: []))
+        if failing.load(ordering: .relaxed) { throw StoreError.database("the COMMIT was refused") }
+        return result
+    }
+    func changes(since marker: Int) throws(StoreError) -> MediumChanges { MediumChanges(marker: marker, names: []) }
+    func newestMarker() throws(StoreError) -> Int { 0 }
+    func copyIn(_ bytes: [UInt8], kind: String, name: String) throws(StoreError) { try inner.copyIn(bytes, kind: kind, name: name) }
+    func copyInAudit(_ entries: [JSONValue]) throws(StoreError) { try inner.copyInAudit(entries) }
+    func auditHistory(_ visit: ([JSONValue]) throws(StoreError) -> Void) throws(StoreError) { try inner.auditHistory(visit) }
+}
+
+extension StoreSuiteTests {
+    @Test func aChangeThatFailsToCommitIsPutBackInMemory() throws {
+        let directory = try DataDirectory(path: NSTemporaryDirectory() + "waymark-commit-\(UUID().uuidString)", subdirectories: ["revisions", "schemas", "schedules"])
+        defer { try? FileManager.default.removeItem(atPath: directory.path) }
+        let medium = CommitFailingMedium(directory)
+        let store = try ManifestStore.open(directory: directory, medium: medium)
+        try store.seedIfEmpty(from: Fixtures.repositoryRoot.appendingPathComponent("manifests/storefront").path, now: start)
+        let before = store.snapshot.current
+        medium.failing.store(true, ordering: .relaxed)
+        #expect(throws: StoreError.database("the COMMIT was refused")) {
+            _ = try store.publish(routes: routes(adding: "lost"), base: 1, author: "ci", message: "lost", now: start)
+        }
+        #expect(store.snapshot.revisions.count == 1 && store.snapshot.current == before, "the revision that was not committed is not served")
+        #expect(try store.routes(of: store.snapshot.current!) != routes(adding: "lost"))
+    }
+}
+
 /// What only a database gives: several nodes on the same records.
 @Suite("Nodes sharing one database", .enabled(if: databaseURL != nil))
 struct SharedDatabaseTests {
+    /// A record as the store writes one: its header line with the SHA-256, then the body.
+    static func record(_ sha256: String, _ body: String = "{}") -> [UInt8] { Array("{\"sha256\":\"\(sha256)\"}\n\(body)".utf8) }
+
+    @Test func aChangeIsCommittedWholeOrNotAtAll() throws {
+        let place = try StorePlace(.database)
+        let medium = try DatabaseMedium(url: databaseURL!, searchPath: place.schema)
+        let good = String(repeating: "a", count: 64)
+        // A body that fails after writing: nothing of it is kept.
+        #expect(throws: StoreError.alreadyExists("the body's own")) {
+            try medium.exclusively(since: 0) { _ throws(StoreError) in
+                try medium.write(Self.record(good), kind: "revisions", name: "00000001", replacing: false, audit: ["action": "publish"], time: start)
+                throw StoreError.alreadyExists("the body's own")
+            } as Void
+        }
+        #expect(try medium.list("revisions").isEmpty && medium.auditEntries().isEmpty)
+        try medium.exclusively(since: 0) { _ throws(StoreError) in
+            try medium.write(Self.record(good), kind: "revisions", name: "00000001", replacing: false, audit: ["action": "publish"], time: start)
+            try medium.write(Self.record(good), kind: "revisions", name: "00000002", replacing: false, audit: ["action": "publish"], time: start)
+        } as Void
+        #expect(try medium.list("revisions") == ["00000001", "00000002"], "a change that returns is committed")
+        // A statement the database refuses (a SHA-256 its CHECK does not take), its error
+        // swallowed by the body: the change still ends in nothing, the write before it too.
+        do {
+            try medium.exclusively(since: 0) { _ throws(StoreError) in
+                try medium.write(Self.record(good), kind: "revisions", name: "00000003", replacing: false, audit: ["action": "publish"], time: start)
+                _ = try? medium.write(Self.record("not-a-digest"), kind: "revisions", name: "00000004", replacing: false, audit: ["action": "publish"], time: start)
+                _ = try? medium.write(Self.record(good), kind: "revisions", name: "00000005", replacing: false, audit: ["action": "publish"], time: start)
+            } as Void
+            Issue.record("a change with a refused statement committed")
+        } catch {
+            #expect(error.isDatabaseAway == true || error.clientMessage.contains("SQLSTATE 23514"), "\(error)")
+        }
+        #expect(try medium.list("revisions") == ["00000001", "00000002"])
+        // A record already there, not replaced, is told and the change goes on.
+        try medium.exclusively(since: 0) { _ throws(StoreError) in
+            #expect(throws: StoreError.alreadyExists("revisions/00000002")) {
+                try medium.write(Self.record(good), kind: "revisions", name: "00000002", replacing: false, audit: [:], time: start)
+            }
+            try medium.write(Self.record(good), kind: "revisions", name: "00000003", replacing: false, audit: ["action": "publish"], time: start)
+        } as Void
+        #expect(try medium.list("revisions") == ["00000001", "00000002", "00000003"])
+        #expect(try medium.auditEntries().count == 3)
+        // An audit entry with U+0000 in a field is kept as written.
+        try medium.appendAudit([["action": "refused", "actor": .string("a\u{0}b")]], time: start)
+        #expect(try medium.auditEntries().last?["actor"]?.stringValue == "a\u{0}b")
+    }
+
     @Test func aNodeDecidesOnWhatAnotherPublishedAndCatchesUpWithIt() throws {
         let place = try StorePlace(.database)
         let first = try place.open(), second = try place.open()
@@ -389,6 +485,7 @@ private final class StandInMedium: StoreMedium, @unchecked Sendable {
     var location: String { "the database" }
     var needsRepairAtOpen: Bool { false }
     var keepsTokens: Bool { false }
+    var changeIsOneTransaction: Bool { false }
     func list(_ kind: String) throws(StoreError) -> [String] { [] }
     func read(_ name: String) throws(StoreError) -> [UInt8] { throw away }
     func readHead(_ name: String, maximum: Int) throws(StoreError) -> (head: [UInt8], size: Int) { throw away }
