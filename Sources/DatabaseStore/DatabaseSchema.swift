@@ -69,6 +69,12 @@ public enum DatabaseSchema {
             "CREATE TABLE telemetry_batches (batch_id text PRIMARY KEY, committed_at timestamptz NOT NULL DEFAULT now())",
             "CREATE TABLE telemetry_counts (cell text PRIMARY KEY, count bigint NOT NULL CHECK (count >= 0))",
         ]),
+        DatabaseMigration(number: 2, name: "telemetry shared by the nodes", statements: [
+            // Batch ids are forgotten after the batch window, oldest first.
+            "CREATE INDEX telemetry_batches_committed ON telemetry_batches (committed_at)",
+            // What each accepted batch offered the rollout guard, read by every node in order.
+            "CREATE TABLE guard_evidence (seq bigserial PRIMARY KEY, committed_at timestamptz NOT NULL DEFAULT now(), evidence text NOT NULL)",
+        ]),
     ]
 
     /// Brings `connection`'s database (its `search_path`'s schema) to the newest migration:

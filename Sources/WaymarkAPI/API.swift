@@ -23,6 +23,12 @@ public final class API: Sendable {
         public var linkChecks: LinkCheckOptions?
         /// Set on a follower (`serve --follow`): it mirrors this primary and refuses writes.
         public var follower: Follower?
+        /// On a database (`serve --database`): whether this node holds the lease now, and so
+        /// runs the scheduler and the rollout guard's looks (nil: it always does).
+        public var holdsLease: (@Sendable () -> Bool)?
+        /// On a database: telemetry committed there, counted once across the nodes, and the
+        /// guard's evidence read from it by every node (nil: this node's own telemetry store).
+        public var sharedTelemetry: (any SharedTelemetry)?
         /// How many requests' worth of changes (publish, validation, schedules, rollout
         /// controls, schemas) and, apart, of costly reads (QR, previews, revisions, diffs; a
         /// quarter per token or peer) may wait or run off the loops at once; beyond it such
@@ -168,6 +174,10 @@ public final class API: Sendable {
         }
         run.start(every: interval) {
             guard !run.stopped.load(ordering: .acquiring) else { return }
+            // Every node counts the fleet's evidence, so that the one that takes the lease has it.
+            if let shared = context.options.sharedTelemetry { RolloutWatch.pull(context, from: shared) }
+            // Another node holds the lease: it fires and looks (docs/postgres.md, "The lease").
+            guard context.options.holdsLease?() ?? true else { return }
             if context.store.hasDueSchedules(now: now()),
                run.firing.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged {
                 fireNext()

@@ -68,6 +68,8 @@ final class APIContext: Sendable {
     let rolloutLook = Mutex<RolloutLook?>(nil)
     /// The active rollout's evidence, capped per source (`GuardEvidence`): what the guard judges.
     let guardEvidence = Mutex<GuardEvidence?>(nil)
+    /// On a database: the last `guard_evidence` row counted into `guardEvidence` (`RolloutWatch.pull`).
+    let evidenceSeq = Mutex<Int64>(0)
     /// Rollouts the guard tripped, since start.
     let rolloutTrips = Atomic<UInt64>(0)
     /// Problems the link checks reported, since start.

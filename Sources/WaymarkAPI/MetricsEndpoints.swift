@@ -100,6 +100,8 @@ struct MetricsEndpoints: EndpointGroup {
             ("waymark_publishes_total", "counter", "Revisions published (rollbacks and scheduled ones included) since start.", context.publishes.load(ordering: .relaxed)),
             ("waymark_schedules_pending", "gauge", "Scheduled publishes waiting for their time.",
              UInt64(snapshot.schedules.filter { $0.status == .pending }.count)),
+            ("waymark_lease_held", "gauge", "1 when this node runs the scheduler and the rollout guard's looks: always alone, or holding the lease on a database.",
+             (context.options.holdsLease?() ?? true) ? 1 : 0),
             ("waymark_schedules_fired_total", "counter", "Scheduled publishes fired since start.", context.schedulesFired.load(ordering: .relaxed)),
             ("waymark_schedules_skipped_total", "counter", "Scheduled publishes that did not fire since start: their routes no longer validated, or their base was no longer current.",
              context.schedulesSkipped.load(ordering: .relaxed)),

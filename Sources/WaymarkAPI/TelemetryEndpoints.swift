@@ -93,6 +93,26 @@ struct TelemetryEndpoints: EndpointGroup {
             }.map { var shape = $0; shape.source = hash; return shape }
         }
         let context = context, submitted = batch
+        if let shared = context.options.sharedTelemetry {
+            // On a database: answered once committed there (counted once across the nodes by
+            // its id); this node's own store then counts it too, for its own views.
+            let offer = RolloutWatch.offer(submitted, network: network, context: context, now: now)
+            shared.submit(id: submitted.id?.description, cells: Self.cells(submitted), evidence: offer?.json) { result in
+                switch result {
+                case .success(true):
+                    telemetry.submitOnce(submitted) { _ in responder.respond(accepted) }
+                case .success(false):
+                    context.telemetryDuplicates.add(1, ordering: .relaxed)
+                    responder.respond(HTTPResponse(status: .accepted, contentType: "application/json",
+                                                   body: Array("{\"accepted\":0,\"rejected\":[],\"duplicate\":true}".utf8)))
+                case .failure(let error):
+                    responder.respond(APIResponse.error(.serviceUnavailable, "databaseUnavailable",
+                                                        "The batch could not be committed to the database (\(error.clientMessage)); nothing was counted. Retry later.",
+                                                        headers: [("Retry-After", "5")]))
+                }
+            }
+            return
+        }
         telemetry.submitOnce(submitted) { result in
             switch result {
             case .success(.duplicate):
@@ -106,6 +126,24 @@ struct TelemetryEndpoints: EndpointGroup {
                 responder.respond(Self.durable(.failure(error), answer: accepted, what: "batch"))
             }
         }
+    }
+
+    /// A batch's counts as the database keeps them (`telemetry_counts`): one cell per
+    /// minute, platform, app version, revision, entry, outcome, reason, route and
+    /// precondition, its key the JSON array of those (`docs/postgres.md`, "Telemetry").
+    static func cells(_ batch: Batch) -> [String: Int] {
+        func name(_ slot: UInt16, _ names: [[UInt8]]) -> JSONValue {
+            slot < 2 ? .string(slot == 0 ? "" : "other") : .string(String(decoding: names[Int(slot) - 2], as: UTF8.self))
+        }
+        let version: JSONValue = .string(batch.appVersion.map { String(decoding: $0, as: UTF8.self) } ?? "other")
+        var cells: [String: Int] = [:]
+        for tally in batch.tallies {
+            let key = JSONValue.array([.int(Int(tally.minute)), .string(batch.platform.name), version, .int(Int(batch.revision)),
+                                       .int(Int(tally.entry)), .int(Int(tally.outcome)), .int(Int(tally.reason)),
+                                       name(tally.route, batch.routes), name(tally.precondition, batch.preconditions)]).serialized()
+            cells[key, default: 0] += Int(tally.count)
+        }
+        return cells
     }
 
     static func code(_ error: BatchError) -> String {

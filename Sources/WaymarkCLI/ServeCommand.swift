@@ -204,6 +204,7 @@ enum ServeCommand {
         Memory.limitArenas(configuration.threads)
         let store: ManifestStore
         var watcher: DatabaseWatcher?
+        let lease = database.map { DatabaseLease(url: $0) }
         do throws(StoreError) {
             let (opened, report) = if let database {
                 (try ManifestStore.open(directory: readingIOErrors(as: StoreError.init) { () throws(IOError) in try DataDirectory(path: dataDirectory, subdirectories: []) },
@@ -277,19 +278,28 @@ enum ServeCommand {
             follower = started
             options.follower = started
         }
+        if let lease {
+            lease.start()
+            options.holdsLease = { lease.isHeld }
+        }
+        let sharedTelemetry = database.map { DatabaseTelemetry(url: $0, idWindow: telemetryOptions.limits.batchWindow) }
+        if let sharedTelemetry {
+            sharedTelemetry.start()
+            options.sharedTelemetry = sharedTelemetry
+        }
         let service = API(store: store, telemetry: telemetry, options: options)
         let router: Router
         do {
             router = try service.router()
         } catch {
-            follower?.stop()
+            follower?.stop(); lease?.stop(); sharedTelemetry?.stop()
             throw .unavailable("The API's routes do not fit together (a bug): \(error)")
         }
         let server = HTTPServer(configuration: configuration, router: router, metrics: service.httpMetrics)
         do {
             try server.start()
         } catch {
-            follower?.stop()
+            follower?.stop(); lease?.stop(); sharedTelemetry?.stop()
             throw .unavailable("Cannot listen on \(configuration.hosts.joined(separator: ", ")) port \(configuration.port): \(error)")
         }
         let base = baseURL(host: configuration.hosts[0], port: server.port)
@@ -317,8 +327,11 @@ enum ServeCommand {
         service.startScheduling(every: parsed.last("--clock-file") != nil ? 0.05 : 1)
         server.wait()
         service.stopScheduling()
+        lease?.stop()
         follower?.stop()
         watcher?.stop()
+        // What is waiting is committed (and answered) before the node's own store closes.
+        sharedTelemetry?.stop()
         telemetry.close()
         // The refusals of the minute under way, which its timer would have written.
         store.flushRefusals(all: true)

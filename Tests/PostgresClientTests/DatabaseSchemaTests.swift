@@ -24,7 +24,7 @@ struct DatabaseSchemaTests {
         #expect(try DatabaseSchema.migrate(connection) == DatabaseSchema.migrations.map(\.number))
         #expect(try DatabaseSchema.migrate(connection) == [], "current: nothing applied again")
         let tables = try connection.execute("SELECT table_name FROM information_schema.tables WHERE table_schema = 'm_fresh' ORDER BY table_name").rows.map { $0[0]! }
-        #expect(tables == ["audit", "record_changes", "revisions", "rollout", "schedules", "schemas", "telemetry_batches", "telemetry_counts", "tokens", "waymark_migrations"])
+        #expect(tables == ["audit", "guard_evidence", "record_changes", "revisions", "rollout", "schedules", "schemas", "telemetry_batches", "telemetry_counts", "tokens", "waymark_migrations"])
         // The tables hold the store's rules: a revision is numbered from 1 and has a SHA-256; one rollout row.
         #expect(throws: PostgresError.self) {
             try connection.execute("INSERT INTO revisions (number, sha256, header, body) VALUES (0, repeat('0', 64), '', '')")

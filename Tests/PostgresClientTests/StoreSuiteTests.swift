@@ -288,6 +288,67 @@ struct SharedDatabaseTests {
     /// A record as the store writes one: its header line with the SHA-256, then the body.
     static func record(_ sha256: String, _ body: String = "{}") -> [UInt8] { Array("{\"sha256\":\"\(sha256)\"}\n\(body)".utf8) }
 
+    @Test func aBatchSentToTwoNodesIsCountedOnceAndItsEvidenceReadInOrder() throws {
+        let place = try StorePlace(.database)
+        _ = try DatabaseMedium(url: databaseURL!, searchPath: place.schema)  // the tables
+        let first = DatabaseTelemetry(url: databaseURL!, searchPath: place.schema, idWindow: 3_600)
+        let second = DatabaseTelemetry(url: databaseURL!, searchPath: place.schema, idWindow: 3_600)
+        first.start(); second.start()
+        defer { first.stop(); second.stop() }
+        let answers = Mutex<[String: [Bool]]>([:])
+        let done = DispatchGroup()
+        func send(_ node: DatabaseTelemetry, _ id: String?, _ cell: String, _ count: Int, evidence: String? = nil) {
+            done.enter()
+            node.submit(id: id, cells: [cell: count], evidence: evidence) { result in
+                if case .success(let new) = result { answers.withLock { $0[id ?? "none", default: []].append(new) } }
+                done.leave()
+            }
+        }
+        // One id sent to both nodes at once, twice to the first (in one commit); two others once each.
+        let shared = String(repeating: "ab", count: 16)
+        send(first, shared, "[\"cell\",\"a\"]", 5, evidence: "{\"n\":1}")
+        send(second, shared, "[\"cell\",\"a\"]", 5, evidence: "{\"n\":1}")
+        send(first, shared, "[\"cell\",\"a\"]", 5, evidence: "{\"n\":1}")
+        send(second, String(repeating: "cd", count: 16), "[\"cell\",\"a\"]", 2, evidence: "{\"n\":2}")
+        send(first, nil, "[\"cell \\\"quoted\\\"\",\"b\"]", 7)
+        #expect(done.wait(timeout: .now() + 10) == .success)
+        #expect(answers.withLock { $0[shared]?.map { $0 ? 1 : 0 }.sorted() } == [0, 0, 1], "counted once, the repeats answered as repeats")
+        let rows = try PostgresConnection(url: databaseURL!)
+        try rows.execute("SET search_path TO \(place.schema)")
+        let counts = try rows.execute("SELECT cell, count FROM telemetry_counts ORDER BY cell").rows.map { "\($0[0]!)=\($0[1]!)" }
+        #expect(counts == ["[\"cell \\\"quoted\\\"\",\"b\"]=7", "[\"cell\",\"a\"]=7"])
+        let evidence = try first.evidence(after: 0, limit: 10)
+        #expect(evidence.map(\.evidence).sorted() == ["{\"n\":1}", "{\"n\":2}"] && evidence.map(\.seq) == evidence.map(\.seq).sorted())
+        #expect(try first.evidence(after: evidence.last!.seq, limit: 10).isEmpty)
+        // The database away: a batch is refused, nothing counted.
+        first.stop()
+        let stopped = Mutex<Result<Bool, StoreError>?>(nil)
+        first.submit(id: String(repeating: "ef", count: 16), cells: ["x": 1], evidence: nil) { result in stopped.withLock { $0 = result } }
+        #expect(stopped.withLock { $0.map { if case .failure = $0 { true } else { false } } } == true, "a stopped node takes no batch")
+    }
+
+    @Test func oneNodeHoldsTheLeaseAndAnotherTakesItWhenItsSessionEnds() throws {
+        let place = try StorePlace(.database)
+        let leases = (0..<3).map { _ in DatabaseLease(url: databaseURL!, searchPath: place.schema, tryInterval: 0.05) }
+        leases.forEach { $0.start() }
+        defer { leases.forEach { $0.stop() } }
+        #expect(Self.eventually(10) { leases.filter(\.isHeld).count == 1 })
+        Thread.sleep(forTimeInterval: 0.3)
+        #expect(leases.filter(\.isHeld).count == 1, "never two")
+        let holder = leases.first(where: \.isHeld)!
+        // Its session ended behind its back (as when the database restarts or cuts it off):
+        // it stops counting itself the holder, and one node holds it again.
+        let admin = try PostgresConnection(url: databaseURL!)
+        try admin.execute("SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' AND objid = $1::bigint::bit(32)::int::oid",
+                          [String(DatabaseLease.key & 0xFFFF_FFFF)])
+        #expect(Self.eventually(10) { leases.filter(\.isHeld).count == 1 && leases.map { $0.taken.load(ordering: .relaxed) }.reduce(0, +) == 2 })
+        // The holder stopping (a node shutting down, or killed) gives it to another.
+        let next = leases.first(where: \.isHeld)!
+        next.stop()
+        #expect(Self.eventually(10) { leases.filter { $0 !== next && $0.isHeld }.count == 1 })
+        _ = holder
+    }
+
     @Test func aChangeIsCommittedWholeOrNotAtAll() throws {
         let place = try StorePlace(.database)
         let medium = try DatabaseMedium(url: databaseURL!, searchPath: place.schema)

@@ -8,13 +8,21 @@ Tests/Scripts/postgres.sh, which sets WAYMARK_TEST_DATABASE_URL).
    random node, each seen on all three nodes' manifests within the bound (the watcher's poll,
    2 s; by notification, far less), with the same bytes and ETag everywhere. Prints the
    slowest a change took to be everywhere.
-2. SIGKILL during changes: K times, a random node is killed while changes go to it; every
-   change it acknowledged (201) is on the others afterwards, and the killed node, restarted,
-   serves the same manifest as the rest.
+2. SIGKILL during changes and telemetry: K times, a random node is killed while changes and
+   telemetry batches (each with its id) go to it; every change it acknowledged (201) is on
+   the others afterwards, the killed node, restarted, serves the same manifest as the rest,
+   and once every batch not acknowledged is sent again to another node (as a phone's journal
+   does), the database's counts are exactly the acknowledged batches' (none lost, none
+   counted twice).
 3. The database stopped for --away seconds (20) and started again: every node answers its
    manifest throughout (from memory), a change is 503 with Retry-After, and once the database
    is back every node takes changes again by itself (no node restarted), each on all three.
-4. Moving: with the nodes stopped, `waymark migrate` copies the database into a data
+4. The lease: the node holding it (`waymark_lease_held` in /metrics) is killed just before a
+   schedule is due: another node takes the lease and fires it, once (one revision, and the
+   killed node restarted fires nothing more). Then mid-rollout: after a look on a healthy
+   candidate, the holder is killed; another node looks within the bound, and a candidate
+   that starts failing after the kill (telemetry to the survivors only) is tripped.
+5. Moving: with the nodes stopped, `waymark migrate` copies the database into a data
    directory and that directory into an empty database (each copy checked by the command);
    a file-store daemon on the directory and a node on the new database serve the manifest
    the nodes served, the same bytes and ETag.
@@ -34,10 +42,18 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
-from waymark_daemon import call, start  # noqa: E402
+from waymark_daemon import EXAMPLE, call, start  # noqa: E402
 
 MANIFEST = "/v1/manifest?platform=ios&version=5.3.0"
 BOUND = 2.5  # the watcher's poll (DatabaseWatcher.defaultPollInterval, 2 s), with room for a busy machine's scheduling
+# The lease: a SIGKILLed holder's session ends with its socket, and another node tries every
+# second (DatabaseLease.defaultTryInterval); the scheduler ticks each second, a look each
+# --rollout-look-interval (1 s here). With room for a busy machine.
+LEASE_BOUND = 5.0
+# The guard's mechanics, not its caps (make test-guard has those): every install here posts
+# from loopback, so the per-source caps and breadth are opened up.
+GUARD = ["--guard-per-source", "1000", "--guard-per-network", "1000000", "--guard-installs", "2", "--guard-networks", "1",
+         "--rollout-look-interval", "1"]
 
 
 def fail(message):
@@ -46,16 +62,17 @@ def fail(message):
 
 
 class Node:
-    def __init__(self, binary, root, index, url, token=None):
+    def __init__(self, binary, root, index, url, token=None, data=None):
+        """`url` None: a file-store daemon on `data`."""
         self.binary, self.index, self.url = binary, index, url
-        self.data = os.path.join(root, "node%d" % index)
+        self.data = data or os.path.join(root, "node%d" % index)
         self.token = token
         self.process = None
         self.port = 0
 
     def start(self, seed):
-        env = dict(os.environ, WAYMARK_DATABASE_URL=self.url)
-        process, token, port = start(self.binary, self.data, seed=seed, port=self.port, env=env)
+        env = dict(os.environ, WAYMARK_DATABASE_URL=self.url) if self.url else None
+        process, token, port = start(self.binary, self.data, *(GUARD if self.url else []), seed=seed, port=self.port, env=env)
         if port is None:
             process.kill()
             fail("node %d did not start: %s" % (self.index, process.stderr.read()[-2000:]))
@@ -88,11 +105,72 @@ class Node:
         return call(self.port, self.token, "PUT", "/v1/routes/" + route_id, route, timeout=10)
 
     def current(self):
-
         status, body, _ = call(self.port, self.token, "GET", "/v1/revisions")
         if status != 200:
             fail("node %d answered /v1/revisions %d" % (self.index, status))
         return json.loads(body)["current"]
+
+    def revisions(self):
+        status, body, _ = call(self.port, self.token, "GET", "/v1/revisions?limit=1000")
+        if status != 200:
+            fail("node %d answered /v1/revisions %d" % (self.index, status))
+        return json.loads(body)
+
+    def holds_lease(self):
+        try:
+            status, body, _ = call(self.port, self.token, "GET", "/metrics", timeout=5)
+        except Exception:
+            return False
+        return status == 200 and b"\nwaymark_lease_held 1" in body
+
+    def rollout(self):
+        status, body, _ = call(self.port, self.token, "GET", "/v1/rollout")
+        if status != 200:
+            fail("node %d answered /v1/rollout %d: %r" % (self.index, status, body[:300]))
+        return json.loads(body)
+
+    def post_batch(self, batch):
+        """The answer's status and whether it was a repeat; None if the node was not there."""
+        try:
+            status, body, _ = call(self.port, self.token, "POST", "/v1/telemetry", batch, timeout=10)
+        except Exception:
+            return None
+        if status not in (202, 503):
+            fail("node %d answered a batch %d: %r" % (self.index, status, body[:300]))
+        if status == 503 and b"databaseUnavailable" not in body:
+            fail("node %d answered a batch 503 for another reason than the database: %r" % (self.index, body[:300]))
+        return status, status == 202 and b'"duplicate":true' in body
+
+
+def psql(sql):
+    result = subprocess.run([os.environ["WAYMARK_TEST_PSQL"], os.environ["WAYMARK_TEST_DATABASE_URL"], "-Atc", sql],
+                            capture_output=True, text=True)
+    if result.returncode != 0:
+        fail("psql %r: %s" % (sql, result.stderr))
+    return result.stdout.strip()
+
+
+def iso(seconds):
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(seconds))
+
+
+def batch_of(rng, count):
+    """A phone's batch with its id, `count` resolutions of one route in this minute."""
+    return {"batch": "%032x" % rng.getrandbits(128), "client": {"platform": "ios", "appVersion": "5.3.0", "revision": 1},
+            "events": [{"ts": iso(time.time() - 1), "entry": "scheme", "outcome": "proceed", "route": "product", "count": count}]}
+
+
+def holder(nodes, what):
+    """The one node holding the lease, waited for (at most LEASE_BOUND); never two."""
+    began = time.monotonic()
+    while time.monotonic() - began < LEASE_BOUND:
+        holding = [node for node in nodes if node.process and node.process.poll() is None and node.holds_lease()]
+        if len(holding) > 1:
+            fail("%s: nodes %r all hold the lease" % (what, [node.index for node in holding]))
+        if holding:
+            return holding[0], time.monotonic() - began
+        time.sleep(0.05)
+    fail("%s: no node took the lease within %.1f s" % (what, LEASE_BOUND))
 
 
 def everywhere(nodes, check, what):
@@ -111,6 +189,108 @@ def same_manifest(nodes):
     seen = {node.manifest() for node in nodes}
     if len(seen) != 1:
         fail("the nodes serve different manifests: ETags %r" % sorted(etag for _, etag in seen))
+
+
+def document(extra):
+    with open(os.path.join(EXAMPLE, "routes.json")) as source:
+        routes = json.load(source)
+    routes["routes"].append(extra)
+    return routes
+
+
+def lease(nodes, rng):
+    first, _ = holder(nodes, "at start")
+    # A schedule due a second after its holder is killed.
+    before = nodes[0].revisions()
+    current = before["current"]
+    due = int(time.time()) + 2
+    status, body, _ = call(first.port, first.token, "POST", "/v1/schedules",
+                           {"at": iso(due), "message": "due during the kill", "routes": document({"id": "scheduled", "patterns": ["/scheduled"], "destination": "home", "owner": "marketing"})},
+                           {"If-Match": '"rev-%d"' % current})
+    if status != 201:
+        fail("a schedule was answered %d: %r" % (status, body[:300]))
+    schedule = json.loads(body)["id"]
+    first.kill()
+    survivors = [node for node in nodes if node is not first]
+    second, took = holder(survivors, "after the holder was killed")
+    while True:
+        status, body, _ = call(second.port, second.token, "GET", "/v1/schedules/%d" % schedule)
+        item = json.loads(body)
+        if item["status"] == "fired":
+            break
+        if item["status"] != "pending" or time.time() > due + LEASE_BOUND:
+            fail("the schedule due during the kill is %r at %s" % (item["status"], iso(time.time())))
+        time.sleep(0.05)
+    fired_after = time.time() - due
+    first.start(seed=False)
+    time.sleep(2)  # the restarted node's scheduler has ticked: it must not fire again
+    everywhere(nodes, lambda other: other.manifest()[1] == second.manifest()[1], "the scheduled revision")
+    after = second.revisions()
+    made = [revision for revision in after["revisions"] if revision["message"] == "due during the kill"]
+    if len(made) != 1 or after["current"] != current + 1:
+        fail("the schedule made %d revision(s); current went from %d to %d" % (len(made), current, after["current"]))
+    print("postgres-nodes: lease: holder node %d killed 2 s before a schedule was due: node %d took the lease within %.0f ms "
+          "and fired it %.1f s after its time, once (one revision; the killed node, restarted, fired nothing)"
+          % (first.index, second.index, took * 1000, fired_after))
+
+    # Mid-rollout: a candidate at 50 %, healthy until its holder is killed, failing after.
+    current = after["current"]
+    steps = [{"percent": 50, "minimumDuration": 3600, "minimumResolutions": 1000000}, {"percent": 100, "minimumDuration": 3600, "minimumResolutions": 1000000}]
+    status, body, _ = call(second.port, second.token, "POST", "/v1/revisions",
+                           {"message": "candidate", "routes": document({"id": "winter", "patterns": ["/sale/winter"], "destination": "home", "owner": "marketing"}),
+                            "rollout": {"steps": steps}}, {"If-Match": '"rev-%d"' % current})
+    if status != 201:
+        fail("a rollout's publish was answered %d: %r" % (status, body[:300]))
+    candidate = json.loads(body)["number"]
+    installs = 60
+
+    def round_(to, broken):
+        for index in range(installs):
+            cohort = index % 100 if index < installs // 2 else 50 + index % 50
+            revision = candidate if cohort < 50 else current
+            failed = 12 if broken and revision == candidate else 1
+            events = [{"ts": iso(time.time() - 1), "entry": "universalLink", "outcome": "proceed", "route": "product", "count": 30 - failed},
+                      {"ts": iso(time.time() - 1), "entry": "universalLink", "outcome": "notFound", "reason": "validationFailed", "route": "product", "count": failed}]
+            batch = {"batch": "%032x" % rng.getrandbits(128), "events": events,
+                     "client": {"platform": "ios", "appVersion": "5.3.0", "revision": revision, "cohort": cohort, "source": "%032x" % (index + 1)}}
+            node = to[index % len(to)]
+            answer = node.post_batch(batch)
+            if not answer or answer[0] != 202:
+                fail("a rollout batch to node %d was answered %r" % (node.index, answer))
+
+    third, _ = holder(nodes, "mid-rollout")
+    began = time.monotonic()
+    while "checked" not in third.rollout().get("guard", {}):
+        round_(nodes, broken=False)
+        if time.monotonic() - began > 20:
+            fail("the holder never looked at the healthy candidate: %r" % third.rollout())
+        time.sleep(0.2)
+    healthy = third.rollout()
+    if healthy["status"] != "running":
+        fail("the healthy candidate is %r before the kill: %r" % (healthy["status"], healthy.get("guard")))
+    third.kill()
+    killed = time.monotonic()
+    survivors = [node for node in nodes if node is not third]
+    fourth, _ = holder(survivors, "mid-rollout, after the holder was killed")
+    looked = None
+    while True:
+        round_(survivors, broken=True)
+        state = fourth.rollout()
+        if looked is None and "checked" in state.get("guard", {}):
+            looked = time.monotonic() - killed
+        if state["status"] == "tripped":
+            break
+        if time.monotonic() - killed > 30:
+            fail("the failing candidate was not tripped within 30 s of the kill: %r" % state)
+        time.sleep(0.2)
+    tripped = time.monotonic() - killed
+    if looked is None or looked > LEASE_BOUND + 1:
+        fail("the new holder first looked %r s after the kill (bound %.1f s)" % (looked, LEASE_BOUND + 1))
+    third.start(seed=False)
+    everywhere(nodes, lambda other: other.rollout()["status"] == "tripped", "the trip")
+    print("postgres-nodes: lease: holder node %d killed mid-rollout: node %d looked %.1f s later (bound %.1f s) and tripped the candidate, "
+          "failing only after the kill, %.1f s after it (guard: %s)" % (third.index, fourth.index, looked, LEASE_BOUND + 1, tripped,
+                                                                      fourth.rollout().get("guard", {}).get("detail", "")))
 
 
 def main():
@@ -156,11 +336,24 @@ def main():
         print("postgres-nodes: %d changes on random nodes, each on all 3 within %.0f ms (bound %.1f s), the same bytes and ETag everywhere"
               % (arguments.rounds, slowest * 1000, BOUND))
 
-        # 2. SIGKILL during changes.
+        # 2. SIGKILL during changes and telemetry.
         acknowledged = []
+        counted, unanswered = {}, []  # batch id -> count; batches to send again
         for kill in range(arguments.kills):
             victim = rng.choice(nodes)
             stop = threading.Event()
+
+            def phone(node=victim, seed=kill):
+                local = random.Random(seed)
+                while not stop.is_set():
+                    batch = batch_of(local, local.randint(1, 5))
+                    answer = node.post_batch(batch)
+                    if answer and answer[0] == 202:
+                        counted[batch["batch"]] = batch["events"][0]["count"]
+                    else:
+                        unanswered.append(batch)
+                        if answer is None:
+                            return
 
             def hammer(node=victim, kill=kill):
                 serial = 0
@@ -174,13 +367,29 @@ def main():
                     if status == 201:
                         acknowledged.append(route_id)
 
-            worker = threading.Thread(target=hammer)
-            worker.start()
+            workers = [threading.Thread(target=hammer), threading.Thread(target=phone)]
+            for worker in workers:
+                worker.start()
             time.sleep(rng.uniform(0.05, 0.3))
             victim.kill()
             stop.set()
-            worker.join()
+            for worker in workers:
+                worker.join()
             victim.start(seed=False)
+        # The phones send again what was not acknowledged, to any node: one that was
+        # committed before its node died is answered as a repeat and counted once.
+        repeats = 0
+        for batch in unanswered:
+            answer = rng.choice(nodes).post_batch(batch)
+            if not answer or answer[0] != 202:
+                fail("a batch sent again was answered %r" % (answer,))
+            repeats += answer[1]
+            counted[batch["batch"]] = batch["events"][0]["count"]
+        total = int(psql("SELECT coalesce(sum(count), 0) FROM telemetry_counts") or 0)
+        batches = int(psql("SELECT count(*) FROM telemetry_batches"))
+        if total != sum(counted.values()) or batches != len(counted):
+            fail("the database counts %d resolutions in %d batches; the phones had %d acknowledged in %d"
+                 % (total, batches, sum(counted.values()), len(counted)))
         # Every acknowledged change is in the routes every node serves.
         everywhere(nodes, lambda other: other.manifest()[1] == nodes[0].manifest()[1], "the last change")
         manifest, _ = nodes[0].manifest()
@@ -188,8 +397,9 @@ def main():
         if missing:
             fail("%d acknowledged change(s) lost after the kills, the first %r" % (len(missing), missing[:5]))
         same_manifest(nodes)
-        print("postgres-nodes: %d SIGKILLs of random nodes during changes: all %d acknowledged changes on every node, none lost"
-              % (arguments.kills, len(acknowledged)))
+        print("postgres-nodes: %d SIGKILLs of random nodes during changes and telemetry: all %d acknowledged changes on every node, none lost; "
+              "%d batches counted exactly once (%d sent again after a kill or 503, %d of them repeats of a committed one)"
+              % (arguments.kills, len(acknowledged), len(counted), len(unanswered), repeats))
 
         # 3. The database away.
         ctl = os.environ.get("WAYMARK_TEST_DATABASE_CTL")
@@ -231,7 +441,10 @@ def main():
         print("postgres-nodes: database stopped %.0f s: %d manifest reads all answered from memory, %d changes 503 with Retry-After (slowest %.0f ms); "
               "back: every node took changes again within %.0f ms, no node restarted" % (arguments.away, reads, refused, slowest_refusal * 1000, max(recovered) * 1000))
 
-        # 4. Moving out of the database and into another.
+        # 4. The lease: the holder killed before a schedule is due, then mid-rollout.
+        lease(nodes, rng)
+
+        # 5. Moving out of the database and into another.
         served = nodes[0].manifest()
         for node in nodes:
             node.stop()
@@ -247,12 +460,8 @@ def main():
         again = subprocess.run([binary, "migrate", "--from", moved, "--to", empty], capture_output=True, text=True)
         if again.returncode != 3 or "not empty" not in again.stderr:
             fail("a second move into the same database was not refused: exit %d %r" % (again.returncode, again.stderr))
-        files = Node(binary, root, 9, url, token=nodes[0].token)
-        files.data = moved
-        process, _, port = start(binary, moved, seed=False)
-        if port is None:
-            fail("a daemon on the moved directory did not start: " + process.stderr.read()[-2000:])
-        files.process, files.port = process, port
+        files = Node(binary, root, 9, None, token=nodes[0].token, data=moved)
+        files.start(seed=False)
         moved_in = Node(binary, root, 8, empty, token=nodes[0].token)
         moved_in.start(seed=False)
         try:

@@ -50,6 +50,7 @@ export WAYMARK_TEST_DATABASE_CTL="$work/ctl"
 "${as_owner[@]}" "$bin/createdb" -h "$work" -U waymark waymark_empty
 export WAYMARK_TEST_DATABASE_URL="postgresql:///waymark_test?host=$work&user=waymark"
 # A second database, left empty for the command: a store can be moved into it.
+export WAYMARK_TEST_PSQL="$bin/psql"
 export WAYMARK_TEST_EMPTY_DATABASE_URL="postgresql:///waymark_empty?host=$work&user=waymark"
 echo "postgres.sh: PostgreSQL $("$bin/postgres" --version | awk '{print $3}') on $work (WAYMARK_TEST_DATABASE_URL=$WAYMARK_TEST_DATABASE_URL)"
 status=0
