@@ -14,9 +14,17 @@ public final class DatabaseTelemetry: SharedTelemetry, @unchecked Sendable {
     public static let commitDelay = 0.05
     /// Batches one commit takes at most (the rest go in the next, at once).
     public static let batchesPerCommit = 4_096
-    /// Batches waiting at most; more are refused `503` at once (the database is slower than
-    /// their arrival, or away).
+    /// Batches waiting at most, and the bytes they hold (their cells' keys and their
+    /// evidence, with 64 a cell and 256 a batch over them); more are refused `503` at once
+    /// (the database is slower than their arrival, or away). In the memory formula
+    /// (`docs/operations.md`, "Memory").
     public static let maximumPending = 16_384
+    public static let maximumPendingBytes = 32 << 20
+    /// How long guard evidence is kept: a rollout's looks count what its batches offered
+    /// since its candidate was published, for at most this long.
+    public static let evidenceDays = 30
+    /// The transaction-level advisory lock appending guard evidence takes ("WAYM" and 4).
+    public static let evidenceLock: Int64 = 0x5741_594D_0000_0004
 
     let url: String
     let searchPath: String?
@@ -32,7 +40,12 @@ public final class DatabaseTelemetry: SharedTelemetry, @unchecked Sendable {
     }
     private struct Queue {
         var items: [Item] = []
+        var bytes = 0
         var closing = false
+    }
+
+    private static func cost(_ cells: [String: Int], _ evidence: String?) -> Int {
+        cells.keys.reduce(256 + (evidence?.utf8.count ?? 0)) { $0 + $1.utf8.count + 64 }
     }
     private let queue = Mutex(Queue())
     private let wake = DispatchSemaphore(value: 0)
@@ -72,10 +85,12 @@ public final class DatabaseTelemetry: SharedTelemetry, @unchecked Sendable {
     public func submit(id: String?, cells: [String: Int], evidence: String?, completion: @escaping @Sendable (Result<Bool, StoreError>) -> Void) {
         let refusal: StoreError? = queue.withLock { queue in
             if queue.closing { return .database("The node is stopping; send the batch again.") }
-            guard queue.items.count < Self.maximumPending else {
-                return .database("\(Self.maximumPending) batches are already waiting for the database.")
+            let cost = Self.cost(cells, evidence)
+            guard queue.items.count < Self.maximumPending, queue.bytes + cost <= Self.maximumPendingBytes else {
+                return .database("\(queue.items.count) batches (\(queue.bytes) bytes) are already waiting for the database.")
             }
             queue.items.append(Item(id: id, cells: cells, evidence: evidence, completion: completion))
+            queue.bytes += cost
             return nil
         }
         if let refusal { return completion(.failure(refusal)) }
@@ -101,6 +116,7 @@ public final class DatabaseTelemetry: SharedTelemetry, @unchecked Sendable {
                 let items: [Item] = queue.withLock { queue in
                     let taken = Array(queue.items.prefix(Self.batchesPerCommit))
                     queue.items.removeFirst(taken.count)
+                    queue.bytes -= taken.reduce(0) { $0 + Self.cost($1.cells, $1.evidence) }
                     return taken
                 }
                 guard !items.isEmpty else { break }
@@ -163,11 +179,16 @@ public final class DatabaseTelemetry: SharedTelemetry, @unchecked Sendable {
                         ON CONFLICT (cell) DO UPDATE SET count = telemetry_counts.count + excluded.count
                         """, [Self.arrayLiteral(keys), "{" + keys.map { String(cells[$0]!) }.joined(separator: ",") + "}"])
                 }
-                if !evidence.isEmpty {
-                    try db.execute("INSERT INTO guard_evidence (evidence) SELECT unnest($1::text[])", [Self.arrayLiteral(evidence)])
-                }
                 if prune {
                     try db.execute("DELETE FROM telemetry_batches WHERE committed_at < now() - make_interval(secs => $1::integer)", [String(idWindow)])
+                    try db.execute("DELETE FROM guard_evidence WHERE committed_at < now() - make_interval(days => \(Self.evidenceDays))")
+                }
+                if !evidence.isEmpty {
+                    // Readers take rows after the last seq they saw: rows must become visible in
+                    // seq order, so nodes' commits that append evidence go one at a time (the lock
+                    // taken before the seqs are drawn, held until COMMIT; last, to hold it briefly).
+                    try db.execute("SELECT pg_advisory_xact_lock($1::bigint)", [String(Self.evidenceLock)])
+                    try db.execute("INSERT INTO guard_evidence (evidence) SELECT unnest($1::text[])", [Self.arrayLiteral(evidence)])
                 }
                 let done = try db.execute("COMMIT")
                 guard done.command == "COMMIT" else { throw PostgresError.statement(sqlState: "40000", message: "the commit was rolled back") }
